@@ -1,0 +1,97 @@
+#include "sanitizer/engine/diagnostic.h"
+
+namespace streamsan {
+
+std::string_view to_string(diagnostic_kind kind) noexcept {
+  switch (kind) {
+    case diagnostic_kind::stream_race: return "stream-race";
+    case diagnostic_kind::host_device_race: return "host-device-race";
+    case diagnostic_kind::graph_node_race: return "graph-node-race";
+    case diagnostic_kind::free_while_in_use: return "free-while-in-use";
+    case diagnostic_kind::use_after_free: return "use-after-free";
+    case diagnostic_kind::use_before_alloc: return "use-before-alloc";
+    case diagnostic_kind::unrecorded_event: return "unrecorded-event";
+    case diagnostic_kind::destroyed_stream_use: return "destroyed-stream-use";
+    case diagnostic_kind::destroyed_event_use: return "destroyed-event-use";
+    case diagnostic_kind::sync_during_capture: return "sync-during-capture";
+    case diagnostic_kind::event_device_mismatch: return "event-device-mismatch";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(hazard h) noexcept {
+  switch (h) {
+    case hazard::none: return "none";
+    case hazard::read_after_write: return "read-after-write";
+    case hazard::write_after_read: return "write-after-read";
+    case hazard::write_after_write: return "write-after-write";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(operation_kind op) noexcept {
+  switch (op) {
+    case operation_kind::kernel: return "kernel";
+    case operation_kind::memcpy: return "memcpy";
+    case operation_kind::memset: return "memset";
+    case operation_kind::host_func: return "host function";
+    case operation_kind::host_access: return "host access";
+    case operation_kind::graph_node: return "graph node";
+    case operation_kind::alloc: return "allocation";
+    case operation_kind::free: return "free";
+    case operation_kind::event_record: return "event record";
+    case operation_kind::event_wait: return "event wait";
+    case operation_kind::event_synchronize: return "event synchronize";
+    case operation_kind::event_query: return "event query";
+    case operation_kind::stream_synchronize: return "stream synchronize";
+    case operation_kind::stream_query: return "stream query";
+    case operation_kind::stream_wait_stream: return "stream wait_stream";
+    case operation_kind::device_synchronize: return "device synchronize";
+    case operation_kind::stream_destroy: return "stream destroy";
+    case operation_kind::event_destroy: return "event destroy";
+    case operation_kind::graph_launch: return "graph launch";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(memory_kind kind) noexcept {
+  switch (kind) {
+    case memory_kind::device: return "device";
+    case memory_kind::pinned_host: return "pinned host";
+    case memory_kind::pageable_host: return "pageable host";
+    case memory_kind::managed: return "managed";
+    case memory_kind::stream_ordered: return "stream-ordered";
+    case memory_kind::cached_block: return "cached block";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(access_mode mode) noexcept {
+  switch (mode) {
+    case access_mode::read: return "read";
+    case access_mode::write: return "write";
+    case access_mode::read_write: return "read-write";
+  }
+  return "unknown";
+}
+
+bool is_race(diagnostic_kind kind) noexcept {
+  switch (kind) {
+    case diagnostic_kind::stream_race:
+    case diagnostic_kind::host_device_race:
+    case diagnostic_kind::graph_node_race:
+    case diagnostic_kind::free_while_in_use:
+    case diagnostic_kind::use_after_free:
+    case diagnostic_kind::use_before_alloc:
+      return true;
+    case diagnostic_kind::unrecorded_event:
+    case diagnostic_kind::destroyed_stream_use:
+    case diagnostic_kind::destroyed_event_use:
+    case diagnostic_kind::sync_during_capture:
+    case diagnostic_kind::event_device_mismatch:
+      return false;
+  }
+  return false;
+}
+
+}  // namespace streamsan

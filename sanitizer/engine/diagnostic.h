@@ -1,0 +1,137 @@
+// What the engine found, as plain data. Printing (text, JSON, SARIF) lives in
+// sanitizer/report and never feeds back into detection, in the manner of
+// ThreadSanitizer's ReportDesc / PrintReport split.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "sanitizer/log/ids.h"
+#include "sanitizer/log/record.h"
+
+namespace streamsan {
+
+enum class diagnostic_kind : std::uint8_t {
+  // Two device accesses on different streams, unordered, one a write.
+  stream_race,
+  // A host access and a device access, unordered, one a write.
+  host_device_race,
+  // Two nodes of one graph with no dependency path, one a write (S-GRAPH-2).
+  graph_node_race,
+  // A free (cudaFree without sync coverage, cudaFreeHost, cudaFreeAsync)
+  // while an unordered stream still uses the memory.
+  free_while_in_use,
+  // An access to an allocation that was already freed.
+  use_after_free,
+  // An access to a stream-ordered allocation that is not ordered after the
+  // cudaMallocAsync that created it (S-MEM-5).
+  use_before_alloc,
+  // Wait, synchronize or query on an event never recorded: it orders
+  // nothing (S-EVENT-3).
+  unrecorded_event,
+  // An operation names a stream or event that was destroyed (S-STREAM-9).
+  destroyed_stream_use,
+  destroyed_event_use,
+  // A synchronizing call while a stream is capturing (S-GRAPH-1).
+  sync_during_capture,
+  // An event recorded on a stream of another device (S-EVENT-6).
+  event_device_mismatch,
+};
+
+inline constexpr int diagnostic_kind_count = 11;
+
+// Read-after-write etc., from the point of view of the current access.
+enum class hazard : std::uint8_t {
+  none,
+  read_after_write,
+  write_after_read,
+  write_after_write,
+};
+
+// Where an operation executed.
+enum class context_kind : std::uint8_t {
+  stream,
+  host_thread,
+};
+
+enum class operation_kind : std::uint8_t {
+  kernel,
+  memcpy,
+  memset,
+  host_func,
+  host_access,
+  graph_node,
+  alloc,
+  free,
+  event_record,
+  event_wait,
+  event_synchronize,
+  event_query,
+  stream_synchronize,
+  stream_query,
+  stream_wait_stream,
+  device_synchronize,
+  stream_destroy,
+  event_destroy,
+  graph_launch,
+};
+
+// One side of a diagnostic.
+struct operation_ref {
+  std::uint64_t seq = 0;  // record sequence number
+  operation_kind op = operation_kind::kernel;
+  context_kind context = context_kind::stream;
+  stream_id stream{};   // context == stream (also a graph's launch stream)
+  thread_id thread{};   // the issuing host thread
+  string_id name{};     // kernel / host function / graph node name, label
+  access_mode mode = access_mode::read;
+  std::uint64_t offset = 0;  // the operation's whole range in the allocation
+  std::uint64_t size = 0;
+  stack_id stack{};
+  string_id nvtx_range{};  // innermost active NVTX range, "" when none
+  graph_id graph{};        // op == graph_node
+  std::uint32_t graph_node = 0;
+};
+
+struct allocation_ref {
+  alloc_id id{};
+  memory_kind kind = memory_kind::device;
+  std::int32_t device = 0;
+  std::uint64_t size = 0;
+  std::uint64_t address = 0;
+  string_id label{};
+  stack_id site{};  // where it was allocated
+  std::uint64_t alloc_seq = 0;
+  bool freed = false;
+  stack_id free_site{};
+};
+
+struct diagnostic {
+  diagnostic_kind kind = diagnostic_kind::stream_race;
+  hazard hazard_kind = hazard::none;
+  operation_ref current;                  // the access that found the problem
+  std::optional<operation_ref> previous;  // the earlier, conflicting one
+  std::optional<allocation_ref> allocation;
+  // The bytes in conflict, relative to the allocation.
+  std::uint64_t overlap_offset = 0;
+  std::uint64_t overlap_size = 0;
+  // The object a synchronization error is about.
+  event_id event{};
+  stream_id stream{};
+  // Identical reports (kind + pair of call sites) are folded into one.
+  std::uint32_t count = 1;
+};
+
+// Stable short names, used as SARIF rule ids, JSON values and suppression
+// categories.
+std::string_view to_string(diagnostic_kind kind) noexcept;
+std::string_view to_string(hazard h) noexcept;
+std::string_view to_string(operation_kind op) noexcept;
+std::string_view to_string(memory_kind kind) noexcept;
+std::string_view to_string(access_mode mode) noexcept;
+
+// Races are suppressed by "race:" lines, everything else by "sync:" lines.
+bool is_race(diagnostic_kind kind) noexcept;
+
+}  // namespace streamsan

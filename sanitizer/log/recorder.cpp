@@ -1,0 +1,148 @@
+#include "sanitizer/log/recorder.h"
+
+#include <boost/stacktrace/safe_dump_to.hpp>
+
+#include <algorithm>
+#include <array>
+
+namespace streamsan {
+namespace {
+
+std::atomic<std::uint64_t> next_generation{1};
+
+struct thread_cache {
+  std::uint64_t generation = 0;
+  thread_id id{};
+};
+thread_local thread_cache this_thread;
+
+}  // namespace
+
+std::size_t recorder::frames_hash::operator()(
+    const std::vector<std::uint64_t>& frames) const noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const auto f : frames) {
+    h ^= f;
+    h *= 0x100000001b3ull;
+  }
+  return static_cast<std::size_t>(h);
+}
+
+recorder::recorder(recorder_options options)
+    : options_(options), generation_(next_generation.fetch_add(1)) {
+  string_texts_.emplace_back();  // string_id 0 = none
+  stack_frames_.push_back(nullptr);
+}
+
+void recorder::add_sink(record_sink& sink) {
+  std::lock_guard lock(mutex_);
+  // Replay the definitions so the new sink can resolve every id it will see.
+  std::uint64_t seq = next_seq_;
+  for (std::uint32_t i = 1; i < string_texts_.size(); ++i) {
+    sink.on_record(record{{seq, thread_id{}, stack_id{}},
+                          string_define{string_id{i}, string_texts_[i]}});
+  }
+  for (std::uint32_t i = 1; i < stack_frames_.size(); ++i) {
+    sink.on_record(record{{seq, thread_id{}, stack_id{}},
+                          stack_define{stack_id{i}, *stack_frames_[i]}});
+  }
+  for (const auto& t : threads_) {
+    sink.on_record(record{{seq, t.id, stack_id{}}, thread_start{t.name}});
+  }
+  sinks_.push_back(&sink);
+}
+
+void recorder::remove_sink(record_sink& sink) {
+  std::lock_guard lock(mutex_);
+  sinks_.erase(std::remove(sinks_.begin(), sinks_.end(), &sink), sinks_.end());
+}
+
+thread_id recorder::current_thread() {
+  if (this_thread.generation == generation_) return this_thread.id;
+  std::lock_guard lock(mutex_);
+  return thread_locked({});
+}
+
+void recorder::name_current_thread(std::string_view name) {
+  std::lock_guard lock(mutex_);
+  const auto id = thread_locked(name);
+  const auto name_id = intern_locked(name);
+  threads_[raw(id) - 1].name = name_id;
+  deliver_locked({next_seq_++, id, stack_id{}}, thread_start{name_id});
+}
+
+thread_id recorder::thread_locked(std::string_view name) {
+  if (this_thread.generation == generation_) return this_thread.id;
+  const thread_id id{++last_thread_};
+  this_thread = thread_cache{generation_, id};
+  const auto name_id = name.empty() ? string_id{} : intern_locked(name);
+  threads_.push_back(thread_entry{id, name_id});
+  deliver_locked({next_seq_++, id, stack_id{}}, thread_start{name_id});
+  return id;
+}
+
+string_id recorder::intern(std::string_view text) {
+  std::lock_guard lock(mutex_);
+  return intern_locked(text);
+}
+
+string_id recorder::intern_locked(std::string_view text) {
+  if (text.empty()) return string_id{};
+  if (const auto it = strings_.find(std::string(text)); it != strings_.end()) {
+    return it->second;
+  }
+  const string_id id{static_cast<std::uint32_t>(string_texts_.size())};
+  const auto [it, inserted] = strings_.emplace(std::string(text), id);
+  string_texts_.emplace_back(it->first);
+  deliver_locked({next_seq_++, thread_id{}, stack_id{}}, string_define{id, it->first});
+  return id;
+}
+
+stack_id recorder::intern_stack_locked(std::span<const std::uint64_t> frames) {
+  std::vector<std::uint64_t> key(frames.begin(), frames.end());
+  if (const auto it = stacks_.find(key); it != stacks_.end()) return it->second;
+  const stack_id id{static_cast<std::uint32_t>(stack_frames_.size())};
+  const auto [it, inserted] = stacks_.emplace(std::move(key), id);
+  stack_frames_.push_back(&it->first);
+  deliver_locked({next_seq_++, thread_id{}, stack_id{}}, stack_define{id, it->first});
+  return id;
+}
+
+void recorder::emit(const record_body& body, unsigned skip_frames) {
+  // Capture raw return addresses outside the lock; symbolization waits until
+  // a report is printed.
+  constexpr std::size_t max_frames = 64;
+  std::array<const void*, max_frames + 1> raw_frames{};
+  std::array<std::uint64_t, max_frames> frames{};
+  std::size_t depth = 0;
+  if (options_.capture_stacks && options_.stack_depth > 0) {
+    const std::size_t wanted = std::min<std::size_t>(options_.stack_depth, max_frames);
+    // +1 skips emit() itself.
+    // The buffer size bounds the depth; the count includes a terminating 0.
+    const std::size_t stored = boost::stacktrace::safe_dump_to(
+        skip_frames + 1, raw_frames.data(), (wanted + 1) * sizeof(raw_frames[0]));
+    depth = std::min(stored > 0 ? stored - 1 : 0, wanted);
+    while (depth > 0 && raw_frames[depth - 1] == nullptr) --depth;
+    for (std::size_t i = 0; i < depth; ++i) {
+      frames[i] = reinterpret_cast<std::uint64_t>(raw_frames[i]);
+    }
+  }
+
+  std::lock_guard lock(mutex_);
+  const auto thread = thread_locked({});
+  const auto stack =
+      depth > 0 ? intern_stack_locked({frames.data(), depth}) : stack_id{};
+  deliver_locked({next_seq_++, thread, stack}, body);
+}
+
+void recorder::deliver_locked(const record_header& header, const record_body& body) {
+  const record r{header, body};
+  for (auto* sink : sinks_) sink->on_record(r);
+}
+
+std::uint64_t recorder::records_emitted() const noexcept {
+  std::lock_guard lock(mutex_);
+  return next_seq_ - 1;
+}
+
+}  // namespace streamsan

@@ -1,0 +1,95 @@
+// The producer side of the access log. The runtime and the injection library
+// each own one recorder; it assigns ids, sequence numbers and host thread
+// ids, interns strings and call stacks, and hands each record to its sinks.
+//
+// Note [One lock orders the log]
+// Host threads issue CUDA calls concurrently, but happens-before analysis
+// needs one total order that is consistent with each thread's program order
+// and with the order in which the driver saw the calls. emit() takes a mutex
+// around "assign sequence number + deliver", so the log order is the order
+// in which calls entered the recorder. Stack capture, the expensive part,
+// happens before the lock is taken.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "sanitizer/log/record.h"
+
+namespace streamsan {
+
+struct recorder_options {
+  bool capture_stacks = true;
+  unsigned stack_depth = 16;  // frames kept per record
+};
+
+class recorder {
+ public:
+  explicit recorder(recorder_options options = {});
+  recorder(const recorder&) = delete;
+  recorder& operator=(const recorder&) = delete;
+
+  // Sinks are not owned and must outlive the recorder's use. Adding a sink
+  // replays the definitions made so far, so it can resolve every id.
+  void add_sink(record_sink& sink);
+  void remove_sink(record_sink& sink);
+
+  // The calling host thread's id; the first call from a thread emits a
+  // thread_start record.
+  thread_id current_thread();
+  void name_current_thread(std::string_view name);
+
+  string_id intern(std::string_view text);
+
+  stream_id new_stream_id() noexcept { return stream_id{++last_stream_}; }
+  event_id new_event_id() noexcept { return event_id{++last_event_}; }
+  alloc_id new_alloc_id() noexcept { return alloc_id{++last_alloc_}; }
+  graph_id new_graph_id() noexcept { return graph_id{++last_graph_}; }
+
+  // Records `body` from the calling thread. skip_frames drops the innermost
+  // frames (the instrumentation itself) from the captured stack.
+  void emit(const record_body& body, unsigned skip_frames = 0);
+
+  std::uint64_t records_emitted() const noexcept;
+  const recorder_options& options() const noexcept { return options_; }
+
+ private:
+  struct frames_hash {
+    std::size_t operator()(const std::vector<std::uint64_t>& frames) const noexcept;
+  };
+
+  thread_id thread_locked(std::string_view name);
+  stack_id intern_stack_locked(std::span<const std::uint64_t> frames);
+  string_id intern_locked(std::string_view text);
+  void deliver_locked(const record_header& header, const record_body& body);
+
+  const recorder_options options_;
+  const std::uint64_t generation_;  // tells thread-local caches apart
+
+  std::atomic<std::uint32_t> last_stream_{0};
+  std::atomic<std::uint32_t> last_event_{0};
+  std::atomic<std::uint32_t> last_alloc_{0};
+  std::atomic<std::uint32_t> last_graph_{0};
+
+  mutable std::mutex mutex_;
+  std::vector<record_sink*> sinks_;
+  std::uint64_t next_seq_ = 1;
+  std::uint32_t last_thread_ = 0;
+  std::unordered_map<std::string, string_id> strings_;
+  std::vector<std::string_view> string_texts_;  // index = raw(string_id)
+  std::unordered_map<std::vector<std::uint64_t>, stack_id, frames_hash> stacks_;
+  std::vector<const std::vector<std::uint64_t>*> stack_frames_;  // index = raw(stack_id)
+  struct thread_entry {
+    thread_id id;
+    string_id name;
+  };
+  std::vector<thread_entry> threads_;
+};
+
+}  // namespace streamsan

@@ -1,0 +1,88 @@
+#include "sanitizer/log/recorder.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "sanitizer/log/log_tables.h"
+
+namespace streamsan {
+namespace {
+
+struct collecting_sink : record_sink {
+  std::vector<record_header> headers;
+  std::vector<std::size_t> kinds;
+  log_tables tables;
+  void on_record(const record& r) override {
+    headers.push_back(r.header);
+    kinds.push_back(r.body.index());
+    tables.absorb(r.body);
+  }
+};
+
+TEST(Recorder, SequenceNumbersStrictlyIncrease) {
+  recorder rec({.capture_stacks = false});
+  collecting_sink sink;
+  rec.add_sink(sink);
+  for (int i = 0; i < 5; ++i) rec.emit(stream_synchronize{stream_id{1}});
+  ASSERT_FALSE(sink.headers.empty());
+  for (std::size_t i = 1; i < sink.headers.size(); ++i) {
+    EXPECT_LT(sink.headers[i - 1].seq, sink.headers[i].seq);
+  }
+}
+
+TEST(Recorder, StringDefinitionPrecedesItsFirstUse) {
+  recorder rec({.capture_stacks = false});
+  collecting_sink sink;
+  rec.add_sink(sink);
+  const auto name = rec.intern("fill_kernel");
+  EXPECT_EQ(rec.intern("fill_kernel"), name);
+  EXPECT_EQ(sink.tables.string(name), "fill_kernel");
+  EXPECT_EQ(rec.intern(""), string_id{});
+}
+
+TEST(Recorder, IdenticalStacksAreInternedOnce) {
+  recorder rec({.capture_stacks = true, .stack_depth = 8});
+  collecting_sink sink;
+  rec.add_sink(sink);
+  std::vector<stack_id> stacks;
+  for (int i = 0; i < 3; ++i) {
+    rec.emit(device_synchronize{0});
+    stacks.push_back(sink.headers.back().stack);
+  }
+  EXPECT_NE(stacks[0], stack_id{});
+  EXPECT_EQ(stacks[0], stacks[1]);
+  EXPECT_EQ(stacks[1], stacks[2]);
+  EXPECT_FALSE(sink.tables.stack(stacks[0]).empty());
+}
+
+TEST(Recorder, EachHostThreadGetsItsOwnId) {
+  recorder rec({.capture_stacks = false});
+  collecting_sink sink;
+  rec.add_sink(sink);
+  const auto main_id = rec.current_thread();
+  thread_id other{};
+  std::thread([&] { other = rec.current_thread(); }).join();
+  EXPECT_NE(main_id, other);
+  EXPECT_EQ(rec.current_thread(), main_id);
+}
+
+TEST(Recorder, LateSinkReceivesEarlierDefinitions) {
+  recorder rec({.capture_stacks = false});
+  const auto name = rec.intern("axpy");
+  collecting_sink late;
+  rec.add_sink(late);
+  EXPECT_EQ(late.tables.string(name), "axpy");
+}
+
+TEST(Recorder, IdsNeverRepeat) {
+  recorder rec;
+  const auto a = rec.new_stream_id();
+  const auto b = rec.new_stream_id();
+  EXPECT_NE(a, b);
+  EXPECT_NE(a, stream_id{});
+}
+
+}  // namespace
+}  // namespace streamsan
