@@ -65,7 +65,12 @@ thread_id recorder::current_thread() {
 
 void recorder::name_current_thread(std::string_view name) {
   std::lock_guard lock(mutex_);
-  const auto id = thread_locked(name);
+  if (this_thread.generation != generation_) {
+    thread_locked(name);  // a new thread: its one thread_start carries the name
+    return;
+  }
+  // A known thread is renamed by a second thread_start.
+  const auto id = this_thread.id;
   const auto name_id = intern_locked(name);
   threads_[raw(id) - 1].name = name_id;
   deliver_locked({next_seq_++, id, stack_id{}}, thread_start{name_id});

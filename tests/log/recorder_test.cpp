@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -66,6 +67,16 @@ TEST(Recorder, EachHostThreadGetsItsOwnId) {
   std::thread([&] { other = rec.current_thread(); }).join();
   EXPECT_NE(main_id, other);
   EXPECT_EQ(rec.current_thread(), main_id);
+}
+
+TEST(Recorder, NamingANewThreadEmitsOneThreadStart) {
+  recorder rec({.capture_stacks = false});
+  collecting_sink sink;
+  rec.add_sink(sink);
+  std::thread([&] { rec.name_current_thread("worker"); }).join();
+  const auto thread_starts = std::count(sink.kinds.begin(), sink.kinds.end(),
+                                        record_body(thread_start{}).index());
+  EXPECT_EQ(thread_starts, 1);
 }
 
 TEST(Recorder, LateSinkReceivesEarlierDefinitions) {
