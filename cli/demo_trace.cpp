@@ -16,10 +16,9 @@
 #include "sanitizer/log/recorder.h"
 #include "sanitizer/log/trace_writer.h"
 
-namespace {
-
 using namespace streamsan;
 
+// Global names keep the demo's stacks short ("launch_sum(demo&)").
 struct demo {
   recorder& rec;
   stream_id s1{}, s2{};
@@ -27,7 +26,7 @@ struct demo {
   event_id e{};
 };
 
-[[gnu::noinline]] void make_streams(demo& d) {
+[[gnu::noipa]] void make_streams(demo& d) {
   d.s1 = d.rec.new_stream_id();
   d.s2 = d.rec.new_stream_id();
   d.rec.emit(stream_create{d.s1, 0, stream_flavor::non_blocking, 0});
@@ -36,36 +35,34 @@ struct demo {
   d.rec.emit(event_create{d.e, event_flag_none});
 }
 
-[[gnu::noinline]] void make_buffer(demo& d) {
+[[gnu::noipa]] void make_buffer(demo& d) {
   d.a = d.rec.new_alloc_id();
   d.rec.emit(alloc_record{d.a, memory_kind::device, 0, 4096, 0x7f3a00000000, {}, {}, 0,
                           d.rec.intern("A")});
 }
 
-[[gnu::noinline]] void launch_fill(demo& d) {
+[[gnu::noipa]] void launch_fill(demo& d) {
   const streamsan::access writes_a[] = {{{d.a, 0, 4096}, access_mode::write}};
   d.rec.emit(kernel_launch{d.s1, d.rec.intern("fill"), writes_a});
 }
 
-[[gnu::noinline]] void launch_sum(demo& d) {
+[[gnu::noipa]] void launch_sum(demo& d) {
   const streamsan::access reads_a[] = {{{d.a, 0, 4096}, access_mode::read}};
   d.rec.emit(kernel_launch{d.s2, d.rec.intern("sum"), reads_a});
 }
 
-[[gnu::noinline]] void buggy_step(demo& d) {
+[[gnu::noipa]] void buggy_step(demo& d) {
   launch_fill(d);
   launch_sum(d);  // races with fill: s2 is not ordered after s1
 }
 
-[[gnu::noinline]] void fixed_step(demo& d) {
+[[gnu::noipa]] void fixed_step(demo& d) {
   launch_fill(d);
   d.rec.emit(event_record{d.e, d.s1});
   d.rec.emit(event_wait{d.e, d.s2});
   launch_sum(d);
   d.rec.emit(device_synchronize{0});
 }
-
-}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+
 #include "sanitizer/log/recorder.h"
 #include "sanitizer/log/trace_error.h"
 #include "sanitizer/log/trace_reader.h"
@@ -14,6 +16,7 @@
 namespace streamsan {
 namespace {
 
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using testing::run_streamsan;
@@ -212,6 +215,96 @@ TEST_F(AnalyzeCommand, MalformedSuppressionsAreBadInput) {
                                       (dir_ / "none.txt").string()});
   EXPECT_EQ(missing.exit_code, 3);
   EXPECT_THAT(missing.err, HasSubstr("cannot read suppressions file: No such file or directory"));
+}
+
+TEST_F(AnalyzeCommand, RaceExits66WithASymbolizedReport) {
+  record_program(dir_ / "t.bin", ordering::none);
+  const auto r = run_streamsan({"analyze", (dir_ / "t.bin").string()});
+  EXPECT_EQ(r.exit_code, 66);
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, StartsWith("==================\n"
+                                "WARNING: streamsan: stream-race (read-after-write) on alloc#1 "
+                                "'buf' (device memory, 256 bytes)\n"
+                                "  Read of 256 bytes at offset 0 by kernel 'sum' on stream#2 "
+                                "(thread#1):\n"
+                                "    #0 streamsan::(anonymous namespace)::cli_test_sum("));
+  // Symbols come from the trace (written by this process), not from the
+  // analyzing process, which never had this code loaded.
+  EXPECT_THAT(r.out, HasSubstr("tests/cli/analyze_command_test.cpp:"));
+  EXPECT_THAT(r.out, HasSubstr("  Previous write of 256 bytes at offset 0 by kernel 'fill' on "
+                               "stream#1 (thread#1):\n"
+                               "    #0 streamsan::(anonymous namespace)::cli_test_fill("));
+  EXPECT_THAT(r.out, HasSubstr("  Conflicting bytes: [0, 256) of alloc#1\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nSUMMARY: streamsan: stream-race (read-after-write) "));
+  EXPECT_THAT(r.out, EndsWith("==================\nstreamsan: reported 1 warning\n"));
+}
+
+TEST_F(AnalyzeCommand, ErrorExitcodeChoosesTheStatusForReports) {
+  record_program(dir_ / "t.bin", ordering::none);
+  const auto zero = run_streamsan({"analyze", (dir_ / "t.bin").string(), "--error-exitcode", "0"});
+  EXPECT_EQ(zero.exit_code, 0);
+  EXPECT_THAT(zero.out, EndsWith("streamsan: reported 1 warning\n"));
+  EXPECT_EQ(run_streamsan({"analyze", (dir_ / "t.bin").string(), "--error-exitcode", "7"}).exit_code,
+            7);
+}
+
+TEST_F(AnalyzeCommand, SuppressedRaceIsCountedAndExitsZero) {
+  record_program(dir_ / "t.bin", ordering::none);
+  testing::write_file_bytes(dir_ / "supp.txt", "# the demo race\nrace:^fill$\n");
+  testing::write_file_bytes(dir_ / "sync.txt", "sync:fill\n");
+  const auto suppressed = run_streamsan({"analyze", (dir_ / "t.bin").string(), "--suppressions",
+                                         (dir_ / "supp.txt").string()});
+  EXPECT_EQ(suppressed.exit_code, 0);
+  EXPECT_EQ(suppressed.out, "streamsan: reported 0 warnings, 1 suppressed\n");
+  // A sync: line does not apply to races.
+  const auto kept = run_streamsan({"analyze", (dir_ / "t.bin").string(), "--suppressions",
+                                   (dir_ / "sync.txt").string()});
+  EXPECT_EQ(kept.exit_code, 66);
+}
+
+TEST_F(AnalyzeCommand, PrintLimitStillReportsTheCount) {
+  record_program(dir_ / "t.bin", ordering::none);
+  const auto r = run_streamsan({"analyze", (dir_ / "t.bin").string(), "--print-limit", "0"});
+  EXPECT_EQ(r.exit_code, 66);
+  EXPECT_EQ(r.out, "streamsan: … and 1 more not printed\nstreamsan: reported 1 warning\n");
+}
+
+TEST_F(AnalyzeCommand, RaceInJsonAndSarif) {
+  record_program(dir_ / "t.bin", ordering::none);
+  const auto json = run_streamsan({"analyze", (dir_ / "t.bin").string(), "--format", "json"});
+  EXPECT_EQ(json.exit_code, 66);
+  const auto report = nlohmann::json::parse(json.out);
+  ASSERT_EQ(report.at("diagnostics").size(), 1u);
+  const auto& d = report.at("diagnostics")[0];
+  EXPECT_EQ(d.at("kind"), "stream-race");
+  EXPECT_EQ(d.at("current").at("name"), "sum");
+  EXPECT_THAT(d.at("current").at("stack")[0].at("function").get<std::string>(),
+              HasSubstr("cli_test_sum("));
+  EXPECT_EQ(d.at("previous").at("name"), "fill");
+
+  const auto sarif = run_streamsan({"analyze", (dir_ / "t.bin").string(), "--format", "sarif"});
+  EXPECT_EQ(sarif.exit_code, 66);
+  const auto log = nlohmann::json::parse(sarif.out);
+  const auto& result = log.at("runs")[0].at("results").at(0);
+  EXPECT_EQ(result.at("ruleId"), "stream-race");
+  const auto& location = result.at("locations")[0].at("physicalLocation");
+  EXPECT_THAT(location.at("artifactLocation").at("uri").get<std::string>(),
+              EndsWith("tests/cli/analyze_command_test.cpp"));
+  EXPECT_GT(location.at("region").at("startLine").get<int>(), 0);
+  EXPECT_EQ(result.at("relatedLocations").size(), 2u);
+}
+
+TEST_F(AnalyzeCommand, DemoTraceShowsOneRace) {
+  // The program tools/main-job runs; built next to streamsan.
+  const auto demo = std::filesystem::path(std::getenv("STREAMSAN_BIN")).parent_path() /
+                    "streamsan-demo-trace";
+  const auto trace = dir_ / "demo.bin";
+  ASSERT_EQ(std::system((demo.string() + " " + trace.string() + " >/dev/null").c_str()), 0);
+  const auto r = run_streamsan({"analyze", trace.string()});
+  EXPECT_EQ(r.exit_code, 66);
+  EXPECT_THAT(r.out, HasSubstr("    #0 launch_sum(demo&) cli/demo_trace.cpp:"));
+  EXPECT_THAT(r.out, HasSubstr("    #1 buggy_step(demo&) cli/demo_trace.cpp:"));
+  EXPECT_THAT(r.out, EndsWith("streamsan: reported 1 warning\n"));
 }
 
 }  // namespace
