@@ -148,11 +148,16 @@ void print_report(std::ostream& out, const analyze_options& options, const repor
     case report_format::text:
       print_text_report(out, input, symbols, options.report);
       break;
+    // Names come from the trace and need not be UTF-8: replace, don't throw.
     case report_format::json:
-      out << json_report(input, symbols, options.report).dump(2) << '\n';
+      out << json_report(input, symbols, options.report)
+                 .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+          << '\n';
       break;
     case report_format::sarif:
-      out << sarif_report(input, symbols, options.report).dump(2) << '\n';
+      out << sarif_report(input, symbols, options.report)
+                 .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+          << '\n';
       break;
   }
 }

@@ -294,6 +294,26 @@ TEST_F(AnalyzeCommand, RaceInJsonAndSarif) {
   EXPECT_EQ(result.at("relatedLocations").size(), 2u);
 }
 
+TEST_F(AnalyzeCommand, KernelNamesThatAreNotUtf8StillGiveValidJson) {
+  {
+    recorder rec({.capture_stacks = false});
+    trace_writer writer(dir_ / "t.bin");
+    rec.add_sink(writer);
+    program p{rec, rec.new_stream_id(), rec.new_stream_id(), rec.new_alloc_id()};
+    rec.emit(alloc_record{p.buffer, memory_kind::device, 0, 16, 0, {}, {}, 0, {}});
+    const streamsan::access writes[] = {{{p.buffer, 0, 16}, access_mode::write}};
+    rec.emit(kernel_launch{p.s1, rec.intern("f\xff"), writes});
+    rec.emit(kernel_launch{p.s2, rec.intern("g\xfe"), writes});
+    rec.remove_sink(writer);
+    writer.close();
+  }
+  for (const char* format : {"json", "sarif"}) {
+    const auto r = run_streamsan({"analyze", (dir_ / "t.bin").string(), "--format", format});
+    EXPECT_EQ(r.exit_code, 66) << format << ": " << r.err;
+    EXPECT_NO_THROW((void)nlohmann::json::parse(r.out)) << format;
+  }
+}
+
 TEST_F(AnalyzeCommand, DemoTraceShowsOneRace) {
   // The program tools/main-job runs; built next to streamsan.
   const auto demo = std::filesystem::path(std::getenv("STREAMSAN_BIN")).parent_path() /
