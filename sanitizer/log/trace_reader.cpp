@@ -311,6 +311,17 @@ std::uint64_t trace_reader::read_varint(std::string_view what) {
 }
 
 const record* trace_reader::next() {
+  if (error_) std::rethrow_exception(error_);
+  try {
+    return read_next();
+  } catch (const trace_error&) {
+    // The position inside a bad record is meaningless: stay failed.
+    error_ = std::current_exception();
+    throw;
+  }
+}
+
+const record* trace_reader::read_next() {
   if (complete_) return nullptr;
   const auto record_offset = offset_;
   if (offset_ == size_) {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <istream>
 #include <memory>
@@ -46,7 +47,7 @@ class trace_reader {
 
   // The next record, or nullptr after the last one. The record and the data
   // its views point to stay valid until the next call (reader-owned storage).
-  // Throws trace_error on malformed input.
+  // Throws trace_error on malformed input; every later call throws it again.
   const record* next();
 
   // Feeds every remaining record to `sink`; returns how many.
@@ -74,6 +75,7 @@ class trace_reader {
   std::uint64_t read_varint(std::string_view what);
   [[noreturn]] void fail(std::uint64_t offset, std::string_view reason) const;
   void read_end(std::uint64_t record_offset, std::uint64_t length);
+  const record* read_next();
 
   std::string name_;
   std::unique_ptr<std::istream> in_;
@@ -84,6 +86,7 @@ class trace_reader {
   std::uint64_t records_ = 0;
   std::uint64_t last_seq_ = 0;
   bool complete_ = false;
+  std::exception_ptr error_;  // the trace_error that stopped reading
 
   // Storage the current record's views point into.
   std::vector<std::uint8_t> payload_;

@@ -249,6 +249,21 @@ TEST(TraceReader, RejectsBytesAfterTheEndMarker) {
             "x.bin: offset 19: 2 trailing bytes after the end-of-trace marker");
 }
 
+TEST(TraceReader, StaysFailedAfterAnError) {
+  auto reader = trace_reader::from_bytes(
+      "x.bin", header() + rec<device_synchronize>(varint(0)) + varint(77) + varint(0) +
+                   rec<device_synchronize>(varint(0)) + end_marker(2));
+  ASSERT_NE(reader.next(), nullptr);
+  for (int i = 0; i < 2; ++i) {
+    try {
+      reader.next();
+      FAIL() << "no error";
+    } catch (const trace_error& e) {
+      EXPECT_EQ(std::string(e.what()), "x.bin: offset 22: record kind 77 is unknown");
+    }
+  }
+}
+
 TEST(TraceReader, MissingFileNamesThePathAndTheCause) {
   const auto dir = testing::scratch_dir("reader_missing");
   try {
