@@ -71,7 +71,8 @@ TEST(TextReport, PrintLimitSaysHowManyWereLeftOut) {
 
 TEST(TextReport, PrintLimitZeroPrintsOnlyTheSummary) {
   const auto tables = testing::report_tables();
-  EXPECT_EQ(text_report({testing::stream_race_diagnostic()}, tables, {.print_limit = 0}),
+  EXPECT_EQ(text_report({testing::stream_race_diagnostic()}, tables,
+                        {.print_limit = 0, .source_root = {}}),
             "streamsan: … and 1 more not printed\nstreamsan: reported 1 warning\n");
 }
 
