@@ -131,7 +131,7 @@ TEST_F(Sanitizer, RecordStreamMakesTheReuseSafe) {
 }
 
 TEST_F(Sanitizer, RecordingAnEventOnAnotherDeviceIsRefusedBeforeTheLog) {
-  ASSERT_GE(device_count(), 2);
+  STREAMSAN_REQUIRE_DEVICES(2);
   event e;
   stream zero({.device = 0});
   stream one({.device = 1});
