@@ -43,51 +43,45 @@ const char* label(mode m) {
   return "";
 }
 
-void BM_launch(benchmark::State& state) {
+// Runs `body` in a fresh session of the mode state.range(0) names.
+template <class Body>
+void measured(benchmark::State& state, Body body) {
   const auto m = static_cast<mode>(state.range(0));
   null_sink sink;
   start(m, sink);
-  {
-    stream s;
-    auto a = allocate_device(256);
-    for (auto _ : state) launch(s, kernels::spin{}, writes(a));
-    s.synchronize();
-  }
+  body(state);
   remove_log_sink(sink);
   shutdown();
   state.SetLabel(label(m));
+}
+
+void BM_launch(benchmark::State& state) {
+  measured(state, [](benchmark::State& st) {
+    stream s;
+    auto a = allocate_device(256);
+    for (auto _ : st) launch(s, kernels::spin{}, writes(a));
+    s.synchronize();
+  });
 }
 
 void BM_event_record(benchmark::State& state) {
-  const auto m = static_cast<mode>(state.range(0));
-  null_sink sink;
-  start(m, sink);
-  {
+  measured(state, [](benchmark::State& st) {
     stream s;
     event e;
-    for (auto _ : state) e.record(s);
+    for (auto _ : st) e.record(s);
     s.synchronize();
-  }
-  remove_log_sink(sink);
-  shutdown();
-  state.SetLabel(label(m));
+  });
 }
 
 void BM_wait_event(benchmark::State& state) {
-  const auto m = static_cast<mode>(state.range(0));
-  null_sink sink;
-  start(m, sink);
-  {
+  measured(state, [](benchmark::State& st) {
     stream producer;
     stream consumer;
     event e;
     e.record(producer);
-    for (auto _ : state) consumer.wait_event(e);
+    for (auto _ : st) consumer.wait_event(e);
     consumer.synchronize();
-  }
-  remove_log_sink(sink);
-  shutdown();
-  state.SetLabel(label(m));
+  });
 }
 
 // The sim backend alone, without the runtime around it.
