@@ -29,8 +29,8 @@
 
 namespace streamsan {
 
-stream_state& engine_impl::stream_for(const record_header& h, thread_state& t, stream_id id,
-                                      operation_kind op) {
+stream_state& engine_impl::unusual_stream_for(const record_header& h, thread_state& t,
+                                              stream_id id, operation_kind op) {
   if (stream_state* s = contexts_.find_stream(id)) {
     // S-STREAM-9: using a destroyed stream is an error. Its earlier work
     // still counts; callers skip the synchronization the call would have done.
