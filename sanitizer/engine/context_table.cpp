@@ -33,9 +33,7 @@ stream_state& context_table::create_stream(stream_id id, std::int32_t device,
                                            const execution_context& creator) {
   stream_state& s = streams_.get_or_insert(id);
   s.context = &new_context(context_kind::stream, raw(id));
-  // Note [Streams start from their creator's clock]: everything the
-  // creating thread was ordered after (a device synchronize, say) is ordered
-  // before the new stream's first operation.
+  // Note [Streams start from their creator's clock]
   s.context->clock = creator.clock;
   s.context->seen.assign(creator.seen.begin(), creator.seen.end());
   if (creator.slot >= s.context->seen.size()) s.context->seen.resize(creator.slot + 1, 0);
