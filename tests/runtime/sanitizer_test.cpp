@@ -147,6 +147,22 @@ TEST_F(Sanitizer, WaitingOnANeverRecordedEventIsReported) {
   EXPECT_EQ(count(diagnostic_kind::unrecorded_event), 1u);
 }
 
+TEST_F(Sanitizer, DiagnosticsArePrintedWhenFoundAndSummarizedAtShutdown) {
+  auto options = testing::test_options();
+  options.sanitize = true;
+  options.capture_stacks = true;
+  initialize(options);
+  ::testing::internal::CaptureStderr();
+  fill_then_sum(false);
+  const auto live = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(live.find("WARNING: streamsan: stream-race (read-after-write)"), std::string::npos)
+      << live;
+  ::testing::internal::CaptureStderr();
+  shutdown();
+  const auto summary = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(summary.find("streamsan: reported 1 warning"), std::string::npos) << summary;
+}
+
 TEST_F(Sanitizer, TheTraceFileIsWritten) {
   const auto path = std::filesystem::temp_directory_path() / "streamsan-runtime-test.streamsan-trace";
   std::filesystem::remove(path);
