@@ -50,6 +50,10 @@ void scheduler::progress() {
   }
 }
 
+void scheduler::poll() {
+  if (!runnable_.empty()) run_one();
+}
+
 void scheduler::run_until(const std::function<bool()>& condition, std::string_view what) {
   while (!condition()) {
     if (runnable_.empty()) {

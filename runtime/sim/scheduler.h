@@ -17,6 +17,10 @@
 // another stream may run before its producer, under some seed, and the same
 // seed and calls always give the same schedule.
 //
+// A query that answers "not complete" then runs one runnable op (poll()),
+// so that a host polling with query() always gets there, whatever the
+// policy: on a GPU the device progresses while the host polls.
+//
 // Simulated time advances by each op's duration as it runs; event records
 // read it, which gives elapsed_time deterministic values.
 #pragma once
@@ -50,6 +54,8 @@ class scheduler {
 
   // A progress point (see the Note).
   void progress();
+  // After a query answered "not complete": runs one runnable op, if any.
+  void poll();
   // The host blocks until `condition` holds; throws cuda_error naming
   // `what` if no runnable op is left and it still does not hold.
   void run_until(const std::function<bool()>& condition, std::string_view what);

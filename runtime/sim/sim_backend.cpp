@@ -175,7 +175,7 @@ class sim_backend final : public backend {
   bool query_stream(device_stream stream) override {
     std::lock_guard lock(mutex_);
     scheduler_.progress();
-    return scheduler_.done(lookup(stream, "cudaStreamQuery").tail);
+    return answer(scheduler_.done(lookup(stream, "cudaStreamQuery").tail));
   }
 
   void synchronize_stream(device_stream stream) override {
@@ -248,7 +248,7 @@ class sim_backend final : public backend {
   bool query_event(event_handle event) override {
     std::lock_guard lock(mutex_);
     scheduler_.progress();
-    return scheduler_.done(lookup(event, "cudaEventQuery").op);
+    return answer(scheduler_.done(lookup(event, "cudaEventQuery").op));
   }
 
   void synchronize_event(event_handle event) override {
@@ -480,6 +480,13 @@ class sim_backend final : public backend {
                        "device " + std::to_string(device) + " does not exist (the sim has " +
                            std::to_string(options_.device_count) + ")");
     }
+  }
+
+  // A query's answer; "not complete" lets the device advance (see
+  // Note [The sim scheduler]).
+  bool answer(bool complete) {
+    if (!complete) scheduler_.poll();
+    return complete;
   }
 
   // The host blocks until op `id` completed.

@@ -195,3 +195,25 @@ TEST(SimScheduler, NoProgressLeavesWorkPendingUntilTheHostWaits) {
 
 }  // namespace
 }  // namespace streamsan::rt
+
+namespace streamsan::rt {
+namespace {
+
+TEST(SimScheduler, PollingWithQueryAlwaysCompletes) {
+  STREAMSAN_REQUIRE_SIM();
+  initialize(testing::test_options(1, 0));  // no progress at API calls
+  {
+    stream s;
+    event e;
+    for (int i = 0; i < 5; ++i) launch(s, kernels::spin{});
+    e.record(s);
+    int polls = 0;
+    while (!e.query()) ++polls;
+    EXPECT_EQ(polls, 6);  // one op per unsuccessful poll: 5 spins and the record
+    EXPECT_TRUE(s.query());
+  }
+  shutdown();
+}
+
+}  // namespace
+}  // namespace streamsan::rt
