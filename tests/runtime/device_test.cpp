@@ -11,7 +11,9 @@ class Device : public testing::runtime_test {};
 
 TEST_F(Device, CountMatchesTheBackend) {
   EXPECT_EQ(device_count(), current_backend().device_count());
-  if (testing::on_sim()) EXPECT_EQ(device_count(), current_options().sim.device_count);
+  if (testing::on_sim()) {
+    EXPECT_EQ(device_count(), current_options().sim.device_count);
+  }
 }
 
 TEST_F(Device, PropertiesDescribeEachDevice) {
@@ -37,7 +39,9 @@ TEST_F(Device, MemGetInfoSeesAllocations) {
 TEST_F(Device, PeerAccessIsBetweenDistinctDevices) {
   STREAMSAN_REQUIRE_DEVICES(2);
   EXPECT_FALSE(can_device_access_peer(0, 0));
-  if (testing::on_sim()) EXPECT_TRUE(can_device_access_peer(0, 1));
+  if (testing::on_sim()) {
+    EXPECT_TRUE(can_device_access_peer(0, 1));
+  }
 }
 
 TEST_F(Device, InvalidDeviceIndexThrows) {

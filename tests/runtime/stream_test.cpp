@@ -80,7 +80,9 @@ TEST_F(Stream, QueryIsTrueOnceSynchronized) {
   stream s;
   EXPECT_TRUE(s.query());  // nothing submitted (S-STREAM-4)
   launch(s, kernels::spin{std::chrono::milliseconds(20)});
-  if (testing::on_sim()) EXPECT_FALSE(s.query());  // nothing runs until the host waits
+  if (testing::on_sim()) {
+    EXPECT_FALSE(s.query());  // nothing runs until the host waits
+  }
   s.synchronize();
   EXPECT_TRUE(s.query());
 }
