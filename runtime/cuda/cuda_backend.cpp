@@ -82,11 +82,12 @@ std::string describe_allocation(memory_kind kind, int device, std::uint64_t byte
          describe_device(device);
 }
 
-// An allocation that ran out of memory returns nullptr (backend::allocate);
-// any other failure throws.
-template <class Describe>
-void* allocated_or_null(cudaError_t status, void* ptr, std::string_view call,
-                        Describe&& describe_request) {
+// Runs `allocate(&ptr)` (a cudaMalloc* call). Out of memory returns nullptr
+// (backend::allocate); any other failure throws.
+template <class Allocate, class Describe>
+void* allocated_or_null(std::string_view call, Allocate&& allocate, Describe&& describe_request) {
+  void* ptr = nullptr;
+  const cudaError_t status = allocate(&ptr);
   if (status == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
     return nullptr;
@@ -265,26 +266,28 @@ class cuda_backend final : public backend {
     // A zero-byte request still gets a distinct, freeable address, as on sim.
     const std::uint64_t size = std::max<std::uint64_t>(bytes, 1);
     const auto request = [&] { return describe_allocation(kind, device, bytes); };
-    void* ptr = nullptr;
     switch (kind) {
       case memory_kind::device: {
         const device_scope scope(device);
-        return allocated_or_null(cudaMalloc(&ptr, size), ptr, "cudaMalloc", request);
+        return allocated_or_null(
+            "cudaMalloc", [&](void** p) { return cudaMalloc(p, size); }, request);
       }
       case memory_kind::pinned_host: {
         const device_scope scope(device);
-        return allocated_or_null(cudaMallocHost(&ptr, size), ptr, "cudaMallocHost", request);
+        return allocated_or_null(
+            "cudaMallocHost", [&](void** p) { return cudaMallocHost(p, size); }, request);
       }
       case memory_kind::managed: {
         const device_scope scope(device);
-        return allocated_or_null(cudaMallocManaged(&ptr, size, cudaMemAttachGlobal), ptr,
-                                 "cudaMallocManaged", request);
+        return allocated_or_null(
+            "cudaMallocManaged",
+            [&](void** p) { return cudaMallocManaged(p, size, cudaMemAttachGlobal); }, request);
       }
       case memory_kind::stream_ordered: {
         const device_scope scope(stream.device);
-        return allocated_or_null(cudaMallocAsync(&ptr, size, native(stream)), ptr,
-                                 "cudaMallocAsync",
-                                 [&] { return request() + " on " + describe(stream); });
+        return allocated_or_null(
+            "cudaMallocAsync", [&](void** p) { return cudaMallocAsync(p, size, native(stream)); },
+            [&] { return request() + " on " + describe(stream); });
       }
       case memory_kind::pageable_host: {
         const std::uint64_t rounded = (size + host_alignment - 1) / host_alignment * host_alignment;

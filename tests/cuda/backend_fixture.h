@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "runtime/backend/backend.h"
@@ -50,7 +51,7 @@ class CudaBackend : public ::testing::Test {
   // `count` floats of `kind`, freed after the test; zeroed unless host memory.
   float* floats(std::uint64_t count, memory_kind kind = memory_kind::device) {
     void* p = backend_->allocate(kind, device_, count * sizeof(float), legacy());
-    EXPECT_NE(p, nullptr);
+    if (p == nullptr) throw std::runtime_error("the backend returned no memory");
     allocations_.emplace_back(kind, p);
     if (kind == memory_kind::device || kind == memory_kind::managed) {
       backend_->memset({p, 0, count * sizeof(float), kind, false, legacy()});
