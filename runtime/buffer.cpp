@@ -49,7 +49,7 @@ buffer allocate(memory_kind kind, std::uint64_t bytes, int device, const stream_
   void* data = s.device->allocate(kind, d, bytes, target);
   if (data == nullptr) {
     const auto info = s.device->mem_get_info(d);
-    throw out_of_memory_error(what(), "out of memory: tried to allocate " + std::to_string(bytes) +
+    throw out_of_memory_error(what(), "tried to allocate " + std::to_string(bytes) +
                                           " bytes on device " + std::to_string(d) + " (" +
                                           std::to_string(info.free) + " of " +
                                           std::to_string(info.total) + " bytes free)");

@@ -89,7 +89,7 @@ caching_allocator_impl::handout caching_allocator_impl::allocate(std::uint64_t b
     if (b == nullptr) {
       d.stats.num_ooms += 1;
       std::ostringstream message;
-      message << "out of memory: tried to allocate " << format_bytes(bytes) << " (" << bytes
+      message << "tried to allocate " << format_bytes(bytes) << " (" << bytes
               << " bytes) on device " << device << " for " << to_string(s.id) << "; ";
       if (d.limit) {
         message << "the allocator is limited to " << format_bytes(*d.limit)

@@ -14,6 +14,18 @@ runtime_options test_options(std::uint64_t seed, unsigned progress_per_mille) {
 
 bool on_sim() { return backend_name() == "sim"; }
 
+std::vector<float> read_back(const buffer_view& device_memory) {
+  auto host = allocate_pinned_host(device_memory.size());
+  memcpy(host, device_memory);  // device -> host waits (S-COPY-1)
+  return host_read<float>(host);
+}
+
+void write_to(const buffer_view& device_memory, const std::vector<float>& values) {
+  auto host = allocate_pinned_host(values.size() * sizeof(float));
+  host_write<float>(host, values);
+  memcpy(device_memory, host);  // pinned host -> device completes (S-COPY-1)
+}
+
 std::span<const access> kept_log::keep(std::span<const access> a) {
   accesses_.emplace_back(a.begin(), a.end());
   return accesses_.back();

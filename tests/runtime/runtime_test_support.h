@@ -33,6 +33,24 @@ class runtime_test : public ::testing::Test {
 
 bool on_sim();
 
+// Runs `f`, which must throw exactly E with message `message`.
+template <class E, class F>
+void expect_error(F&& f, const std::string& message) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception; expected: " << message;
+  } catch (const E& e) {
+    EXPECT_EQ(std::string(e.what()), message);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception type: " << e.what();
+  }
+}
+
+// Reads `count` floats of device memory back through a pinned buffer.
+std::vector<float> read_back(const buffer_view& device_memory);
+// Writes floats into device memory through a pinned buffer (synchronous).
+void write_to(const buffer_view& device_memory, const std::vector<float>& values);
+
 // Skips the calling test unless the backend is the sim.
 #define STREAMSAN_REQUIRE_SIM()                                                   \
   do {                                                                            \
