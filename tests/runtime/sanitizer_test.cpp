@@ -131,7 +131,7 @@ TEST_F(Sanitizer, RecordStreamMakesTheReuseSafe) {
 }
 
 TEST_F(Sanitizer, RecordingAnEventOnAnotherDeviceIsRefusedBeforeTheLog) {
-  ASSERT_GE(device_count(), 2);
+  STREAMSAN_REQUIRE_DEVICES(2);
   event e;
   stream zero({.device = 0});
   stream one({.device = 1});
@@ -145,6 +145,22 @@ TEST_F(Sanitizer, WaitingOnANeverRecordedEventIsReported) {
   event e;
   s.wait_event(e);  // S-EVENT-3: orders nothing
   EXPECT_EQ(count(diagnostic_kind::unrecorded_event), 1u);
+}
+
+TEST_F(Sanitizer, DiagnosticsArePrintedWhenFoundAndSummarizedAtShutdown) {
+  auto options = testing::test_options();
+  options.sanitize = true;
+  options.capture_stacks = true;
+  initialize(options);
+  ::testing::internal::CaptureStderr();
+  fill_then_sum(false);
+  const auto live = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(live.find("WARNING: streamsan: stream-race (read-after-write)"), std::string::npos)
+      << live;
+  ::testing::internal::CaptureStderr();
+  shutdown();
+  const auto summary = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(summary.find("streamsan: reported 1 warning"), std::string::npos) << summary;
 }
 
 TEST_F(Sanitizer, TheTraceFileIsWritten) {
