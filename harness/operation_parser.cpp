@@ -302,8 +302,19 @@ void op_parser::parse_one(const yaml_value& item) {
     const yaml_map m(item.node(), ctx.file, what, {"op", "label", "src"});
     finish(m, host_read_op{ctx.slice(m.get("src"))});
   } else if (op == "host_func") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "stream", "reads", "writes"});
-    finish(m, host_func_op{stream(m), slices(m, "reads"), slices(m, "writes")});
+    const yaml_map m(item.node(), ctx.file, what,
+                     {"op", "label", "stream", "reads", "writes", "value"});
+    host_func_op f{stream(m), slices(m, "reads"), slices(m, "writes"),
+                   static_cast<float>(m.number_or("value", 0))};
+    for (const auto& w : f.writes) {
+      const auto kind = ctx.result.find_buffer(w.buffer)->kind;
+      if (kind != buffer_kind::pinned && kind != buffer_kind::pageable &&
+          kind != buffer_kind::managed) {
+        m.get("writes").fail("a host function writes host memory; " + w.buffer + " is " +
+                             std::string(to_string(kind)) + " (use pinned, pageable or managed)");
+      }
+    }
+    finish(m, std::move(f));
   } else if (op == "capture_begin") {
     const yaml_map m(item.node(), ctx.file, what, {"op", "label", "stream", "graph"});
     const yaml_value g = m.get("graph");

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+#include <charconv>
 #include <set>
 
 namespace streamsan::harness {
@@ -11,12 +11,6 @@ namespace {
 std::string op_text(const scenario& s, std::size_t index) {
   if (index == no_operation || index >= s.operations.size()) return "an operation outside the scenario";
   return describe(s.operations[index]);
-}
-
-std::string format_number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
 }
 
 bool matches(const scenario& s, const expected_diagnostic& e, const seen_diagnostic& d) {
@@ -147,6 +141,12 @@ struct checker {
 };
 
 }  // namespace
+
+std::string format_number(float v) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc{} ? std::string(buf, end) : std::string("?");
+}
 
 std::string format_values(const std::vector<float>& values) {
   std::string out = "[";

@@ -24,6 +24,8 @@ std::string seen_verdict(const outcome& seen);
 // One-line descriptions, as used in failure messages.
 std::string describe(const scenario& s, const seen_diagnostic& d);
 std::string describe(const expected_diagnostic& d);
+// "0.5", "4", "1e+30": the shortest form that reads back as the same float.
+std::string format_number(float v);
 // "[1,1,0.5]".
 std::string format_values(const std::vector<float>& values);
 // Index of the first element that differs (values compare with a small

@@ -185,10 +185,13 @@ struct host_read_op {  // result: the elements read
   buffer_slice src;
 };
 
+// cudaLaunchHostFunc: the function reads `reads` and writes `value` into
+// every element of `writes` (host-accessible buffers only).
 struct host_func_op {
   std::string stream;
   std::vector<buffer_slice> reads;
   std::vector<buffer_slice> writes;
+  float value = 0;
 };
 
 struct capture_begin_op {

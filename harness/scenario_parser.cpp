@@ -315,6 +315,11 @@ scenario parse_scenario(std::string_view yaml_text, const std::string& file) {
   detail::parse_buffers(ctx, top);
   detail::parse_operations(ctx, top.get("operations"));
   detail::parse_expectation(ctx, top.get("expect"));
+  if (ctx.result.expects_diagnostics() && ctx.result.twin.empty()) {
+    throw scenario_error(top.key_where("expect"),
+                         "the scenario expects diagnostics, so it needs a 'twin': the fixed "
+                         "scenario that does the same work correctly");
+  }
   return std::move(ctx.result);
 }
 

@@ -7,15 +7,36 @@ namespace {
 
 using namespace std::string_view_literals;
 
-// torch.cuda's memory_allocated / memory_reserved / max_* and the
-// memory_stats counters, in bytes or counts.
+// torch.cuda.memory_stats' keys without the pool level ("allocation.current"
+// for "allocation.all.current"); see runtime/memory_stats.h. memory_allocated
+// is allocated_bytes.current, memory_reserved is reserved_bytes.current.
 constexpr std::array names{
-    "allocated_bytes"sv,     "reserved_bytes"sv,      "max_allocated_bytes"sv,
-    "max_reserved_bytes"sv,  "allocations.current"sv, "allocations.peak"sv,
-    "allocations.allocated"sv, "allocations.freed"sv, "segments.current"sv,
-    "segments.peak"sv,       "segments.allocated"sv,  "segments.freed"sv,
-    "active_blocks.current"sv, "active_blocks.peak"sv, "active_bytes.current"sv,
-    "active_bytes.peak"sv,   "num_ooms"sv,            "num_alloc_retries"sv,
+    "allocation.current"sv,
+    "allocation.peak"sv,
+    "allocation.allocated"sv,
+    "allocation.freed"sv,
+    "segment.current"sv,
+    "segment.peak"sv,
+    "segment.allocated"sv,
+    "segment.freed"sv,
+    "active.current"sv,
+    "active.peak"sv,
+    "active.allocated"sv,
+    "active.freed"sv,
+    "allocated_bytes.current"sv,
+    "allocated_bytes.peak"sv,
+    "allocated_bytes.allocated"sv,
+    "allocated_bytes.freed"sv,
+    "reserved_bytes.current"sv,
+    "reserved_bytes.peak"sv,
+    "reserved_bytes.allocated"sv,
+    "reserved_bytes.freed"sv,
+    "active_bytes.current"sv,
+    "active_bytes.peak"sv,
+    "active_bytes.allocated"sv,
+    "active_bytes.freed"sv,
+    "num_alloc_retries"sv,
+    "num_ooms"sv,
 };
 
 }  // namespace
