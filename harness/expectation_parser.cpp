@@ -1,5 +1,6 @@
 // The `expect:` section. Everything it names must exist: labels, buffers,
 // statistics, diagnostic kinds.
+#include <algorithm>
 #include <array>
 
 #include "harness/parse_context.h"
@@ -156,6 +157,24 @@ void parse_expectation(parse_context& ctx, const yaml_value& value) {
                      "memory_stats");
       }
       ctx.result.expect.results.push_back(std::move(er));
+    }
+  }
+
+  // A race makes values depend on the schedule: they belong in the twin.
+  const bool racy = std::any_of(ctx.result.expect.diagnostics.begin(),
+                                ctx.result.expect.diagnostics.end(),
+                                [](const auto& d) { return is_race(d.kind); });
+  if (racy) {
+    if (const auto b = m.find("buffers")) {
+      b->fail("a scenario that expects a race cannot expect buffer contents: they depend on the "
+              "schedule (the fixed twin states them)");
+    }
+    for (const auto& r : ctx.result.expect.results) {
+      if (std::holds_alternative<std::vector<float>>(r.value)) {
+        throw scenario_error(r.where, "a scenario that expects a race cannot expect what host "
+                                      "read '" + r.label + "' sees: it depends on the schedule "
+                                      "(the fixed twin states it)");
+      }
     }
   }
 

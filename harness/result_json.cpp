@@ -20,6 +20,7 @@ nlohmann::json to_json(const scenario_result& r) {
       {"rules", r.rules},
       {"expected_verdict", r.expected_verdict},
       {"seen_verdict", r.seen_verdict},
+      {"seen_diagnostics", r.seen_diagnostics},
       {"result", std::string(to_string(r.status))},
       {"failures", r.failures},
       {"seconds", r.seconds},
@@ -48,6 +49,7 @@ scenario_result result_from_json(const nlohmann::json& j) {
   r.rules = j.at("rules").get<std::vector<std::string>>();
   r.expected_verdict = j.at("expected_verdict").get<std::string>();
   r.seen_verdict = j.at("seen_verdict").get<std::string>();
+  r.seen_diagnostics = j.at("seen_diagnostics").get<std::vector<std::string>>();
   r.status = status_from(j.at("result").get<std::string>());
   r.failures = j.at("failures").get<std::vector<std::string>>();
   r.seconds = j.at("seconds").get<double>();

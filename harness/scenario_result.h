@@ -37,6 +37,9 @@ struct scenario_result {
   std::vector<std::string> rules;
   std::string expected_verdict;
   std::string seen_verdict;  // "" when it did not run
+  // Every diagnostic seen, described as in failure messages; compared
+  // between backends.
+  std::vector<std::string> seen_diagnostics;
   result_status status = result_status::passed;
   std::string skip_reason;
   std::vector<std::string> failures;  // each a full message
