@@ -236,9 +236,14 @@ void op_parser::parse_one(const yaml_value& item) {
     }
     finish(m, synchronize_op{t, name, device(m, -1)});
   } else if (op == "query") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "stream", "event"});
+    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "stream", "event", "until"});
     const auto [t, name] = target(m, false);
-    finish(m, query_op{t, name});
+    bool until_true = false;
+    if (const auto u = m.find("until")) {
+      if (!u->boolean()) u->fail("'until' can only be true (poll until the work completed)");
+      until_true = true;
+    }
+    finish(m, query_op{t, name, until_true});
   } else if (op == "elapsed_time") {
     const yaml_map m(item.node(), ctx.file, what, {"op", "label", "start", "end"});
     finish(m, elapsed_time_op{event(m, "start"), event(m, "end")});
@@ -362,9 +367,12 @@ void op_parser::parse_one(const yaml_value& item) {
     ctx.result.operations.push_back(std::move(exit));
   } else if (op == "set_device") {
     const yaml_map m(item.node(), ctx.file, what, {"op", "label", "device"});
+    // Any index: selecting a device that is not visible is an error the
+    // runtime reports (S-DEV-2), and scenarios may expect it.
     const yaml_value d = m.get("device");
-    ctx.check_device(d, d.integer());
-    finish(m, set_device_op{static_cast<int>(d.integer())});
+    const auto index = d.integer();
+    if (index < -1 || index > 1024) d.fail("expected a device index for " + d.what());
+    finish(m, set_device_op{static_cast<int>(index)});
   } else if (op == "nvtx_push") {
     const yaml_map m(item.node(), ctx.file, what, {"op", "label", "message"});
     finish(m, nvtx_push_op{m.text("message")});

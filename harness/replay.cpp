@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "harness/operation_tracker.h"
 #include "harness/stat_catalog.h"
@@ -33,7 +35,8 @@ rt::runtime_options options_for(const scenario& s, const replay_options& o) {
   rt::runtime_options opts;
   opts.backend = o.backend == "cuda" ? rt::backend_kind::cuda : rt::backend_kind::sim;
   opts.sim.device_count = std::max(2, s.requires_.devices);
-  opts.sim.policy = o.eager ? rt::sim_policy::eager : rt::sim_policy::random;
+  opts.sim.policy = o.eager || s.settings.launch_blocking ? rt::sim_policy::eager
+                                                          : rt::sim_policy::random;
   opts.sim.seed = o.seed;
   // The harness attaches its own engine (see replay()).
   opts.sanitize = false;
@@ -306,11 +309,26 @@ void replayer::operator()(const synchronize_op& op) {
 }
 
 void replayer::operator()(const query_op& op) {
-  switch (op.target) {
-    case sync_target::stream: result(stream(op.name).query()); break;
-    case sync_target::event: result(event(op.name).query()); break;
-    case sync_target::device: break;  // the parser never builds one
+  auto ask = [&] {
+    switch (op.target) {
+      case sync_target::stream: return stream(op.name).query();
+      case sync_target::event: return event(op.name).query();
+      case sync_target::device: break;  // the parser never builds one
+    }
+    return false;
+  };
+  bool answer = ask();
+  // Bounded, so that a scenario whose work never completes (a capture left
+  // open, a bug in a backend) fails instead of hanging.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (op.until_true && !answer) {
+    if (std::chrono::steady_clock::now() > give_up) {
+      throw std::runtime_error("polling query: the work did not complete within 20 s");
+    }
+    std::this_thread::yield();
+    answer = ask();
   }
+  result(answer);
 }
 
 void replayer::operator()(const destroy_op& op) {

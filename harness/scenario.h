@@ -139,6 +139,9 @@ struct synchronize_op {
 struct query_op {  // result: true / false
   sync_target target = sync_target::stream;  // never device
   std::string name;
+  // Poll until the answer is true (a busy-wait loop, S-SYNC-2); the result
+  // is then the last answer.
+  bool until_true = false;
 };
 
 struct elapsed_time_op {  // result: milliseconds
@@ -265,6 +268,14 @@ struct scenario_requirements {
   std::vector<std::string> backends;   // empty = every backend
 };
 
+// How the device runs the work.
+struct scenario_settings {
+  // Every launch completes before the call returns, as with
+  // CUDA_LAUNCH_BLOCKING=1 (S-ASYNC-2): the sim's eager policy. The cuda
+  // backend cannot change this after start-up and runs as usual.
+  bool launch_blocking = false;
+};
+
 struct scenario {
   std::string name;  // "event/record_overwrites_snapshot_race"
   std::string file;  // the path it was read from
@@ -274,6 +285,7 @@ struct scenario {
   std::string twin;
   source_mark twin_where;
   scenario_requirements requires_;
+  scenario_settings settings;
   std::vector<stream_decl> streams;
   std::vector<event_decl> events;
   std::vector<buffer_decl> buffers;

@@ -302,14 +302,15 @@ scenario parse_scenario(std::string_view yaml_text, const std::string& file) {
   ctx.file = file;
   ctx.result.file = file;
   const yaml_map top(root, file, "scenario",
-                     {"name", "description", "rules", "twin", "requires", "streams", "events",
-                      "buffers", "operations", "expect"});
+                     {"name", "description", "rules", "twin", "requires", "launch_blocking", "streams",
+                      "events", "buffers", "operations", "expect"});
   // Order matters: later sections refer to what earlier ones declare.
   detail::parse_name(ctx, top);
   ctx.result.description = top.text_or("description", "");
   detail::parse_rules(ctx, top);
   detail::parse_twin(ctx, top);
   detail::parse_requires(ctx, top);
+  ctx.result.settings.launch_blocking = top.boolean_or("launch_blocking", false);
   detail::parse_streams(ctx, top);
   detail::parse_events(ctx, top);
   detail::parse_buffers(ctx, top);
