@@ -108,10 +108,11 @@ void corpus::check_twins() {
     if (t->twin != s.name) {
       errors_.push_back(to_string(s.twin_where) + ": twin '" + t->name + "' does not name '" +
                         s.name + "' as its twin (" + t->file + " says '" + t->twin + "')");
-    } else if (t->expects_diagnostics() == s.expects_diagnostics()) {
+    } else if (t->buggy() == s.buggy()) {
       errors_.push_back(to_string(s.twin_where) + ": '" + s.name + "' and its twin '" + t->name +
-                        "' both expect " + (s.expects_diagnostics() ? "diagnostics" : "none") +
-                        "; a pair is one buggy and one fixed scenario");
+                        "' are both " + (s.buggy() ? "buggy" : "correct") +
+                        "; a pair is one buggy scenario (diagnostics, errors or warnings "
+                        "expected) and one fixed one");
     }
   }
 }

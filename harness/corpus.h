@@ -1,6 +1,7 @@
 // A set of scenarios read from files and directories, with the checks that
 // span files: unique names, and twins that exist, point back at each other
-// and pair a buggy scenario (one that expects diagnostics) with a fixed one.
+// and pair a buggy scenario (one that expects diagnostics, errors or
+// warnings) with a fixed one.
 #pragma once
 
 #include <filesystem>

@@ -296,8 +296,12 @@ struct scenario {
   const buffer_decl* find_buffer(std::string_view name) const noexcept;
   // Index of the operation with that label, or npos.
   std::size_t find_label(std::string_view label) const noexcept;
-  // A scenario that expects diagnostics is the buggy one of a twin pair.
   bool expects_diagnostics() const noexcept { return !expect.diagnostics.empty(); }
+  // The buggy one of a twin pair: it expects diagnostics, errors or
+  // sync-debug warnings; its twin does the same work correctly.
+  bool buggy() const noexcept {
+    return !expect.diagnostics.empty() || !expect.errors.empty() || !expect.warnings.empty();
+  }
 };
 
 }  // namespace streamsan::harness
