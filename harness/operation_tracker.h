@@ -22,10 +22,6 @@
 
 namespace streamsan::harness {
 
-// Pseudo operations for the harness's own work around the scenario.
-inline constexpr std::size_t setup_phase = static_cast<std::size_t>(-2);   // allocation, fill
-inline constexpr std::size_t final_phase = static_cast<std::size_t>(-3);   // synchronize, read back
-
 class operation_tracker final : public record_sink {
  public:
   explicit operation_tracker(engine& eng) : engine_(eng) {}

@@ -15,6 +15,10 @@
 namespace streamsan::harness {
 
 inline constexpr std::size_t no_operation = static_cast<std::size_t>(-1);
+// Pseudo operations for the harness's own work around the scenario
+// (Note [How a replay runs] in replay.h).
+inline constexpr std::size_t setup_phase = static_cast<std::size_t>(-2);  // allocate, fill
+inline constexpr std::size_t final_phase = static_cast<std::size_t>(-3);  // synchronize, read back
 
 struct seen_diagnostic {
   diagnostic_kind kind = diagnostic_kind::stream_race;

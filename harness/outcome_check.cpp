@@ -9,7 +9,9 @@ namespace streamsan::harness {
 namespace {
 
 std::string op_text(const scenario& s, std::size_t index) {
-  if (index == no_operation || index >= s.operations.size()) return "an operation outside the scenario";
+  if (index == setup_phase) return "the harness's setup (allocation and fill)";
+  if (index == final_phase) return "the harness's final synchronize";
+  if (index >= s.operations.size()) return "an operation the harness cannot name";
   return describe(s.operations[index]);
 }
 

@@ -222,6 +222,10 @@ void replayer::setup() {
     event_refs_.emplace(d.name, e.ref());
     event_owners_.emplace(d.name, std::move(e));
   }
+  // Device memory is filled by a copy on the stream it was allocated for
+  // (stream-ordered memory is valid only there, S-MEM-5); the staging
+  // copies live until the synchronize below.
+  std::vector<std::vector<float>> staging;
   for (const auto& d : s_.buffers) {
     if (d.deferred) continue;
     allocate(d);
@@ -234,12 +238,15 @@ void replayer::setup() {
         rt::host_write<float>(v, d.fill);
         break;
       case buffer_kind::device:
-      case buffer_kind::stream_ordered:
-      case buffer_kind::cached: {
-        std::vector<float> staging = d.fill;
-        rt::memcpy(v, rt::buffer_view::untracked(staging.data(), staging.size() * element_bytes));
+        staging.push_back(d.fill);
+        rt::memcpy(v, rt::buffer_view::untracked(staging.back().data(), v.size()));
         break;
-      }
+      case buffer_kind::stream_ordered:
+      case buffer_kind::cached:
+        staging.push_back(d.fill);
+        rt::memcpy_async(v, rt::buffer_view::untracked(staging.back().data(), v.size()),
+                         stream(d.stream));
+        break;
     }
   }
   synchronize_all();
@@ -452,14 +459,28 @@ void replayer::finish() {
   }
 }
 
-seen_diagnostic translate(const diagnostic& d, const operation_tracker& tracker,
-                          const replayer& names) {
+// Note [Graph nodes are named by the captured operation]
+// A graph node's accesses happen at the launch, so its seq leads to the
+// graph_launch operation. The node itself was captured from an operation of
+// the scenario, whose label the runtime gave the node as its name: naming
+// that operation says which work in the graph conflicts.
+std::size_t operation_of(const operation_ref& ref, const scenario& s,
+                         const operation_tracker& tracker, const log_tables& tables) {
+  if (ref.op == operation_kind::graph_node) {
+    const auto index = s.find_label(tables.string(ref.name));
+    if (index != std::string::npos) return index;
+  }
+  return tracker.operation_of(ref.seq);
+}
+
+seen_diagnostic translate(const diagnostic& d, const scenario& s, const operation_tracker& tracker,
+                          const log_tables& tables, const replayer& names) {
   seen_diagnostic out;
   out.kind = d.kind;
   out.hazard_kind = d.hazard_kind;
   out.count = d.count;
-  out.current = tracker.operation_of(d.current.seq);
-  if (d.previous) out.previous = tracker.operation_of(d.previous->seq);
+  out.current = operation_of(d.current, s, tracker, tables);
+  if (d.previous) out.previous = operation_of(*d.previous, s, tracker, tables);
   // The buffer the current access touched: with the caching allocator the
   // same bytes may belong to another block than diagnostic::allocation.
   if (!is_none(d.current.alloc)) out.buffer = tracker.buffer_of(d.current.alloc);
@@ -513,7 +534,9 @@ outcome replay(const scenario& s, const replay_options& options) {
       r.run();
       r.finish();
     }
-    for (const auto& d : eng.diagnostics()) out.diagnostics.push_back(translate(d, tracker, r));
+    for (const auto& d : eng.diagnostics()) {
+      out.diagnostics.push_back(translate(d, s, tracker, eng.tables(), r));
+    }
   }
   rt::set_warning_handler({});
   rt::remove_log_sink(tracker);
