@@ -1,5 +1,6 @@
 #include "harness/test_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <map>
@@ -74,7 +75,9 @@ scenario_result run_scenario(const scenario& s, const corpus& c, const std::stri
     r.failures = check_outcome(s, seen);
     if (settings.schedules > 0 && backend == "sim") {
       r.schedules = search_schedules(s, c.twin_of(s), settings.schedules, r.failures);
-      if (settings.require_witness && s.expects_diagnostics() && !r.schedules->first) {
+      const bool expects_race = std::any_of(s.expect.diagnostics.begin(), s.expect.diagnostics.end(),
+                                            [](const auto& d) { return is_race(d.kind); });
+      if (settings.require_witness && expects_race && !r.schedules->first) {
         r.failures.push_back("scenario " + s.name + ": no seed of " +
                              std::to_string(settings.schedules) +
                              " produced a wrong value (no witness for the race)");
