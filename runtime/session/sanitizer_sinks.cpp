@@ -3,40 +3,15 @@
 #include <iostream>
 #include <string>
 
+#include "sanitizer/report/report_input.h"
+#include "sanitizer/report/text_report.h"
+
 namespace streamsan::rt {
-namespace {
-
-// One line per diagnostic: kind, hazard, the allocation and both sides.
-void print_line(std::ostream& out, const diagnostic& d, const log_tables& tables) {
-  out << "streamsan: " << to_string(d.kind);
-  if (d.hazard_kind != hazard::none) out << " (" << to_string(d.hazard_kind) << ')';
-  if (d.allocation) {
-    out << " on " << to_string(d.allocation->id) << " [" << d.overlap_offset << ", +"
-        << d.overlap_size << ')';
-  }
-  const auto side = [&](const operation_ref& op) {
-    std::string text(to_string(op.op));
-    if (const auto name = tables.string(op.name); !name.empty()) {
-      text += " '" + std::string(name) + "'";
-    }
-    switch (op.context) {
-      case context_kind::stream: text += " on " + to_string(op.stream); break;
-      case context_kind::host_thread: text += " on host " + to_string(op.thread); break;
-    }
-    return text;
-  };
-  out << ": " << side(d.current);
-  if (d.previous) out << " vs " << side(*d.previous);
-  if (!is_none(d.event)) out << ", " << to_string(d.event);
-  if (!is_none(d.stream) && d.stream != d.current.stream) out << ", " << to_string(d.stream);
-  out << '\n';
-}
-
-}  // namespace
 
 sanitizer_sinks::sanitizer_sinks(const runtime_options& options) : print_(options.print_diagnostics) {
   if (options.sanitize) {
     engine_ = std::make_unique<engine>();
+    symbols_ = std::make_unique<symbolizer>(engine_->tables(), symbol_source::log_then_this_process);
     engine_->set_diagnostic_callback([this](const diagnostic& d) { print(d); });
   }
   if (!options.trace_path.empty()) trace_ = std::make_unique<trace_writer>(options.trace_path);
@@ -56,7 +31,9 @@ void sanitizer_sinks::on_record(const record& r) {
 
 void sanitizer_sinks::print(const diagnostic& d) {
   // Called from engine_->on_record, mutex_ held.
-  if (print_) print_line(std::cerr, d, engine_->tables());
+  if (!print_) return;
+  print_text_diagnostic(std::cerr, d, *symbols_);
+  ++printed_;
 }
 
 std::vector<diagnostic> sanitizer_sinks::diagnostics() const {
@@ -70,19 +47,9 @@ void sanitizer_sinks::finish() noexcept {
   finished_ = true;
   try {
     if (engine_ && print_) {
-      const auto& found = engine_->diagnostics();
-      std::uint64_t total = 0;
-      for (const auto& d : found) total += d.count;
-      if (found.empty()) {
-        std::cerr << "streamsan: no diagnostics (" << engine_->records_processed()
-                  << " records checked)\n";
-      } else {
-        std::cerr << "streamsan: SUMMARY: " << found.size() << " distinct diagnostics (" << total
-                  << " occurrences)\n";
-      }
-      for (const auto& [api, count] : engine_->unmodelled_calls()) {
-        std::cerr << "streamsan: unmodelled call " << api << " x" << count << '\n';
-      }
+      const report_input input{engine_->diagnostics(), engine_->tables(),
+                               &engine_->unmodelled_calls(), engine_->records_processed(), 0};
+      print_text_summary(std::cerr, input, printed_);
     }
     if (trace_) trace_->close();
   } catch (const std::exception& e) {

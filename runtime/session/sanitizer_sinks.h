@@ -1,6 +1,6 @@
 // What sanitizer mode attaches to the session's recorder: a live engine
-// (diagnostics printed when found, a summary at the end) and optionally a
-// trace writer (STREAMSAN_TRACE).
+// (diagnostics printed when found with the text report's format, a summary
+// at the end) and optionally a trace writer (STREAMSAN_TRACE).
 #pragma once
 
 #include <iosfwd>
@@ -13,6 +13,7 @@
 #include "sanitizer/engine/engine.h"
 #include "sanitizer/log/recorder.h"
 #include "sanitizer/log/trace_writer.h"
+#include "sanitizer/report/symbolizer.h"
 
 namespace streamsan::rt {
 
@@ -38,7 +39,9 @@ class sanitizer_sinks final : public record_sink {
   const bool print_;
   mutable std::mutex mutex_;
   std::unique_ptr<engine> engine_;
+  std::unique_ptr<symbolizer> symbols_;  // over engine_->tables(); live, so this process too
   std::unique_ptr<trace_writer> trace_;
+  std::size_t printed_ = 0;
   bool finished_ = false;
 };
 

@@ -33,9 +33,7 @@ stream_state& context_table::create_stream(stream_id id, std::int32_t device,
                                            const execution_context& creator) {
   stream_state& s = streams_.get_or_insert(id);
   s.context = &new_context(context_kind::stream, raw(id));
-  // Note [Streams start from their creator's clock]: everything the
-  // creating thread was ordered after (a device synchronize, say) is ordered
-  // before the new stream's first operation.
+  // Note [Streams start from their creator's clock]
   s.context->clock = creator.clock;
   s.context->seen.assign(creator.seen.begin(), creator.seen.end());
   if (creator.slot >= s.context->seen.size()) s.context->seen.resize(creator.slot + 1, 0);
@@ -44,26 +42,6 @@ stream_state& context_table::create_stream(stream_id id, std::int32_t device,
   s.device = &devices_[device];
   s.flavor = flavor;
   s.device->streams.push_back(s.context->slot);
-  switch (flavor) {
-    case stream_flavor::blocking:
-    case stream_flavor::per_thread_default:
-      s.device->blocking.push_back(s.context->slot);
-      break;
-    case stream_flavor::legacy_default:
-      s.device->legacy.push_back(s.context->slot);
-      break;
-    case stream_flavor::non_blocking:
-      break;
-  }
-  return s;
-}
-
-device_state* context_table::find_device(std::int32_t device) noexcept {
-  const auto it = devices_.find(device);
-  return it == devices_.end() ? nullptr : &it->second;
-}
-
-void context_table::implicit_sync(stream_state& s) {
   // Note [Legacy default stream]
   // S-DEFAULT-1: an operation on the legacy default stream waits for all
   // prior work on the blocking streams of its device, and an operation on a
@@ -75,17 +53,25 @@ void context_table::implicit_sync(stream_state& s) {
   // (S-DEFAULT-2). Event records and waits are stream operations too, so an
   // event recorded on the legacy stream captures the blocking streams' prior
   // work.
-  switch (s.flavor) {
-    case stream_flavor::legacy_default:
-      for (const context_slot b : s.device->blocking) join(*s.context, contexts_[b]);
-      break;
+  switch (flavor) {
     case stream_flavor::blocking:
     case stream_flavor::per_thread_default:
-      for (const context_slot l : s.device->legacy) join(*s.context, contexts_[l]);
+      s.device->blocking.push_back(s.context->slot);
+      s.implicit_sources = &s.device->legacy;
+      break;
+    case stream_flavor::legacy_default:
+      s.device->legacy.push_back(s.context->slot);
+      s.implicit_sources = &s.device->blocking;
       break;
     case stream_flavor::non_blocking:
       break;
   }
+  return s;
+}
+
+device_state* context_table::find_device(std::int32_t device) noexcept {
+  const auto it = devices_.find(device);
+  return it == devices_.end() ? nullptr : &it->second;
 }
 
 void context_table::join_slow(execution_context& dst, const vector_clock& src,

@@ -49,6 +49,10 @@ struct stream_state {
   device_state* device = nullptr;
   std::int32_t device_index = 0;
   stream_flavor flavor = stream_flavor::blocking;
+  // What an operation on this stream implicitly joins first (Note [Legacy
+  // default stream]): the device's blocking streams for the legacy stream,
+  // its legacy stream(s) for a blocking one, nothing for a non-blocking one.
+  const std::vector<context_slot>* implicit_sources = nullptr;
   bool destroyed = false;
   bool capturing = false;  // S-GRAPH-1: work is recorded, not executed
   graph_id capture_graph{};
@@ -95,7 +99,10 @@ class context_table {
 
   // Applies the implicit synchronization of the default streams
   // (Note [Legacy default stream]) before an operation on `s`.
-  void implicit_sync(stream_state& s);
+  void implicit_sync(stream_state& s) {
+    if (s.implicit_sources == nullptr) return;
+    for (const context_slot source : *s.implicit_sources) join(*s.context, contexts_[source]);
+  }
 
   std::size_t bytes_held() const noexcept;
 

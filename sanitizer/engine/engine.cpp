@@ -67,8 +67,7 @@ engine_statistics engine_impl::statistics() const {
   return s;
 }
 
-thread_state& engine_impl::thread_of(const record_header& h) {
-  if (last_thread_ != nullptr && h.thread == last_thread_id_) return *last_thread_;
+thread_state& engine_impl::new_thread_of(const record_header& h) {
   last_thread_ = &contexts_.thread(h.thread);
   last_thread_id_ = h.thread;
   return *last_thread_;

@@ -97,11 +97,21 @@ class engine_impl {
   void on(const record_header& h, const unmodelled_call& r);
 
   // ---- contexts ----
-  thread_state& thread_of(const record_header& h);
+  thread_state& thread_of(const record_header& h) {
+    if (last_thread_ != nullptr && h.thread == last_thread_id_) [[likely]] return *last_thread_;
+    return new_thread_of(h);
+  }
+  thread_state& new_thread_of(const record_header& h);
   // The stream an operation names; created on first use if no stream_create
   // was seen (Note [Implicit streams]). Reports a destroyed stream.
   stream_state& stream_for(const record_header& h, thread_state& t, stream_id id,
-                           operation_kind op);
+                           operation_kind op) {
+    stream_state* s = contexts_.find_stream(id);
+    if (s != nullptr && !s->destroyed) [[likely]] return *s;
+    return unusual_stream_for(h, t, id, op);
+  }
+  stream_state& unusual_stream_for(const record_header& h, thread_state& t, stream_id id,
+                                   operation_kind op);
   event_state& event_for(event_id id);
   // The event an operation names, or nullptr (reported) when it was destroyed.
   event_state* live_event(const record_header& h, event_id id, stream_id stream,
@@ -132,8 +142,18 @@ class engine_impl {
   bool begin_capture(stream_state& s, graph_id graph);
 
   // ---- accesses ----
-  access_entry entry_for(const record_header& h, const thread_state& t, epoch when,
-                         operation_kind op, string_id name) const noexcept;
+  static access_entry entry_for(const record_header& h, const thread_state& t, epoch when,
+                                operation_kind op, string_id name) noexcept {
+    access_entry e;
+    e.when = when;
+    e.seq = h.seq;
+    e.stack = h.stack;
+    e.thread = h.thread;
+    e.nvtx = t.nvtx.empty() ? string_id{} : t.nvtx.back();
+    e.op = op;
+    e.name = name;
+    return e;
+  }
   void apply_accesses(std::span<const access> accesses, access_entry& entry,
                       const execution_context& context);
   void apply_access(const access& a, access_entry& entry, const execution_context& context);

@@ -31,9 +31,10 @@
 namespace streamsan {
 namespace {
 
+// Offsets from a corrupt log must not wrap around and alias low bytes.
 std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
-  const std::uint64_t sum = a + b;
-  return sum < a ? std::numeric_limits<std::uint64_t>::max() : sum;
+  std::uint64_t sum;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::uint64_t>::max() : sum;
 }
 
 bool host_only(memory_kind k) noexcept {
@@ -52,33 +53,12 @@ bool host_only(memory_kind k) noexcept {
 
 }  // namespace
 
-access_entry engine_impl::entry_for(const record_header& h, const thread_state& t, epoch when,
-                                    operation_kind op, string_id name) const noexcept {
-  access_entry e;
-  e.when = when;
-  e.seq = h.seq;
-  e.stack = h.stack;
-  e.thread = h.thread;
-  e.nvtx = t.nvtx.empty() ? string_id{} : t.nvtx.back();
-  e.op = op;
-  e.name = name;
-  return e;
-}
-
-void engine_impl::apply_accesses(std::span<const access> accesses, access_entry& entry,
-                                 const execution_context& context) {
-  for (const access& a : accesses) apply_access(a, entry, context);
-}
-
-void engine_impl::apply_access(const access& a, access_entry& entry,
+// Inlined into the launch path: it runs for every access of every launch.
+[[gnu::always_inline]] inline void engine_impl::apply_access(const access& a, access_entry& entry,
                                const execution_context& context) {
-  if (is_none(a.range.alloc)) {
-    ++stats_.accesses_untracked;
-    return;
-  }
-  allocation* al = allocations_.find(a.range.alloc);
-  if (al == nullptr) {
-    ++stats_.accesses_unknown_alloc;
+  allocation* al = allocations_.find(a.range.alloc);  // none is never in the table
+  if (al == nullptr) [[unlikely]] {
+    ++(is_none(a.range.alloc) ? stats_.accesses_untracked : stats_.accesses_unknown_alloc);
     return;
   }
   entry.alloc = a.range.alloc;
@@ -86,12 +66,12 @@ void engine_impl::apply_access(const access& a, access_entry& entry,
   entry.size = a.range.size;
   entry.mode = a.mode;
   allocation& root = *al->root;
-  if (al->ref.freed || root.ref.freed) {
+  if (al->ref.freed || root.ref.freed) [[unlikely]] {
     report_use_after_free(*al, entry);
     return;
   }
   // Note [Stream-ordered allocations]
-  if (!root.created.when.is_none() && !context.clock.covers(root.created.when)) {
+  if (!context.clock.covers(root.created.when) && !root.created.when.is_none()) [[unlikely]] {
     report_use_before_alloc(*al, entry);
   }
   ++stats_.accesses_checked;
@@ -99,7 +79,14 @@ void engine_impl::apply_access(const access& a, access_entry& entry,
   const std::uint64_t end = saturating_add(begin, a.range.size);
   conflicts_.clear();
   root.history.apply(begin, end, entry, context.clock, conflicts_);
-  if (!conflicts_.empty()) report_conflicts(*al, entry, diagnostic_kind::stream_race);
+  if (!conflicts_.empty()) [[unlikely]] {
+    report_conflicts(*al, entry, diagnostic_kind::stream_race);
+  }
+}
+
+void engine_impl::apply_accesses(std::span<const access> accesses, access_entry& entry,
+                                 const execution_context& context) {
+  for (const access& a : accesses) apply_access(a, entry, context);
 }
 
 void engine_impl::check_free(allocation& a, const access_entry& free_op,
@@ -128,9 +115,9 @@ memory_kind engine_impl::effective_kind(memory_kind kind, alloc_id id) const noe
 
 void engine_impl::on(const record_header& h, const alloc_record& r) {
   thread_state& t = thread_of(h);
-  allocation* a = allocations_.create(r, h.seq, h.stack);
+  allocation* a = is_none(r.alloc) ? nullptr : allocations_.create(r, h.seq, h.stack);
   if (a == nullptr) {
-    ++stats_.ignored_records;  // the id is already allocated
+    ++stats_.ignored_records;  // no id, or the id is already allocated
     return;
   }
   if (r.kind != memory_kind::stream_ordered) return;

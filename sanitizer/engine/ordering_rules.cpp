@@ -23,14 +23,57 @@
 // issuing thread's clock: stream id none as the legacy default stream (CUDA's
 // stream 0), any other id as a blocking stream. Counted in
 // engine_statistics::implicit_streams.
+//
+// Note [Streams start from their creator's clock]
+// A new stream's clock is a copy of the creating thread's. The stream has no
+// work yet, so this only matters for work another thread later issues to it:
+// that work is ordered after everything the creator was ordered after,
+// including a device synchronize just before the creation. Without it, a
+// stream created after cudaDeviceSynchronize and used from a worker thread
+// would look unordered with the work the synchronize waited for.
+//
+// Note [Event snapshots]
+// S-EVENT-1: recording event E on stream S sets E's snapshot to S's clock
+// as of the record (after S joined its issuing thread and the default-stream
+// rules), and a re-record replaces it, on whichever stream. S-EVENT-2: a
+// stream waiting on E joins the snapshot, so it is ordered after exactly the
+// work enqueued on S before the record; later work on S has higher epochs.
+// S-EVENT-4 / S-SYNC-2: event synchronize, and an event query that returned
+// true, make the host thread join the snapshot; a query that returned false
+// orders nothing. The snapshot keeps the stream's version, so a wait on an
+// event whose stream the waiter already joined is skipped (Note [Skipping
+// redundant joins]).
+//
+// Note [Event misuse]
+// These calls succeed (or fail) without ordering anything, which is the bug:
+//   never recorded (S-EVENT-3)      wait / synchronize / query report
+//                                   unrecorded_event. A destroyed and
+//                                   re-created event has a new id, so it is
+//                                   never recorded either.
+//   destroyed (S-STREAM-9 analogue) any use reports destroyed_event_use.
+//   wrong device (S-EVENT-6)        the event's device is fixed by its first
+//                                   record; a record on another device's
+//                                   stream reports event_device_mismatch and
+//                                   leaves the snapshot as it was. Waits may
+//                                   come from any device.
+// In every case the ordering the call was meant to create is absent, so the
+// data race it was meant to prevent is reported too.
+//
+// Note [Host synchronization]
+// Stream synchronize (S-STREAM-5) and a stream query that returned true
+// (S-STREAM-4, S-SYNC-2) make the host thread join the stream's clock:
+// everything enqueued on it so far. Device synchronize (S-SYNC-1) joins every
+// stream of the device, destroyed ones included (their work still runs,
+// S-STREAM-9). Synchronizing with a destroyed stream reports
+// destroyed_stream_use and orders nothing.
 #include <algorithm>
 
 #include "sanitizer/engine/engine_impl.h"
 
 namespace streamsan {
 
-stream_state& engine_impl::stream_for(const record_header& h, thread_state& t, stream_id id,
-                                      operation_kind op) {
+stream_state& engine_impl::unusual_stream_for(const record_header& h, thread_state& t,
+                                              stream_id id, operation_kind op) {
   if (stream_state* s = contexts_.find_stream(id)) {
     // S-STREAM-9: using a destroyed stream is an error. Its earlier work
     // still counts; callers skip the synchronization the call would have done.

@@ -161,5 +161,64 @@ TEST(EngineGraphs, WaitingOnCapturedEventForksTheCapture) {
   EXPECT_EQ(d.eng().statistics().accesses_captured, 1u);
 }
 
+TEST(EngineGraphs, WaitOnAnEventFromAnEndedCaptureOrdersNothing) {
+  engine_driver d;
+  const auto s1 = d.stream(), s2 = d.stream();
+  const auto x = d.alloc(64);
+  const auto g = d.graph();
+  const auto e = d.event();
+  d.launch(s1, {d.write(x)});
+  d.capture_begin(s1, g);
+  d.record(e, s1);
+  d.capture_end(s1, g);
+  d.wait(e, s2);
+  d.launch(s2, {d.read(x)});
+  EXPECT_EQ(d.kinds(), (kind_list{diagnostic_kind::unrecorded_event,
+                                  diagnostic_kind::stream_race}));
+}
+
+TEST(EngineGraphs, LaunchOfAnUnknownGraphIsCountedAndStillOrdersItsStream) {
+  engine_driver d;
+  const auto s1 = d.stream();
+  d.launch_graph(graph_id{42}, s1);
+  EXPECT_TRUE(d.diagnostics().empty());
+  EXPECT_EQ(d.eng().statistics().unknown_graph_launches, 1u);
+}
+
+TEST(EngineGraphs, GraphLaunchedOnTwoStreamsRacesWithItself) {
+  engine_driver d;
+  const auto s1 = d.stream(), s2 = d.stream();
+  const auto x = d.alloc(64);
+  const auto g = d.graph();
+  d.instantiate(g, {{"update", {d.read(x), d.write(x)}}}, {});
+  d.launch_graph(g, s1);
+  d.launch_graph(g, s2);
+  // The node's read races with the other launch's write, and so does its
+  // write: one diagnostic per access and hazard.
+  ASSERT_EQ(d.kinds(), (kind_list{diagnostic_kind::stream_race, diagnostic_kind::stream_race}));
+  EXPECT_EQ(d.hazards(),
+            (std::vector<hazard>{hazard::read_after_write, hazard::write_after_write}));
+  EXPECT_EQ(d.diagnostics()[0].current.graph, g);
+  EXPECT_EQ(d.diagnostics()[0].current.stream, s2);
+  EXPECT_EQ(d.diagnostics()[0].previous->stream, s1);
+}
+
+TEST(EngineGraphs, GraphNodesOverBlocksOfOneSegmentAreComparedInSegmentBytes) {
+  engine_driver d;
+  const auto segment = d.alloc(4096);
+  const auto a = d.block(segment, 0, 1024), b = d.block(segment, 1024, 1024);
+  const auto g = d.graph();
+  d.instantiate(g, {{"a", {d.write(a)}}, {"b", {d.write(b)}}, {"all", {d.read(segment)}}},
+                {});
+  // a and b are disjoint; the segment-wide read overlaps both.
+  ASSERT_EQ(d.kinds(), (kind_list{diagnostic_kind::graph_node_race,
+                                  diagnostic_kind::graph_node_race}));
+  EXPECT_EQ(d.diagnostics()[0].previous->graph_node, 0u);
+  EXPECT_EQ(d.diagnostics()[0].current.graph_node, 2u);
+  EXPECT_EQ(d.diagnostics()[1].previous->graph_node, 1u);
+  EXPECT_EQ(d.diagnostics()[1].overlap_offset, 1024u);
+  EXPECT_EQ(d.diagnostics()[1].overlap_size, 1024u);
+}
+
 }  // namespace
 }  // namespace streamsan

@@ -221,6 +221,64 @@ TEST(EngineMemory, FreedCachedBlockIdIsUseAfterFree) {
   EXPECT_EQ(d.kinds(), (kind_list{diagnostic_kind::use_after_free}));
 }
 
+TEST(EngineMemory, BlockOfAFreedSegmentIsUseAfterFree) {
+  engine_driver d;
+  const auto s1 = d.stream();
+  const auto segment = d.alloc(4096);
+  const auto a = d.block(segment, 0, 2048);
+  d.free(segment);
+  d.launch(s1, {d.read(a)});
+  ASSERT_EQ(d.kinds(), (kind_list{diagnostic_kind::use_after_free}));
+  EXPECT_EQ(d.diagnostics()[0].allocation->id, a);
+  EXPECT_EQ(d.diagnostics()[0].previous->alloc, segment);
+}
+
+TEST(EngineMemory, NestedBlocksShareTheOutermostSegment) {
+  engine_driver d;
+  const auto s1 = d.stream(), s2 = d.stream();
+  const auto segment = d.alloc(4096);
+  const auto outer = d.block(segment, 1024, 2048);
+  const auto inner = d.block(outer, 512, 256);  // segment bytes 1536..1792
+  d.launch(s1, {d.write(segment, 1600, 8)});
+  d.launch(s2, {d.read(inner)});
+  ASSERT_EQ(d.kinds(), (kind_list{stream_race}));
+  EXPECT_EQ(d.diagnostics()[0].overlap_offset, 64u);
+  EXPECT_EQ(d.diagnostics()[0].overlap_size, 8u);
+}
+
+TEST(EngineMemory, SynchronizingFreeDoesNotWaitForAnotherDevice) {
+  engine_driver d;
+  const auto peer = d.stream(stream_flavor::blocking, 1);
+  const auto x = d.alloc(256, memory_kind::device, 0);
+  d.launch(peer, {d.write(x)});  // peer access from device 1
+  d.free(x, free_mode::synchronizing);
+  ASSERT_EQ(d.kinds(), (kind_list{free_while_in_use}));
+  EXPECT_EQ(d.diagnostics()[0].hazard_kind, hazard::write_after_write);
+}
+
+TEST(EngineMemory, StreamOrderedFreeOnTheSameStreamIsClean) {
+  engine_driver d;
+  const auto s1 = d.stream();
+  const auto x = d.alloc_async(256, s1);
+  d.launch(s1, {d.write(x)});
+  d.launch(s1, {d.read(x)});
+  d.free(x, free_mode::stream_ordered, s1);
+  EXPECT_TRUE(d.diagnostics().empty());
+  d.launch(s1, {d.read(x)});
+  EXPECT_EQ(d.kinds(), (kind_list{diagnostic_kind::use_after_free}));
+}
+
+TEST(EngineMemory, FreeingForgetsTheHistory) {
+  engine_driver d;
+  const auto s1 = d.stream();
+  const auto x = d.alloc(4096);
+  d.launch(s1, {d.write(x, 0, 64), d.write(x, 128, 64), d.read(x, 1024, 64)});
+  EXPECT_EQ(d.eng().statistics().history_segments, 3u);
+  d.free(x);
+  EXPECT_EQ(d.eng().statistics().history_segments, 0u);
+  EXPECT_EQ(d.eng().statistics().history_bytes, 0u);
+}
+
 // ---- copies (S-COPY-1, S-COPY-2) ----
 
 TEST(EngineCopies, SyncDeviceToHostThenHostReadIsClean) {

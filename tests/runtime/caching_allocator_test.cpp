@@ -194,7 +194,8 @@ TEST_F(CachingAllocator, AnOomRetryFreesCachedBlocks) {
 }
 
 TEST_F(CachingAllocator, BeyondTheFractionIsOutOfMemoryNamingRequestAndLimit) {
-  set_per_process_memory_fraction(0.375);  // 24 MiB of the sim's 64 MiB
+  const double fraction = fraction_for(24 * mib);  // 0.375 of the sim's 64 MiB
+  set_per_process_memory_fraction(fraction);
   stream s;
   try {
     auto a = caching_allocate(30 * mib, s);

@@ -35,7 +35,7 @@ TEST_F(Device, MemGetInfoSeesAllocations) {
 }
 
 TEST_F(Device, PeerAccessIsBetweenDistinctDevices) {
-  ASSERT_GE(device_count(), 2);
+  STREAMSAN_REQUIRE_DEVICES(2);
   EXPECT_FALSE(can_device_access_peer(0, 0));
   if (testing::on_sim()) EXPECT_TRUE(can_device_access_peer(0, 1));
 }
@@ -48,7 +48,7 @@ TEST_F(Device, InvalidDeviceIndexThrows) {
 }
 
 TEST_F(Device, CurrentDeviceIsPerThread) {
-  ASSERT_GE(device_count(), 2);
+  STREAMSAN_REQUIRE_DEVICES(2);
   set_device(1);
   int seen = -1;
   std::thread([&] { seen = current_device(); }).join();

@@ -10,7 +10,7 @@ using testing::expect_error;
 class Event : public testing::runtime_test {};
 
 TEST_F(Event, IsCreatedOnTheDeviceOfItsFirstRecord) {
-  ASSERT_GE(device_count(), 2);
+  STREAMSAN_REQUIRE_DEVICES(2);
   event e;
   EXPECT_FALSE(e.device().has_value());
   stream on_one({.device = 1});
@@ -19,7 +19,7 @@ TEST_F(Event, IsCreatedOnTheDeviceOfItsFirstRecord) {
 }
 
 TEST_F(Event, RecordingOnAStreamOfAnotherDeviceThrows) {
-  ASSERT_GE(device_count(), 2);
+  STREAMSAN_REQUIRE_DEVICES(2);
   event e;
   stream zero({.device = 0});
   stream one({.device = 1});
@@ -30,7 +30,7 @@ TEST_F(Event, RecordingOnAStreamOfAnotherDeviceThrows) {
 }
 
 TEST_F(Event, StreamsOfAnyDeviceMayWaitOnIt) {
-  ASSERT_GE(device_count(), 2);
+  STREAMSAN_REQUIRE_DEVICES(2);
   event e;
   stream zero({.device = 0});
   stream one({.device = 1});
@@ -114,8 +114,11 @@ TEST_F(Event, ElapsedTimeMeasuresTheWorkBetween) {
   end.record(s);
   end.synchronize();
   const float ms = start.elapsed_time(end);
-  EXPECT_GE(ms, 2.0f);
-  if (testing::on_sim()) EXPECT_FLOAT_EQ(ms, 2.0f);  // simulated time: the spin alone
+  if (testing::on_sim()) {
+    EXPECT_FLOAT_EQ(ms, 2.0f);  // simulated time: the spin alone
+  } else {
+    EXPECT_GE(ms, 1.9f);  // a real clock: the spin, give or take a tick
+  }
 }
 
 TEST_F(Event, InterprocessEventsCannotTime) {

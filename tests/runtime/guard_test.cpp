@@ -8,7 +8,7 @@ namespace {
 class Guard : public testing::runtime_test {};
 
 TEST_F(Guard, DeviceGuardRestoresThePreviousDevice) {
-  ASSERT_GE(device_count(), 2);
+  STREAMSAN_REQUIRE_DEVICES(2);
   EXPECT_EQ(current_device(), 0);
   {
     device_guard g(1);
@@ -21,7 +21,7 @@ TEST_F(Guard, DeviceGuardRestoresThePreviousDevice) {
 }
 
 TEST_F(Guard, NegativeDeviceIsANoOp) {
-  ASSERT_GE(device_count(), 2);
+  STREAMSAN_REQUIRE_DEVICES(2);
   set_device(1);
   {
     device_guard g(-1);
@@ -33,7 +33,7 @@ TEST_F(Guard, NegativeDeviceIsANoOp) {
 }
 
 TEST_F(Guard, NestedDeviceGuardsUnwindInOrder) {
-  ASSERT_GE(device_count(), 2);
+  STREAMSAN_REQUIRE_DEVICES(2);
   {
     device_guard outer(1);
     {
@@ -46,7 +46,7 @@ TEST_F(Guard, NestedDeviceGuardsUnwindInOrder) {
 }
 
 TEST_F(Guard, StreamGuardSwitchesDeviceAndStreamAndRestoresBoth) {
-  ASSERT_GE(device_count(), 2);
+  STREAMSAN_REQUIRE_DEVICES(2);
   stream zero_side({.device = 0});
   set_stream(zero_side);
   stream one({.device = 1});

@@ -33,6 +33,12 @@ class runtime_test : public ::testing::Test {
 
 bool on_sim();
 
+// Skips the calling test when fewer than `n` devices are visible.
+#define STREAMSAN_REQUIRE_DEVICES(n)                                                  \
+  do {                                                                            \
+    if (::streamsan::rt::device_count() < (n)) GTEST_SKIP() << "needs " << (n) << " devices"; \
+  } while (false)
+
 // Runs `f`, which must throw exactly E with message `message`.
 template <class E, class F>
 void expect_error(F&& f, const std::string& message) {

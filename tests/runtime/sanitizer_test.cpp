@@ -86,16 +86,16 @@ TEST_F(Sanitizer, ReadingACopyAfterSynchronizingIsClean) {
   EXPECT_TRUE(sanitizer_diagnostics().empty());
 }
 
-// A block used on a second stream and freed without record_stream is reused
-// at once on its own stream: the reuse races with the second stream's use.
-void reuse_after_side_stream_use(bool record) {
+// A block used on a second stream, declared with record_stream, and reused
+// on its own stream once the second stream's work completed.
+void reuse_after_side_stream_use() {
   stream s1;
   stream s2;
   auto a = caching_allocate(bytes, s1);
   launch(s1, kernels::fill{a, 1.0f});
   s2.wait_stream(s1);
   launch(s2, kernels::scale{a, 2.0f});
-  if (record) a.record_stream(s2);
+  a.record_stream(s2);
   a.free();
   s2.synchronize();  // lets the allocator see s2's event complete
   auto b = caching_allocate(bytes, s1);
@@ -103,6 +103,8 @@ void reuse_after_side_stream_use(bool record) {
   s1.synchronize();
 }
 
+// Without record_stream the block is reusable at once on its own stream: the
+// reuse races with the second stream's use.
 TEST_F(Sanitizer, AMissingRecordStreamIsARaceOnTheReusedBytes) {
   initialize([] {
     auto o = testing::test_options(1, 0);
@@ -124,12 +126,12 @@ TEST_F(Sanitizer, AMissingRecordStreamIsARaceOnTheReusedBytes) {
 }
 
 TEST_F(Sanitizer, RecordStreamMakesTheReuseSafe) {
-  reuse_after_side_stream_use(true);
+  reuse_after_side_stream_use();
   EXPECT_TRUE(sanitizer_diagnostics().empty());
 }
 
 TEST_F(Sanitizer, RecordingAnEventOnAnotherDeviceIsRefusedBeforeTheLog) {
-  ASSERT_GE(device_count(), 2);
+  STREAMSAN_REQUIRE_DEVICES(2);
   event e;
   stream zero({.device = 0});
   stream one({.device = 1});
@@ -143,6 +145,22 @@ TEST_F(Sanitizer, WaitingOnANeverRecordedEventIsReported) {
   event e;
   s.wait_event(e);  // S-EVENT-3: orders nothing
   EXPECT_EQ(count(diagnostic_kind::unrecorded_event), 1u);
+}
+
+TEST_F(Sanitizer, DiagnosticsArePrintedWhenFoundAndSummarizedAtShutdown) {
+  auto options = testing::test_options();
+  options.sanitize = true;
+  options.capture_stacks = true;
+  initialize(options);
+  ::testing::internal::CaptureStderr();
+  fill_then_sum(false);
+  const auto live = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(live.find("WARNING: streamsan: stream-race (read-after-write)"), std::string::npos)
+      << live;
+  ::testing::internal::CaptureStderr();
+  shutdown();
+  const auto summary = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(summary.find("streamsan: reported 1 warning"), std::string::npos) << summary;
 }
 
 TEST_F(Sanitizer, TheTraceFileIsWritten) {

@@ -56,7 +56,7 @@ TEST_F(Stream, PerThreadDefaultStreamsDifferBetweenThreads) {
 }
 
 TEST_F(Stream, CurrentStreamIsPerThreadAndPerDevice) {
-  ASSERT_GE(device_count(), 2);
+  STREAMSAN_REQUIRE_DEVICES(2);
   stream s;
   set_stream(s);
   EXPECT_EQ(current_stream(), s.ref());
@@ -67,7 +67,7 @@ TEST_F(Stream, CurrentStreamIsPerThreadAndPerDevice) {
 }
 
 TEST_F(Stream, SelectingAStreamOfAnotherDeviceSwitchesTheDevice) {
-  ASSERT_GE(device_count(), 2);
+  STREAMSAN_REQUIRE_DEVICES(2);
   stream on_one({.device = 1});
   EXPECT_EQ(on_one.device(), 1);
   set_stream(on_one);  // S-STREAM-8
