@@ -83,10 +83,8 @@ void engine_impl::on(const record_header&, const stack_define& r) {
   tables_.define_stack(r.id, r.frames);
 }
 
-void engine_impl::on(const record_header&, const frame_symbol& r) {
-  tables_.define_symbol(r.address,
-                        symbol_info{std::string(r.function), std::string(r.file), r.line});
-}
+// log_tables owns the conversion, so new frame_symbol fields reach it.
+void engine_impl::on(const record_header&, const frame_symbol& r) { tables_.absorb(r); }
 
 void engine_impl::on(const record_header& h, const thread_start&) { thread_of(h); }
 
