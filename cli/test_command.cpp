@@ -62,7 +62,13 @@ bool write_file(const std::string& path, const char* what, Write write) {
 // sim | cuda | auto | all -> the backends to run; throws po::error.
 std::vector<std::string> backends_for(const std::string& choice) {
   if (choice == "sim") return {"sim"};
-  if (choice == "cuda") return {"cuda"};
+  if (choice == "cuda") {
+    if (!rt::cuda_device_present()) {
+      throw po::error("--backend cuda needs a CUDA device; none was found (use --backend sim "
+                      "or auto)");
+    }
+    return {"cuda"};
+  }
   if (choice == "auto") return {rt::cuda_device_present() ? "cuda" : "sim"};
   if (choice == "all") {
     if (!rt::cuda_device_present()) {
