@@ -1,0 +1,337 @@
+#include "harness/scenario_parser.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#include "harness/parse_context.h"
+#include "harness/rule_catalog.h"
+#include "harness/scenario_error.h"
+
+namespace streamsan::harness {
+namespace detail {
+namespace {
+
+std::string declared_list(const std::vector<std::string>& names) {
+  if (names.empty()) return "none are declared";
+  std::string out = "declared: ";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+template <class Decl>
+std::vector<std::string> names_of(const std::vector<Decl>& decls) {
+  std::vector<std::string> out;
+  for (const auto& d : decls) out.push_back(d.name);
+  return out;
+}
+
+}  // namespace
+
+void parse_context::check_stream(const yaml_value& where, const std::string& name) const {
+  if (name == legacy_stream_name || name == per_thread_stream_name) return;
+  for (const auto& s : result.streams) {
+    if (s.name == name) return;
+  }
+  std::vector<std::string> names{std::string(legacy_stream_name),
+                                 std::string(per_thread_stream_name)};
+  for (const auto& s : result.streams) names.push_back(s.name);
+  where.fail("unknown stream '" + name + "' in " + where.what() + "; " + declared_list(names));
+}
+
+void parse_context::check_event(const yaml_value& where, const std::string& name) const {
+  for (const auto& e : result.events) {
+    if (e.name == name) return;
+  }
+  where.fail("unknown event '" + name + "' in " + where.what() + "; " +
+             declared_list(names_of(result.events)));
+}
+
+const buffer_decl& parse_context::check_buffer(const yaml_value& where,
+                                               const std::string& name) const {
+  if (const buffer_decl* b = result.find_buffer(name)) return *b;
+  where.fail("unknown buffer '" + name + "' in " + where.what() + "; " +
+             declared_list(names_of(result.buffers)));
+}
+
+void parse_context::check_device(const yaml_value& where, std::int64_t device) const {
+  if (device < 0 || device >= result.requires_.devices) {
+    where.fail("device " + std::to_string(device) + " in " + where.what() +
+               " is out of range; the scenario requires " +
+               std::to_string(result.requires_.devices) +
+               " device(s) (raise 'devices' under 'requires')");
+  }
+}
+
+buffer_slice parse_context::slice(const yaml_value& value) const {
+  const std::string text = value.text();
+  buffer_slice out;
+  const auto open = text.find('[');
+  out.buffer = text.substr(0, open);
+  const buffer_decl& decl = check_buffer(value, out.buffer);
+  out.end = decl.size;
+  if (open == std::string::npos) return out;
+  // NAME[BEGIN:END], elements, END exclusive.
+  const auto colon = text.find(':', open);
+  const auto close = text.find(']', open);
+  auto parse_index = [&](std::string_view digits, std::uint64_t& into) {
+    if (digits.empty() ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(c) != 0; })) {
+      return false;
+    }
+    into = std::stoull(std::string(digits));
+    return true;
+  };
+  if (colon == std::string::npos || close == std::string::npos || close != text.size() - 1 ||
+      colon > close ||
+      !parse_index(std::string_view(text).substr(open + 1, colon - open - 1), out.begin) ||
+      !parse_index(std::string_view(text).substr(colon + 1, close - colon - 1), out.end)) {
+    value.fail("expected BUFFER or BUFFER[BEGIN:END] for " + value.what() + ", got '" + text + "'");
+  }
+  if (out.begin >= out.end || out.end > decl.size) {
+    value.fail("slice " + text + " in " + value.what() + " is empty or outside buffer " +
+               decl.name + " (" + std::to_string(decl.size) + " elements)");
+  }
+  return out;
+}
+
+namespace {
+
+constexpr std::string_view name_chars =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.";
+
+void check_identifier(const yaml_value& value, const std::string& name) {
+  if (name.find_first_not_of(name_chars) != std::string::npos) {
+    value.fail("'" + name + "' is not a valid name for " + value.what() +
+               "; use letters, digits, '_', '-' and '.'");
+  }
+}
+
+template <class Decl>
+void check_unique(const std::vector<Decl>& decls, const yaml_value& value,
+                  const std::string& name, std::string_view kind) {
+  for (const auto& d : decls) {
+    if (d.name == name) {
+      value.fail("duplicate " + std::string(kind) + " name '" + name + "' (first declared at " +
+                 to_string(d.where) + ")");
+    }
+  }
+}
+
+void parse_name(parse_context& ctx, const yaml_map& top) {
+  const yaml_value v = top.get("name");
+  const std::string name = v.text();
+  if (name.find_first_not_of(std::string(name_chars) + "/") != std::string::npos) {
+    v.fail("'" + name + "' is not a valid scenario name; use AREA/NAME with letters, digits, "
+           "'_', '-' and '.'");
+  }
+  // The name is the file's path below the corpus root, so that a failure
+  // message leads straight to the file.
+  std::string stem = std::filesystem::path(ctx.file).replace_extension().generic_string();
+  const bool matches = stem == name ||
+                       (stem.size() > name.size() && stem.ends_with(name) &&
+                        stem[stem.size() - name.size() - 1] == '/');
+  if (!matches) {
+    const auto path = std::filesystem::path(ctx.file);
+    const std::string expected =
+        path.parent_path().filename().string() + "/" + path.stem().string();
+    v.fail("scenario name '" + name + "' does not match its file; expected '" + expected +
+           "' (the path below the corpus root, without .yaml)");
+  }
+  ctx.result.name = name;
+}
+
+void parse_rules(parse_context& ctx, const yaml_map& top) {
+  const yaml_value list = top.get("rules");
+  const auto items = list.items();
+  if (items.empty()) list.fail("expected at least one rule in 'rules'");
+  for (const auto& item : items) {
+    const yaml_map m(item, {"id", "text"});
+    const yaml_value id = m.get("id");
+    rule_citation c{id.text(), m.text("text"), m.where()};
+    if (!is_known_rule(c.id)) {
+      id.fail("unknown rule id '" + c.id + "'; expected an S-... id of semantics.md");
+    }
+    for (const auto& earlier : ctx.result.rules) {
+      if (earlier.id == c.id) id.fail("rule " + c.id + " is cited twice");
+    }
+    ctx.result.rules.push_back(std::move(c));
+  }
+}
+
+void parse_requires(parse_context& ctx, const yaml_map& top) {
+  const auto v = top.find("requires");
+  if (!v) return;
+  const yaml_map m(*v, {"devices", "backends"});
+  if (const auto d = m.find("devices")) {
+    const auto n = d->integer();
+    if (n < 1 || n > 16) d->fail("expected 1 to 16 for " + d->what());
+    ctx.result.requires_.devices = static_cast<int>(n);
+  }
+  if (const auto b = m.find("backends")) {
+    for (const auto& item : b->items()) ctx.result.requires_.backends.push_back(item.one_of({"sim", "cuda"}));
+  }
+}
+
+void parse_streams(parse_context& ctx, const yaml_map& top) {
+  const auto v = top.find("streams");
+  if (!v) return;
+  for (const auto& item : v->items()) {
+    const yaml_map m(item, {"name", "device", "flags", "priority"});
+    const yaml_value name_v = m.get("name");
+    stream_decl d;
+    d.name = name_v.text();
+    check_identifier(name_v, d.name);
+    if (d.name == legacy_stream_name || d.name == per_thread_stream_name) {
+      name_v.fail("'" + d.name + "' names a built-in stream; choose another name");
+    }
+    check_unique(ctx.result.streams, name_v, d.name, "stream");
+    if (const auto dev = m.find("device")) {
+      ctx.check_device(*dev, dev->integer());
+      d.device = static_cast<int>(dev->integer());
+    }
+    if (const auto f = m.find("flags")) {
+      d.flag = f->one_of({"blocking", "non_blocking"}) == "blocking" ? stream_flag::blocking
+                                                                     : stream_flag::non_blocking;
+    }
+    d.priority = static_cast<int>(m.integer_or("priority", 0));
+    d.where = m.where();
+    ctx.result.streams.push_back(std::move(d));
+  }
+}
+
+void parse_events(parse_context& ctx, const yaml_map& top) {
+  const auto v = top.find("events");
+  if (!v) return;
+  for (const auto& item : v->items()) {
+    const yaml_map m(item, {"name", "flags"});
+    const yaml_value name_v = m.get("name");
+    event_decl d;
+    d.name = name_v.text();
+    check_identifier(name_v, d.name);
+    check_unique(ctx.result.events, name_v, d.name, "event");
+    if (const auto f = m.find("flags")) {
+      for (const auto& flag : f->items()) {
+        const std::string s = flag.one_of({"timing", "blocking_sync", "interprocess"});
+        if (s == "timing") d.timing = true;
+        if (s == "blocking_sync") d.blocking_sync = true;
+        if (s == "interprocess") d.interprocess = true;
+      }
+    }
+    d.where = m.where();
+    ctx.result.events.push_back(std::move(d));
+  }
+}
+
+buffer_kind parse_buffer_kind(const yaml_value& v) {
+  const std::string s =
+      v.one_of({"device", "pinned", "pageable", "managed", "stream_ordered", "cached"});
+  if (s == "device") return buffer_kind::device;
+  if (s == "pinned") return buffer_kind::pinned;
+  if (s == "pageable") return buffer_kind::pageable;
+  if (s == "managed") return buffer_kind::managed;
+  if (s == "stream_ordered") return buffer_kind::stream_ordered;
+  return buffer_kind::cached;
+}
+
+void parse_buffers(parse_context& ctx, const yaml_map& top) {
+  const auto v = top.find("buffers");
+  if (!v) return;
+  for (const auto& item : v->items()) {
+    const yaml_map m(item, {"name", "kind", "device", "size", "fill", "stream"});
+    const yaml_value name_v = m.get("name");
+    buffer_decl d;
+    d.name = name_v.text();
+    check_identifier(name_v, d.name);
+    check_unique(ctx.result.buffers, name_v, d.name, "buffer");
+    d.kind = parse_buffer_kind(m.get("kind"));
+    if (const auto dev = m.find("device")) {
+      ctx.check_device(*dev, dev->integer());
+      d.device = static_cast<int>(dev->integer());
+    }
+    const yaml_value size_v = m.get("size");
+    const auto size = size_v.integer();
+    if (size < 1 || size > (1 << 24)) size_v.fail("expected 1 to 16777216 elements for " + size_v.what());
+    d.size = static_cast<std::uint64_t>(size);
+    if (const auto f = m.find("fill")) {
+      const auto values = f->numbers();
+      if (values.size() != 1 && values.size() != d.size) {
+        f->fail("expected one value or " + std::to_string(d.size) + " values for " + f->what() +
+                ", got " + std::to_string(values.size()));
+      }
+      d.fill.assign(d.size, static_cast<float>(values.front()));
+      if (values.size() == d.size) std::copy(values.begin(), values.end(), d.fill.begin());
+    }
+    if (const auto s = m.find("stream")) {
+      if (d.kind != buffer_kind::stream_ordered && d.kind != buffer_kind::cached) {
+        s->fail("'stream' applies to stream_ordered and cached buffers only, not to a " +
+                std::string(to_string(d.kind)) + " buffer");
+      }
+      d.stream = s->text();
+      ctx.check_stream(*s, d.stream);
+    }
+    d.where = m.where();
+    ctx.result.buffers.push_back(std::move(d));
+  }
+}
+
+void parse_twin(parse_context& ctx, const yaml_map& top) {
+  const auto v = top.find("twin");
+  if (!v) return;
+  ctx.result.twin = v->text();
+  ctx.result.twin_where = v->where();
+  if (ctx.result.twin == ctx.result.name) v->fail("a scenario cannot be its own twin");
+}
+
+}  // namespace
+}  // namespace detail
+
+scenario parse_scenario(std::string_view yaml_text, const std::string& file) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::ParserException& e) {
+    throw scenario_error(mark_of(e.mark, file), "YAML syntax error: " + e.msg);
+  }
+  if (!root.IsDefined() || root.IsNull()) throw scenario_error({file, 1, 1}, "empty scenario file");
+  detail::parse_context ctx;
+  ctx.file = file;
+  ctx.result.file = file;
+  const yaml_map top(root, file, "scenario",
+                     {"name", "description", "rules", "twin", "requires", "launch_blocking", "streams",
+                      "events", "buffers", "operations", "expect"});
+  // Order matters: later sections refer to what earlier ones declare.
+  detail::parse_name(ctx, top);
+  ctx.result.description = top.text_or("description", "");
+  detail::parse_rules(ctx, top);
+  detail::parse_twin(ctx, top);
+  detail::parse_requires(ctx, top);
+  ctx.result.settings.launch_blocking = top.boolean_or("launch_blocking", false);
+  detail::parse_streams(ctx, top);
+  detail::parse_events(ctx, top);
+  detail::parse_buffers(ctx, top);
+  detail::parse_operations(ctx, top.get("operations"));
+  detail::parse_expectation(ctx, top.get("expect"));
+  if (ctx.result.expects_diagnostics() && ctx.result.twin.empty()) {
+    throw scenario_error(top.key_where("expect"),
+                         "the scenario expects diagnostics, so it needs a 'twin': the fixed "
+                         "scenario that does the same work correctly");
+  }
+  return std::move(ctx.result);
+}
+
+scenario load_scenario(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string file = path.generic_string();
+  if (!in) throw scenario_error({file, 0, 0}, "cannot open scenario file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw scenario_error({file, 0, 0}, "cannot read scenario file");
+  return parse_scenario(text.str(), file);
+}
+
+}  // namespace streamsan::harness
