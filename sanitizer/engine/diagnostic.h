@@ -92,6 +92,10 @@ struct operation_ref {
   string_id nvtx_range{};  // innermost active NVTX range, "" when none
   graph_id graph{};        // op == graph_node
   std::uint32_t graph_node = 0;
+  // The allocation the operation accessed; offset/size are relative to it.
+  // It differs from diagnostic::allocation when a caching allocator handed
+  // the same bytes out again as another block (S-MEM-1).
+  alloc_id alloc{};
 };
 
 struct allocation_ref {

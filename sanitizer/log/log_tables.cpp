@@ -19,8 +19,17 @@ bool log_tables::absorb(const record_body& body) {
   return false;
 }
 
+bool log_tables::is_sparse(std::uint32_t index, std::size_t dense_size) noexcept {
+  constexpr std::size_t dense_slack = 1u << 16;
+  return index >= dense_size + dense_slack;
+}
+
 void log_tables::define_string(string_id id, std::string_view text) {
   const auto index = raw(id);
+  if (is_sparse(index, strings_.size())) {
+    sparse_strings_[index].assign(text);
+    return;
+  }
   if (index >= strings_.size()) {
     strings_.resize(index + 1);
     string_defined_.resize(index + 1);
@@ -31,6 +40,10 @@ void log_tables::define_string(string_id id, std::string_view text) {
 
 void log_tables::define_stack(stack_id id, std::span<const std::uint64_t> frames) {
   const auto index = raw(id);
+  if (is_sparse(index, stacks_.size())) {
+    sparse_stacks_[index].assign(frames.begin(), frames.end());
+    return;
+  }
   if (index >= stacks_.size()) {
     stacks_.resize(index + 1);
     stack_defined_.resize(index + 1);
@@ -45,13 +58,22 @@ void log_tables::define_symbol(std::uint64_t address, symbol_info info) {
 
 std::string_view log_tables::string(string_id id) const noexcept {
   const auto index = raw(id);
-  return index < strings_.size() ? std::string_view(strings_[index]) : std::string_view();
+  if (index < strings_.size() && string_defined_[index]) return strings_[index];
+  if (sparse_strings_.empty()) return {};
+  if (const auto it = sparse_strings_.find(index); it != sparse_strings_.end()) {
+    return it->second;
+  }
+  return {};
 }
 
 std::span<const std::uint64_t> log_tables::stack(stack_id id) const noexcept {
   const auto index = raw(id);
-  if (index >= stacks_.size()) return {};
-  return stacks_[index];
+  if (index < stacks_.size() && stack_defined_[index]) return stacks_[index];
+  if (sparse_stacks_.empty()) return {};
+  if (const auto it = sparse_stacks_.find(index); it != sparse_stacks_.end()) {
+    return it->second;
+  }
+  return {};
 }
 
 const symbol_info* log_tables::symbol(std::uint64_t address) const noexcept {
@@ -61,12 +83,14 @@ const symbol_info* log_tables::symbol(std::uint64_t address) const noexcept {
 
 bool log_tables::has_string(string_id id) const noexcept {
   const auto index = raw(id);
-  return index < string_defined_.size() && string_defined_[index];
+  if (index < string_defined_.size() && string_defined_[index]) return true;
+  return sparse_strings_.contains(index);
 }
 
 bool log_tables::has_stack(stack_id id) const noexcept {
   const auto index = raw(id);
-  return index < stack_defined_.size() && stack_defined_[index];
+  if (index < stack_defined_.size() && stack_defined_[index]) return true;
+  return sparse_stacks_.contains(index);
 }
 
 }  // namespace streamsan

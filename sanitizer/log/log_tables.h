@@ -40,11 +40,19 @@ class log_tables {
   bool has_stack(stack_id id) const noexcept;
 
  private:
+  // Note [Sparse ids]
+  // Producers number strings and stacks densely from 1, so the tables are
+  // vectors. An id far beyond the dense range (a consumer's own ids, such as
+  // the engine's NVTX paths at 0x80000000, or a corrupt trace) goes to a map
+  // instead of growing a vector to billions of entries.
+  static bool is_sparse(std::uint32_t index, std::size_t dense_size) noexcept;
   std::vector<std::string> strings_;               // index = raw(string_id)
   std::vector<std::vector<std::uint64_t>> stacks_;  // index = raw(stack_id)
   std::vector<bool> string_defined_;
   std::vector<bool> stack_defined_;
   std::unordered_map<std::uint64_t, symbol_info> symbols_;
+  std::unordered_map<std::uint32_t, std::string> sparse_strings_;
+  std::unordered_map<std::uint32_t, std::vector<std::uint64_t>> sparse_stacks_;
 };
 
 }  // namespace streamsan

@@ -1,0 +1,186 @@
+#include "sanitizer/engine/access_history.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+namespace streamsan {
+namespace {
+
+using segment = access_history::segment;
+
+bool same_state(const segment& a, const segment& b) noexcept {
+  return a.write == b.write && a.reads == b.reads;
+}
+
+// One conflict per (hazard, previous access) within one apply call; its
+// bytes are the hull of the pieces found (the pieces of one previous access
+// are usually contiguous: segments it spanned that later accesses split).
+void note_conflict(std::vector<history_conflict>& out, std::size_t first, hazard kind,
+                   const access_entry& previous, std::uint64_t begin, std::uint64_t end) {
+  for (std::size_t i = first; i < out.size(); ++i) {
+    auto& c = out[i];
+    if (c.kind == kind && c.previous == previous) {
+      c.begin = std::min(c.begin, begin);
+      c.end = std::max(c.end, end);
+      return;
+    }
+  }
+  out.push_back(history_conflict{kind, previous, begin, end});
+}
+
+// A read conflicts with the last write (RAW); a write with the last write
+// (WAW) and with every read since (WAR). Only accesses the current context is
+// not ordered after count.
+void check_segment(const segment& s, std::uint64_t begin, std::uint64_t end, bool is_write,
+                   const vector_clock& clock, std::vector<history_conflict>& out,
+                   std::size_t first) {
+  if (!s.write.when.is_none() && !clock.covers(s.write.when)) {
+    note_conflict(out, first, is_write ? hazard::write_after_write : hazard::read_after_write,
+                  s.write, begin, end);
+  }
+  if (!is_write) return;
+  for (const auto& r : s.reads) {
+    if (!clock.covers(r.when)) {
+      note_conflict(out, first, hazard::write_after_read, r, begin, end);
+    }
+  }
+}
+
+// See Note [Bounded read sets].
+void record_read(segment& s, const access_entry& entry, const vector_clock& clock) {
+  std::erase_if(s.reads, [&](const access_entry& r) { return clock.covers(r.when); });
+  s.reads.push_back(entry);
+}
+
+}  // namespace
+
+void access_history::apply(std::uint64_t begin, std::uint64_t end, const access_entry& entry,
+                           const vector_clock& clock,
+                           std::vector<history_conflict>& conflicts) {
+  if (begin >= end) return;
+  const auto it = std::partition_point(segments_.begin(), segments_.end(),
+                                       [&](const segment& s) { return s.end <= begin; });
+  if (it != segments_.end() && it->begin == begin && it->end == end) {
+    // The common case: the access covers exactly one existing segment (the
+    // same tensor or tile as last time). No split, no merge.
+    const bool is_write = writes(entry.mode);
+    check_segment(*it, begin, end, is_write, clock, conflicts, conflicts.size());
+    if (is_write) {
+      it->write = entry;
+      it->reads.clear();
+    } else {
+      record_read(*it, entry, clock);
+    }
+    return;
+  }
+  apply_general(begin, end, entry, clock, conflicts,
+                static_cast<std::size_t>(it - segments_.begin()));
+}
+
+void access_history::apply_general(std::uint64_t begin, std::uint64_t end,
+                                   const access_entry& entry, const vector_clock& clock,
+                                   std::vector<history_conflict>& conflicts,
+                                   std::size_t first) {
+  // Segments [first, last) overlap [begin, end). They are replaced by the
+  // pieces built in scratch_: the untouched prefix of the first, the
+  // accessed range (split at old boundaries for reads, one piece for a
+  // write), gaps that had no history, and the untouched suffix of the last.
+  std::size_t last = first;
+  while (last < segments_.size() && segments_[last].begin < end) ++last;
+  const bool is_write = writes(entry.mode);
+  const std::size_t first_conflict = conflicts.size();
+
+  scratch_.clear();
+  const auto emit = [&](segment&& s) {
+    if (!scratch_.empty() && scratch_.back().end == s.begin && same_state(scratch_.back(), s)) {
+      scratch_.back().end = s.end;
+    } else {
+      scratch_.push_back(std::move(s));
+    }
+  };
+  const auto fresh = [&](std::uint64_t b, std::uint64_t e) {
+    segment s{b, e, access_entry{}, {}};
+    if (is_write) {
+      s.write = entry;
+    } else {
+      s.reads.push_back(entry);
+    }
+    return s;
+  };
+
+  std::optional<segment> suffix;
+  if (first < last) {
+    const segment& head = segments_[first];
+    if (head.begin < begin) emit(segment{head.begin, begin, head.write, head.reads});
+    const segment& tail = segments_[last - 1];
+    if (tail.end > end) suffix = segment{end, tail.end, tail.write, tail.reads};
+  }
+
+  std::uint64_t pos = begin;
+  for (std::size_t i = first; i < last; ++i) {
+    const segment& old = segments_[i];
+    const std::uint64_t b = std::max(old.begin, begin);
+    const std::uint64_t e = std::min(old.end, end);
+    check_segment(old, b, e, is_write, clock, conflicts, first_conflict);
+    if (is_write) continue;  // one piece for the whole range, below
+    if (b > pos) emit(fresh(pos, b));
+    segment piece{b, e, old.write, old.reads};
+    record_read(piece, entry, clock);
+    emit(std::move(piece));
+    pos = e;
+  }
+  if (is_write) {
+    emit(fresh(begin, end));
+  } else if (pos < end) {
+    emit(fresh(pos, end));
+  }
+  if (suffix) emit(std::move(*suffix));
+
+  const std::size_t old_count = last - first;
+  const std::size_t new_count = scratch_.size();
+  const std::size_t common = std::min(old_count, new_count);
+  std::move(scratch_.begin(), scratch_.begin() + static_cast<std::ptrdiff_t>(common),
+            segments_.begin() + static_cast<std::ptrdiff_t>(first));
+  if (new_count < old_count) {
+    segments_.erase(segments_.begin() + static_cast<std::ptrdiff_t>(first + new_count),
+                    segments_.begin() + static_cast<std::ptrdiff_t>(last));
+  } else if (new_count > old_count) {
+    segments_.insert(segments_.begin() + static_cast<std::ptrdiff_t>(first + common),
+                     std::make_move_iterator(scratch_.begin() +
+                                             static_cast<std::ptrdiff_t>(common)),
+                     std::make_move_iterator(scratch_.end()));
+  }
+}
+
+void access_history::find_unordered(std::uint64_t begin, std::uint64_t end,
+                                    const vector_clock& clock,
+                                    std::vector<history_conflict>& conflicts) const {
+  if (begin >= end) return;
+  const std::size_t first_conflict = conflicts.size();
+  auto it = std::partition_point(segments_.begin(), segments_.end(),
+                                 [&](const segment& s) { return s.end <= begin; });
+  for (; it != segments_.end() && it->begin < end; ++it) {
+    check_segment(*it, std::max(it->begin, begin), std::min(it->end, end), true, clock,
+                  conflicts, first_conflict);
+  }
+}
+
+void access_history::clear() noexcept {
+  std::vector<segment>().swap(segments_);
+  std::vector<segment>().swap(scratch_);
+}
+
+std::size_t access_history::read_count() const noexcept {
+  std::size_t n = 0;
+  for (const auto& s : segments_) n += s.reads.size();
+  return n;
+}
+
+std::size_t access_history::bytes_held() const noexcept {
+  std::size_t bytes = (segments_.capacity() + scratch_.capacity()) * sizeof(segment);
+  for (const auto& s : segments_) bytes += s.reads.capacity() * sizeof(access_entry);
+  return bytes;
+}
+
+}  // namespace streamsan

@@ -1,0 +1,98 @@
+// What happened to the bytes of one root allocation: for every byte range,
+// the last write and the reads since it.
+//
+// Note [Byte-exact shadow segments]
+// ThreadSanitizer keeps a few shadow cells per 8 application bytes. Device
+// buffers are large and are accessed a whole tensor (or a tile) at a time, so
+// the history here is a sorted vector of non-overlapping byte segments
+// [begin, end), each with one state: the last write and the reads since it.
+// An access that covers part of a segment splits it, so conflicts are byte
+// exact: two streams writing disjoint halves of one buffer never conflict,
+// and a partial overlap conflicts on exactly the overlapping bytes. After a
+// write, the whole written range has one state again and becomes a single
+// segment (adjacent segments with equal state are merged), so the number of
+// segments is bounded by the distinct boundaries live accesses use, not by
+// the length of the log.
+//
+// Note [Bounded read sets]
+// A read drops every earlier read that happens before it (TSan does the same
+// with its shadow cells): such a read is redundant, because anything that
+// races with it also races with the new read or is ordered after both. All
+// reads of one context are ordered, so a segment holds at most one read per
+// context, and a write clears the set.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sanitizer/engine/diagnostic.h"
+#include "sanitizer/engine/vector_clock.h"
+#include "sanitizer/log/record.h"
+
+namespace streamsan {
+
+// Who made an access: its epoch (for ordering) and what a report needs to
+// describe it. The stream or thread follows from the epoch's slot.
+struct access_entry {
+  epoch when;
+  std::uint64_t seq = 0;
+  std::uint64_t offset = 0;  // the access's range, relative to `alloc`
+  std::uint64_t size = 0;
+  alloc_id alloc{};
+  string_id name{};
+  stack_id stack{};
+  string_id nvtx{};
+  thread_id thread{};
+  graph_id graph{};
+  std::uint32_t graph_node = 0;
+  operation_kind op = operation_kind::kernel;
+  access_mode mode = access_mode::read;
+
+  friend bool operator==(const access_entry&, const access_entry&) = default;
+};
+
+// A previous access the current one is not ordered after.
+struct history_conflict {
+  hazard kind = hazard::none;
+  access_entry previous;
+  std::uint64_t begin = 0;  // the bytes in conflict, in root coordinates
+  std::uint64_t end = 0;
+};
+
+class access_history {
+ public:
+  // Checks the access [begin, end) with `mode` by the context whose clock is
+  // `clock` against the history, appends the conflicts to `conflicts` (one
+  // per previous access and hazard, with the hull of the bytes in conflict),
+  // and records the access.
+  void apply(std::uint64_t begin, std::uint64_t end, const access_entry& entry,
+             const vector_clock& clock, std::vector<history_conflict>& conflicts);
+
+  // Appends every access to [begin, end) that `clock` does not cover, as if
+  // a write at `clock` happened (a free: Note [Frees check like writes]).
+  void find_unordered(std::uint64_t begin, std::uint64_t end, const vector_clock& clock,
+                      std::vector<history_conflict>& conflicts) const;
+
+  void clear() noexcept;
+
+  struct segment {
+    std::uint64_t begin = 0;
+    std::uint64_t end = 0;
+    access_entry write;  // write.when.is_none(): never written
+    std::vector<access_entry> reads;
+  };
+  const std::vector<segment>& segments() const noexcept { return segments_; }
+  std::size_t read_count() const noexcept;
+  std::size_t bytes_held() const noexcept;
+
+ private:
+  void apply_general(std::uint64_t begin, std::uint64_t end, const access_entry& entry,
+                     const vector_clock& clock, std::vector<history_conflict>& conflicts,
+                     std::size_t first);
+
+  std::vector<segment> segments_;  // sorted by begin, non-overlapping
+  std::vector<segment> scratch_;   // reused by apply_general
+};
+
+}  // namespace streamsan

@@ -1,0 +1,105 @@
+// The happens-before engine: consumes the access log record by record and
+// reports races between streams, between host and device, inside graphs, and
+// misuse of streams, events and memory. The model is in docs/engine.md; each
+// rule is a Note [...] block next to the code that applies it.
+//
+// Usage:
+//   streamsan::engine eng;
+//   eng.set_diagnostic_callback([](const diagnostic& d) { ... });
+//   recorder.add_sink(eng);          // live, or replay a trace file into it
+//   ... eng.diagnostics(), eng.tables() to print them ...
+//
+// The engine is single-threaded: feed it from one thread at a time (the
+// recorder's lock already serializes on_record).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sanitizer/engine/diagnostic.h"
+#include "sanitizer/log/log_tables.h"
+#include "sanitizer/log/record.h"
+
+namespace streamsan {
+
+struct engine_options {
+  // Fold diagnostics with the same kind and the same pair of call sites into
+  // one entry and count the repeats (Note [Deduplication]).
+  bool deduplicate = true;
+  // How many freed allocations and destroyed events stay remembered, so that
+  // a later use is reported as use-after-free / destroyed-event-use. Older
+  // ones are forgotten to keep memory flat under allocation churn; a use of a
+  // forgotten id counts as an access to an unknown allocation.
+  std::uint32_t remembered_dead_objects = 1u << 16;
+};
+
+// Counters for what the engine saw but did not turn into diagnostics, and
+// for the memory it holds. Cheap to read (walks the live allocations).
+struct engine_statistics {
+  std::uint64_t records = 0;
+  std::uint64_t accesses_checked = 0;       // accesses applied to a history
+  std::uint64_t accesses_untracked = 0;     // alloc == none: not tracked
+  std::uint64_t accesses_unknown_alloc = 0; // alloc id never allocated (or forgotten)
+  std::uint64_t accesses_captured = 0;      // issued to a capturing stream
+  std::uint64_t host_host_conflicts = 0;    // two host threads: not a CUDA race
+  std::uint64_t unmatched_nvtx_pops = 0;    // nvtx_pop on an empty stack
+  std::uint64_t implicit_streams = 0;       // used before any stream_create
+  std::uint64_t unknown_graph_launches = 0; // launch of a graph never instantiated
+  std::uint64_t unknown_frees = 0;          // free of an id never allocated
+  std::uint64_t ignored_records = 0;        // duplicate creates, bad graph edges, ...
+  std::uint64_t duplicate_diagnostics = 0;  // folded into an earlier entry
+  // Memory held.
+  std::uint64_t contexts = 0;               // streams + host threads (clock slots)
+  std::uint64_t live_allocations = 0;
+  std::uint64_t remembered_allocations = 0; // freed, kept for use-after-free
+  std::uint64_t history_segments = 0;
+  std::uint64_t history_reads = 0;
+  std::uint64_t history_bytes = 0;          // segments + read sets, by capacity
+  std::uint64_t clock_bytes = 0;            // vector clocks of contexts and events
+};
+
+class engine_impl;
+
+class engine final : public record_sink {
+ public:
+  explicit engine(engine_options options = {});
+  ~engine() override;
+  engine(engine&& other) noexcept;
+  engine& operator=(engine&& other) noexcept;
+  engine(const engine&) = delete;
+  engine& operator=(const engine&) = delete;
+
+  void on_record(const record& r) override;  // feed every record, in log order
+
+  // Called once per NEW diagnostic (after dedup) when it is found: live
+  // printing. The reference is valid only during the call.
+  void set_diagnostic_callback(std::function<void(const diagnostic&)> callback);
+
+  // Deduplicated (same kind + same pair of call sites => one entry, count++),
+  // in the order found.
+  const std::vector<diagnostic>& diagnostics() const noexcept;
+
+  // Strings, stacks and frame symbols seen, plus the NVTX range paths the
+  // engine defines itself (ids >= first_engine_string_id).
+  const log_tables& tables() const noexcept;
+
+  // Unmodelled CUDA API calls seen (unmodelled_call records): name -> count.
+  const std::map<std::string, std::uint64_t, std::less<>>& unmodelled_calls() const noexcept;
+
+  std::uint64_t records_processed() const noexcept;
+
+  engine_statistics statistics() const;
+
+ private:
+  std::unique_ptr<engine_impl> impl_;
+};
+
+// operation_ref::nvtx_range ids the engine defines in its tables start here,
+// so they never clash with the producer's string ids (Note [NVTX paths]).
+inline constexpr std::uint32_t first_engine_string_id = 0x80000000u;
+
+}  // namespace streamsan

@@ -1,0 +1,123 @@
+// A map from one of our strong ids to an owned object, for the hot path.
+//
+// Note [Paged id tables]
+// Producers hand out ids from counters (ids.h), so the live ids of a kind are
+// dense-ish integers: a vector indexed by id makes a lookup one load. But
+// allocation ids churn (a caching allocator gives every tensor a new block
+// id) while the live set stays small, so a flat vector would grow with every
+// allocation ever made. The table is therefore paged: pages of 256 slots,
+// released when their last object is erased; the page directory costs 8
+// bytes per 256 ids ever used. An id far beyond the ids seen so far (a
+// corrupt trace) goes to a hash map instead of growing the directory.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sanitizer/log/ids.h"
+
+namespace streamsan {
+
+template <class Id, class T>
+class id_table {
+ public:
+  T* find(Id id) const noexcept {
+    const std::uint32_t r = raw(id);
+    const std::uint32_t p = r >> page_bits;
+    if (p < pages_.size()) {
+      const page* pg = pages_[p].get();
+      if (pg != nullptr) {
+        if (T* item = pg->items[r & page_mask].get()) return item;
+      }
+    }
+    // An id that was far out when it was inserted stays in far_ even after
+    // the pages grow past it.
+    if (far_.empty()) return nullptr;
+    const auto it = far_.find(r);
+    return it == far_.end() ? nullptr : it->second.get();
+  }
+
+  // Inserts a default-constructed object, or returns the existing one.
+  T& get_or_insert(Id id) {
+    const std::uint32_t r = raw(id);
+    const std::uint32_t p = r >> page_bits;
+    if (!far_.empty()) {
+      if (const auto it = far_.find(r); it != far_.end()) return *it->second;
+    }
+    if (p >= pages_.size()) {
+      if (p > 2 * pages_.size() + far_page_slack) {
+        auto& slot = far_[r];
+        if (!slot) {
+          slot = std::make_unique<T>();
+          ++size_;
+        }
+        return *slot;
+      }
+      pages_.resize(std::size_t{p} + 1);
+    }
+    auto& pg = pages_[p];
+    if (!pg) pg = std::make_unique<page>();
+    auto& slot = pg->items[r & page_mask];
+    if (!slot) {
+      slot = std::make_unique<T>();
+      ++pg->count;
+      ++size_;
+    }
+    return *slot;
+  }
+
+  void erase(Id id) noexcept {
+    const std::uint32_t r = raw(id);
+    const std::uint32_t p = r >> page_bits;
+    if (!far_.empty() && far_.erase(r) != 0) {
+      --size_;
+      return;
+    }
+    if (p < pages_.size()) {
+      auto& pg = pages_[p];
+      if (!pg) return;
+      auto& slot = pg->items[r & page_mask];
+      if (!slot) return;
+      slot.reset();
+      --size_;
+      if (--pg->count == 0) pg.reset();
+    }
+  }
+
+  std::size_t size() const noexcept { return size_; }
+
+  // Visits (id, object) in no particular order.
+  template <class F>
+  void for_each(F&& f) const {
+    for (std::size_t p = 0; p < pages_.size(); ++p) {
+      if (!pages_[p]) continue;
+      for (std::uint32_t i = 0; i < page_size; ++i) {
+        if (const auto& item = pages_[p]->items[i]) {
+          f(Id{static_cast<std::uint32_t>((p << page_bits) | i)}, *item);
+        }
+      }
+    }
+    for (const auto& [r, item] : far_) f(Id{r}, *item);
+  }
+
+ private:
+  static constexpr unsigned page_bits = 8;
+  static constexpr std::uint32_t page_size = 1u << page_bits;
+  static constexpr std::uint32_t page_mask = page_size - 1;
+  static constexpr std::size_t far_page_slack = 1u << 12;  // 1M ids
+
+  struct page {
+    std::array<std::unique_ptr<T>, page_size> items;
+    std::uint32_t count = 0;
+  };
+
+  std::vector<std::unique_ptr<page>> pages_;
+  std::unordered_map<std::uint32_t, std::unique_ptr<T>> far_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace streamsan

@@ -1,0 +1,101 @@
+// Vector clocks and epochs for the happens-before engine.
+//
+// Note [Execution contexts and slots]
+// Every CUDA stream and every host thread is an execution context. The
+// engine gives each context a dense slot number (0, 1, 2, ... in order of
+// first appearance), so a vector clock is a plain array indexed by slot, as
+// in ThreadSanitizer. A context's own component counts its operations; the
+// other components say how much of every other context it is ordered after.
+// Slots are never reused: an epoch stored in an access history names its
+// context forever.
+//
+// Note [Epochs]
+// One access is stamped with the epoch (slot, clock) of the context that made
+// it, where clock is that context's own component at the time. An earlier
+// access at epoch (c, t) happens before everything a context X does from
+// now on iff X's clock has X[c] >= t. Checking an access against history
+// therefore costs one array load, and a history entry stores 8 bytes of
+// ordering state instead of a whole vector.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace streamsan {
+
+using context_slot = std::uint32_t;
+
+// A (slot, clock) pair packed into 64 bits: 24 bits of slot, 40 of clock.
+// 2^40 operations on one stream is about 30 hours at 10 million per second.
+class epoch {
+ public:
+  static constexpr unsigned clock_bits = 40;
+  static constexpr std::uint64_t max_clock = (std::uint64_t{1} << clock_bits) - 1;
+  static constexpr context_slot max_slot = (context_slot{1} << (64 - clock_bits)) - 1;
+
+  constexpr epoch() noexcept = default;
+  constexpr epoch(context_slot slot, std::uint64_t clock) noexcept
+      : bits_((std::uint64_t{slot} << clock_bits) | (clock & max_clock)) {}
+
+  constexpr context_slot slot() const noexcept {
+    return static_cast<context_slot>(bits_ >> clock_bits);
+  }
+  constexpr std::uint64_t clock() const noexcept { return bits_ & max_clock; }
+  // Clock 0 is "no operation": every context starts at 0 and ticks before
+  // its first operation.
+  constexpr bool is_none() const noexcept { return clock() == 0; }
+
+  friend constexpr bool operator==(epoch, epoch) noexcept = default;
+
+ private:
+  std::uint64_t bits_ = 0;
+};
+
+class vector_clock {
+ public:
+  vector_clock() = default;
+
+  std::uint64_t get(context_slot slot) const noexcept {
+    return slot < clocks_.size() ? clocks_[slot] : 0;
+  }
+  void set(context_slot slot, std::uint64_t value);
+
+  // Advances the context's own component; returns the epoch of the new
+  // operation.
+  epoch tick(context_slot self) {
+    if (self >= clocks_.size()) clocks_.resize(std::size_t{self} + 1, 0);
+    return epoch(self, ++clocks_[self]);
+  }
+
+  // Pointwise maximum. Returns whether anything changed, so callers can keep
+  // their version counters exact (Note [Skipping redundant joins]).
+  bool join(const vector_clock& other);
+
+  // True iff the operation at `e` happens before whatever this clock's
+  // context does next (Note [Epochs]).
+  bool covers(epoch e) const noexcept {
+    const auto slot = e.slot();
+    return slot < clocks_.size() && clocks_[slot] >= e.clock();
+  }
+
+  // True iff every component is <= the other's.
+  bool less_equal(const vector_clock& other) const noexcept;
+
+  std::size_t size() const noexcept { return clocks_.size(); }
+  std::span<const std::uint64_t> components() const noexcept { return clocks_; }
+  void clear() noexcept { clocks_.clear(); }
+  void release_memory() noexcept { std::vector<std::uint64_t>().swap(clocks_); }
+  std::size_t bytes_held() const noexcept {
+    return clocks_.capacity() * sizeof(std::uint64_t);
+  }
+
+  friend bool operator==(const vector_clock& a, const vector_clock& b) noexcept;
+
+ private:
+  std::vector<std::uint64_t> clocks_;  // index = slot; absent = 0
+};
+
+}  // namespace streamsan
