@@ -13,7 +13,8 @@ bool log_tables::absorb(const record_body& body) {
   }
   if (const auto* f = std::get_if<frame_symbol>(&body)) {
     define_symbol(f->address, symbol_info{std::string(f->function),
-                                          std::string(f->file), f->line});
+                                          std::string(f->file), f->line,
+                                          std::string(f->module), f->module_offset});
     return true;
   }
   return false;

@@ -18,6 +18,8 @@ struct symbol_info {
   std::string function;
   std::string file;
   std::uint32_t line = 0;
+  std::string module;  // see frame_symbol
+  std::uint64_t module_offset = 0;
 };
 
 class log_tables {

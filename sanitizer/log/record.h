@@ -125,6 +125,11 @@ struct frame_symbol {
   std::string_view function;
   std::string_view file;
   std::uint32_t line = 0;
+  // The loaded module (executable or shared library) that holds the address
+  // and the address's offset in it, so a frame without debug information can
+  // still be located (addr2line -e MODULE OFFSET). Empty / 0 when unknown.
+  std::string_view module;
+  std::uint64_t module_offset = 0;
 };
 
 struct thread_start {
