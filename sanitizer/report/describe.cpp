@@ -1,0 +1,206 @@
+#include "sanitizer/report/describe.h"
+
+#include <cctype>
+#include <cstdio>
+
+namespace streamsan {
+namespace {
+
+std::string quoted(std::string_view name) { return "'" + std::string(name) + "'"; }
+
+std::string capitalized(std::string text) {
+  if (!text.empty()) text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
+  return text;
+}
+
+// Operations that read or write a byte range (the rest order or free).
+bool accesses_memory(operation_kind op) noexcept {
+  switch (op) {
+    case operation_kind::kernel:
+    case operation_kind::memcpy:
+    case operation_kind::memset:
+    case operation_kind::host_func:
+    case operation_kind::host_access:
+    case operation_kind::graph_node:
+      return true;
+    case operation_kind::alloc:
+    case operation_kind::free:
+    case operation_kind::event_record:
+    case operation_kind::event_wait:
+    case operation_kind::event_synchronize:
+    case operation_kind::event_query:
+    case operation_kind::stream_synchronize:
+    case operation_kind::stream_query:
+    case operation_kind::stream_wait_stream:
+    case operation_kind::device_synchronize:
+    case operation_kind::stream_destroy:
+    case operation_kind::event_destroy:
+    case operation_kind::graph_launch:
+      return false;
+  }
+  return false;
+}
+
+std::string bytes(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " byte" : " bytes"); }
+
+std::string module_and_offset(const symbol_info& symbol) {
+  const auto name = std::filesystem::path(symbol.module).filename().string();
+  return "(" + name + "+" + hex(symbol.module_offset) + ")";
+}
+
+}  // namespace
+
+std::string hex(std::uint64_t value) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
+  return buffer;
+}
+
+std::string describe_allocation(const allocation_ref& a, const log_tables& tables,
+                                bool with_device) {
+  std::string text = to_string(a.id);
+  if (const auto label = tables.string(a.label); !label.empty()) text += " " + quoted(label);
+  text += " (" + std::string(to_string(a.kind)) + " memory, " + bytes(a.size);
+  if (with_device) text += ", device " + std::to_string(a.device);
+  return text + ")";
+}
+
+std::string describe_operation(const operation_ref& op, const log_tables& tables) {
+  std::string text(to_string(op.op));
+  if (const auto name = tables.string(op.name); !name.empty()) text += " " + quoted(name);
+  if (op.op == operation_kind::graph_node) {
+    text += " (node " + std::to_string(op.graph_node) + " of " + to_string(op.graph) + ")";
+  }
+  switch (op.context) {
+    case context_kind::stream:
+      text += " on " + to_string(op.stream) + " (" + to_string(op.thread) + ")";
+      break;
+    case context_kind::host_thread:
+      text += " on " + to_string(op.thread);
+      break;
+  }
+  return text;
+}
+
+std::string describe_access(const operation_ref& op, const log_tables& tables) {
+  std::string text;
+  if (accesses_memory(op.op)) {
+    text = capitalized(std::string(to_string(op.mode))) + " of " + bytes(op.size) +
+           " at offset " + std::to_string(op.offset) + " by " + describe_operation(op, tables);
+  } else {
+    text = capitalized(describe_operation(op, tables));
+  }
+  if (const auto range = tables.string(op.nvtx_range); !range.empty()) {
+    text += " in range " + std::string(range);
+  }
+  return text;
+}
+
+std::string describe_previous(const operation_ref& op, const log_tables& tables) {
+  std::string text = describe_access(op, tables);
+  if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+  return "Previous " + text;
+}
+
+std::string kind_and_hazard(const diagnostic& d) {
+  std::string text(to_string(d.kind));
+  if (d.hazard_kind != hazard::none) text += " (" + std::string(to_string(d.hazard_kind)) + ")";
+  return text;
+}
+
+std::string headline(const diagnostic& d, const log_tables& tables) {
+  std::string object;
+  switch (d.kind) {
+    case diagnostic_kind::stream_race:
+    case diagnostic_kind::host_device_race:
+    case diagnostic_kind::graph_node_race:
+    case diagnostic_kind::free_while_in_use:
+    case diagnostic_kind::use_after_free:
+    case diagnostic_kind::use_before_alloc:
+      object = d.allocation ? describe_allocation(*d.allocation, tables) : "untracked memory";
+      break;
+    case diagnostic_kind::unrecorded_event:
+    case diagnostic_kind::destroyed_event_use:
+    case diagnostic_kind::event_device_mismatch:
+      object = to_string(d.event);
+      break;
+    case diagnostic_kind::destroyed_stream_use:
+    case diagnostic_kind::sync_during_capture:
+      object = to_string(d.stream);
+      break;
+  }
+  return kind_and_hazard(d) + " on " + object;
+}
+
+std::optional<std::string> explanation(const diagnostic& d) {
+  switch (d.kind) {
+    case diagnostic_kind::stream_race:
+    case diagnostic_kind::host_device_race:
+    case diagnostic_kind::graph_node_race:
+    case diagnostic_kind::use_after_free:
+      return std::nullopt;  // the two stacks and the allocation say it all
+    case diagnostic_kind::free_while_in_use:
+      return "The memory is freed while the previous operation may still use it (S-MEM-5).";
+    case diagnostic_kind::use_before_alloc:
+      return "The access is not ordered after the stream-ordered allocation (S-MEM-5).";
+    case diagnostic_kind::unrecorded_event:
+      return to_string(d.event) + " was never recorded, so this orders nothing (S-EVENT-3).";
+    case diagnostic_kind::destroyed_stream_use:
+      return to_string(d.stream) + " was destroyed before this use (S-STREAM-9).";
+    case diagnostic_kind::destroyed_event_use:
+      return to_string(d.event) + " was destroyed before this use.";
+    case diagnostic_kind::sync_during_capture:
+      return to_string(d.stream) +
+             " is capturing a graph; synchronizing during capture is illegal (S-GRAPH-1).";
+    case diagnostic_kind::event_device_mismatch:
+      return to_string(d.event) +
+             " is recorded on a stream of another device; only streams of the event's device "
+             "may record it (S-EVENT-6).";
+  }
+  return std::nullopt;
+}
+
+std::string display_path(std::string_view file, const std::filesystem::path& root) {
+  if (root.empty() || file.empty()) return std::string(file);
+  const std::filesystem::path path(file);
+  const auto relative = path.lexically_relative(root);
+  if (relative.empty() || *relative.begin() == "..") return std::string(file);
+  return relative.generic_string();
+}
+
+std::string describe_frame(std::uint64_t address, const symbol_info& symbol,
+                           const std::filesystem::path& root) {
+  std::string text = symbol.function.empty() ? hex(address) : symbol.function;
+  if (!symbol.file.empty()) {
+    text += " " + display_path(symbol.file, root);
+    if (symbol.line != 0) text += ":" + std::to_string(symbol.line);
+  } else if (!symbol.module.empty()) {
+    text += " " + module_and_offset(symbol);
+  }
+  return text;
+}
+
+std::optional<call_site> find_call_site(stack_id stack, symbolizer& symbols) {
+  const auto frames = symbols.tables().stack(stack);
+  if (frames.empty()) return std::nullopt;
+  for (const auto address : frames) {
+    const symbol_info& symbol = symbols.symbolize(address);
+    if (!symbol.file.empty()) return call_site{address, &symbol};
+  }
+  return call_site{frames.front(), &symbols.symbolize(frames.front())};
+}
+
+std::string describe_call_site(const call_site& site, const std::filesystem::path& root) {
+  const symbol_info& s = *site.symbol;
+  if (!s.file.empty()) {
+    std::string text = display_path(s.file, root);
+    if (s.line != 0) text += ":" + std::to_string(s.line);
+    if (!s.function.empty()) text += " in " + s.function;
+    return text;
+  }
+  if (!s.function.empty()) return "in " + s.function;
+  if (!s.module.empty()) return module_and_offset(s);
+  return hex(site.address);
+}
+
+}  // namespace streamsan

@@ -1,0 +1,67 @@
+// The phrases every report format shares, so that text, JSON and SARIF name
+// things the same way: "kernel 'sum' on stream#2 (thread#1)",
+// "alloc#3 'A' (device memory, 4096 bytes)", "#0 main demo.cpp:42".
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sanitizer/engine/diagnostic.h"
+#include "sanitizer/log/log_tables.h"
+#include "sanitizer/report/symbolizer.h"
+
+namespace streamsan {
+
+// "alloc#3 'A' (device memory, 4096 bytes)"; with_device adds ", device 0".
+std::string describe_allocation(const allocation_ref& a, const log_tables& tables,
+                                bool with_device = false);
+
+// "kernel 'sum' on stream#2 (thread#1)", "host access 'h' on thread#1",
+// "graph node 'n' (node 3 of graph#2) on stream#1 (thread#1)".
+std::string describe_operation(const operation_ref& op, const log_tables& tables);
+
+// What the operation did, capitalized: "Read of 4096 bytes at offset 0 by
+// kernel 'sum' on stream#2 (thread#1) in range fwd" for memory accesses,
+// "Event wait on stream#2 (thread#1)" for everything else.
+std::string describe_access(const operation_ref& op, const log_tables& tables);
+
+// "Previous write of 4096 bytes at offset 0 by kernel 'fill' on stream#1 ...".
+std::string describe_previous(const operation_ref& op, const log_tables& tables);
+
+// "stream-race (read-after-write)", or just the kind without a hazard.
+std::string kind_and_hazard(const diagnostic& d);
+
+// "stream-race (read-after-write) on alloc#3 'A' (device memory, 4096 bytes)",
+// "unrecorded-event on event#4".
+std::string headline(const diagnostic& d, const log_tables& tables);
+
+// One sentence on why the diagnostic is a problem, citing the rule of
+// docs (S-...), for the kinds whose stacks do not say it by themselves.
+std::optional<std::string> explanation(const diagnostic& d);
+
+// `file` relative to `root` when it lies under it, else unchanged.
+std::string display_path(std::string_view file, const std::filesystem::path& root);
+
+// "main demo.cpp:42", "main", "0x401000 (demo+0x1000)", "0x401000".
+std::string describe_frame(std::uint64_t address, const symbol_info& symbol,
+                           const std::filesystem::path& root);
+
+// The frame a report points at: the first with a source file, else the
+// first at all. nullopt for an empty stack.
+struct call_site {
+  std::uint64_t address = 0;
+  const symbol_info* symbol = nullptr;  // owned by the symbolizer or tables
+  bool has_source() const noexcept { return symbol != nullptr && !symbol->file.empty(); }
+};
+std::optional<call_site> find_call_site(stack_id stack, symbolizer& symbols);
+
+// "demo.cpp:42 in main", "in main", "(demo+0x1000)", "0x401000": where a
+// SUMMARY line says the problem is.
+std::string describe_call_site(const call_site& site, const std::filesystem::path& root);
+
+std::string hex(std::uint64_t value);
+
+}  // namespace streamsan

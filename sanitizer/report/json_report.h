@@ -1,0 +1,19 @@
+// The machine-readable report: one JSON object with every diagnostic (no
+// print limit) and a summary. docs/reports.md documents the members.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "sanitizer/report/report_input.h"
+#include "sanitizer/report/symbolizer.h"
+
+namespace streamsan {
+
+nlohmann::ordered_json json_report(const report_input& input, symbolizer& symbols,
+                                   const report_options& options = {});
+
+// The symbolized frames of a stack: [{"address":"0x...","function":...}].
+nlohmann::ordered_json json_stack(stack_id stack, symbolizer& symbols,
+                                  const report_options& options = {});
+
+}  // namespace streamsan

@@ -1,0 +1,26 @@
+// The report as SARIF 2.1.0 for GitHub code scanning and other SARIF
+// viewers: one rule per diagnostic kind, one result per diagnostic, located
+// at the first frame of the current stack that has a source file, with the
+// previous access and the allocation as related locations and a stable
+// fingerprint of the kind and the call sites. docs/reports.md has details.
+#pragma once
+
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "sanitizer/report/report_input.h"
+#include "sanitizer/report/symbolizer.h"
+
+namespace streamsan {
+
+// Where SARIF viewers send people who want to know more about the tool.
+inline constexpr std::string_view streamsan_information_uri =
+    "https://github.com/streamsan/streamsan";
+
+// report_options::source_root, when set, makes artifact URIs relative to
+// it (uriBaseId %SRCROOT%); GitHub expects paths relative to the repository.
+nlohmann::ordered_json sarif_report(const report_input& input, symbolizer& symbols,
+                                    const report_options& options = {});
+
+}  // namespace streamsan

@@ -1,0 +1,108 @@
+#include "sanitizer/report/json_report.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/report/report_fixture.h"
+
+namespace streamsan {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json report_of(const std::vector<diagnostic>& diagnostics, const log_tables& tables,
+               const call_counts* unmodelled = nullptr, std::uint64_t suppressed = 0) {
+  symbolizer symbols(tables, symbol_source::log_only);
+  return json_report({.diagnostics = diagnostics,
+                      .tables = tables,
+                      .unmodelled_calls = unmodelled,
+                      .records_processed = 1234,
+                      .suppressed = suppressed},
+                     symbols, {.source_root = "/src/demo"});
+}
+
+TEST(JsonReport, StreamRaceHasEveryPart) {
+  const auto tables = testing::report_tables();
+  const auto report = report_of({testing::stream_race_diagnostic()}, tables);
+  ASSERT_EQ(report.at("diagnostics").size(), 1u);
+  const auto& d = report.at("diagnostics")[0];
+  EXPECT_EQ(d.at("kind"), "stream-race");
+  EXPECT_EQ(d.at("category"), "race");
+  EXPECT_EQ(d.at("hazard"), "read-after-write");
+  EXPECT_EQ(d.at("count"), 3);
+  EXPECT_EQ(d.at("message"),
+            "stream-race (read-after-write) on alloc#3 'A' (device memory, 4096 bytes)");
+  const auto& current = d.at("current");
+  EXPECT_EQ(current.at("operation"), "kernel");
+  EXPECT_EQ(current.at("context"), "stream");
+  EXPECT_EQ(current.at("stream"), 2);
+  EXPECT_EQ(current.at("thread"), 1);
+  EXPECT_EQ(current.at("name"), "sum");
+  EXPECT_EQ(current.at("mode"), "read");
+  EXPECT_EQ(current.at("size"), 4096);
+  EXPECT_EQ(current.at("nvtx_range"), "forward/attention");
+  EXPECT_EQ(current.at("stack"), json::parse(R"json([
+      {"address":"0x1100","function":"launch_sum(float const*)","file":"demo.cpp","line":42,
+       "module":"/src/demo/demo","module_offset":"0x1100"},
+      {"address":"0x2000","function":"main","file":"demo.cpp","line":60,
+       "module":"/src/demo/demo","module_offset":"0x2000"}])json"));
+  EXPECT_EQ(d.at("previous").at("name"), "fill");
+  EXPECT_EQ(d.at("previous").at("mode"), "write");
+  EXPECT_EQ(d.at("allocation").at("id"), 3);
+  EXPECT_EQ(d.at("allocation").at("label"), "A");
+  EXPECT_EQ(d.at("allocation").at("memory"), "device");
+  EXPECT_EQ(d.at("allocation").at("address"), "0x7f0000000000");
+  EXPECT_EQ(d.at("allocation").at("site")[0].at("function"), "make_buffers()");
+  EXPECT_EQ(d.at("overlap"), json::parse(R"({"offset":0,"size":4096})"));
+  EXPECT_EQ(d.at("event"), nullptr);
+}
+
+TEST(JsonReport, SummaryCountsKindsOccurrencesAndUnmodelledCalls) {
+  const auto tables = testing::report_tables();
+  const auto unmodelled = testing::sample_unmodelled_calls();
+  const auto all = testing::every_kind_diagnostics();
+  const auto report = report_of(all, tables, &unmodelled, 5);
+  const auto& summary = report.at("summary");
+  EXPECT_EQ(summary.at("warnings"), all.size());
+  EXPECT_EQ(summary.at("occurrences"), all.size() + 2);  // the stream race was seen 3 times
+  EXPECT_EQ(summary.at("suppressed"), 5);
+  EXPECT_EQ(summary.at("records_processed"), 1234);
+  EXPECT_EQ(summary.at("by_kind").at("stream-race"), 2);
+  EXPECT_EQ(summary.at("by_kind").at("unrecorded-event"), 1);
+  EXPECT_EQ(summary.at("by_kind").size(), static_cast<std::size_t>(diagnostic_kind_count));
+  EXPECT_EQ(summary.at("unmodelled_calls"),
+            json::parse(R"({"cuMemMap":1,"cudaMemPrefetchAsync":3})"));
+}
+
+TEST(JsonReport, SyncErrorsNameTheirObjects) {
+  const auto tables = testing::report_tables();
+  const auto report = report_of(testing::every_kind_diagnostics(), tables);
+  const auto& unrecorded = report.at("diagnostics")[6];
+  EXPECT_EQ(unrecorded.at("kind"), "unrecorded-event");
+  EXPECT_EQ(unrecorded.at("category"), "sync");
+  EXPECT_EQ(unrecorded.at("hazard"), nullptr);
+  EXPECT_EQ(unrecorded.at("event"), 4);
+  EXPECT_EQ(unrecorded.at("previous"), nullptr);
+  EXPECT_EQ(unrecorded.at("allocation"), nullptr);
+  EXPECT_EQ(unrecorded.at("explanation"),
+            "event#4 was never recorded, so this orders nothing (S-EVENT-3).");
+  EXPECT_EQ(unrecorded.at("current").at("operation"), "event wait");
+}
+
+TEST(JsonReport, GraphNodesCarryGraphAndIndex) {
+  const auto tables = testing::report_tables();
+  const auto report = report_of(testing::every_kind_diagnostics(), tables);
+  const auto& node = report.at("diagnostics")[2].at("current");
+  EXPECT_EQ(node.at("graph"), 2);
+  EXPECT_EQ(node.at("graph_node"), 1);
+  EXPECT_FALSE(report.at("diagnostics")[0].at("current").contains("graph"));
+}
+
+TEST(JsonReport, EmptyReportStillHasASummary) {
+  const auto tables = testing::report_tables();
+  const auto report = report_of({}, tables);
+  EXPECT_TRUE(report.at("diagnostics").empty());
+  EXPECT_EQ(report.at("summary").at("warnings"), 0);
+}
+
+}  // namespace
+}  // namespace streamsan

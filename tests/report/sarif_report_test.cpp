@@ -1,0 +1,175 @@
+// The SARIF has the properties GitHub code scanning requires (SARIF 2.1.0,
+// tool.driver.name and rules, results with ruleId / message.text /
+// physicalLocation with artifactLocation.uri and region.startLine) and the
+// rule indices and ids agree.
+#include "sanitizer/report/sarif_report.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "tests/report/report_fixture.h"
+
+namespace streamsan {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json sarif_of(const std::vector<diagnostic>& diagnostics, const log_tables& tables,
+              std::filesystem::path root = "/src/demo") {
+  symbolizer symbols(tables, symbol_source::log_only);
+  return sarif_report({.diagnostics = diagnostics, .tables = tables}, symbols,
+                      {.source_root = std::move(root)});
+}
+
+const json& only_result(const json& sarif) {
+  const auto& results = sarif.at("runs").at(0).at("results");
+  EXPECT_EQ(results.size(), 1u);
+  return results.at(0);
+}
+
+TEST(SarifReport, HasTheRequiredTopLevelShape) {
+  const auto tables = testing::report_tables();
+  const auto sarif = sarif_of(testing::every_kind_diagnostics(), tables);
+  EXPECT_EQ(sarif.at("version"), "2.1.0");
+  EXPECT_EQ(sarif.at("$schema"), "https://json.schemastore.org/sarif-2.1.0.json");
+  ASSERT_EQ(sarif.at("runs").size(), 1u);
+  const auto& driver = sarif.at("runs")[0].at("tool").at("driver");
+  EXPECT_EQ(driver.at("name"), "streamsan");
+  EXPECT_TRUE(driver.at("informationUri").get<std::string>().starts_with("https://"));
+  const auto& rules = driver.at("rules");
+  ASSERT_EQ(rules.size(), static_cast<std::size_t>(diagnostic_kind_count));
+  std::set<std::string> ids;
+  for (int i = 0; i < diagnostic_kind_count; ++i) {
+    const auto& rule = rules[static_cast<std::size_t>(i)];
+    EXPECT_EQ(rule.at("id"), to_string(static_cast<diagnostic_kind>(i)));
+    ids.insert(rule.at("id").get<std::string>());
+    for (const char* text : {"shortDescription", "fullDescription", "help"}) {
+      EXPECT_FALSE(rule.at(text).at("text").get<std::string>().empty()) << rule.at("id") << text;
+    }
+    const auto level = rule.at("defaultConfiguration").at("level").get<std::string>();
+    EXPECT_TRUE(level == "error" || level == "warning") << level;
+  }
+  EXPECT_EQ(ids.size(), rules.size());
+}
+
+TEST(SarifReport, EveryResultNamesAnExistingRuleConsistently) {
+  const auto tables = testing::report_tables();
+  const auto all = testing::every_kind_diagnostics();
+  const auto sarif = sarif_of(all, tables);
+  const auto& run = sarif.at("runs")[0];
+  const auto& rules = run.at("tool").at("driver").at("rules");
+  const auto& results = run.at("results");
+  ASSERT_EQ(results.size(), all.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& result = results[i];
+    const auto index = result.at("ruleIndex").get<std::size_t>();
+    ASSERT_LT(index, rules.size());
+    EXPECT_EQ(result.at("ruleId"), rules[index].at("id"));
+    EXPECT_EQ(result.at("ruleId"), to_string(all[i].kind));
+    EXPECT_EQ(result.at("level"), rules[index].at("defaultConfiguration").at("level"));
+    EXPECT_FALSE(result.at("message").at("text").get<std::string>().empty());
+    EXPECT_EQ(result.at("partialFingerprints").at("streamsanCallSites/v1").get<std::string>().size(),
+              16u);
+    if (result.contains("locations")) {
+      for (const auto& location : result.at("locations")) {
+        const auto& physical = location.at("physicalLocation");
+        EXPECT_FALSE(physical.at("artifactLocation").at("uri").get<std::string>().empty());
+        EXPECT_GE(physical.at("region").at("startLine").get<int>(), 1);
+      }
+    }
+  }
+}
+
+TEST(SarifReport, StreamRaceIsLocatedAtTheCurrentCallSiteWithRelatedLocations) {
+  const auto tables = testing::report_tables();
+  const auto sarif = sarif_of({testing::stream_race_diagnostic()}, tables);
+  EXPECT_EQ(sarif.at("runs")[0].at("originalUriBaseIds"),
+            json::parse(R"({"%SRCROOT%":{"uri":"file:///src/demo/"}})"));
+  const auto& result = only_result(sarif);
+  EXPECT_EQ(result.at("message").at("text"),
+            "stream-race (read-after-write) on alloc#3 'A' (device memory, 4096 bytes). Read of "
+            "4096 bytes at offset 0 by kernel 'sum' on stream#2 (thread#1) in range "
+            "forward/attention. Previous write of 4096 bytes at offset 0 by kernel 'fill' on "
+            "stream#1 (thread#1).");
+  EXPECT_EQ(result.at("locations")[0].at("physicalLocation"),
+            json::parse(R"({"artifactLocation":{"uri":"demo.cpp","uriBaseId":"%SRCROOT%"},
+                            "region":{"startLine":42}})"));
+  const auto& related = result.at("relatedLocations");
+  ASSERT_EQ(related.size(), 2u);
+  EXPECT_EQ(related[0].at("id"), 1);
+  EXPECT_EQ(related[0].at("physicalLocation").at("region").at("startLine"), 40);
+  EXPECT_EQ(related[0].at("message").at("text"),
+            "Previous write of 4096 bytes at offset 0 by kernel 'fill' on stream#1 (thread#1)");
+  EXPECT_EQ(related[1].at("id"), 2);
+  EXPECT_EQ(related[1].at("physicalLocation").at("region").at("startLine"), 30);
+  EXPECT_EQ(result.at("occurrenceCount"), 3);
+  const auto& frames = result.at("stacks")[0].at("frames");
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0].at("location").at("logicalLocations")[0].at("fullyQualifiedName"),
+            "launch_sum(float const*)");
+}
+
+TEST(SarifReport, PathsOutsideTheRootBecomeFileUris) {
+  const auto tables = testing::report_tables();
+  const auto sarif = sarif_of({testing::stream_race_diagnostic()}, tables, "/elsewhere");
+  EXPECT_EQ(only_result(sarif).at("locations")[0].at("physicalLocation").at("artifactLocation"),
+            json::parse(R"({"uri":"file:///src/demo/demo.cpp"})"));
+  const auto no_root = sarif_of({testing::stream_race_diagnostic()}, tables, "");
+  EXPECT_FALSE(no_root.at("runs")[0].contains("originalUriBaseIds"));
+}
+
+TEST(SarifReport, UrisArePercentEncoded) {
+  auto tables = testing::report_tables();
+  tables.define_symbol(0x1100, {"launch_sum", "/src/demo/my file#1.cpp", 7, "", 0});
+  const auto sarif = sarif_of({testing::stream_race_diagnostic()}, tables);
+  EXPECT_EQ(only_result(sarif).at("locations")[0].at("physicalLocation").at("artifactLocation").at("uri"),
+            "my%20file%231.cpp");
+}
+
+TEST(SarifReport, ResultsWithoutSourceHaveNoLocation) {
+  const auto tables = testing::report_tables();
+  const auto all = testing::every_kind_diagnostics();
+  const auto sarif = sarif_of({all.back()}, tables);  // no stacks at all
+  const auto& result = only_result(sarif);
+  EXPECT_FALSE(result.contains("locations"));
+  EXPECT_FALSE(result.contains("relatedLocations"));
+  EXPECT_EQ(result.at("ruleId"), "stream-race");
+}
+
+std::string fingerprint_of(const diagnostic& d, const log_tables& tables) {
+  return only_result(sarif_of({d}, tables)).at("partialFingerprints").at("streamsanCallSites/v1");
+}
+
+TEST(SarifReport, FingerprintsFollowKindAndCallSitesNotAddresses) {
+  const auto tables = testing::report_tables();
+  const auto race = testing::stream_race_diagnostic();
+  const auto base = fingerprint_of(race, tables);
+  EXPECT_EQ(fingerprint_of(race, tables), base);
+
+  // The same code loaded elsewhere (ASLR): other addresses, same symbols.
+  log_tables moved = testing::report_tables();
+  const std::array<std::uint64_t, 2> sum = {0x91100, 0x92000};
+  const std::array<std::uint64_t, 2> fill = {0x91000, 0x92000};
+  moved.define_stack(stack_id{2}, sum);
+  moved.define_stack(stack_id{1}, fill);
+  moved.define_symbol(0x91100, *tables.symbol(0x1100));
+  moved.define_symbol(0x91000, *tables.symbol(0x1000));
+  moved.define_symbol(0x92000, *tables.symbol(0x2000));
+  EXPECT_EQ(fingerprint_of(race, moved), base);
+
+  auto other_kind = race;
+  other_kind.kind = diagnostic_kind::host_device_race;
+  EXPECT_NE(fingerprint_of(other_kind, tables), base);
+
+  log_tables edited = testing::report_tables();
+  edited.define_symbol(0x1100, {"launch_sum(float const*)", "/src/demo/demo.cpp", 43, "", 0});
+  EXPECT_NE(fingerprint_of(race, edited), base);
+
+  auto swapped = race;
+  std::swap(swapped.current, *swapped.previous);
+  EXPECT_NE(fingerprint_of(swapped, tables), base);
+}
+
+}  // namespace
+}  // namespace streamsan
