@@ -22,6 +22,22 @@ std::vector<param_plan> make_param_plans(std::span<const param_layout> layout,
   return plans;
 }
 
+kernel_arguments kernel_arguments::from_launch(void* const* kernel_params,
+                                               void* const* extra) noexcept {
+  if (kernel_params != nullptr) return from_pointers(kernel_params);
+  if (extra == nullptr) return {};
+  // CU_LAUNCH_PARAM_END, _BUFFER_POINTER and _BUFFER_SIZE are the pointer
+  // values 0, 1 and 2 (cuda.h).
+  const auto key = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p); };
+  const void* buffer = nullptr;
+  std::size_t size = 0;
+  for (void* const* e = extra; key(e[0]) != 0; e += 2) {
+    if (key(e[0]) == 1) buffer = e[1];
+    if (key(e[0]) == 2 && e[1] != nullptr) size = *static_cast<const std::size_t*>(e[1]);
+  }
+  return buffer != nullptr ? from_buffer(buffer, size) : kernel_arguments{};
+}
+
 bool kernel_arguments::read_word(std::size_t index, const param_plan& p, std::uint32_t at,
                                  std::uint64_t& out) const noexcept {
   if (at + sizeof out > p.size) return false;

@@ -57,6 +57,9 @@ class kernel_arguments {
     a.buffer_size_ = size;
     return a;
   }
+  // What cuLaunchKernel takes: kernelParams, else the `extra` array's
+  // CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE pairs; empty when neither.
+  static kernel_arguments from_launch(void* const* kernel_params, void* const* extra) noexcept;
   // Reads 8 bytes of parameter `index` starting `at` bytes into it.
   bool read_word(std::size_t index, const param_plan& p, std::uint32_t at,
                  std::uint64_t& out) const noexcept;

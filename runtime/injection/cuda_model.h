@@ -1,5 +1,5 @@
 // The CUDA semantics the injection library models: it turns what a CUDA call
-// did (decoded from the CUPTI callback by cupti_callbacks.cpp) into access-log
+// did (decoded from the CUPTI callback by cupti_subscriber.cpp) into access-log
 // records with our own ids, and keeps the handle tables, the allocation map
 // and the kernel cache that this needs.
 //

@@ -1,6 +1,5 @@
 #include "runtime/injection/fast_unwinder.h"
 
-#include <backtrace.h>
 #include <link.h>
 #include <pthread.h>
 #include <unwind.h>
@@ -11,6 +10,8 @@
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "runtime/injection/symbol_names.h"
 
 // libgcc's FDE lookup (unwind-dw2-fde.h); exported by libgcc_s and libgcc_eh.
 struct dwarf_eh_bases {
@@ -59,28 +60,6 @@ bool in_internal_module(std::uint64_t pc, const std::vector<address_range>& rang
     if (pc >= r.begin && pc < r.end) return true;
   }
   return false;
-}
-
-// ---- symbol names of the main program (libbacktrace) ----
-
-backtrace_state* symbol_state() {
-  static backtrace_state* state =
-      backtrace_create_state(nullptr, /*threaded=*/1, [](void*, const char*, int) {}, nullptr);
-  return state;
-}
-
-bool is_static_cudart_private(std::uint64_t pc) {
-  backtrace_state* state = symbol_state();
-  if (state == nullptr) return false;
-  std::string name;
-  backtrace_syminfo(
-      state, static_cast<uintptr_t>(pc),
-      [](void* data, uintptr_t, const char* symname, uintptr_t, uintptr_t) {
-        if (symname) *static_cast<std::string*>(data) = symname;
-      },
-      [](void*, const char*, int) {}, &name);
-  // The static CUDA runtime names its private functions libcudart_static_<hash>.
-  return name.rfind("libcudart_static_", 0) == 0;
 }
 
 // ---- DWARF call frame information ----
@@ -516,6 +495,37 @@ thread_state& this_thread() {
   return state;
 }
 
+// Whether `v` is a plausible return address: code with unwind information
+// right after a call instruction (E8 rel32, or FF /2 in its 2..7-byte forms).
+bool looks_like_return_address(std::uint64_t v) {
+  dwarf_eh_bases bases{};
+  if (_Unwind_Find_FDE(reinterpret_cast<void*>(v - 1), &bases) == nullptr) return false;
+  const auto func = reinterpret_cast<std::uint64_t>(bases.func);
+  const auto* p = reinterpret_cast<const std::uint8_t*>(v);
+  if (v - 5 >= func && p[-5] == 0xe8) return true;
+  for (const int len : {2, 3, 4, 6, 7}) {
+    if (v - len >= func && p[-len] == 0xff && ((p[-len + 1] >> 3) & 7) == 2) return true;
+  }
+  return false;
+}
+
+// Note [Stack scanning]: the first application return address above `from`.
+bool scan_for_caller(thread_state& state, std::uint64_t from, std::uint64_t hi,
+                     std::uint64_t& pc, std::uint64_t& sp) {
+  ++state.stats.scans;
+  const std::uint64_t end = std::min(hi - 8, from + 65536);
+  for (std::uint64_t at = from; at <= end; at += 8) {
+    std::uint64_t v;
+    std::memcpy(&v, reinterpret_cast<const void*>(at), 8);
+    if (v < 0x10000 || in_internal_module(v, *state.ranges)) continue;
+    if (!looks_like_return_address(v)) continue;
+    pc = v;
+    sp = at + 8;
+    return true;
+  }
+  return false;
+}
+
 struct slow_capture {
   std::span<std::uint64_t> out;
   std::size_t written = 0;
@@ -583,7 +593,13 @@ __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out
     const unwind_rule& rule = state.rule_for(lookup, shown);
     if (!first && !rule.internal) out[written++] = shown;
     first = false;  // our own frame is never shown
-    if (rule.status == rule_outermost) return written;
+    if (rule.status == rule_outermost) {
+      if (rule.internal && written == 0 && scan_for_caller(state, sp, hi, shown, sp)) {
+        lookup = shown - 1;
+        continue;
+      }
+      return written;
+    }
     if (rule.status != rule_ok) return capture_stack_slow(out);
     const std::uint64_t base = rule.cfa_reg == reg_rsp ? sp : bp;
     const std::uint64_t cfa = base + static_cast<std::int64_t>(rule.cfa_offset);

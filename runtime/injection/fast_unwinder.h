@@ -15,6 +15,15 @@
 // (signal trampolines, stack realignment) make that one capture fall back to
 // _Unwind_Backtrace.
 //
+// Note [Stack scanning]
+// A frame of an internal module that has no unwind information (a stripped
+// driver, say) would end the walk before any application frame. Then the
+// stack above it is scanned for the first word that is a return address
+// into a non-internal module (its code has unwind information and the bytes
+// before it are a call instruction), and the walk resumes there, as
+// crash reporters do. Only the frames below the first application frame are
+// ever skipped this way.
+//
 // Frames inside the "internal" modules (the CUDA driver, CUPTI, this
 // library, a shared CUDA runtime) and inside the statically linked CUDA
 // runtime's private functions are dropped: a report shows the application's
@@ -31,6 +40,8 @@ struct unwinder_stats {
   std::uint64_t captures = 0;
   std::uint64_t slow_captures = 0;  // fell back to _Unwind_Backtrace
   std::uint64_t rules_computed = 0;
+  // Internal frames without unwind information (Note [Stack scanning]).
+  std::uint64_t scans = 0;
 };
 
 // Modules whose frames are never shown. Called once, before capturing;

@@ -139,6 +139,24 @@ TEST(AccessInference, PackedBufferArguments) {
   EXPECT_EQ(out[0].range.offset, 4u);
 }
 
+TEST(AccessInference, LaunchExtraArrayCarriesAPackedBuffer) {
+  const auto m = two_allocations();
+  unsigned char buffer[8];
+  const std::uint64_t p = base_a + 16;
+  std::memcpy(buffer, &p, 8);
+  std::size_t size = sizeof buffer;
+  // {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, END}
+  void* extra[] = {reinterpret_cast<void*>(1), buffer, reinterpret_cast<void*>(2), &size,
+                   nullptr};
+  const param_layout layout[] = {{0, 8}};
+  std::vector<access> out;
+  infer_accesses(make_param_plans(layout, parse_kernel_signature("_Z1gPf")),
+                 kernel_arguments::from_launch(nullptr, extra), m, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].range.offset, 16u);
+  EXPECT_TRUE(kernel_arguments::from_launch(nullptr, nullptr).empty());
+}
+
 TEST(AccessInference, MismatchedSignatureFallsBackToScanning) {
   const auto m = two_allocations();
   // The name says one int, the driver says two 8-byte parameters.
