@@ -46,7 +46,7 @@ done
 echo "verdicts: $pass passed, $fail failed"
 
 echo "== overhead"
-REPEATS=${REPEATS:-5}
+REPEATS=${REPEATS:-3}
 "$here/bench/overhead.sh" "$streamsan" "$here/bench/launch_bound" "$here/bench/pipeline" "$REPEATS" \
   | tee "$out/overhead.md"
 echo "== unmodelled / debug counters of the workloads under streamsan"

@@ -11,9 +11,9 @@
 set -u
 streamsan=$1 launch_bound=$2 pipeline=$3 repeats=${4:-5}
 launch_args=${LAUNCH_ARGS:-200000}
-pipeline_args=${PIPELINE_ARGS:-"64 4000"}
+pipeline_args=${PIPELINE_ARGS:-"96 50000"}
 sanitizer=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
-memcheck_timeout=${MEMCHECK_TIMEOUT:-300}
+memcheck_timeout=${MEMCHECK_TIMEOUT:-120}
 
 now() { date +%s%N; }
 
