@@ -13,11 +13,13 @@ bool same_state(const segment& a, const segment& b) noexcept {
   return a.write == b.write && a.reads == b.reads;
 }
 
-// One conflict per (hazard, previous access) within one apply call; its
-// bytes are the hull of the pieces found (the pieces of one previous access
-// are usually contiguous: segments it spanned that later accesses split).
-void note_conflict(std::vector<history_conflict>& out, std::size_t first, hazard kind,
-                   const access_entry& previous, std::uint64_t begin, std::uint64_t end) {
+}  // namespace
+
+// The pieces of one previous access are usually contiguous: segments it
+// spanned that later accesses split.
+void access_history::note_conflict(std::vector<history_conflict>& out, std::size_t first,
+                                   hazard kind, const access_entry& previous,
+                                   std::uint64_t begin, std::uint64_t end) {
   for (std::size_t i = first; i < out.size(); ++i) {
     auto& c = out[i];
     if (c.kind == kind && c.previous == previous) {
@@ -29,49 +31,14 @@ void note_conflict(std::vector<history_conflict>& out, std::size_t first, hazard
   out.push_back(history_conflict{kind, previous, begin, end});
 }
 
-// A read conflicts with the last write (RAW); a write with the last write
-// (WAW) and with every read since (WAR). Only accesses the current context is
-// not ordered after count.
-void check_segment(const segment& s, std::uint64_t begin, std::uint64_t end, bool is_write,
-                   const vector_clock& clock, std::vector<history_conflict>& out,
-                   std::size_t first) {
-  if (!s.write.when.is_none() && !clock.covers(s.write.when)) {
-    note_conflict(out, first, is_write ? hazard::write_after_write : hazard::read_after_write,
-                  s.write, begin, end);
-  }
-  if (!is_write) return;
-  for (const auto& r : s.reads) {
-    if (!clock.covers(r.when)) {
-      note_conflict(out, first, hazard::write_after_read, r, begin, end);
-    }
-  }
-}
-
-// See Note [Bounded read sets].
-void record_read(segment& s, const access_entry& entry, const vector_clock& clock) {
-  std::erase_if(s.reads, [&](const access_entry& r) { return clock.covers(r.when); });
-  s.reads.push_back(entry);
-}
-
-}  // namespace
-
-void access_history::apply(std::uint64_t begin, std::uint64_t end, const access_entry& entry,
-                           const vector_clock& clock,
-                           std::vector<history_conflict>& conflicts) {
+void access_history::apply_search(std::uint64_t begin, std::uint64_t end,
+                                  const access_entry& entry, const vector_clock& clock,
+                                  std::vector<history_conflict>& conflicts) {
   if (begin >= end) return;
   const auto it = std::partition_point(segments_.begin(), segments_.end(),
                                        [&](const segment& s) { return s.end <= begin; });
   if (it != segments_.end() && it->begin == begin && it->end == end) {
-    // The common case: the access covers exactly one existing segment (the
-    // same tensor or tile as last time). No split, no merge.
-    const bool is_write = writes(entry.mode);
-    check_segment(*it, begin, end, is_write, clock, conflicts, conflicts.size());
-    if (is_write) {
-      it->write = entry;
-      it->reads.clear();
-    } else {
-      record_read(*it, entry, clock);
-    }
+    apply_exact(*it, entry, clock.view(), conflicts);  // one of several segments
     return;
   }
   apply_general(begin, end, entry, clock, conflicts,
@@ -122,11 +89,11 @@ void access_history::apply_general(std::uint64_t begin, std::uint64_t end,
     const segment& old = segments_[i];
     const std::uint64_t b = std::max(old.begin, begin);
     const std::uint64_t e = std::min(old.end, end);
-    check_segment(old, b, e, is_write, clock, conflicts, first_conflict);
+    check(old, b, e, is_write, clock.view(), conflicts, first_conflict);
     if (is_write) continue;  // one piece for the whole range, below
     if (b > pos) emit(fresh(pos, b));
     segment piece{b, e, old.write, old.reads};
-    record_read(piece, entry, clock);
+    record_read(piece, entry, clock.view());
     emit(std::move(piece));
     pos = e;
   }
@@ -161,7 +128,7 @@ void access_history::find_unordered(std::uint64_t begin, std::uint64_t end,
   auto it = std::partition_point(segments_.begin(), segments_.end(),
                                  [&](const segment& s) { return s.end <= begin; });
   for (; it != segments_.end() && it->begin < end; ++it) {
-    check_segment(*it, std::max(it->begin, begin), std::min(it->end, end), true, clock,
+    check(*it, std::max(it->begin, begin), std::min(it->end, end), true, clock.view(),
                   conflicts, first_conflict);
   }
 }

@@ -66,8 +66,20 @@ class access_history {
   // `clock` against the history, appends the conflicts to `conflicts` (one
   // per previous access and hazard, with the hull of the bytes in conflict),
   // and records the access.
-  void apply(std::uint64_t begin, std::uint64_t end, const access_entry& entry,
-             const vector_clock& clock, std::vector<history_conflict>& conflicts);
+  [[gnu::always_inline]] void apply(std::uint64_t begin, std::uint64_t end,
+                                    const access_entry& entry, const vector_clock& clock,
+                                    std::vector<history_conflict>& conflicts) {
+    // The common case, inline: the access covers exactly the only segment
+    // (the same whole tensor as last time). No search, split or merge.
+    if (segments_.size() == 1) [[likely]] {
+      segment& s = segments_.front();
+      if (s.begin == begin && s.end == end) [[likely]] {
+        apply_exact(s, entry, clock.view(), conflicts);
+        return;
+      }
+    }
+    apply_search(begin, end, entry, clock, conflicts);
+  }
 
   // Appends every access to [begin, end) that `clock` does not cover, as if
   // a write at `clock` happened (a free: Note [Frees check like writes]).
@@ -87,6 +99,65 @@ class access_history {
   std::size_t bytes_held() const noexcept;
 
  private:
+  // One segment exactly covered by the access: check, then record.
+  static void apply_exact(segment& s, const access_entry& entry, clock_view clock,
+                          std::vector<history_conflict>& conflicts) {
+    if (writes(entry.mode)) {
+      check(s, s.begin, s.end, true, clock, conflicts, conflicts.size());
+      s.write = entry;
+      s.reads.clear();
+    } else {
+      check(s, s.begin, s.end, false, clock, conflicts, conflicts.size());
+      record_read(s, entry, clock);
+    }
+  }
+
+  // A read conflicts with the last write (RAW); a write with the last write
+  // (WAW) and with every read since (WAR). Only accesses the current context
+  // is not ordered after count.
+  static void check(const segment& s, std::uint64_t begin, std::uint64_t end, bool is_write,
+                    clock_view clock, std::vector<history_conflict>& out, std::size_t first) {
+    if (!clock.covers(s.write.when) && !s.write.when.is_none()) [[unlikely]] {
+      note_conflict(out, first,
+                    is_write ? hazard::write_after_write : hazard::read_after_write, s.write,
+                    begin, end);
+    }
+    if (!is_write) return;
+    for (const auto& r : s.reads) {
+      if (!clock.covers(r.when)) [[unlikely]] {
+        note_conflict(out, first, hazard::write_after_read, r, begin, end);
+      }
+    }
+  }
+
+  // Note [Bounded read sets]. The new read takes the place of the first read
+  // it is ordered after; further such reads are swapped out with the last
+  // one (the order of a read set carries no meaning).
+  static void record_read(segment& s, const access_entry& entry, clock_view clock) {
+    auto& reads = s.reads;
+    bool placed = false;
+    for (std::size_t i = 0; i < reads.size();) {
+      if (!clock.covers(reads[i].when)) {
+        ++i;
+      } else if (!placed) {
+        reads[i++] = entry;
+        placed = true;
+      } else {
+        if (i + 1 != reads.size()) reads[i] = reads.back();
+        reads.pop_back();
+      }
+    }
+    if (!placed) reads.push_back(entry);
+  }
+
+  // One conflict per (hazard, previous access) within one apply call; its
+  // bytes are the hull of the pieces found.
+  [[gnu::cold]] static void note_conflict(std::vector<history_conflict>& out, std::size_t first,
+                                          hazard kind, const access_entry& previous,
+                                          std::uint64_t begin, std::uint64_t end);
+
+  void apply_search(std::uint64_t begin, std::uint64_t end, const access_entry& entry,
+                    const vector_clock& clock, std::vector<history_conflict>& conflicts);
   void apply_general(std::uint64_t begin, std::uint64_t end, const access_entry& entry,
                      const vector_clock& clock, std::vector<history_conflict>& conflicts,
                      std::size_t first);

@@ -1,10 +1,13 @@
 #include "sanitizer/engine/engine.h"
 
 #include <utility>
+#include <variant>
 
 #include "sanitizer/engine/engine_impl.h"
 
 namespace streamsan {
+
+// ---- public API ----
 
 engine::engine(engine_options options)
     : impl_(std::make_unique<engine_impl>(options)) {}
@@ -18,11 +21,11 @@ engine& engine::operator=(engine&& other) noexcept {
 void engine::on_record(const record& r) { impl_->on_record(r); }
 
 void engine::set_diagnostic_callback(std::function<void(const diagnostic&)> callback) {
-  impl_->callback_ = std::move(callback);
+  impl_->diagnostics_.set_callback(std::move(callback));
 }
 
 const std::vector<diagnostic>& engine::diagnostics() const noexcept {
-  return impl_->diagnostics_;
+  return impl_->diagnostics_.all();
 }
 
 const log_tables& engine::tables() const noexcept { return impl_->tables_; }
@@ -34,17 +37,89 @@ const std::map<std::string, std::uint64_t, std::less<>>& engine::unmodelled_call
 
 std::uint64_t engine::records_processed() const noexcept { return impl_->stats_.records; }
 
-engine_statistics engine::statistics() const { return impl_->stats_; }
+engine_statistics engine::statistics() const { return impl_->statistics(); }
+
+// ---- dispatch ----
+
+engine_impl::engine_impl(engine_options options)
+    : diagnostics_(options.deduplicate),
+      options_(options),
+      allocations_(options.remembered_dead_objects) {}
 
 void engine_impl::on_record(const record& r) {
   ++stats_.records;
-  if (tables_.absorb(r.body)) return;
-  if (const auto* call = std::get_if<unmodelled_call>(&r.body)) {
-    const auto name = tables_.string(call->api);
-    auto it = unmodelled_.find(name);
-    if (it == unmodelled_.end()) it = unmodelled_.emplace(std::string(name), 0).first;
-    ++it->second;
+  std::visit([&](const auto& body) { on(r.header, body); }, r.body);
+}
+
+engine_statistics engine_impl::statistics() const {
+  engine_statistics s = stats_;
+  s.contexts = contexts_.context_count();
+  s.live_allocations = allocations_.live();
+  s.remembered_allocations = allocations_.remembered_dead();
+  s.clock_bytes = contexts_.bytes_held();
+  allocations_.for_each([&](const allocation& a) {
+    if (a.root != &a) return;
+    s.history_segments += a.history.segments().size();
+    s.history_reads += a.history.read_count();
+    s.history_bytes += a.history.bytes_held();
+  });
+  events_.for_each([&](event_id, const event_state& e) { s.clock_bytes += e.snapshot.bytes_held(); });
+  return s;
+}
+
+thread_state& engine_impl::new_thread_of(const record_header& h) {
+  last_thread_ = &contexts_.thread(h.thread);
+  last_thread_id_ = h.thread;
+  return *last_thread_;
+}
+
+// ---- definitions ----
+
+void engine_impl::on(const record_header&, const string_define& r) {
+  tables_.define_string(r.id, r.text);
+}
+
+void engine_impl::on(const record_header&, const stack_define& r) {
+  tables_.define_stack(r.id, r.frames);
+}
+
+// log_tables owns the conversion, so new frame_symbol fields reach it.
+void engine_impl::on(const record_header&, const frame_symbol& r) { tables_.absorb(r); }
+
+void engine_impl::on(const record_header& h, const thread_start&) { thread_of(h); }
+
+// ---- NVTX (Note [NVTX paths]) ----
+
+void engine_impl::on(const record_header& h, const nvtx_push& r) {
+  thread_state& t = thread_of(h);
+  const string_id parent = t.nvtx.empty() ? string_id{} : t.nvtx.back();
+  t.nvtx.push_back(nvtx_.child(parent, r.message, tables_));
+}
+
+void engine_impl::on(const record_header& h, const nvtx_pop&) {
+  thread_state& t = thread_of(h);
+  if (t.nvtx.empty()) {
+    ++stats_.unmatched_nvtx_pops;
+    return;
   }
+  t.nvtx.pop_back();
+}
+
+// A mark is a point, not a range: nothing to attach to later operations.
+void engine_impl::on(const record_header&, const nvtx_mark&) {}
+
+// ---- unmodelled calls: never silently dropped ----
+
+void engine_impl::on(const record_header&, const unmodelled_call& r) {
+  std::string_view name = tables_.string(r.api);
+  std::string fallback;
+  if (name.empty()) {
+    fallback = "<unnamed api string#" + std::to_string(raw(r.api)) + ">";
+    name = fallback;
+  }
+  auto it = unmodelled_.find(name);
+  if (it == unmodelled_.end()) it = unmodelled_.emplace(std::string(name), 0).first;
+  ++it->second;
 }
 
 }  // namespace streamsan

@@ -54,6 +54,21 @@ class epoch {
   std::uint64_t bits_ = 0;
 };
 
+// A read-only view of a clock for tight loops: the size is loaded once.
+class clock_view {
+ public:
+  clock_view(const std::uint64_t* clocks, std::size_t size) noexcept
+      : clocks_(clocks), size_(size) {}
+  bool covers(epoch e) const noexcept {
+    const auto slot = e.slot();
+    return slot < size_ && clocks_[slot] >= e.clock();
+  }
+
+ private:
+  const std::uint64_t* clocks_;
+  std::size_t size_;
+};
+
 class vector_clock {
  public:
   vector_clock() = default;
@@ -83,6 +98,8 @@ class vector_clock {
 
   // True iff every component is <= the other's.
   bool less_equal(const vector_clock& other) const noexcept;
+
+  clock_view view() const noexcept { return {clocks_.data(), clocks_.size()}; }
 
   std::size_t size() const noexcept { return clocks_.size(); }
   std::span<const std::uint64_t> components() const noexcept { return clocks_; }

@@ -1,0 +1,147 @@
+// Stream capture, graph instantiation and graph launches.
+//
+// Note [Capture records, it does not execute]
+// S-GRAPH-1: while a stream is capturing, work issued to it is recorded
+// into a graph and does not run. Operations on a capturing stream therefore
+// have no accesses and no ordering effects here; the graph's content arrives
+// with graph_instantiate, and it runs at graph_launch. Waiting on an event
+// recorded in the capture (or wait_stream on a capturing stream) forks the
+// capture into the waiting stream, as CUDA does; the capture's end ends it on
+// every stream it spread to. Synchronizing with captured work is illegal:
+// stream synchronize/query of a capturing stream, device synchronize while a
+// stream of the device captures, and event synchronize/query of an event
+// recorded in a capture report sync_during_capture and order nothing.
+//
+// Note [A graph launch is one operation]
+// S-GRAPH-2: the launch as a whole is ordered in its stream like one
+// operation, so all node accesses are applied at the launch's single epoch.
+// Nodes of one launch never conflict with each other here (same epoch, same
+// context); the pairs that can run concurrently were reported once, at
+// instantiation, as graph_node_race (Note [Graph node ordering]).
+#include <algorithm>
+
+#include "sanitizer/engine/engine_impl.h"
+#include "sanitizer/engine/graph_conflicts.h"
+#include "sanitizer/engine/graph_reachability.h"
+
+namespace streamsan {
+
+void engine_impl::start_capture(stream_state& s, graph_id graph) {
+  s.capturing = true;
+  s.capture_graph = graph;
+  ++s.device->capturing;
+  capturing_.push_back(&s);
+}
+
+bool engine_impl::begin_capture(stream_state& s, graph_id graph) {
+  const bool active = std::any_of(capturing_.begin(), capturing_.end(), [&](const stream_state* c) {
+    return c->capture_graph == graph;
+  });
+  if (active && !s.capturing) start_capture(s, graph);
+  return active;
+}
+
+void engine_impl::on(const record_header& h, const graph_capture_begin& r) {
+  thread_state& t = thread_of(h);
+  stream_state& s = stream_for(h, t, r.stream, operation_kind::graph_launch);
+  if (s.destroyed) return;
+  if (s.capturing) {
+    ++stats_.ignored_records;  // captures do not nest
+    return;
+  }
+  start_capture(s, r.graph);
+}
+
+void engine_impl::on(const record_header& h, const graph_capture_end& r) {
+  thread_state& t = thread_of(h);
+  stream_state& s = stream_for(h, t, r.stream, operation_kind::graph_launch);
+  if (!s.capturing) {
+    ++stats_.ignored_records;
+    return;
+  }
+  const graph_id graph = s.capture_graph;
+  std::erase_if(capturing_, [&](stream_state* c) {
+    if (c->capture_graph != graph) return false;
+    c->capturing = false;
+    c->capture_graph = graph_id{};
+    --c->device->capturing;
+    return true;
+  });
+}
+
+void engine_impl::on(const record_header& h, const graph_instantiate& r) {
+  thread_state& t = thread_of(h);
+  stored_graph& g = graphs_.get_or_insert(r.graph);
+  g.nodes.clear();
+  g.nodes.reserve(r.nodes.size());
+  for (const graph_node& n : r.nodes) {
+    g.nodes.push_back(stored_graph_node{n.kind, n.name, {n.accesses.begin(), n.accesses.end()}});
+  }
+
+  graph_reachability order(r.nodes.size(), r.edges);
+  stats_.ignored_records += order.bad_edges() > 0 ? 1 : 0;
+  const auto resolve = [&](const access& a) -> std::optional<root_range> {
+    if (is_none(a.range.alloc)) return std::nullopt;
+    const allocation* al = allocations_.find(a.range.alloc);
+    if (al == nullptr) return std::nullopt;
+    const std::uint64_t begin = al->root_offset + a.range.offset;
+    const std::uint64_t end = begin + a.range.size < begin ? ~std::uint64_t{0} : begin + a.range.size;
+    return root_range{raw(al->root->ref.id), begin, end};
+  };
+  const string_id nvtx = t.nvtx.empty() ? string_id{} : t.nvtx.back();
+  const auto node_ref = [&](std::uint32_t node, const access& a) {
+    operation_ref o;
+    o.seq = h.seq;
+    o.op = operation_kind::graph_node;
+    o.context = context_kind::stream;  // a node runs on the device; no stream yet
+    o.thread = h.thread;
+    o.name = r.nodes[node].name;
+    o.mode = a.mode;
+    o.offset = a.range.offset;
+    o.size = a.range.size;
+    o.stack = h.stack;
+    o.nvtx_range = nvtx;
+    o.graph = r.graph;
+    o.graph_node = node;
+    o.alloc = a.range.alloc;
+    return o;
+  };
+  for (const graph_conflict& c : find_graph_conflicts(r.nodes, order, resolve)) {
+    const allocation& a = *allocations_.find(c.current->range.alloc);
+    diagnostic d;
+    d.kind = diagnostic_kind::graph_node_race;
+    d.hazard_kind = c.kind;
+    d.current = node_ref(c.current_node, *c.current);
+    d.previous = node_ref(c.previous_node, *c.previous);
+    d.allocation = a.ref;
+    d.overlap_offset = c.overlap.begin - a.root_offset;
+    d.overlap_size = c.overlap.end - c.overlap.begin;
+    emit(d);
+  }
+}
+
+void engine_impl::on(const record_header& h, const graph_launch& r) {
+  thread_state& t = thread_of(h);
+  stream_state& s = stream_for(h, t, r.stream, operation_kind::graph_launch);
+  const stored_graph* g = graphs_.find(r.graph);
+  if (s.capturing) {
+    if (g != nullptr) {
+      for (const auto& n : g->nodes) stats_.accesses_captured += n.accesses.size();
+    }
+    return;
+  }
+  const epoch when = enqueue(t, s);
+  if (g == nullptr) {
+    ++stats_.unknown_graph_launches;
+    return;
+  }
+  for (std::uint32_t i = 0; i < g->nodes.size(); ++i) {
+    const stored_graph_node& node = g->nodes[i];
+    access_entry entry = entry_for(h, t, when, operation_kind::graph_node, node.name);
+    entry.graph = r.graph;
+    entry.graph_node = i;
+    apply_accesses(node.accesses, entry, *s.context);
+  }
+}
+
+}  // namespace streamsan

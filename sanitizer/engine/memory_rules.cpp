@@ -1,0 +1,284 @@
+// Allocations, frees, and the accesses of launches, host functions, host
+// accesses, copies and memsets.
+//
+// Note [Frees check like writes]
+// Freeing memory ends every use of it, so a free must be ordered after all
+// accesses, reads included, exactly as a write would (S-MEM-5). A free that
+// is not reports free_while_in_use, once per unordered earlier access (its
+// hazard says whether that access wrote or read). Which context "does" the
+// free depends on the mode:
+//   synchronizing (cudaFree)       the host, after joining every stream of the
+//                                  allocation's device (S-MEM-5);
+//   unsynchronized (cudaFreeHost)  the host as it is: it must already be
+//                                  ordered after every use;
+//   stream_ordered (cudaFreeAsync) an operation on its stream;
+//   cached (caching allocator)     nothing is checked: the bytes stay mapped
+//                                  and their history stays on the segment
+//                                  (Note [Histories live on root allocations]).
+// Afterwards any access naming the freed id is use_after_free, however it is
+// ordered: the id is dead (and a reused block has a new id).
+//
+// Note [Stream-ordered allocations]
+// cudaMallocAsync is an operation on its stream; the memory is valid only
+// for work ordered after it (S-MEM-5). The allocation keeps the epoch of that
+// operation, and every access to it (or to a block carved out of it) checks
+// that the accessing context covers it, else use_before_alloc.
+#include <algorithm>
+#include <limits>
+
+#include "sanitizer/engine/engine_impl.h"
+
+namespace streamsan {
+namespace {
+
+// Offsets from a corrupt log must not wrap around and alias low bytes.
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
+  std::uint64_t sum;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::uint64_t>::max() : sum;
+}
+
+bool host_only(memory_kind k) noexcept {
+  switch (k) {
+    case memory_kind::pinned_host:
+    case memory_kind::pageable_host:
+      return true;
+    case memory_kind::device:
+    case memory_kind::managed:  // S-MEM-6: device- and host-accessible
+    case memory_kind::stream_ordered:
+    case memory_kind::cached_block:
+      return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+// Inlined into the launch path: it runs for every access of every launch.
+[[gnu::always_inline]] inline void engine_impl::apply_access(const access& a, access_entry& entry,
+                               const execution_context& context) {
+  allocation* al = allocations_.find(a.range.alloc);  // none is never in the table
+  if (al == nullptr) [[unlikely]] {
+    ++(is_none(a.range.alloc) ? stats_.accesses_untracked : stats_.accesses_unknown_alloc);
+    return;
+  }
+  entry.alloc = a.range.alloc;
+  entry.offset = a.range.offset;
+  entry.size = a.range.size;
+  entry.mode = a.mode;
+  allocation& root = *al->root;
+  if (al->ref.freed || root.ref.freed) [[unlikely]] {
+    report_use_after_free(*al, entry);
+    return;
+  }
+  // Note [Stream-ordered allocations]
+  if (!context.clock.covers(root.created.when) && !root.created.when.is_none()) [[unlikely]] {
+    report_use_before_alloc(*al, entry);
+  }
+  ++stats_.accesses_checked;
+  const std::uint64_t begin = saturating_add(al->root_offset, a.range.offset);
+  const std::uint64_t end = saturating_add(begin, a.range.size);
+  conflicts_.clear();
+  root.history.apply(begin, end, entry, context.clock, conflicts_);
+  if (!conflicts_.empty()) [[unlikely]] {
+    report_conflicts(*al, entry, diagnostic_kind::stream_race);
+  }
+}
+
+void engine_impl::apply_accesses(std::span<const access> accesses, access_entry& entry,
+                                 const execution_context& context) {
+  for (const access& a : accesses) apply_access(a, entry, context);
+}
+
+void engine_impl::check_free(allocation& a, const access_entry& free_op,
+                             const execution_context& context) {
+  allocation& root = *a.root;
+  // A root is checked whole, out-of-bounds accesses included; a block only
+  // over its own bytes (the rest of the segment belongs to other blocks).
+  const std::uint64_t begin = &root == &a ? 0 : a.root_offset;
+  const std::uint64_t end = &root == &a ? std::numeric_limits<std::uint64_t>::max()
+                                        : saturating_add(a.root_offset, a.ref.size);
+  conflicts_.clear();
+  root.history.find_unordered(begin, end, context.clock, conflicts_);
+  if (!conflicts_.empty()) report_conflicts(a, free_op, diagnostic_kind::free_while_in_use);
+}
+
+// A cached block is memory of its segment's kind; one whose segment is
+// unknown is taken for device memory (what caching allocators hand out).
+memory_kind engine_impl::effective_kind(memory_kind kind, alloc_id id) const noexcept {
+  if (kind != memory_kind::cached_block) return kind;
+  const allocation* a = allocations_.find(id);
+  const memory_kind root = a != nullptr ? a->root->ref.kind : memory_kind::device;
+  return root == memory_kind::cached_block ? memory_kind::device : root;
+}
+
+// ---- allocations and frees ----
+
+void engine_impl::on(const record_header& h, const alloc_record& r) {
+  thread_state& t = thread_of(h);
+  allocation* a = is_none(r.alloc) ? nullptr : allocations_.create(r, h.seq, h.stack);
+  if (a == nullptr) {
+    ++stats_.ignored_records;  // no id, or the id is already allocated
+    return;
+  }
+  if (r.kind != memory_kind::stream_ordered) return;
+  // Note [Stream-ordered allocations]
+  stream_state& s = stream_for(h, t, r.stream, operation_kind::alloc);
+  if (s.capturing) return;  // a graph allocation node; its launches order it
+  a->created = entry_for(h, t, enqueue(t, s), operation_kind::alloc, r.label);
+  a->created.alloc = r.alloc;
+  a->created.size = r.size;
+  a->created.mode = access_mode::write;
+}
+
+void engine_impl::on(const record_header& h, const free_record& r) {
+  thread_state& t = thread_of(h);
+  allocation* a = allocations_.find(r.alloc);
+  if (a == nullptr) {
+    ++stats_.unknown_frees;
+    return;
+  }
+  access_entry op = entry_for(h, t, epoch{}, operation_kind::free, a->ref.label);
+  op.alloc = r.alloc;
+  op.size = a->ref.size;
+  op.mode = access_mode::write;
+  if (a->ref.freed || a->root->ref.freed) {
+    op.when = host_action(t);
+    report_use_after_free(*a, op);  // a double free
+    return;
+  }
+  // Note [Frees check like writes]
+  switch (r.mode) {
+    case free_mode::synchronizing:
+      op.when = host_action(t);
+      if (const device_state* d = contexts_.find_device(a->ref.device)) {
+        for (const context_slot s : d->streams) contexts_.join(*t.context, contexts_.context(s));
+      }
+      check_free(*a, op, *t.context);
+      break;
+    case free_mode::unsynchronized:
+      op.when = host_action(t);
+      check_free(*a, op, *t.context);
+      break;
+    case free_mode::stream_ordered: {
+      stream_state& s = stream_for(h, t, r.stream, operation_kind::free);
+      if (s.capturing) return;  // a graph free node
+      op.when = enqueue(t, s);
+      check_free(*a, op, *s.context);
+      break;
+    }
+    case free_mode::cached:
+      op.when = host_action(t);
+      break;
+  }
+  a->free_op = op;
+  // May forget `a` at once when nothing dead is remembered: last use of it.
+  allocations_.mark_freed(*a, r.mode == free_mode::cached);
+}
+
+// ---- work ----
+
+void engine_impl::stream_work(const record_header& h, stream_id stream, operation_kind op,
+                              string_id name, std::span<const access> accesses) {
+  thread_state& t = thread_of(h);
+  stream_state& s = stream_for(h, t, stream, op);
+  if (s.capturing) {
+    stats_.accesses_captured += accesses.size();
+    return;
+  }
+  access_entry entry = entry_for(h, t, enqueue(t, s), op, name);
+  apply_accesses(accesses, entry, *s.context);
+}
+
+void engine_impl::on(const record_header& h, const kernel_launch& r) {
+  stream_work(h, r.stream, operation_kind::kernel, r.kernel, r.accesses);
+}
+
+// S-HOSTFN-1: a host function is a stream operation like a kernel; its
+// accesses are ordered by the stream, not by the host thread that enqueued it.
+void engine_impl::on(const record_header& h, const host_func& r) {
+  stream_work(h, r.stream, operation_kind::host_func, r.name, r.accesses);
+}
+
+void engine_impl::on(const record_header& h, const host_access& r) {
+  thread_state& t = thread_of(h);
+  access_entry entry = entry_for(h, t, host_action(t), operation_kind::host_access, r.what);
+  apply_accesses(r.accesses, entry, *t.context);
+}
+
+// ---- copies and memsets ----
+
+// Note [Copy synchronization]
+// A copy is an operation on its stream that reads src and writes dst. What
+// the host is ordered after depends on the direction (S-COPY-1, S-COPY-2);
+// managed memory counts as device memory here, since copies of it are stream
+// ordered (S-MEM-6), and a cached block as its segment's kind.
+//   sync, pageable -> device  the host first synchronizes the stream and
+//                             stages the source itself: the source read is a
+//                             host access; the device write is a stream
+//                             access the host does not wait for.
+//   sync, pinned -> device    synchronous: the host joins the stream after.
+//   sync, device -> host      returns when complete: the host joins after.
+//   sync, device -> device    no host synchronization.
+//   host -> host (any form)   done by the host, fully synchronous: both are
+//                             host accesses.
+//   async, anything else      fully asynchronous. The documentation says a
+//                             pageable async copy "might be synchronous";
+//                             streamsan never assumes it is, so code that
+//                             relies on it is reported.
+void engine_impl::on(const record_header& h, const memcpy_record& r) { copy(h, r); }
+
+void engine_impl::copy(const record_header& h, const memcpy_record& r) {
+  thread_state& t = thread_of(h);
+  stream_state& s = stream_for(h, t, r.stream, operation_kind::memcpy);
+  if (s.capturing) {
+    stats_.accesses_captured += 2;
+    return;
+  }
+  const memory_kind src_kind = effective_kind(r.src_kind, r.src.alloc);
+  const memory_kind dst_kind = effective_kind(r.dst_kind, r.dst.alloc);
+  const access src{r.src, access_mode::read};
+  const access dst{r.dst, access_mode::write};
+
+  if (host_only(src_kind) && host_only(dst_kind)) {
+    access_entry entry = entry_for(h, t, host_action(t), operation_kind::memcpy, {});
+    apply_access(src, entry, *t.context);
+    apply_access(dst, entry, *t.context);
+    return;
+  }
+  if (!r.async && src_kind == memory_kind::pageable_host) {
+    prepare(t, s);
+    access_entry staged = entry_for(h, t, host_action(t), operation_kind::memcpy, {});
+    host_joins_stream(t, s);
+    apply_access(src, staged, *t.context);
+    access_entry entry =
+        entry_for(h, t, contexts_.tick(*s.context), operation_kind::memcpy, {});
+    apply_access(dst, entry, *s.context);
+    return;
+  }
+  access_entry entry = entry_for(h, t, enqueue(t, s), operation_kind::memcpy, {});
+  apply_access(src, entry, *s.context);
+  apply_access(dst, entry, *s.context);
+  if (!r.async && (host_only(dst_kind) || src_kind == memory_kind::pinned_host)) {
+    host_action(t);
+    host_joins_stream(t, s);
+  }
+}
+
+// S-COPY-4: a memset is a stream operation; the synchronous form makes the
+// host wait only when the target is pinned host memory.
+void engine_impl::on(const record_header& h, const memset_record& r) {
+  thread_state& t = thread_of(h);
+  stream_state& s = stream_for(h, t, r.stream, operation_kind::memset);
+  if (s.capturing) {
+    ++stats_.accesses_captured;
+    return;
+  }
+  access_entry entry = entry_for(h, t, enqueue(t, s), operation_kind::memset, {});
+  apply_access(access{r.dst, access_mode::write}, entry, *s.context);
+  if (!r.async && effective_kind(r.dst_kind, r.dst.alloc) == memory_kind::pinned_host) {
+    host_action(t);
+    host_joins_stream(t, s);
+  }
+}
+
+}  // namespace streamsan

@@ -1,0 +1,425 @@
+// Byte ranges, allocation lifetimes, caching allocators, copies, memsets.
+#include <gtest/gtest.h>
+
+#include "tests/engine/engine_driver.h"
+
+namespace streamsan {
+namespace {
+
+using testing::engine_driver;
+using testing::kind_list;
+constexpr auto stream_race = diagnostic_kind::stream_race;
+constexpr auto host_device_race = diagnostic_kind::host_device_race;
+constexpr auto free_while_in_use = diagnostic_kind::free_while_in_use;
+
+// ---- byte ranges ----
+
+TEST(EngineMemory, DisjointRangesOfOneAllocationAreClean) {
+  engine_driver d;
+  const auto s1 = d.stream(), s2 = d.stream();
+  const auto x = d.alloc(1024);
+  d.launch(s1, {d.write(x, 0, 512)});
+  d.launch(s2, {d.write(x, 512, 512)});
+  d.launch(s1, {d.read(x, 0, 512)});
+  d.launch(s2, {d.read(x, 512, 512)});
+  EXPECT_TRUE(d.diagnostics().empty());
+}
+
+TEST(EngineMemory, PartialOverlapRacesOnTheOverlapOnly) {
+  engine_driver d;
+  const auto s1 = d.stream(), s2 = d.stream();
+  const auto x = d.alloc(1024);
+  d.launch(s1, {d.write(x, 0, 600)});
+  d.launch(s2, {d.write(x, 400, 624)});
+  ASSERT_EQ(d.kinds(), (kind_list{stream_race}));
+  const diagnostic& r = d.diagnostics()[0];
+  EXPECT_EQ(r.hazard_kind, hazard::write_after_write);
+  EXPECT_EQ(r.overlap_offset, 400u);
+  EXPECT_EQ(r.overlap_size, 200u);
+  // Each side keeps its whole range.
+  EXPECT_EQ(r.current.offset, 400u);
+  EXPECT_EQ(r.current.size, 624u);
+  EXPECT_EQ(r.previous->offset, 0u);
+  EXPECT_EQ(r.previous->size, 600u);
+}
+
+TEST(EngineMemory, AccessesWithoutAllocationAreIgnoredAndUnknownOnesCounted) {
+  engine_driver d;
+  const auto s1 = d.stream(), s2 = d.stream();
+  const access untracked{{alloc_id{}, 0, 64}, access_mode::write};
+  const access unknown{{alloc_id{999}, 0, 64}, access_mode::write};
+  d.launch(s1, {untracked, unknown});
+  d.launch(s2, {untracked, unknown});
+  EXPECT_TRUE(d.diagnostics().empty());
+  EXPECT_EQ(d.eng().statistics().accesses_untracked, 2u);
+  EXPECT_EQ(d.eng().statistics().accesses_unknown_alloc, 2u);
+}
+
+// ---- frees (S-MEM-5) ----
+
+TEST(EngineMemory, SynchronizingFreeWaitsForTheDevice) {
+  engine_driver d;
+  const auto s1 = d.stream(stream_flavor::non_blocking);
+  const auto x = d.alloc(256);
+  d.launch(s1, {d.write(x)});
+  d.free(x, free_mode::synchronizing);
+  EXPECT_TRUE(d.diagnostics().empty());
+}
+
+TEST(EngineMemory, UnsynchronizedFreeWhileInUse) {
+  engine_driver d;
+  const auto s1 = d.stream();
+  const auto x = d.alloc(256, memory_kind::pinned_host);
+  d.launch(s1, {d.read(x)});
+  d.free(x, free_mode::unsynchronized);
+  ASSERT_EQ(d.kinds(), (kind_list{free_while_in_use}));
+  const diagnostic& r = d.diagnostics()[0];
+  EXPECT_EQ(r.hazard_kind, hazard::write_after_read);
+  EXPECT_EQ(r.current.op, operation_kind::free);
+  EXPECT_EQ(r.current.context, context_kind::host_thread);
+  EXPECT_EQ(r.previous->stream, s1);
+  EXPECT_EQ(r.overlap_size, 256u);
+}
+
+TEST(EngineMemory, UnsynchronizedFreeAfterSynchronizeIsClean) {
+  engine_driver d;
+  const auto s1 = d.stream();
+  const auto x = d.alloc(256, memory_kind::pinned_host);
+  d.launch(s1, {d.write(x)});
+  d.sync(s1);
+  d.free(x, free_mode::unsynchronized);
+  EXPECT_TRUE(d.diagnostics().empty());
+}
+
+TEST(EngineMemory, StreamOrderedFreeMustBeOrderedAfterEveryUse) {
+  engine_driver d;
+  const auto s1 = d.stream(), s2 = d.stream();
+  const auto x = d.alloc_async(256, s1);
+  d.launch(s1, {d.write(x)});
+  const auto e = d.event();
+  d.record(e, s1);
+  d.wait(e, s2);
+  d.launch(s2, {d.read(x)});
+  d.free(x, free_mode::stream_ordered, s1);  // s2's read is not ordered before it
+  ASSERT_EQ(d.kinds(), (kind_list{free_while_in_use}));
+  EXPECT_EQ(d.diagnostics()[0].current.stream, s1);
+  EXPECT_EQ(d.diagnostics()[0].previous->stream, s2);
+}
+
+TEST(EngineMemory, UseAfterFree) {
+  engine_driver d;
+  const auto s1 = d.stream();
+  const auto x = d.alloc(256);
+  d.launch(s1, {d.write(x)});
+  d.free(x);
+  d.launch(s1, {d.read(x)});
+  ASSERT_EQ(d.kinds(), (kind_list{diagnostic_kind::use_after_free}));
+  const diagnostic& r = d.diagnostics()[0];
+  EXPECT_EQ(r.previous->op, operation_kind::free);
+  EXPECT_TRUE(r.allocation->freed);
+}
+
+TEST(EngineMemory, DoubleFreeIsUseAfterFree) {
+  engine_driver d;
+  const auto x = d.alloc(256);
+  d.free(x);
+  d.free(x);
+  EXPECT_EQ(d.kinds(), (kind_list{diagnostic_kind::use_after_free}));
+}
+
+TEST(EngineMemory, FreedAllocationsAreForgottenAfterTheConfiguredNumber) {
+  engine_driver d(false, {.remembered_dead_objects = 2});
+  const auto s1 = d.stream();
+  const auto a = d.alloc(64), b = d.alloc(64), c = d.alloc(64);
+  d.free(a);
+  d.free(b);
+  d.free(c);  // a is forgotten now
+  d.launch(s1, {d.read(a)});
+  d.launch(s1, {d.read(b)});
+  EXPECT_EQ(d.kinds(), (kind_list{diagnostic_kind::use_after_free}));
+  EXPECT_EQ(d.diagnostics()[0].allocation->id, b);
+  EXPECT_EQ(d.eng().statistics().accesses_unknown_alloc, 1u);
+  EXPECT_EQ(d.eng().statistics().remembered_allocations, 2u);
+}
+
+TEST(EngineMemory, StreamOrderedAllocationUsedOnAnotherStreamWithoutOrdering) {
+  engine_driver d;
+  const auto s1 = d.stream(), s2 = d.stream();
+  const auto x = d.alloc_async(256, s1);
+  d.launch(s2, {d.write(x)});
+  ASSERT_EQ(d.kinds(), (kind_list{diagnostic_kind::use_before_alloc}));
+  EXPECT_EQ(d.diagnostics()[0].previous->op, operation_kind::alloc);
+  EXPECT_EQ(d.diagnostics()[0].previous->stream, s1);
+}
+
+TEST(EngineMemory, StreamOrderedAllocationUsedAfterAnEventIsClean) {
+  engine_driver d;
+  const auto s1 = d.stream(), s2 = d.stream();
+  const auto x = d.alloc_async(256, s1);
+  const auto e = d.event();
+  d.record(e, s1);
+  d.wait(e, s2);
+  d.launch(s2, {d.write(x)});
+  EXPECT_TRUE(d.diagnostics().empty());
+}
+
+// ---- caching allocators (S-MEM-1) ----
+
+TEST(EngineMemory, CachedBlockReusedOnAnotherStreamWithoutOrderingRaces) {
+  engine_driver d;
+  const auto s1 = d.stream(), s2 = d.stream();
+  const auto segment = d.alloc(4096);
+  const auto first = d.block(segment, 1024, 512, s1);
+  d.launch(s1, {d.write(first)});
+  d.free(first, free_mode::cached);
+  // The allocator hands the same bytes out again, to s2, without
+  // record_stream: nothing orders s2 after s1's use.
+  const auto second = d.block(segment, 1024, 256, s2);
+  d.launch(s2, {d.write(second)});
+  ASSERT_EQ(d.kinds(), (kind_list{stream_race}));
+  const diagnostic& r = d.diagnostics()[0];
+  EXPECT_EQ(r.allocation->id, second);
+  EXPECT_EQ(r.current.alloc, second);
+  EXPECT_EQ(r.previous->alloc, first);
+  EXPECT_EQ(r.overlap_offset, 0u);
+  EXPECT_EQ(r.overlap_size, 256u);
+}
+
+TEST(EngineMemory, CachedBlockReusedAfterOrderingIsClean) {
+  engine_driver d;
+  const auto s1 = d.stream(), s2 = d.stream();
+  const auto segment = d.alloc(4096);
+  const auto first = d.block(segment, 0, 512, s1);
+  d.launch(s1, {d.write(first)});
+  const auto e = d.event();
+  d.record(e, s1);  // what record_stream arranges
+  d.free(first, free_mode::cached);
+  d.wait(e, s2);
+  const auto second = d.block(segment, 0, 512, s2);
+  d.launch(s2, {d.write(second)});
+  EXPECT_TRUE(d.diagnostics().empty());
+}
+
+TEST(EngineMemory, NeighbouringCachedBlocksDoNotConflict) {
+  engine_driver d;
+  const auto s1 = d.stream(), s2 = d.stream();
+  const auto segment = d.alloc(4096);
+  const auto a = d.block(segment, 0, 2048);
+  const auto b = d.block(segment, 2048, 2048);
+  d.launch(s1, {d.write(a)});
+  d.launch(s2, {d.write(b)});
+  EXPECT_TRUE(d.diagnostics().empty());
+}
+
+TEST(EngineMemory, FreedCachedBlockIdIsUseAfterFree) {
+  engine_driver d;
+  const auto s1 = d.stream();
+  const auto segment = d.alloc(4096);
+  const auto a = d.block(segment, 0, 2048);
+  d.free(a, free_mode::cached);
+  d.launch(s1, {d.read(a)});
+  EXPECT_EQ(d.kinds(), (kind_list{diagnostic_kind::use_after_free}));
+}
+
+TEST(EngineMemory, BlockOfAFreedSegmentIsUseAfterFree) {
+  engine_driver d;
+  const auto s1 = d.stream();
+  const auto segment = d.alloc(4096);
+  const auto a = d.block(segment, 0, 2048);
+  d.free(segment);
+  d.launch(s1, {d.read(a)});
+  ASSERT_EQ(d.kinds(), (kind_list{diagnostic_kind::use_after_free}));
+  EXPECT_EQ(d.diagnostics()[0].allocation->id, a);
+  EXPECT_EQ(d.diagnostics()[0].previous->alloc, segment);
+}
+
+TEST(EngineMemory, NestedBlocksShareTheOutermostSegment) {
+  engine_driver d;
+  const auto s1 = d.stream(), s2 = d.stream();
+  const auto segment = d.alloc(4096);
+  const auto outer = d.block(segment, 1024, 2048);
+  const auto inner = d.block(outer, 512, 256);  // segment bytes 1536..1792
+  d.launch(s1, {d.write(segment, 1600, 8)});
+  d.launch(s2, {d.read(inner)});
+  ASSERT_EQ(d.kinds(), (kind_list{stream_race}));
+  EXPECT_EQ(d.diagnostics()[0].overlap_offset, 64u);
+  EXPECT_EQ(d.diagnostics()[0].overlap_size, 8u);
+}
+
+TEST(EngineMemory, SynchronizingFreeDoesNotWaitForAnotherDevice) {
+  engine_driver d;
+  const auto peer = d.stream(stream_flavor::blocking, 1);
+  const auto x = d.alloc(256, memory_kind::device, 0);
+  d.launch(peer, {d.write(x)});  // peer access from device 1
+  d.free(x, free_mode::synchronizing);
+  ASSERT_EQ(d.kinds(), (kind_list{free_while_in_use}));
+  EXPECT_EQ(d.diagnostics()[0].hazard_kind, hazard::write_after_write);
+}
+
+TEST(EngineMemory, StreamOrderedFreeOnTheSameStreamIsClean) {
+  engine_driver d;
+  const auto s1 = d.stream();
+  const auto x = d.alloc_async(256, s1);
+  d.launch(s1, {d.write(x)});
+  d.launch(s1, {d.read(x)});
+  d.free(x, free_mode::stream_ordered, s1);
+  EXPECT_TRUE(d.diagnostics().empty());
+  d.launch(s1, {d.read(x)});
+  EXPECT_EQ(d.kinds(), (kind_list{diagnostic_kind::use_after_free}));
+}
+
+TEST(EngineMemory, FreeingForgetsTheHistory) {
+  engine_driver d;
+  const auto s1 = d.stream();
+  const auto x = d.alloc(4096);
+  d.launch(s1, {d.write(x, 0, 64), d.write(x, 128, 64), d.read(x, 1024, 64)});
+  EXPECT_EQ(d.eng().statistics().history_segments, 3u);
+  d.free(x);
+  EXPECT_EQ(d.eng().statistics().history_segments, 0u);
+  EXPECT_EQ(d.eng().statistics().history_bytes, 0u);
+}
+
+// ---- copies (S-COPY-1, S-COPY-2) ----
+
+TEST(EngineCopies, SyncDeviceToHostThenHostReadIsClean) {
+  engine_driver d;
+  const auto s = d.legacy();
+  const auto dev = d.alloc(256), host = d.alloc(256, memory_kind::pageable_host);
+  d.launch(s, {d.write(dev)});
+  d.memcpy(s, d.whole(host), memory_kind::pageable_host, d.whole(dev), memory_kind::device, false);
+  d.host({d.read(host)});
+  EXPECT_TRUE(d.diagnostics().empty());
+}
+
+TEST(EngineCopies, AsyncDeviceToHostThenHostReadRaces) {
+  engine_driver d;
+  const auto s = d.stream();
+  const auto dev = d.alloc(256), host = d.alloc(256, memory_kind::pageable_host);
+  d.memcpy(s, d.whole(host), memory_kind::pageable_host, d.whole(dev), memory_kind::device, true);
+  d.host({d.read(host)});
+  ASSERT_EQ(d.kinds(), (kind_list{host_device_race}));
+  EXPECT_EQ(d.diagnostics()[0].previous->op, operation_kind::memcpy);
+}
+
+TEST(EngineCopies, AsyncDeviceToPinnedThenHostAccessBeforeSynchronizeRaces) {
+  engine_driver d;
+  const auto s = d.stream();
+  const auto dev = d.alloc(256), pinned = d.alloc(256, memory_kind::pinned_host);
+  d.launch(s, {d.write(dev)});
+  d.memcpy(s, d.whole(pinned), memory_kind::pinned_host, d.whole(dev), memory_kind::device, true);
+  d.host({d.write(pinned)});
+  ASSERT_EQ(d.kinds(), (kind_list{host_device_race}));
+  EXPECT_EQ(d.diagnostics()[0].hazard_kind, hazard::write_after_write);
+  d.sync(s);
+  d.host({d.read(pinned)});
+  EXPECT_EQ(d.diagnostics().size(), 1u);
+}
+
+TEST(EngineCopies, SyncPageableToDeviceStagesTheSourceButNotTheDestination) {
+  engine_driver d;
+  const auto s = d.stream(), other = d.stream();
+  const auto dev = d.alloc(256), host = d.alloc(256, memory_kind::pageable_host);
+  d.memcpy(s, d.whole(dev), memory_kind::device, d.whole(host), memory_kind::pageable_host, false);
+  d.host({d.write(host)});  // the source was staged: reusing it is fine
+  EXPECT_TRUE(d.diagnostics().empty());
+  d.on_other_thread([&] { d.launch(other, {d.read(dev)}); });  // the DMA may still run
+  EXPECT_EQ(d.kinds(), (kind_list{stream_race}));
+}
+
+TEST(EngineCopies, SyncPageableToDeviceWaitsForPriorStreamWorkOnTheSource) {
+  engine_driver d;
+  const auto s = d.stream();
+  const auto dev = d.alloc(256), staging = d.alloc(256, memory_kind::pageable_host);
+  d.host_func(s, {d.write(staging)});
+  // The host synchronizes the stream before it reads the source itself.
+  d.memcpy(s, d.whole(dev), memory_kind::device, d.whole(staging), memory_kind::pageable_host,
+           false);
+  EXPECT_TRUE(d.diagnostics().empty());
+}
+
+TEST(EngineCopies, SyncPinnedToDeviceIsSynchronous) {
+  engine_driver d;
+  const auto s = d.stream();
+  const auto dev = d.alloc(256), pinned = d.alloc(256, memory_kind::pinned_host);
+  d.memcpy(s, d.whole(dev), memory_kind::device, d.whole(pinned), memory_kind::pinned_host, false);
+  d.host({d.write(pinned)});
+  EXPECT_TRUE(d.diagnostics().empty());
+}
+
+TEST(EngineCopies, AsyncPinnedToDeviceThenHostWriteOfSourceRaces) {
+  engine_driver d;
+  const auto s = d.stream();
+  const auto dev = d.alloc(256), pinned = d.alloc(256, memory_kind::pinned_host);
+  d.memcpy(s, d.whole(dev), memory_kind::device, d.whole(pinned), memory_kind::pinned_host, true);
+  d.host({d.write(pinned)});
+  ASSERT_EQ(d.kinds(), (kind_list{host_device_race}));
+  EXPECT_EQ(d.diagnostics()[0].hazard_kind, hazard::write_after_read);
+}
+
+TEST(EngineCopies, AsyncPageableCopyIsNeverAssumedSynchronous) {
+  engine_driver d;
+  const auto s = d.stream();
+  const auto dev = d.alloc(256), host = d.alloc(256, memory_kind::pageable_host);
+  d.memcpy(s, d.whole(dev), memory_kind::device, d.whole(host), memory_kind::pageable_host, true);
+  d.host({d.write(host)});
+  EXPECT_EQ(d.kinds(), (kind_list{host_device_race}));
+}
+
+TEST(EngineCopies, DeviceToDeviceDoesNotSynchronizeTheHost) {
+  engine_driver d;
+  const auto s = d.stream();
+  const auto a = d.alloc(256), b = d.alloc(256, memory_kind::managed);
+  d.memcpy(s, d.whole(b), memory_kind::managed, d.whole(a), memory_kind::device, false);
+  d.host({d.read(b)});
+  EXPECT_EQ(d.kinds(), (kind_list{host_device_race}));
+}
+
+TEST(EngineCopies, HostToHostIsDoneByTheHost) {
+  engine_driver d;
+  const auto s = d.stream();
+  const auto a = d.alloc(256, memory_kind::pinned_host);
+  const auto b = d.alloc(256, memory_kind::pageable_host);
+  d.launch(s, {d.write(a)});
+  d.memcpy(s, d.whole(b), memory_kind::pageable_host, d.whole(a), memory_kind::pinned_host, true);
+  ASSERT_EQ(d.kinds(), (kind_list{host_device_race}));
+  EXPECT_EQ(d.diagnostics()[0].current.context, context_kind::host_thread);
+  d.host({d.write(b), d.write(a)});  // b was written by this thread; a was not synchronized
+  EXPECT_EQ(d.kinds(), (kind_list{host_device_race, host_device_race}));
+}
+
+TEST(EngineCopies, CrossDeviceCopyIsAnOperationOfTheIssuingStream) {
+  engine_driver d;
+  const auto s0 = d.stream(stream_flavor::blocking, 0);
+  const auto s1 = d.stream(stream_flavor::blocking, 1);
+  const auto a = d.alloc(256, memory_kind::device, 0), b = d.alloc(256, memory_kind::device, 1);
+  d.launch(s1, {d.write(b)});
+  d.memcpy(s0, d.whole(b), memory_kind::device, d.whole(a), memory_kind::device, true);
+  EXPECT_EQ(d.kinds(), (kind_list{stream_race}));
+  EXPECT_EQ(d.diagnostics()[0].current.stream, s0);
+}
+
+// ---- memsets (S-COPY-4) ----
+
+TEST(EngineMemsets, SyncMemsetOfDeviceMemoryIsAsynchronous) {
+  engine_driver d;
+  const auto s = d.stream();
+  const auto x = d.alloc(256, memory_kind::managed);
+  d.memset(s, d.whole(x), memory_kind::managed, false);
+  d.host({d.read(x)});
+  EXPECT_EQ(d.kinds(), (kind_list{host_device_race}));
+}
+
+TEST(EngineMemsets, SyncMemsetOfPinnedMemoryIsSynchronous) {
+  engine_driver d;
+  const auto s = d.stream();
+  const auto x = d.alloc(256, memory_kind::pinned_host);
+  d.memset(s, d.whole(x), memory_kind::pinned_host, false);
+  d.host({d.read(x)});
+  EXPECT_TRUE(d.diagnostics().empty());
+  d.memset(s, d.whole(x), memory_kind::pinned_host, true);
+  d.host({d.read(x)});
+  EXPECT_EQ(d.kinds(), (kind_list{host_device_race}));
+}
+
+}  // namespace
+}  // namespace streamsan
