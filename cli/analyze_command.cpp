@@ -1,14 +1,228 @@
-// Placeholder until the owning component lands; replaced, not extended.
+// streamsan analyze TRACE: replays a trace file into the engine and reports
+// what it finds (text, JSON or SARIF), after suppressions.
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include <boost/program_options.hpp>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "sanitizer/engine/engine.h"
+#include "sanitizer/log/trace_error.h"
+#include "sanitizer/log/trace_reader.h"
+#include "sanitizer/report/json_report.h"
+#include "sanitizer/report/sarif_report.h"
+#include "sanitizer/report/suppressions.h"
+#include "sanitizer/report/text_report.h"
 
 namespace streamsan::cli {
+namespace {
 
-int analyze_command(std::span<const std::string>) {
-  std::cerr << "streamsan analyze: not built yet\n";
-  return exit_code::failed;
+namespace po = boost::program_options;
+
+constexpr std::string_view usage_line = "usage: streamsan analyze TRACE [options]\n";
+
+enum class report_format { text, json, sarif };
+
+struct analyze_options {
+  std::filesystem::path trace;
+  report_format format = report_format::text;
+  std::optional<std::filesystem::path> output;
+  int error_exitcode = exit_code::diagnostics_found;
+  std::optional<std::filesystem::path> suppressions_file;
+  report_options report;
+  bool allow_truncated = false;
+};
+
+struct usage_error {
+  std::string message;
+};
+
+po::options_description option_descriptions() {
+  po::options_description options("options");
+  options.add_options()
+      ("help,h", "print this help and exit")
+      ("format", po::value<std::string>()->value_name("text|json|sarif")->default_value("text"),
+       "report format")
+      ("output,o", po::value<std::string>()->value_name("FILE"),
+       "write the report to FILE instead of standard output")
+      ("error-exitcode", po::value<long long>()->value_name("N"),
+       "exit status when warnings remain after suppressions (default 66; 0 turns it off)")
+      ("suppressions", po::value<std::string>()->value_name("FILE"),
+       "suppression file: race:PATTERN, sync:PATTERN or KIND:PATTERN lines")
+      ("print-limit", po::value<long long>()->value_name("N"),
+       "text format: print at most N warnings, then say how many more there are")
+      ("source-root", po::value<std::string>()->value_name("DIR"),
+       "show source paths relative to DIR (SARIF: defaults to the current directory)")
+      ("allow-truncated",
+       "accept a trace whose writer died before closing it (no end-of-trace marker)");
+  return options;
+}
+
+std::string help_text() {
+  std::ostringstream out;
+  out << usage_line
+      << "\nReports the races and synchronization errors in a trace recorded by the\n"
+         "streamsan runtime (a trace_writer). Exit status: 0 when nothing is\n"
+         "reported, --error-exitcode (66) when something is, 2 for a bad option,\n"
+         "3 for an unreadable or corrupt trace or suppression file.\n\n"
+      << option_descriptions();
+  return out.str();
+}
+
+long long in_range(const po::variables_map& vm, const char* name, long long low, long long high) {
+  const auto value = vm[name].as<long long>();
+  if (value < low || value > high) {
+    throw usage_error{"--" + std::string(name) + " must be between " + std::to_string(low) +
+                      " and " + std::to_string(high) + ", not " + std::to_string(value)};
+  }
+  return value;
+}
+
+// nullopt: --help was given.
+std::optional<analyze_options> parse(std::span<const std::string> args) {
+  po::options_description visible = option_descriptions();
+  po::options_description all;
+  all.add(visible).add_options()("trace", po::value<std::vector<std::string>>());
+  po::positional_options_description positional;
+  positional.add("trace", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(std::vector<std::string>(args.begin(), args.end()))
+                  .options(all)
+                  .positional(positional)
+                  .run(),
+              vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw usage_error{e.what()};
+  }
+  if (vm.count("help")) return std::nullopt;
+
+  analyze_options options;
+  const auto traces = vm.count("trace") ? vm["trace"].as<std::vector<std::string>>()
+                                        : std::vector<std::string>();
+  if (traces.size() != 1) {
+    throw usage_error{traces.empty() ? "no trace file given"
+                                     : "one trace file at a time (got " +
+                                           std::to_string(traces.size()) + ")"};
+  }
+  options.trace = traces.front();
+  const auto format = vm["format"].as<std::string>();
+  if (format == "text") {
+    options.format = report_format::text;
+  } else if (format == "json") {
+    options.format = report_format::json;
+  } else if (format == "sarif") {
+    options.format = report_format::sarif;
+  } else {
+    throw usage_error{"--format must be text, json or sarif, not '" + format + "'"};
+  }
+  if (vm.count("output")) options.output = vm["output"].as<std::string>();
+  if (vm.count("error-exitcode")) {
+    options.error_exitcode = static_cast<int>(in_range(vm, "error-exitcode", 0, 255));
+  }
+  if (vm.count("suppressions")) options.suppressions_file = vm["suppressions"].as<std::string>();
+  if (vm.count("print-limit")) {
+    options.report.print_limit =
+        static_cast<std::size_t>(in_range(vm, "print-limit", 0, 1'000'000'000));
+  }
+  if (vm.count("source-root")) {
+    options.report.source_root = std::filesystem::absolute(vm["source-root"].as<std::string>());
+  } else if (options.format == report_format::sarif) {
+    // GitHub code scanning wants paths relative to the repository root,
+    // which is where the analysis normally runs.
+    options.report.source_root = std::filesystem::current_path();
+  }
+  options.allow_truncated = vm.count("allow-truncated") > 0;
+  return options;
+}
+
+void print_report(std::ostream& out, const analyze_options& options, const report_input& input,
+                  symbolizer& symbols) {
+  switch (options.format) {
+    case report_format::text:
+      print_text_report(out, input, symbols, options.report);
+      break;
+    // Names come from the trace and need not be UTF-8: replace, don't throw.
+    case report_format::json:
+      out << json_report(input, symbols, options.report)
+                 .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+          << '\n';
+      break;
+    case report_format::sarif:
+      out << sarif_report(input, symbols, options.report)
+                 .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+          << '\n';
+      break;
+  }
+}
+
+}  // namespace
+
+int analyze_command(std::span<const std::string> args) {
+  std::optional<analyze_options> parsed;
+  try {
+    parsed = parse(args);
+  } catch (const usage_error& e) {
+    std::cerr << "streamsan analyze: " << e.message << "\n"
+              << usage_line << "Run 'streamsan analyze --help' for the options.\n";
+    return exit_code::usage;
+  }
+  if (!parsed) {
+    std::cout << help_text();
+    return exit_code::ok;
+  }
+  const analyze_options& options = *parsed;
+
+  suppressions rules;
+  if (options.suppressions_file) {
+    try {
+      rules = suppressions::load(*options.suppressions_file);
+    } catch (const suppression_error& e) {
+      std::cerr << "streamsan analyze: " << e.what() << '\n';
+      return exit_code::bad_input;
+    }
+  }
+
+  engine eng;
+  try {
+    trace_reader reader(options.trace, {.allow_missing_end = options.allow_truncated});
+    reader.read_all(eng);
+  } catch (const trace_error& e) {
+    std::cerr << "streamsan analyze: " << e.what() << '\n';
+    if (e.reason().starts_with("truncated trace: no end-of-trace marker")) {
+      std::cerr << "streamsan analyze: --allow-truncated analyzes the records before the end\n";
+    }
+    return exit_code::bad_input;
+  }
+
+  // The trace was written by another process: only the symbols it carries
+  // are valid (Note [Symbols travel with the trace]).
+  symbolizer symbols(eng.tables(), symbol_source::log_only);
+  const auto kept = apply_suppressions(eng.diagnostics(), rules, symbols);
+  const report_input input{.diagnostics = kept.kept,
+                           .tables = eng.tables(),
+                           .unmodelled_calls = &eng.unmodelled_calls(),
+                           .records_processed = eng.records_processed(),
+                           .suppressed = kept.suppressed};
+  if (options.output) {
+    std::ofstream file(*options.output, std::ios::binary | std::ios::trunc);
+    if (file) print_report(file, options, input, symbols);
+    file.flush();
+    if (!file) {
+      std::cerr << "streamsan analyze: cannot write " << options.output->string() << '\n';
+      return exit_code::failed;
+    }
+  } else {
+    print_report(std::cout, options, input, symbols);
+    std::cout.flush();
+  }
+  return kept.kept.empty() ? exit_code::ok : options.error_exitcode;
 }
 
 }  // namespace streamsan::cli

@@ -60,7 +60,7 @@ template <class A> void visit_fields(A& a, frame_symbol& r) {
   a.text("file", r.file);
   a.u32("line", r.line);
   a.text("module", r.module);
-  a.u64("module_offset", r.module_offset);
+  a.address("module_offset", r.module_offset);
 }
 template <class A> void visit_fields(A& a, thread_start& r) { a.string_ref("name", r.name); }
 

@@ -82,11 +82,14 @@ std::string describe_operation(const operation_ref& op, const log_tables& tables
   return text;
 }
 
-std::string describe_access(const operation_ref& op, const log_tables& tables) {
+std::string describe_access(const operation_ref& op, const log_tables& tables,
+                            alloc_id shown) {
   std::string text;
   if (accesses_memory(op.op)) {
     text = capitalized(std::string(to_string(op.mode))) + " of " + bytes(op.size) +
-           " at offset " + std::to_string(op.offset) + " by " + describe_operation(op, tables);
+           " at offset " + std::to_string(op.offset);
+    if (!is_none(op.alloc) && op.alloc != shown) text += " of " + to_string(op.alloc);
+    text += " by " + describe_operation(op, tables);
   } else {
     text = capitalized(describe_operation(op, tables));
   }
@@ -96,8 +99,13 @@ std::string describe_access(const operation_ref& op, const log_tables& tables) {
   return text;
 }
 
-std::string describe_previous(const operation_ref& op, const log_tables& tables) {
-  std::string text = describe_access(op, tables);
+alloc_id shown_allocation(const diagnostic& d) noexcept {
+  return d.allocation ? d.allocation->id : alloc_id{};
+}
+
+std::string describe_previous(const operation_ref& op, const log_tables& tables,
+                              alloc_id shown) {
+  std::string text = describe_access(op, tables, shown);
   if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
   return "Previous " + text;
 }

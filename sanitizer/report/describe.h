@@ -25,11 +25,18 @@ std::string describe_operation(const operation_ref& op, const log_tables& tables
 
 // What the operation did, capitalized: "Read of 4096 bytes at offset 0 by
 // kernel 'sum' on stream#2 (thread#1) in range fwd" for memory accesses,
-// "Event wait on stream#2 (thread#1)" for everything else.
-std::string describe_access(const operation_ref& op, const log_tables& tables);
+// "Event wait on stream#2 (thread#1)" for everything else. When the
+// operation accessed another allocation than `shown` (the report's; a
+// caching allocator reused the bytes) it says which: "at offset 0 of alloc#7".
+std::string describe_access(const operation_ref& op, const log_tables& tables,
+                            alloc_id shown = {});
 
 // "Previous write of 4096 bytes at offset 0 by kernel 'fill' on stream#1 ...".
-std::string describe_previous(const operation_ref& op, const log_tables& tables);
+std::string describe_previous(const operation_ref& op, const log_tables& tables,
+                              alloc_id shown = {});
+
+// The allocation a diagnostic's report is about (none when it has none).
+alloc_id shown_allocation(const diagnostic& d) noexcept;
 
 // "stream-race (read-after-write)", or just the kind without a hazard.
 std::string kind_and_hazard(const diagnostic& d);

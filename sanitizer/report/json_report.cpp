@@ -11,7 +11,8 @@ json text_or_null(std::string_view text) {
   return text.empty() ? json(nullptr) : json(std::string(text));
 }
 
-json json_operation(const operation_ref& op, symbolizer& symbols, const report_options& options) {
+json json_operation(const operation_ref& op, alloc_id shown, symbolizer& symbols,
+                    const report_options& options) {
   const log_tables& tables = symbols.tables();
   json j = json::object();
   j["seq"] = op.seq;
@@ -28,6 +29,7 @@ json json_operation(const operation_ref& op, symbolizer& symbols, const report_o
   j["thread"] = raw(op.thread);
   j["name"] = text_or_null(tables.string(op.name));
   j["mode"] = to_string(op.mode);
+  j["alloc"] = is_none(op.alloc) ? json(nullptr) : json(raw(op.alloc));
   j["offset"] = op.offset;
   j["size"] = op.size;
   j["nvtx_range"] = text_or_null(tables.string(op.nvtx_range));
@@ -35,7 +37,7 @@ json json_operation(const operation_ref& op, symbolizer& symbols, const report_o
     j["graph"] = raw(op.graph);
     j["graph_node"] = op.graph_node;
   }
-  j["description"] = describe_access(op, tables);
+  j["description"] = describe_access(op, tables, shown);
   j["stack"] = json_stack(op.stack, symbols, options);
   return j;
 }
@@ -64,8 +66,10 @@ json json_diagnostic(const diagnostic& d, symbolizer& symbols, const report_opti
   j["count"] = d.count;
   j["message"] = headline(d, tables);
   if (const auto why = explanation(d)) j["explanation"] = *why;
-  j["current"] = json_operation(d.current, symbols, options);
-  j["previous"] = d.previous ? json_operation(*d.previous, symbols, options) : json(nullptr);
+  const alloc_id shown = shown_allocation(d);
+  j["current"] = json_operation(d.current, shown, symbols, options);
+  j["previous"] =
+      d.previous ? json_operation(*d.previous, shown, symbols, options) : json(nullptr);
   j["allocation"] = d.allocation ? json_allocation(*d.allocation, symbols, options) : json(nullptr);
   j["overlap"] = d.overlap_size == 0
                      ? json(nullptr)

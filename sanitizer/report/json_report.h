@@ -1,5 +1,8 @@
 // The machine-readable report: one JSON object with every diagnostic (no
 // print limit) and a summary. docs/reports.md documents the members.
+//
+// Strings come from traces and need not be valid UTF-8: dump the result with
+// nlohmann::ordered_json::error_handler_t::replace, or dump() throws.
 #pragma once
 
 #include <nlohmann/json.hpp>

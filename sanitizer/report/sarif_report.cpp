@@ -126,10 +126,11 @@ json sarif_rules() {
 
 json sarif_result(const diagnostic& d, symbolizer& symbols, const report_options& options) {
   const log_tables& tables = symbols.tables();
-  const auto current = describe_access(d.current, tables);
+  const alloc_id shown = shown_allocation(d);
+  const auto current = describe_access(d.current, tables, shown);
   std::string message = headline(d, tables) + ". " + current;
   message += ".";
-  if (d.previous) message += " " + describe_previous(*d.previous, tables) + ".";
+  if (d.previous) message += " " + describe_previous(*d.previous, tables, shown) + ".";
   if (const auto why = explanation(d)) message += " " + *why;
 
   json result = json::object();
@@ -142,7 +143,7 @@ json sarif_result(const diagnostic& d, symbolizer& symbols, const report_options
   }
   json related = json::array();
   if (d.previous) {
-    const auto text = describe_previous(*d.previous, tables);
+    const auto text = describe_previous(*d.previous, tables, shown);
     if (auto location = source_location(d.previous->stack, symbols, options, text)) {
       (*location)["id"] = related.size() + 1;
       related.push_back(std::move(*location));

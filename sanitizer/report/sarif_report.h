@@ -3,6 +3,9 @@
 // at the first frame of the current stack that has a source file, with the
 // previous access and the allocation as related locations and a stable
 // fingerprint of the kind and the call sites. docs/reports.md has details.
+//
+// Strings come from traces and need not be valid UTF-8: dump the result with
+// nlohmann::ordered_json::error_handler_t::replace, or dump() throws.
 #pragma once
 
 #include <string_view>

@@ -31,10 +31,11 @@ void print_text_diagnostic(std::ostream& out, const diagnostic& d, symbolizer& s
   const log_tables& tables = symbols.tables();
   out << rule;
   out << "WARNING: streamsan: " << headline(d, tables) << '\n';
-  out << "  " << describe_access(d.current, tables) << ":\n";
+  const alloc_id shown = shown_allocation(d);
+  out << "  " << describe_access(d.current, tables, shown) << ":\n";
   print_stack(out, d.current.stack, symbols, options);
   if (d.previous) {
-    out << "  " << describe_previous(*d.previous, tables) << ":\n";
+    out << "  " << describe_previous(*d.previous, tables, shown) << ":\n";
     print_stack(out, d.previous->stack, symbols, options);
   }
   if (const auto why = explanation(d)) out << "  " << *why << '\n';

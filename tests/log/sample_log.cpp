@@ -107,11 +107,28 @@ void write_file_bytes(const std::filesystem::path& path, const std::string& byte
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
+namespace {
+
+// Removes the scratch directories when the test program exits.
+struct scratch_dirs {
+  std::vector<std::filesystem::path> dirs;
+  ~scratch_dirs() {
+    for (const auto& dir : dirs) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  }
+};
+
+}  // namespace
+
 std::filesystem::path scratch_dir(const std::string& test_name) {
+  static scratch_dirs created;
   const auto dir = std::filesystem::temp_directory_path() /
                    ("streamsan-test-" + std::to_string(::getpid()) + "-" + test_name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  created.dirs.push_back(dir);
   return dir;
 }
 

@@ -21,7 +21,7 @@ void write_trace(const std::filesystem::path& path, const std::vector<record>& r
 std::string read_file_bytes(const std::filesystem::path& path);
 void write_file_bytes(const std::filesystem::path& path, const std::string& bytes);
 
-// A fresh, empty directory for one test.
+// A fresh, empty directory for one test, removed when the program exits.
 std::filesystem::path scratch_dir(const std::string& test_name);
 
 

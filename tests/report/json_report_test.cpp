@@ -104,5 +104,26 @@ TEST(JsonReport, EmptyReportStillHasASummary) {
   EXPECT_EQ(report.at("summary").at("warnings"), 0);
 }
 
+TEST(JsonReport, OperationsNameTheAllocationTheyAccessed) {
+  const auto tables = testing::report_tables();
+  auto race = testing::stream_race_diagnostic();
+  race.current.alloc = alloc_id{3};
+  race.previous->alloc = alloc_id{7};
+  const auto report = report_of({race}, tables);
+  const auto& d = report.at("diagnostics")[0];
+  EXPECT_EQ(d.at("current").at("alloc"), 3);
+  EXPECT_EQ(d.at("previous").at("alloc"), 7);
+  EXPECT_EQ(d.at("previous").at("description"),
+            "Write of 4096 bytes at offset 0 of alloc#7 by kernel 'fill' on stream#1 (thread#1)");
+}
+
+TEST(JsonReport, NamesThatAreNotUtf8AreReplacedWhenDumped) {
+  auto tables = testing::report_tables();
+  tables.define_string(string_id{2}, "s\xffm");  // kernel 'sum' from a corrupt trace
+  const auto report = report_of({testing::stream_race_diagnostic()}, tables);
+  const auto text = report.dump(-1, ' ', false, json::error_handler_t::replace);
+  EXPECT_EQ(json::parse(text).at("diagnostics")[0].at("current").at("name"), "s\xEF\xBF\xBDm");
+}
+
 }  // namespace
 }  // namespace streamsan

@@ -101,5 +101,18 @@ TEST(TextReport, LiveDiagnosticIsTheSameBlockAsInTheReport) {
   EXPECT_EQ(report, live.str() + "streamsan: reported 1 warning\n");
 }
 
+TEST(TextReport, ReusedBlockNamesTheAllocationTheOperationAccessed) {
+  const auto tables = testing::report_tables();
+  auto race = testing::stream_race_diagnostic();
+  race.current.alloc = alloc_id{3};    // the report's allocation: not repeated
+  race.previous->alloc = alloc_id{7};  // an earlier block over the same bytes
+  const auto text = text_report({race}, tables);
+  EXPECT_NE(text.find("\n  Read of 4096 bytes at offset 0 by kernel 'sum'"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n  Previous write of 4096 bytes at offset 0 of alloc#7 by kernel 'fill'"),
+            std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace streamsan
