@@ -18,9 +18,13 @@ if [[ ! -e /usr/local/cuda/lib64/libcupti.so.13 ]]; then
   export LD_LIBRARY_PATH=$here/cupti${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 
-echo "== one full text report (cross_stream_raw_racy)"
-STREAMSAN_DEBUG=1 timeout 120 "$streamsan" run -- "$here/examples/cross_stream_raw_racy"
+echo "== one full text report (cross_stream_raw_racy), records on stderr"
+STREAMSAN_DEBUG=2 timeout 120 "$streamsan" run -- "$here/examples/cross_stream_raw_racy" \
+  2>"$out/records.jsonl"
 echo "exit status $?"
+grep -v '^{' "$out/records.jsonl"
+echo "records: $(grep -c '^{' "$out/records.jsonl")"
+grep '^{' "$out/records.jsonl" | grep -v -e string_define -e stack_define | head -60
 
 echo "== verdicts"
 pass=0 fail=0

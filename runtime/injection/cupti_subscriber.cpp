@@ -202,10 +202,6 @@ void cupti_subscriber::enable() {
   // NVTX callbacks arrive only when NVTX_INJECTION64_PATH leads to CUPTI
   // (streamsan run sets it); failing to enable them is not fatal.
   cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
-  if (inside_cuda_runtime_call()) {
-    this_thread.runtime_depth = 1;  // Note [The call that loads the library]
-    this_thread.runtime_cbid = 0;
-  }
   active_.store(true, std::memory_order_release);
 }
 
@@ -217,6 +213,7 @@ call_site cupti_subscriber::capture_call_site() const noexcept {
 }
 
 void cupti_subscriber::on_callback(std::uint32_t domain, std::uint32_t cbid, const void* data) {
+  if (domain < received_.size()) received_[domain].fetch_add(1, std::memory_order_relaxed);
   if (!active_.load(std::memory_order_acquire)) return;
   try {
     switch (domain) {
@@ -254,7 +251,9 @@ void cupti_subscriber::on_runtime(std::uint32_t cbid, const void* data) {
     runtime_entry(cbid, data);
     return;
   }
-  if (t.runtime_depth == 0) return;  // entered before the callbacks were on
+  // Note [The call that loads the library]: no entry was seen, its driver
+  // calls were modelled at the driver level.
+  if (t.runtime_depth == 0) return;
   if (--t.runtime_depth > 0) return;
   if (!runtime_exit(cbid, data)) count_unmodelled(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, d->functionName);
   t.runtime_launch = false;

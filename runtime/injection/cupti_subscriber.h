@@ -14,6 +14,14 @@
 // CUfunction]); if no driver launch shows up, the runtime callback records
 // the launch by name without accesses and lists it as unmodelled.
 //
+// Note [The call that loads the library]
+// The driver loads the library inside cuInit, which the CUDA runtime calls
+// from inside the program's first runtime call. CUPTI never reports that
+// call's entry (and need not report its exit). Nothing marks it as a runtime
+// call in progress, so the driver calls it makes after cuInit (cuMemAlloc
+// for a first cudaMalloc, cuLaunchKernel for a first launch) are modelled at
+// the driver level, and an exit without an entry is ignored.
+//
 // Note [Frees and destroys on entry]
 // Memory freed by one thread can be handed out again to another before the
 // first thread's exit callback runs; the allocation map would then drop the
@@ -22,6 +30,7 @@
 // and query outcomes are known only then).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <vector>
@@ -38,11 +47,6 @@ class cupti_subscriber {
 
   // Subscribes and enables the runtime, driver, NVTX and resource domains.
   // Throws std::runtime_error with CUPTI's message on failure.
-  // Note [The call that loads the library]: the driver loads the library
-  // inside cuInit, which the CUDA runtime calls from inside the program's
-  // first runtime call. That call's entry was never seen; when the calling
-  // thread is inside the runtime, enable() opens it so that its driver calls
-  // stay nested and its exit is modelled like any other.
   void enable();
   // Stops modelling (at process exit: what the CUDA runtime does while it
   // tears down is not the program's doing). Callbacks become no-ops.
@@ -52,6 +56,10 @@ class cupti_subscriber {
 
   // CUDA API calls the program made (outermost calls only).
   std::uint64_t api_calls() const noexcept { return api_calls_.load(std::memory_order_relaxed); }
+  // Callbacks received per CUPTI domain (for STREAMSAN_DEBUG).
+  std::uint64_t callbacks_received(std::uint32_t domain) const noexcept {
+    return domain < received_.size() ? received_[domain].load(std::memory_order_relaxed) : 0;
+  }
 
   // The stack of the current call, as the model wants it.
   call_site capture_call_site() const noexcept;
@@ -84,6 +92,7 @@ class cupti_subscriber {
   unsigned stack_depth_;
   std::atomic<bool> active_{false};
   std::atomic<std::uint64_t> api_calls_{0};
+  std::array<std::atomic<std::uint64_t>, 8> received_{};
   std::vector<api_info> runtime_info_;
   std::vector<api_info> driver_info_;
   void* subscriber_ = nullptr;

@@ -1,5 +1,6 @@
 #include "runtime/injection/session.h"
 
+#include <cupti_callbacks.h>
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "cli/exit_codes.h"
 #include "runtime/injection/fast_unwinder.h"
 #include "runtime/injection/run_result.h"
+#include "sanitizer/log/jsonl_dump.h"
 #include "sanitizer/report/json_report.h"
 #include "sanitizer/report/sarif_report.h"
 #include "sanitizer/report/symbolizer.h"
@@ -77,6 +79,11 @@ session::session(sanitizer_options options)
   }
   engine_.set_diagnostic_callback([this](const diagnostic& d) { on_diagnostic(d); });
   recorder_.add_sink(engine_);
+  if (const char* debug = std::getenv("STREAMSAN_DEBUG"); debug && std::string_view(debug) == "2") {
+    // Every record as a JSON line on stderr, for whoever works on streamsan.
+    debug_dump_ = std::make_unique<jsonl_dumper>(std::cerr);
+    recorder_.add_sink(*debug_dump_);
+  }
   if (!options_.record.empty()) {
     try {
       trace_ = std::make_unique<trace_writer>(expand_pid(options_.record));
@@ -183,9 +190,14 @@ static void print_debug_counters(const engine& eng, const cupti_subscriber& call
   const auto u = current_thread_unwinder_stats();
   const auto e = eng.statistics();
   std::fprintf(stderr,
-               "streamsan: debug: api_calls=%llu records=%llu accesses_checked=%llu "
+               "streamsan: debug: callbacks runtime=%llu driver=%llu resource=%llu nvtx=%llu "
+               "api_calls=%llu records=%llu accesses_checked=%llu "
                "untracked=%llu unknown_alloc=%llu implicit_streams=%llu ignored=%llu | "
                "unwinder (this thread): captures=%llu slow=%llu rules=%llu scans=%llu\n",
+               static_cast<unsigned long long>(callbacks.callbacks_received(CUPTI_CB_DOMAIN_RUNTIME_API)),
+               static_cast<unsigned long long>(callbacks.callbacks_received(CUPTI_CB_DOMAIN_DRIVER_API)),
+               static_cast<unsigned long long>(callbacks.callbacks_received(CUPTI_CB_DOMAIN_RESOURCE)),
+               static_cast<unsigned long long>(callbacks.callbacks_received(CUPTI_CB_DOMAIN_NVTX)),
                static_cast<unsigned long long>(callbacks.api_calls()),
                static_cast<unsigned long long>(e.records),
                static_cast<unsigned long long>(e.accesses_checked),

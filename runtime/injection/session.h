@@ -58,6 +58,7 @@ class session {
   recorder recorder_;
   engine engine_;
   std::unique_ptr<trace_writer> trace_;
+  std::unique_ptr<record_sink> debug_dump_;  // STREAMSAN_DEBUG=2
   cuda_driver_queries driver_;
   cuda_model model_;
   cupti_subscriber callbacks_;

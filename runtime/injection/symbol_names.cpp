@@ -1,8 +1,6 @@
 #include "runtime/injection/symbol_names.h"
 
 #include <backtrace.h>
-#include <dlfcn.h>
-#include <unwind.h>
 
 #include <cstdio>
 
@@ -44,37 +42,6 @@ std::string function_name(std::uint64_t address) {
 
 bool is_static_cudart_private(std::uint64_t address) {
   return raw_symbol_name(address).rfind("libcudart_static_", 0) == 0;
-}
-
-bool inside_cuda_runtime_call() {
-  struct walk {
-    bool found = false;
-    int frames = 0;
-  } w;
-  _Unwind_Backtrace(
-      [](_Unwind_Context* ctx, void* arg) -> _Unwind_Reason_Code {
-        auto* w = static_cast<walk*>(arg);
-        const std::uint64_t ip = _Unwind_GetIP(ctx);
-        if (ip == 0 || ++w->frames > 128) return _URC_END_OF_STACK;
-        Dl_info info{};
-        if (dladdr(reinterpret_cast<void*>(ip), &info) != 0 && info.dli_fname != nullptr &&
-            std::string_view(info.dli_fname).find("libcudart.so") != std::string_view::npos) {
-          w->found = true;
-          return _URC_END_OF_STACK;
-        }
-        const std::string name = raw_symbol_name(ip - 1);
-        // The static runtime's private functions, and its API entry points
-        // (cudaMalloc, __cudaRegisterFatBinary, ...).
-        if (name.rfind("libcudart_static_", 0) == 0 ||
-            (name.size() > 4 && name.rfind("cuda", 0) == 0 && name[4] >= 'A' && name[4] <= 'Z') ||
-            name.rfind("__cuda", 0) == 0) {
-          w->found = true;
-          return _URC_END_OF_STACK;
-        }
-        return _URC_NO_REASON;
-      },
-      &w);
-  return w.found;
 }
 
 }  // namespace streamsan::injection

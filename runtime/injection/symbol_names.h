@@ -20,9 +20,4 @@ std::string function_name(std::uint64_t address);
 // (named libcudart_static_<hash>), which reports do not show.
 bool is_static_cudart_private(std::uint64_t address);
 
-// Whether the calling thread is inside a CUDA runtime function (shared
-// libcudart, or a statically linked runtime's public or private functions).
-// Slow (a full unwind with symbol lookups): for one-time decisions only.
-bool inside_cuda_runtime_call();
-
 }  // namespace streamsan::injection
