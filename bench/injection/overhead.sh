@@ -11,7 +11,7 @@
 set -u
 streamsan=$1 launch_bound=$2 pipeline=$3 repeats=${4:-5}
 launch_args=${LAUNCH_ARGS:-200000}
-pipeline_args=${PIPELINE_ARGS:-"96 50000"}
+pipeline_args=${PIPELINE_ARGS:-"192 250000"}
 sanitizer=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 memcheck_timeout=${MEMCHECK_TIMEOUT:-120}
 

@@ -26,8 +26,8 @@ __global__ void accumulate(const float* chunk, float* total, int n) {
 }
 
 int main(int argc, char** argv) {
-  const int chunks = argc > 1 ? std::atoi(argv[1]) : 96;
-  const int iterations = argc > 2 ? std::atoi(argv[2]) : 50000;
+  const int chunks = argc > 1 ? std::atoi(argv[1]) : 192;
+  const int iterations = argc > 2 ? std::atoi(argv[2]) : 250000;
   constexpr int streams = 4;
   constexpr int n = 1 << 20;
   const std::size_t bytes = n * sizeof(float);

@@ -16,7 +16,7 @@ for p in "$build"/examples/programs/*_racy "$build"/examples/programs/*_fixed \
          "$build/examples/programs/gpu_probe"; do
   install -m 755 "$p" "$dest/examples/"
 done
-strip --strip-debug "$dest"/examples/*
+
 install -m 755 "$src/../../examples/programs/check_verdict.sh" "$dest/examples/"
 install -m 755 "$build/bench/injection/launch_bound" "$build/bench/injection/pipeline" \
   "$src/overhead.sh" "$dest/bench/"

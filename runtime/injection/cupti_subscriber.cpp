@@ -26,6 +26,8 @@ struct thread_state {
   std::uint32_t runtime_cbid = 0;
   bool runtime_launch = false;
   bool launch_modelled = false;
+  // The callback being handled (Note [Path cache]); 0 outside callbacks.
+  std::uint64_t path_key = 0;
   std::array<std::uint64_t, 64> frames{};
 };
 
@@ -188,7 +190,14 @@ void cupti_subscriber::enable() {
   subscriber_ = subscriber;
   check(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API), "enabling runtime callbacks");
   check(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API), "enabling driver callbacks");
-  check(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE), "enabling resource callbacks");
+  // Of the resource domain only what invalidates kernel handles (the whole
+  // domain calls back on every launch).
+  check(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                            CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING),
+        "enabling module unload callbacks");
+  check(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                            CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
+        "enabling context destroy callbacks");
   // Note [Unmodelled calls are listed, inert calls are not]: no callbacks
   // at all for calls that need nothing.
   for (std::uint32_t cbid = 0; cbid < runtime_info_.size(); ++cbid) {
@@ -205,16 +214,30 @@ void cupti_subscriber::enable() {
   active_.store(true, std::memory_order_release);
 }
 
-call_site cupti_subscriber::capture_call_site() const noexcept {
+call_site cupti_subscriber::capture(std::uint64_t path_key) const noexcept {
   if (stack_depth_ == 0) return {};
   auto& frames = this_thread.frames;
-  const std::size_t n = capture_stack(std::span<std::uint64_t>(frames.data(), stack_depth_));
+  const std::size_t n =
+      capture_stack(std::span<std::uint64_t>(frames.data(), stack_depth_), path_key);
   return call_site{std::span<const std::uint64_t>(frames.data(), n)};
 }
+
+call_site cupti_subscriber::capture_call_site() const noexcept { return capture(0); }
+
+call_site cupti_subscriber::here() const noexcept { return capture(this_thread.path_key); }
 
 void cupti_subscriber::on_callback(std::uint32_t domain, std::uint32_t cbid, const void* data) {
   if (domain < received_.size()) received_[domain].fetch_add(1, std::memory_order_relaxed);
   if (!active_.load(std::memory_order_acquire)) return;
+  // Note [Path cache]: one callback site, and for driver calls nested in a
+  // runtime call, the runtime call too.
+  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+  const bool has_site = domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API;
+  const std::uint64_t nested = domain == CUPTI_CB_DOMAIN_DRIVER_API && this_thread.runtime_depth > 0
+                                   ? this_thread.runtime_cbid + 1
+                                   : 0;
+  this_thread.path_key = ((std::uint64_t{domain} << 56) | (std::uint64_t{cbid} << 32) |
+                          (nested << 2) | (has_site ? cb->callbackSite : 0)) + 1;
   try {
     switch (domain) {
       case CUPTI_CB_DOMAIN_RUNTIME_API: on_runtime(cbid, data); break;
@@ -227,6 +250,7 @@ void cupti_subscriber::on_callback(std::uint32_t domain, std::uint32_t cbid, con
     // Nothing may escape into the driver; a failure to model one call is
     // not worth aborting the program for.
   }
+  this_thread.path_key = 0;
 }
 
 void cupti_subscriber::count_unmodelled(std::uint32_t domain, std::uint32_t cbid,
@@ -234,7 +258,7 @@ void cupti_subscriber::count_unmodelled(std::uint32_t domain, std::uint32_t cbid
   const auto& table = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_info_ : driver_info_;
   if (cbid >= table.size() || !table[cbid].unmodelled) return;
   busy_guard busy;
-  model_.unmodelled(capture_call_site(), base_api_name(name ? name : "unknown CUDA call"));
+  model_.unmodelled(here(), base_api_name(name ? name : "unknown CUDA call"));
 }
 
 // ---- runtime API ----
@@ -264,31 +288,31 @@ bool cupti_subscriber::runtime_entry(std::uint32_t cbid, const void* data) {
   busy_guard busy;
   switch (cbid) {
     case CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020:
-      model_.freed(capture_call_site(), a(params<cudaFree_v3020_params>(data).devPtr),
+      model_.freed(here(), a(params<cudaFree_v3020_params>(data).devPtr),
                    free_mode::synchronizing);
       return true;
     case CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020:
-      model_.freed(capture_call_site(), a(params<cudaFreeHost_v3020_params>(data).ptr),
+      model_.freed(here(), a(params<cudaFreeHost_v3020_params>(data).ptr),
                    free_mode::unsynchronized);
       return true;
     case CUPTI_RUNTIME_TRACE_CBID_cudaHostUnregister_v4000:
-      model_.freed(capture_call_site(), a(params<cudaHostUnregister_v4000_params>(data).ptr),
+      model_.freed(here(), a(params<cudaHostUnregister_v4000_params>(data).ptr),
                    free_mode::unsynchronized);
       return true;
     case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020: {
       const auto& p = params<cudaFreeAsync_v11020_params>(data);
-      model_.freed(capture_call_site(), a(p.devPtr), free_mode::stream_ordered,
+      model_.freed(here(), a(p.devPtr), free_mode::stream_ordered,
                    stream_arg{h(p.hStream), pt});
       return true;
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v5050:
-      model_.stream_destroyed(capture_call_site(),
+      model_.stream_destroyed(here(),
                               h(params<cudaStreamDestroy_v5050_params>(data).stream));
       return true;
     case CUPTI_RUNTIME_TRACE_CBID_cudaEventDestroy_v3020:
-      model_.event_destroyed(capture_call_site(),
+      model_.event_destroyed(here(),
                              h(params<cudaEventDestroy_v3020_params>(data).event));
       return true;
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecDestroy_v10000:
@@ -330,7 +354,7 @@ bool cupti_subscriber::runtime_exit(std::uint32_t cbid, const void* data) {
   }
   auto& t = this_thread;
   busy_guard busy;
-  const auto at = [&] { return capture_call_site(); };
+  const auto at = [&] { return here(); };
   const auto s = [pt](cudaStream_t stream) { return stream_arg{h(stream), pt}; };
   switch (cbid) {
     // ---- streams ----
@@ -705,7 +729,7 @@ void cupti_subscriber::nested_driver_exit(std::uint32_t cbid, const void* data) 
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
       const auto& p = params<cuLaunchKernel_params>(data);
-      model_.kernel_launched(capture_call_site(), stream_arg{h(p.hStream), pt}, h(p.f),
+      model_.kernel_launched(here(), stream_arg{h(p.hStream), pt}, h(p.f),
                              kernel_arguments::from_launch(p.kernelParams, p.extra));
       t.launch_modelled = true;
       return;
@@ -713,7 +737,7 @@ void cupti_subscriber::nested_driver_exit(std::uint32_t cbid, const void* data) 
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
       const auto& p = params<cuLaunchKernelEx_params>(data);
-      model_.kernel_launched(capture_call_site(),
+      model_.kernel_launched(here(),
                              stream_arg{h(p.config ? p.config->hStream : nullptr), pt}, h(p.f),
                              kernel_arguments::from_launch(p.kernelParams, p.extra));
       t.launch_modelled = true;
@@ -722,7 +746,7 @@ void cupti_subscriber::nested_driver_exit(std::uint32_t cbid, const void* data) 
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
       const auto& p = params<cuLaunchCooperativeKernel_params>(data);
-      model_.kernel_launched(capture_call_site(), stream_arg{h(p.hStream), pt}, h(p.f),
+      model_.kernel_launched(here(), stream_arg{h(p.hStream), pt}, h(p.f),
                              kernel_arguments::from_launch(p.kernelParams, nullptr));
       t.launch_modelled = true;
       return;
@@ -737,31 +761,31 @@ bool cupti_subscriber::driver_entry(std::uint32_t cbid, const void* data) {
   busy_guard busy;
   switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
-      model_.freed(capture_call_site(), params<cuMemFree_v2_params>(data).dptr,
+      model_.freed(here(), params<cuMemFree_v2_params>(data).dptr,
                    free_mode::synchronizing);
       return true;
     case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost:
-      model_.freed(capture_call_site(), a(params<cuMemFreeHost_params>(data).p),
+      model_.freed(here(), a(params<cuMemFreeHost_params>(data).p),
                    free_mode::unsynchronized);
       return true;
     case CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister:
-      model_.freed(capture_call_site(), a(params<cuMemHostUnregister_params>(data).p),
+      model_.freed(here(), a(params<cuMemHostUnregister_params>(data).p),
                    free_mode::unsynchronized);
       return true;
     case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
     case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz: {
       const auto& p = params<cuMemFreeAsync_params>(data);
-      model_.freed(capture_call_site(), p.dptr, free_mode::stream_ordered,
+      model_.freed(here(), p.dptr, free_mode::stream_ordered,
                    stream_arg{h(p.hStream), pt});
       return true;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy:
     case CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy_v2:
-      model_.stream_destroyed(capture_call_site(), h(params<cuStreamDestroy_v2_params>(data).hStream));
+      model_.stream_destroyed(here(), h(params<cuStreamDestroy_v2_params>(data).hStream));
       return true;
     case CUPTI_DRIVER_TRACE_CBID_cuEventDestroy:
     case CUPTI_DRIVER_TRACE_CBID_cuEventDestroy_v2:
-      model_.event_destroyed(capture_call_site(), h(params<cuEventDestroy_v2_params>(data).hEvent));
+      model_.event_destroyed(here(), h(params<cuEventDestroy_v2_params>(data).hEvent));
       return true;
     case CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy:
       model_.graph_exec_destroyed(h(params<cuGraphExecDestroy_params>(data).hGraphExec));
@@ -800,7 +824,7 @@ bool cupti_subscriber::driver_exit(std::uint32_t cbid, const void* data) {
       break;
   }
   busy_guard busy;
-  const auto at = [&] { return capture_call_site(); };
+  const auto at = [&] { return here(); };
   const auto s = [pt](CUstream stream) { return stream_arg{h(stream), pt}; };
   const auto dev = [](CUdeviceptr p, std::size_t n) {
     return memory_region{p, n, memory_side::device};
@@ -1137,34 +1161,34 @@ void cupti_subscriber::on_nvtx(std::uint32_t cbid, const void* data) {
   busy_guard busy;
   switch (cbid) {
     case CUPTI_CBID_NVTX_nvtxRangePushA:
-      model_.range_pushed(capture_call_site(), nvtx_params<nvtxRangePushA_params>(d).message);
+      model_.range_pushed(here(), nvtx_params<nvtxRangePushA_params>(d).message);
       return;
     case CUPTI_CBID_NVTX_nvtxRangePushW:
-      model_.range_pushed(capture_call_site(), narrow(nvtx_params<nvtxRangePushW_params>(d).message));
+      model_.range_pushed(here(), narrow(nvtx_params<nvtxRangePushW_params>(d).message));
       return;
     case CUPTI_CBID_NVTX_nvtxRangePushEx:
-      model_.range_pushed(capture_call_site(),
+      model_.range_pushed(here(),
                           nvtx_message(nvtx_params<nvtxRangePushEx_params>(d).eventAttrib));
       return;
     case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
-      model_.range_pushed(capture_call_site(),
+      model_.range_pushed(here(),
                           nvtx_message(nvtx_params<nvtxDomainRangePushEx_params>(d).core.eventAttrib));
       return;
     case CUPTI_CBID_NVTX_nvtxRangePop:
     case CUPTI_CBID_NVTX_nvtxDomainRangePop:
-      model_.range_popped(capture_call_site());
+      model_.range_popped(here());
       return;
     case CUPTI_CBID_NVTX_nvtxMarkA:
-      model_.marked(capture_call_site(), nvtx_params<nvtxMarkA_params>(d).message);
+      model_.marked(here(), nvtx_params<nvtxMarkA_params>(d).message);
       return;
     case CUPTI_CBID_NVTX_nvtxMarkW:
-      model_.marked(capture_call_site(), narrow(nvtx_params<nvtxMarkW_params>(d).message));
+      model_.marked(here(), narrow(nvtx_params<nvtxMarkW_params>(d).message));
       return;
     case CUPTI_CBID_NVTX_nvtxMarkEx:
-      model_.marked(capture_call_site(), nvtx_message(nvtx_params<nvtxMarkEx_params>(d).eventAttrib));
+      model_.marked(here(), nvtx_message(nvtx_params<nvtxMarkEx_params>(d).eventAttrib));
       return;
     case CUPTI_CBID_NVTX_nvtxDomainMarkEx:
-      model_.marked(capture_call_site(),
+      model_.marked(here(),
                     nvtx_message(nvtx_params<nvtxDomainMarkEx_params>(d).core.eventAttrib));
       return;
     case CUPTI_CBID_NVTX_nvtxRangeStartA:
@@ -1174,7 +1198,7 @@ void cupti_subscriber::on_nvtx(std::uint32_t cbid, const void* data) {
     case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx:
     case CUPTI_CBID_NVTX_nvtxDomainRangeEnd:
       // Start/end ranges are not nested: not representable as push/pop.
-      model_.unmodelled(capture_call_site(), d->functionName ? d->functionName : "nvtxRange");
+      model_.unmodelled(here(), d->functionName ? d->functionName : "nvtxRange");
       return;
     default:
       return;  // naming, domains, sync objects: nothing to order

@@ -61,7 +61,8 @@ class cupti_subscriber {
     return domain < received_.size() ? received_[domain].load(std::memory_order_relaxed) : 0;
   }
 
-  // The stack of the current call, as the model wants it.
+  // The calling thread's stack, as the model wants it (outside callbacks:
+  // annotations).
   call_site capture_call_site() const noexcept;
 
   // Dispatch entry for CUPTI (public for the C callback trampoline).
@@ -87,6 +88,9 @@ class cupti_subscriber {
   bool driver_exit(std::uint32_t cbid, const void* data);
   void nested_driver_exit(std::uint32_t cbid, const void* data);
   void count_unmodelled(std::uint32_t domain, std::uint32_t cbid, const char* name);
+  // The stack of the call being handled (uses the callback's path key).
+  call_site here() const noexcept;
+  call_site capture(std::uint64_t path_key) const noexcept;
 
   cuda_model& model_;
   unsigned stack_depth_;

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <unwind.h>
 
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -79,7 +80,8 @@ struct unwind_rule {
   std::uint8_t status = rule_empty;
   std::uint8_t cfa_reg = reg_rsp;
   bool rbp_saved = false;
-  bool internal = false;  // frame is hidden from reports
+  bool internal = false;    // frame is hidden from reports
+  bool after_call = false;  // the address follows a call instruction
   std::int32_t cfa_offset = 0;
   std::int32_t ra_offset = -8;
   std::int32_t rbp_offset = 0;
@@ -422,6 +424,20 @@ unwind_rule compute_rule(std::uint64_t lookup_pc) {
   return rule;
 }
 
+// Whether `v` is a plausible return address: code with unwind information
+// right after a call instruction (E8 rel32, or FF /2 in its 2..7-byte forms).
+bool looks_like_return_address(std::uint64_t v) {
+  dwarf_eh_bases bases{};
+  if (_Unwind_Find_FDE(reinterpret_cast<void*>(v - 1), &bases) == nullptr) return false;
+  const auto func = reinterpret_cast<std::uint64_t>(bases.func);
+  const auto* p = reinterpret_cast<const std::uint8_t*>(v);
+  if (v - 5 >= func && p[-5] == 0xe8) return true;
+  for (const int len : {2, 3, 4, 6, 7}) {
+    if (v - len >= func && p[-len] == 0xff && ((p[-len + 1] >> 3) & 7) == 2) return true;
+  }
+  return false;
+}
+
 // ---- per-thread state ----
 
 struct thread_state {
@@ -437,6 +453,20 @@ struct thread_state {
   std::uint64_t generation = 0;
   std::shared_ptr<const std::vector<address_range>> ranges;
   unwinder_stats stats;
+
+  // Note [Path cache]: per call path, where the first application frame's
+  // return address and registers are, relative to the capture's own rsp.
+  struct path_entry {
+    std::uint64_t key = 0;
+    std::int32_t ra_slot = 0;   // the first shown return address is at sp0 + ra_slot
+    std::int32_t sp_offset = 0;  // that frame's rsp - sp0
+    std::int32_t bp_slot = -1;   // its rbp was saved at sp0 + bp_slot; -1: rbp at entry
+  };
+  static constexpr std::size_t path_slots = 256;
+  std::array<path_entry, path_slots> paths{};
+  path_entry& path_for(std::uint64_t key) {
+    return paths[(key * 0x9e3779b97f4a7c15ull >> 56) & (path_slots - 1)];
+  }
 
   thread_state() {
     pthread_attr_t attr;
@@ -459,6 +489,7 @@ struct thread_state {
     generation = modules_generation.load(std::memory_order_relaxed);
     std::fill(table.get(), table.get() + slots, entry{});
     used = 0;
+    paths.fill(path_entry{});
   }
 
   // `pc` is the address looked up: the current pc for the first frame,
@@ -483,6 +514,7 @@ struct thread_state {
     e.rule.internal = in_internal_module(shown, *ranges) ||
                       (hide_static_cudart.load(std::memory_order_relaxed) &&
                        is_static_cudart_private(shown));
+    e.rule.after_call = pc != shown && looks_like_return_address(shown);
     ++used;
     ++stats.rules_computed;
     return e.rule;
@@ -493,20 +525,6 @@ thread_state& this_thread() {
   thread_local thread_state state;
   state.refresh_modules();
   return state;
-}
-
-// Whether `v` is a plausible return address: code with unwind information
-// right after a call instruction (E8 rel32, or FF /2 in its 2..7-byte forms).
-bool looks_like_return_address(std::uint64_t v) {
-  dwarf_eh_bases bases{};
-  if (_Unwind_Find_FDE(reinterpret_cast<void*>(v - 1), &bases) == nullptr) return false;
-  const auto func = reinterpret_cast<std::uint64_t>(bases.func);
-  const auto* p = reinterpret_cast<const std::uint8_t*>(v);
-  if (v - 5 >= func && p[-5] == 0xe8) return true;
-  for (const int len : {2, 3, 4, 6, 7}) {
-    if (v - len >= func && p[-len] == 0xff && ((p[-len + 1] >> 3) & 7) == 2) return true;
-  }
-  return false;
 }
 
 // Note [Stack scanning]: the first application return address above `from`.
@@ -571,7 +589,8 @@ std::size_t capture_stack_slow(std::span<std::uint64_t> out) noexcept {
   return c.written;
 }
 
-__attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out) noexcept {
+__attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out,
+                                                   std::uint64_t path_key) noexcept {
   if (out.empty()) return 0;
   thread_state& state = this_thread();
   ++state.stats.captures;
@@ -584,18 +603,67 @@ __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out
   const std::uint64_t lo = sp;
   const std::uint64_t hi = state.stack_hi;
   if (hi == 0 || sp < state.stack_lo || sp >= hi) return capture_stack_slow(out);
+  const std::uint64_t sp0 = sp;
+  const auto in_stack = [lo, hi](std::uint64_t at) { return at >= lo && at + 8 <= hi; };
 
   std::size_t written = 0;
   std::uint64_t lookup = pc;
   std::uint64_t shown = pc;
-  bool first = true;
+  bool first = true;  // our own frame is never shown
+  bool learning = path_key != 0;
+  std::int64_t bp_slot = -1;
+  std::uint64_t last_ra_at = 0;
+
+  // Note [Path cache]: jump over the internal frames of a known path.
+  if (path_key != 0) {
+    auto& path = state.path_for(path_key);
+    if (path.key == path_key) {
+      const std::uint64_t ra_at = sp0 + path.ra_slot;
+      std::uint64_t ra = 0;
+      bool ok = in_stack(ra_at);
+      if (ok) std::memcpy(&ra, reinterpret_cast<const void*>(ra_at), 8);
+      if (ok && ra > 0x10000) {
+        const unwind_rule& r = state.rule_for(ra - 1, ra);
+        ok = !r.internal && r.after_call;
+      } else {
+        ok = false;
+      }
+      std::uint64_t frame_bp = bp;
+      if (ok && path.bp_slot >= 0) {
+        ok = in_stack(sp0 + path.bp_slot);
+        if (ok) std::memcpy(&frame_bp, reinterpret_cast<const void*>(sp0 + path.bp_slot), 8);
+      }
+      if (ok) {
+        ++state.stats.path_hits;
+        sp = sp0 + path.sp_offset;
+        bp = frame_bp;
+        lookup = ra - 1;
+        shown = ra;
+        first = false;
+        learning = false;
+      } else {
+        ++state.stats.path_misses;
+        path.key = 0;
+      }
+    }
+  }
+
   for (int frames = 0; frames < 512 && written < out.size(); ++frames) {
     const unwind_rule& rule = state.rule_for(lookup, shown);
-    if (!first && !rule.internal) out[written++] = shown;
-    first = false;  // our own frame is never shown
+    if (!first && !rule.internal) {
+      if (learning && written == 0 && last_ra_at != 0) {
+        state.path_for(path_key) = {path_key, static_cast<std::int32_t>(last_ra_at - sp0),
+                                    static_cast<std::int32_t>(sp - sp0),
+                                    static_cast<std::int32_t>(bp_slot)};
+      }
+      learning = false;
+      out[written++] = shown;
+    }
+    first = false;
     if (rule.status == rule_outermost) {
       if (rule.internal && written == 0 && scan_for_caller(state, sp, hi, shown, sp)) {
         lookup = shown - 1;
+        learning = false;  // a scanned frame is a guess: never cached
         continue;
       }
       return written;
@@ -604,15 +672,17 @@ __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out
     const std::uint64_t base = rule.cfa_reg == reg_rsp ? sp : bp;
     const std::uint64_t cfa = base + static_cast<std::int64_t>(rule.cfa_offset);
     const std::uint64_t ra_at = cfa + static_cast<std::int64_t>(rule.ra_offset);
-    if (cfa <= sp || cfa > hi || ra_at < lo || ra_at + 8 > hi) return written;
+    if (cfa <= sp || cfa > hi || !in_stack(ra_at)) return written;
     std::uint64_t ra;
     std::memcpy(&ra, reinterpret_cast<const void*>(ra_at), 8);
     if (rule.rbp_saved) {
       const std::uint64_t bp_at = cfa + static_cast<std::int64_t>(rule.rbp_offset);
-      if (bp_at < lo || bp_at + 8 > hi) return written;
+      if (!in_stack(bp_at)) return written;
       std::memcpy(&bp, reinterpret_cast<const void*>(bp_at), 8);
+      bp_slot = static_cast<std::int64_t>(bp_at - sp0);
     }
     if (ra == 0) return written;
+    last_ra_at = ra_at;
     sp = cfa;
     shown = ra;
     lookup = ra - 1;

@@ -24,6 +24,20 @@
 // crash reporters do. Only the frames below the first application frame are
 // ever skipped this way.
 //
+// Note [Path cache]
+// Even cached, walking the driver's and CUPTI's frames costs more than the
+// rest of a call's modelling together (dozens of frames below a callback).
+// But for one CUPTI callback (domain, API, enter/exit, the runtime call it is
+// nested in) the internal frames between the application's call and the
+// capture are the same every time, so their total size is too. The first
+// capture on a path records where the first application frame's return
+// address (and saved rbp) lie relative to the capture's own stack pointer;
+// later captures on that path read them there and walk only the
+// application's frames. The word found there must be code that follows a
+// call instruction, outside the internal modules, or the path is walked in
+// full and learned again (a first call that runs the runtime's lazy
+// initialization takes a longer path than the calls after it).
+//
 // Frames inside the "internal" modules (the CUDA driver, CUPTI, this
 // library, a shared CUDA runtime) and inside the statically linked CUDA
 // runtime's private functions are dropped: a report shows the application's
@@ -42,6 +56,9 @@ struct unwinder_stats {
   std::uint64_t rules_computed = 0;
   // Internal frames without unwind information (Note [Stack scanning]).
   std::uint64_t scans = 0;
+  // Note [Path cache]
+  std::uint64_t path_hits = 0;
+  std::uint64_t path_misses = 0;
 };
 
 // Modules whose frames are never shown. Called once, before capturing;
@@ -53,8 +70,10 @@ void set_internal_modules(std::span<const std::string_view> name_parts);
 void set_hide_static_cudart(bool hide);
 
 // Writes up to out.size() return addresses, innermost first, of the calling
-// thread's application frames; returns how many were written.
-std::size_t capture_stack(std::span<std::uint64_t> out) noexcept;
+// thread's application frames; returns how many were written. `path_key`
+// (0: none) names the call path from the application to this call, see
+// Note [Path cache].
+std::size_t capture_stack(std::span<std::uint64_t> out, std::uint64_t path_key = 0) noexcept;
 
 // The same through _Unwind_Backtrace only (for tests and comparison).
 std::size_t capture_stack_slow(std::span<std::uint64_t> out) noexcept;

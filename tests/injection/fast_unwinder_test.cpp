@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -88,6 +89,76 @@ TEST(FastUnwinder, HidesInternalModules) {
   std::array<std::uint64_t, 32> again{};
   const std::size_t m = capture_stack(again);
   EXPECT_LT(n, m);
+}
+
+using capture_fn = std::size_t (*)(std::span<std::uint64_t> out, std::uint64_t key) noexcept;
+
+}  // namespace
+}  // namespace streamsan::injection
+
+extern "C" std::size_t streamsan_test_call_through(int depth,
+                                                   streamsan::injection::capture_fn fn,
+                                                   std::uint64_t* out, std::size_t size,
+                                                   std::uint64_t key);
+
+namespace streamsan::injection {
+namespace {
+
+// The application's side: calls "the driver" (the helper), which calls
+// capture_stack the way CUPTI calls the library.
+__attribute__((noinline)) frames through_helper(int depth, std::uint64_t key) {
+  std::array<std::uint64_t, 32> out{};
+  const std::size_t n =
+      streamsan_test_call_through(depth, &capture_stack, out.data(), out.size(), key);
+  asm volatile("" ::: "memory");
+  return frames(out.begin(), out.begin() + n);
+}
+
+class PathCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string_view parts[] = {"libstreamsan_unwind_helper"};
+    set_internal_modules(parts);
+  }
+  void TearDown() override { set_internal_modules({}); }
+};
+
+TEST_F(PathCache, HelperFramesAreHidden) {
+  const frames shallow = through_helper(3, 0);
+  const frames deep = through_helper(12, 0);
+  ASSERT_GE(shallow.size(), 2u);
+  // The first frame shown is the application's call into the helper.
+  EXPECT_EQ(shallow.size(), deep.size());
+  EXPECT_EQ(shallow[0], deep[0]);
+}
+
+TEST_F(PathCache, SecondCaptureOnAPathJumpsAndAgrees) {
+  const frames plain = through_helper(6, 0);
+  const auto before = current_thread_unwinder_stats();
+  const frames learned = through_helper(6, 42);
+  const frames jumped = through_helper(6, 42);
+  const auto after = current_thread_unwinder_stats();
+  EXPECT_EQ(after.path_hits, before.path_hits + 1);
+  EXPECT_EQ(after.path_misses, before.path_misses);
+  // Same frames; only the callers of through_helper (three call sites in
+  // this test) differ.
+  ASSERT_EQ(learned.size(), plain.size());
+  ASSERT_EQ(jumped.size(), plain.size());
+  EXPECT_EQ(learned[0], plain[0]);
+  EXPECT_EQ(jumped[0], plain[0]);
+  EXPECT_TRUE(std::equal(jumped.begin() + 2, jumped.end(), plain.begin() + 2));
+}
+
+TEST_F(PathCache, AnotherPathUnderTheSameKeyIsDetectedAndRelearned) {
+  through_helper(4, 77);  // learn
+  const auto before = current_thread_unwinder_stats();
+  const frames other = through_helper(9, 77);  // same key, deeper path
+  const auto after = current_thread_unwinder_stats();
+  const frames plain = through_helper(9, 0);
+  EXPECT_EQ(after.path_misses, before.path_misses + 1);
+  ASSERT_EQ(other.size(), plain.size());
+  EXPECT_EQ(other[0], plain[0]);
+  EXPECT_TRUE(std::equal(other.begin() + 2, other.end(), plain.begin() + 2));
 }
 
 }  // namespace
