@@ -298,7 +298,11 @@ int run_command(std::span<const std::string> args) {
   if (!program_status) return exit_code::cannot_run;
 
   const auto summary = injection::read_run_summary(result.path());
-  if (summary.processes_started == 0) {
+  // A process may start the library without using CUDA (an NVTX call).
+  const bool no_cuda = summary.processes_started == 0 ||
+                       (summary.processes_finished == summary.processes_started &&
+                        summary.cuda_calls == 0);
+  if (no_cuda) {
     std::cerr << "streamsan: the program made no CUDA calls\n";
   } else if (summary.processes_finished < summary.processes_started) {
     std::cerr << "streamsan: " << (summary.processes_started - summary.processes_finished)

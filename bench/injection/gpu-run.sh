@@ -26,9 +26,25 @@ grep -v '^{' "$out/records.jsonl"
 echo "records: $(grep -c '^{' "$out/records.jsonl")"
 grep '^{' "$out/records.jsonl" | grep -v -e string_define -e stack_define | head -60
 
+echo "== options"
+ex=$here/examples
+tmp=$(mktemp -d)
+timeout 120 "$streamsan" run --halt-on-error -- "$ex/expired_event_racy" >"$tmp/halt.out" 2>&1
+echo "halt_on_error: exit $? (program output lines after the report: $(grep -c '^sum' "$tmp/halt.out"))"
+timeout 120 "$streamsan" run --record "$tmp/raw.trace" --format sarif --log-path "$tmp/report-%p.sarif" \
+  -- "$ex/cross_stream_raw_racy" >/dev/null 2>&1
+echo "record + sarif + log_path: exit $?, files: $(ls "$tmp" | tr '\n' ' ')"
+timeout 60 "$streamsan" analyze "$tmp/raw.trace" >"$tmp/analyze.out" 2>&1
+echo "analyze of the recorded trace: exit $?"; grep -E '^(WARNING|SUMMARY|streamsan: reported)' "$tmp/analyze.out"
+echo "race:sum_into" >"$tmp/suppressions.txt"
+timeout 120 "$streamsan" run --suppressions "$tmp/suppressions.txt" -- "$ex/cross_stream_raw_racy" 2>&1 | tail -2
+echo "suppressed run: exit ${PIPESTATUS[0]}"
+STREAMSAN_OPTIONS=print_limit=1:stack_depth=4 timeout 120 "$streamsan" run -- "$ex/api_tour_per_thread" 2>&1 | tail -3
+rm -rf "$tmp"
+
 echo "== verdicts"
 pass=0 fail=0
-for program in "$here"/examples/*_racy "$here"/examples/*_fixed; do
+for program in "$here"/examples/*_racy "$here"/examples/*_fixed "$here"/examples/api_tour_*; do
   name=$(basename "$program")
   case $name in
     free_async_in_use_racy) expected=free-while-in-use ;;
@@ -48,9 +64,11 @@ for program in "$here"/examples/*_racy "$here"/examples/*_fixed; do
   echo "$result $name: $(grep '^verdict:' "$log" | tail -1)"
 done
 echo "verdicts: $pass passed, $fail failed"
+echo "NVTX and counters of the API tour:"
+grep -A1 -e '-- api_tour' "$out/verdicts.log" | grep debug
 
 echo "== overhead"
-REPEATS=${REPEATS:-3}
+REPEATS=${REPEATS:-5}
 "$here/bench/overhead.sh" "$streamsan" "$here/bench/launch_bound" "$here/bench/pipeline" "$REPEATS" \
   | tee "$out/overhead.md"
 echo "== unmodelled / debug counters of the workloads under streamsan"

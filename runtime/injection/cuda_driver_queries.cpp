@@ -45,7 +45,7 @@ PFN_cuGetProcAddress_v12000 find_get_proc_address() {
 }
 
 template <class Fn>
-void resolve(PFN_cuGetProcAddress_v12000 get, const char* name, int version, Fn& out,
+void resolve_entry(PFN_cuGetProcAddress_v12000 get, const char* name, int version, Fn& out,
              bool required = true) {
   void* p = nullptr;
   CUdriverProcAddressQueryResult status{};
@@ -62,32 +62,40 @@ void resolve(PFN_cuGetProcAddress_v12000 get, const char* name, int version, Fn&
 
 }  // namespace
 
-cuda_driver_queries::cuda_driver_queries() {
-  const auto get = find_get_proc_address();
-  auto* f = new entry_points;  // lives as long as the process
-  resolve(get, "cuCtxGetDevice", 2000, f->ctx_get_device);
-  resolve(get, "cuStreamGetFlags", 5050, f->stream_get_flags);
-  resolve(get, "cuStreamGetPriority", 5050, f->stream_get_priority);
-  resolve(get, "cuStreamGetDevice", 12080, f->stream_get_device, /*required=*/false);
-  resolve(get, "cuKernelGetName", 12030, f->kernel_get_name);
-  resolve(get, "cuKernelGetParamInfo", 12040, f->kernel_get_param_info);
-  resolve(get, "cuFuncGetName", 12030, f->func_get_name);
-  resolve(get, "cuFuncGetParamInfo", 12040, f->func_get_param_info);
-  resolve(get, "cuGraphGetNodes", 10000, f->graph_get_nodes);
-  resolve(get, "cuGraphGetEdges", 12030, f->graph_get_edges);
-  resolve(get, "cuGraphNodeGetType", 10000, f->node_get_type);
-  resolve(get, "cuGraphKernelNodeGetParams", 12000, f->kernel_node_get_params);
-  resolve(get, "cuGraphMemcpyNodeGetParams", 10000, f->memcpy_node_get_params);
-  resolve(get, "cuGraphMemsetNodeGetParams", 10000, f->memset_node_get_params);
-  resolve(get, "cuGraphHostNodeGetParams", 10000, f->host_node_get_params);
-  resolve(get, "cuGraphChildGraphNodeGetGraph", 10000, f->child_graph_get_graph);
-  resolve(get, "cuPointerGetAttribute", 4000, f->pointer_get_attribute);
-  fn_ = f;
+void cuda_driver_queries::resolve() {
+  std::call_once(resolve_once_, [this] {
+    const auto get = find_get_proc_address();
+    auto* f = new entry_points;  // lives as long as the process
+    resolve_entry(get, "cuCtxGetDevice", 2000, f->ctx_get_device);
+    resolve_entry(get, "cuStreamGetFlags", 5050, f->stream_get_flags);
+    resolve_entry(get, "cuStreamGetPriority", 5050, f->stream_get_priority);
+    resolve_entry(get, "cuStreamGetDevice", 12080, f->stream_get_device, /*required=*/false);
+    resolve_entry(get, "cuKernelGetName", 12030, f->kernel_get_name);
+    resolve_entry(get, "cuKernelGetParamInfo", 12040, f->kernel_get_param_info);
+    resolve_entry(get, "cuFuncGetName", 12030, f->func_get_name);
+    resolve_entry(get, "cuFuncGetParamInfo", 12040, f->func_get_param_info);
+    resolve_entry(get, "cuGraphGetNodes", 10000, f->graph_get_nodes);
+    resolve_entry(get, "cuGraphGetEdges", 12030, f->graph_get_edges);
+    resolve_entry(get, "cuGraphNodeGetType", 10000, f->node_get_type);
+    resolve_entry(get, "cuGraphKernelNodeGetParams", 12000, f->kernel_node_get_params);
+    resolve_entry(get, "cuGraphMemcpyNodeGetParams", 10000, f->memcpy_node_get_params);
+    resolve_entry(get, "cuGraphMemsetNodeGetParams", 10000, f->memset_node_get_params);
+    resolve_entry(get, "cuGraphHostNodeGetParams", 10000, f->host_node_get_params);
+    resolve_entry(get, "cuGraphChildGraphNodeGetGraph", 10000, f->child_graph_get_graph);
+    resolve_entry(get, "cuPointerGetAttribute", 4000, f->pointer_get_attribute);
+    fn_ = f;
+  });
+  if (fn_ == nullptr) throw std::runtime_error("the CUDA driver's entry points are unresolved");
+}
+
+const cuda_driver_queries::entry_points& cuda_driver_queries::fn() {
+  if (fn_ == nullptr) resolve();
+  return *fn_;
 }
 
 std::int32_t cuda_driver_queries::current_device() {
   CUdevice d = 0;
-  if (fn_->ctx_get_device(&d) != CUDA_SUCCESS) return 0;
+  if (fn().ctx_get_device(&d) != CUDA_SUCCESS) return 0;
   return static_cast<std::int32_t>(d);
 }
 
@@ -96,12 +104,12 @@ std::optional<stream_description> cuda_driver_queries::describe_stream(std::uint
   stream_description d;
   unsigned flags = 0;
   int priority = 0;
-  if (fn_->stream_get_flags(s, &flags) != CUDA_SUCCESS) return std::nullopt;
-  fn_->stream_get_priority(s, &priority);
+  if (fn().stream_get_flags(s, &flags) != CUDA_SUCCESS) return std::nullopt;
+  fn().stream_get_priority(s, &priority);
   d.flags = flags;
   d.priority = priority;
   CUdevice dev = 0;
-  d.device = fn_->stream_get_device && fn_->stream_get_device(s, &dev) == CUDA_SUCCESS
+  d.device = fn().stream_get_device && fn().stream_get_device(s, &dev) == CUDA_SUCCESS
                  ? static_cast<std::int32_t>(dev)
                  : current_device();
   return d;
@@ -118,13 +126,13 @@ std::optional<kernel_description> cuda_driver_queries::describe_kernel(std::uint
   const char* name = nullptr;
   const auto as_kernel = reinterpret_cast<CUkernel>(kernel);
   const auto as_function = reinterpret_cast<CUfunction>(kernel);
-  bool is_kernel = fn_->kernel_get_name(&name, as_kernel) == CUDA_SUCCESS;
-  if (!is_kernel && fn_->func_get_name(&name, as_function) != CUDA_SUCCESS) return std::nullopt;
+  bool is_kernel = fn().kernel_get_name(&name, as_kernel) == CUDA_SUCCESS;
+  if (!is_kernel && fn().func_get_name(&name, as_function) != CUDA_SUCCESS) return std::nullopt;
   d.mangled_name = name ? name : "";
   for (std::size_t i = 0; i < 4096; ++i) {
     std::size_t offset = 0, size = 0;
-    const CUresult r = is_kernel ? fn_->kernel_get_param_info(as_kernel, i, &offset, &size)
-                                 : fn_->func_get_param_info(as_function, i, &offset, &size);
+    const CUresult r = is_kernel ? fn().kernel_get_param_info(as_kernel, i, &offset, &size)
+                                 : fn().func_get_param_info(as_function, i, &offset, &size);
     if (r != CUDA_SUCCESS) {
       // INVALID_VALUE = past the last parameter: the layout is complete.
       d.layout_known = r == CUDA_ERROR_INVALID_VALUE;
@@ -140,9 +148,9 @@ bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int
   if (depth > 16) return false;
   const auto g = reinterpret_cast<CUgraph>(graph);
   std::size_t count = 0;
-  if (fn_->graph_get_nodes(g, nullptr, &count) != CUDA_SUCCESS) return false;
+  if (fn().graph_get_nodes(g, nullptr, &count) != CUDA_SUCCESS) return false;
   std::vector<CUgraphNode> nodes(count);
-  if (count > 0 && fn_->graph_get_nodes(g, nodes.data(), &count) != CUDA_SUCCESS) return false;
+  if (count > 0 && fn().graph_get_nodes(g, nodes.data(), &count) != CUDA_SUCCESS) return false;
   // in/out index of each node: they differ only for child graphs, which
   // are flattened between an entry and an exit node.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> index(count);
@@ -151,7 +159,7 @@ bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int
     raw_graph_node n;
     const auto self = static_cast<std::uint32_t>(out.nodes.size());
     index[i] = {self, self};
-    if (fn_->node_get_type(nodes[i], &type) != CUDA_SUCCESS) {
+    if (fn().node_get_type(nodes[i], &type) != CUDA_SUCCESS) {
       n.what = "unknown graph node";
       out.nodes.push_back(std::move(n));
       continue;
@@ -159,7 +167,7 @@ bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int
     switch (type) {
       case CU_GRAPH_NODE_TYPE_KERNEL: {
         CUDA_KERNEL_NODE_PARAMS p{};
-        if (fn_->kernel_node_get_params(nodes[i], &p) != CUDA_SUCCESS) {
+        if (fn().kernel_node_get_params(nodes[i], &p) != CUDA_SUCCESS) {
           n.what = "kernel (parameters unreadable)";
           break;
         }
@@ -171,7 +179,7 @@ bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int
       }
       case CU_GRAPH_NODE_TYPE_MEMCPY: {
         CUDA_MEMCPY3D p{};
-        if (fn_->memcpy_node_get_params(nodes[i], &p) != CUDA_SUCCESS) {
+        if (fn().memcpy_node_get_params(nodes[i], &p) != CUDA_SUCCESS) {
           n.what = "memcpy (parameters unreadable)";
           break;
         }
@@ -182,7 +190,7 @@ bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int
       }
       case CU_GRAPH_NODE_TYPE_MEMSET: {
         CUDA_MEMSET_NODE_PARAMS p{};
-        if (fn_->memset_node_get_params(nodes[i], &p) != CUDA_SUCCESS) {
+        if (fn().memset_node_get_params(nodes[i], &p) != CUDA_SUCCESS) {
           n.what = "memset (parameters unreadable)";
           break;
         }
@@ -194,7 +202,7 @@ bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int
       case CU_GRAPH_NODE_TYPE_HOST: {
         CUDA_HOST_NODE_PARAMS p{};
         n.kind = raw_node_kind::host;
-        if (fn_->host_node_get_params(nodes[i], &p) == CUDA_SUCCESS) {
+        if (fn().host_node_get_params(nodes[i], &p) == CUDA_SUCCESS) {
           n.host_fn = reinterpret_cast<std::uintptr_t>(p.fn);
         }
         break;
@@ -203,7 +211,7 @@ bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int
         CUgraph child = nullptr;
         n.kind = raw_node_kind::empty;
         out.nodes.push_back(n);  // entry
-        if (fn_->child_graph_get_graph(nodes[i], &child) != CUDA_SUCCESS) continue;
+        if (fn().child_graph_get_graph(nodes[i], &child) != CUDA_SUCCESS) continue;
         const auto first_child = static_cast<std::uint32_t>(out.nodes.size());
         if (!append_graph(reinterpret_cast<std::uintptr_t>(child), out, depth + 1)) return false;
         const auto end_child = static_cast<std::uint32_t>(out.nodes.size());
@@ -232,12 +240,12 @@ bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int
     out.nodes.push_back(std::move(n));
   }
   std::size_t edge_count = 0;
-  if (fn_->graph_get_edges(g, nullptr, nullptr, nullptr, &edge_count) != CUDA_SUCCESS) {
+  if (fn().graph_get_edges(g, nullptr, nullptr, nullptr, &edge_count) != CUDA_SUCCESS) {
     return false;
   }
   std::vector<CUgraphNode> from(edge_count), to(edge_count);
   if (edge_count > 0 &&
-      fn_->graph_get_edges(g, from.data(), to.data(), nullptr, &edge_count) != CUDA_SUCCESS) {
+      fn().graph_get_edges(g, from.data(), to.data(), nullptr, &edge_count) != CUDA_SUCCESS) {
     return false;
   }
   std::unordered_map<CUgraphNode, std::size_t> position;
@@ -260,7 +268,7 @@ std::optional<raw_graph> cuda_driver_queries::describe_graph(std::uintptr_t grap
 memory_kind cuda_driver_queries::untracked_memory_kind(std::uint64_t address, memory_side side) {
   if (side == memory_side::host) return memory_kind::pageable_host;
   unsigned type = 0;
-  if (fn_->pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+  if (fn().pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                  static_cast<CUdeviceptr>(address)) != CUDA_SUCCESS) {
     // Unknown to the driver: ordinary host memory.
     return memory_kind::pageable_host;

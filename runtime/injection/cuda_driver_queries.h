@@ -7,6 +7,7 @@
 #pragma once
 
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -16,9 +17,13 @@ namespace streamsan::injection {
 
 class cuda_driver_queries final : public driver_queries {
  public:
-  // Resolves the entry points; throws std::runtime_error naming the one
-  // that is missing.
-  cuda_driver_queries();
+  // The entry points are resolved by resolve(), once the driver is loaded:
+  // the session may start earlier (an NVTX call before any CUDA call).
+  cuda_driver_queries() = default;
+
+  // Takes the entry points from the loaded driver; throws std::runtime_error
+  // naming what is missing. Idempotent; queries call it if nobody did.
+  void resolve();
 
   std::int32_t current_device() override;
   std::optional<stream_description> describe_stream(std::uintptr_t stream) override;
@@ -30,8 +35,10 @@ class cuda_driver_queries final : public driver_queries {
  private:
   struct entry_points;
   bool append_graph(std::uintptr_t graph, raw_graph& out, int depth);
+  const entry_points& fn();
 
-  const entry_points* fn_;
+  std::once_flag resolve_once_;
+  const entry_points* fn_ = nullptr;
   std::mutex names_mutex_;
   std::unordered_map<std::uintptr_t, std::string> function_names_;  // code addresses
 };

@@ -165,6 +165,7 @@ cupti_subscriber::cupti_subscriber(cuda_model& model, unsigned stack_depth)
     : model_(model), stack_depth_(std::min(stack_depth, 64u)) {}
 
 void cupti_subscriber::enable() {
+  if (active_.load(std::memory_order_acquire)) return;
   const auto describe = [](CUpti_CallbackDomain domain, std::uint32_t size) {
     std::vector<api_info> info(size);
     for (std::uint32_t cbid = 1; cbid < size; ++cbid) {
@@ -185,9 +186,13 @@ void cupti_subscriber::enable() {
   runtime_info_ = describe(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
   driver_info_ = describe(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
 
-  CUpti_SubscriberHandle subscriber = nullptr;
-  check(cuptiSubscribe(&subscriber, trampoline, this), "cuptiSubscribe");
-  subscriber_ = subscriber;
+  // A second call (the first failed half-way) reuses the subscription:
+  // CUPTI allows only one subscriber.
+  auto subscriber = static_cast<CUpti_SubscriberHandle>(subscriber_);
+  if (subscriber == nullptr) {
+    check(cuptiSubscribe(&subscriber, trampoline, this), "cuptiSubscribe");
+    subscriber_ = subscriber;
+  }
   check(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API), "enabling runtime callbacks");
   check(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API), "enabling driver callbacks");
   // Of the resource domain only what invalidates kernel handles (the whole

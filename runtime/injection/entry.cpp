@@ -50,11 +50,15 @@ access_mode mode_of(int m) {
 
 // CUDA_INJECTION64_PATH: called by the driver during cuInit.
 STREAMSAN_EXPORT int InitializeInjection(void) {
-  session::start();
+  session::start().cuda_initialized();
   return 1;
 }
 
+// NVTX_INJECTION64_PATH: called at the program's first NVTX call, which may
+// come before any CUDA call; the session starts then so that the range is
+// not lost.
 STREAMSAN_EXPORT int InitializeInjectionNvtx2(void* get_export_table) {
+  session::start().try_subscribe();
   using init_fn = int (*)(void*);
   auto* fn = reinterpret_cast<init_fn>(cupti_symbol("InitializeInjectionNvtx2"));
   return fn != nullptr ? fn(get_export_table) : 0;

@@ -59,6 +59,15 @@ std::string own_path() {
   return "libstreamsan_inject.so";
 }
 
+// The modules whose frames reports do not show (see fast_unwinder.h); again
+// once the driver is loaded, if the session started before it.
+void hide_internal_modules() {
+  const std::string self = own_path();
+  const std::string_view internal[] = {"libcuda.so", "libcupti.so", "libcudart.so",
+                                       "libnvrtc", self};
+  set_internal_modules(internal);
+}
+
 void finish_at_exit() {
   if (auto* s = session::current()) s->finish();
 }
@@ -92,10 +101,32 @@ session::session(sanitizer_options options)
     }
     recorder_.add_sink(*trace_);
   }
-  const std::string self = own_path();
-  const std::string_view internal[] = {"libcuda.so", "libcupti.so", "libcudart.so",
-                                       "libnvrtc", self};
-  set_internal_modules(internal);
+  hide_internal_modules();
+}
+
+void session::cuda_initialized() {
+  static std::once_flag once;
+  std::call_once(once, [this] {
+    try {
+      driver_.resolve();
+    } catch (const std::exception& e) {
+      fail(std::string("cannot start: ") + e.what(), exit_code::cannot_run);
+    }
+    hide_internal_modules();
+    try {
+      callbacks_.enable();
+    } catch (const std::exception& e) {
+      fail(std::string("cannot subscribe to CUDA callbacks: ") + e.what(), exit_code::cannot_run);
+    }
+  });
+}
+
+void session::try_subscribe() noexcept {
+  try {
+    callbacks_.enable();
+  } catch (const std::exception&) {
+    // cuda_initialized() tries again and reports a failure then.
+  }
 }
 
 session& session::start() {
@@ -112,11 +143,6 @@ session& session::start() {
     }
     running.store(s, std::memory_order_release);
     std::atexit(finish_at_exit);
-    try {
-      s->callbacks_.enable();
-    } catch (const std::exception& e) {
-      fail(std::string("cannot subscribe to CUDA callbacks: ") + e.what(), exit_code::cannot_run);
-    }
   });
   return *running.load(std::memory_order_acquire);
 }

@@ -30,11 +30,19 @@ namespace streamsan::injection {
 class session {
  public:
   // Starts the process's session once (later calls return it). On bad
-  // options or an unusable CUDA/CUPTI it prints why and ends the process:
-  // running unsanitized while the user believes otherwise would be worse.
+  // options it prints why and ends the process: running unsanitized while
+  // the user believes otherwise would be worse.
   static session& start();
-  // The running session, or nullptr before start() and after finish().
+  // The running session, or nullptr before start().
   static session* current() noexcept;
+
+  // The driver is loaded (InitializeInjection, from cuInit): resolve its
+  // entry points, hide its frames and subscribe to the callbacks. Ends the
+  // process if it cannot.
+  void cuda_initialized();
+  // NVTX initialized first (InitializeInjectionNvtx2): subscribe now if
+  // CUPTI allows it before cuInit, else cuda_initialized() will.
+  void try_subscribe() noexcept;
 
   cuda_model& model() noexcept { return model_; }
   cupti_subscriber& callbacks() noexcept { return callbacks_; }

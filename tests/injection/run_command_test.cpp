@@ -183,6 +183,16 @@ TEST(RunCommand, DiagnosticsSetTheExitStatus) {
   EXPECT_THAT(o.err, Not(HasSubstr("no CUDA calls")));
 }
 
+TEST(RunCommand, LibraryStartedWithoutCudaCallsStillGetsTheNote) {
+  // An NVTX call starts the library; no CUDA call followed.
+  const auto o = run(with_library(
+      {"--", "/bin/sh", "-c",
+       "echo started pid=$$ >>\"$STREAMSAN_RESULT_FILE\"; echo finished pid=$$ cuda_calls=0 "
+       "diagnostics=0 unmodelled=0 >>\"$STREAMSAN_RESULT_FILE\""}));
+  EXPECT_EQ(o.status, 0);
+  EXPECT_EQ(o.err, "streamsan: the program made no CUDA calls\n");
+}
+
 TEST(RunCommand, ProcessThatNeverReportedIsSaidSo) {
   const auto o = run(with_library(
       {"--", "/bin/sh", "-c", "echo started pid=$$ >>\"$STREAMSAN_RESULT_FILE\""}));
