@@ -5,9 +5,11 @@
 #
 #   overhead.sh STREAMSAN LAUNCH_BOUND PIPELINE [REPEATS]
 #
-# Each configuration runs REPEATS times (default 5); the table shows the
-# median of the time the program measures itself (its timed region) and of
-# the whole process's wall time. compute-sanitizer runs once (it is slow).
+# Each configuration runs REPEATS times (default 5), the configurations
+# taking turns; the table shows the median of the time the program measures
+# itself (its timed region) and of the whole process's wall time.
+# compute-sanitizer runs once (it is slow; SKIP_MEMCHECK=1 leaves it out).
+# WORKLOADS="launch_bound" measures one workload only.
 set -u
 streamsan=$1 launch_bound=$2 pipeline=$3 repeats=${4:-5}
 launch_args=${LAUNCH_ARGS:-200000}
@@ -44,18 +46,28 @@ is_number() { [[ $1 =~ ^[0-9.]+$ ]]; }
 ratio() { if is_number "$1" && is_number "$2"; then awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b / a }'; else echo "-"; fi; }
 fmt() { if is_number "$1"; then printf '%.1f' "$1"; else echo "$1"; fi; }
 
+workloads=${WORKLOADS:-"launch_bound pipeline"}
 echo "| workload | configuration | timed region (ms) | ratio | process wall (ms) | ratio |"
 echo "| --- | --- | ---: | ---: | ---: | ---: |"
-for workload in launch_bound pipeline; do
+for workload in $workloads; do
   if [[ $workload == launch_bound ]]; then cmd=("$launch_bound" $launch_args); else cmd=("$pipeline" $pipeline_args); fi
-  read -r nr nw <<<"$(measure "$repeats" "${cmd[@]}")"
-  read -r sr sw <<<"$(measure "$repeats" "$streamsan" run -- "${cmd[@]}")"
-  read -r s0r s0w <<<"$(measure "$repeats" "$streamsan" run --stack-depth 0 -- "${cmd[@]}")"
-  if [[ -x $sanitizer ]]; then
+  # The configurations take turns, so that drift of the machine (clocks,
+  # other tenants) spreads over all of them instead of favouring one.
+  nr_all=() nw_all=() sr_all=() sw_all=() s0r_all=() s0w_all=()
+  for ((rep = 0; rep < repeats; ++rep)); do
+    read -r r w <<<"$(run_once "${cmd[@]}")"; nr_all+=("$r"); nw_all+=("$w")
+    read -r r w <<<"$(run_once "$streamsan" run -- "${cmd[@]}")"; sr_all+=("$r"); sw_all+=("$w")
+    read -r r w <<<"$(run_once "$streamsan" run --stack-depth 0 -- "${cmd[@]}")"; s0r_all+=("$r"); s0w_all+=("$w")
+  done
+  med() { if printf '%s\n' "$@" | grep -q fail; then echo fail; else printf '%s\n' "$@" | median; fi; }
+  nr=$(med "${nr_all[@]}") nw=$(med "${nw_all[@]}")
+  sr=$(med "${sr_all[@]}") sw=$(med "${sw_all[@]}")
+  s0r=$(med "${s0r_all[@]}") s0w=$(med "${s0w_all[@]}")
+  if [[ -x $sanitizer && ${SKIP_MEMCHECK:-0} == 0 ]]; then
     read -r mr mw <<<"$(measure 1 timeout "$memcheck_timeout" "$sanitizer" --tool memcheck "${cmd[@]}")"
     [[ $mr == fail ]] && { mr=timeout; mw=timeout; }
   else
-    mr=fail; mw=fail
+    mr=skipped; mw=skipped
   fi
   row() { echo "| $workload | $1 | $(fmt "$2") | $(ratio "$nr" "$2") | $(fmt "$3") | $(ratio "$nw" "$3") |"; }
   row native "$nr" "$nw"
