@@ -1,14 +1,318 @@
-// Placeholder until the owning component lands; replaced, not extended.
+// streamsan run [options] -- PROGRAM ARGS...
+//
+// Runs an unmodified CUDA program with the injection library loaded by the
+// CUDA driver (CUDA_INJECTION64_PATH), hands it the options through
+// STREAMSAN_OPTIONS, forwards signals, and turns what the library found into
+// the exit status (see Note [The result file] in runtime/injection/run_result.h).
+// The report itself is printed by the library in the sanitized process.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "runtime/injection/options.h"
+#include "runtime/injection/run_result.h"
 
 namespace streamsan::cli {
+namespace {
 
-int run_command(std::span<const std::string>) {
-  std::cerr << "streamsan run: not built yet\n";
-  return exit_code::failed;
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+using injection::sanitizer_options;
+
+constexpr std::string_view library_name = "libstreamsan_inject.so";
+
+struct run_request {
+  sanitizer_options options;
+  std::optional<std::string> library;
+  std::vector<std::string> program;  // argv of the program
+};
+
+po::options_description describe_options() {
+  po::options_description d("streamsan run [options] -- PROGRAM ARGS...\n\noptions");
+  d.add_options()
+      ("help,h", "show this help")
+      ("injection-library", po::value<std::string>(),
+       "the injection library to load (default: libstreamsan_inject.so next to "
+       "streamsan or in its build tree)")
+      ("log-path", po::value<std::string>(), "write the report here instead of stderr "
+       "(%p = process id)")
+      ("format", po::value<std::string>(), "report format: text, json or sarif")
+      ("suppressions", po::value<std::string>(), "suppressions file")
+      ("print-limit", po::value<std::string>(), "print at most N diagnostics (0 = all)")
+      ("halt-on-error", "stop the program at the first diagnostic")
+      ("record", po::value<std::string>(), "also write the access log to this trace file")
+      ("stack-depth", po::value<std::string>(), "call-stack frames per operation (0 = off)")
+      ("error-exitcode", po::value<std::string>(),
+       "exit status when diagnostics were found (default 66; 0 = the program's)");
+  return d;
+}
+
+// Options come from STREAMSAN_OPTIONS first; the command line overrides.
+std::optional<run_request> parse_request(std::span<const std::string> args, int& status) {
+  run_request req;
+  auto dashes = std::find(args.begin(), args.end(), std::string("--"));
+  const std::vector<std::string> own(args.begin(), dashes);
+  if (dashes != args.end()) req.program.assign(dashes + 1, args.end());
+
+  const auto description = describe_options();
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(own).options(description).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "streamsan run: " << e.what() << "\n\n" << description;
+    status = exit_code::usage;
+    return std::nullopt;
+  }
+  if (vm.count("help")) {
+    std::cout << description;
+    status = exit_code::ok;
+    return std::nullopt;
+  }
+  try {
+    if (const char* env = std::getenv(std::string(injection::options_variable).c_str())) {
+      try {
+        req.options = injection::parse_options(env);
+      } catch (const injection::option_error& e) {
+        throw injection::option_error(std::string(injection::options_variable) + ": " +
+                                      e.what());
+      }
+    }
+    const std::pair<const char*, const char*> keys[] = {
+        {"log-path", "log_path"},       {"format", "format"},
+        {"suppressions", "suppressions"}, {"print-limit", "print_limit"},
+        {"record", "record"},           {"stack-depth", "stack_depth"},
+        {"error-exitcode", "error_exitcode"}};
+    for (const auto& [flag, key] : keys) {
+      if (vm.count(flag)) {
+        try {
+          injection::set_option(req.options, key, vm[flag].as<std::string>());
+        } catch (const injection::option_error& e) {
+          throw injection::option_error(std::string("--") + flag + ": " + e.what());
+        }
+      }
+    }
+    if (vm.count("halt-on-error")) req.options.halt_on_error = true;
+  } catch (const injection::option_error& e) {
+    std::cerr << "streamsan run: " << e.what() << '\n';
+    status = exit_code::usage;
+    return std::nullopt;
+  }
+  if (vm.count("injection-library")) req.library = vm["injection-library"].as<std::string>();
+  if (req.program.empty()) {
+    std::cerr << "streamsan run: no program given (usage: streamsan run [options] -- "
+                 "PROGRAM ARGS...)\n";
+    status = exit_code::usage;
+    return std::nullopt;
+  }
+  return req;
+}
+
+// Next to the streamsan binary (installed side by side, or the carried copy
+// on a GPU machine), then the build tree and the usual library folders.
+std::optional<fs::path> find_injection_library(const std::optional<std::string>& override_path,
+                                               std::string& error) {
+  std::error_code ec;
+  if (override_path) {
+    const fs::path p = fs::absolute(*override_path, ec);
+    if (ec || !fs::is_regular_file(p, ec)) {
+      error = "--injection-library " + *override_path + ": no such file";
+      return std::nullopt;
+    }
+    return p;
+  }
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    error = "cannot locate the streamsan binary: " + ec.message();
+    return std::nullopt;
+  }
+  const fs::path dir = exe.parent_path();
+  const fs::path candidates[] = {
+      dir / library_name,
+      dir / ".." / "runtime" / "injection" / library_name,
+      dir / ".." / "lib" / library_name,
+      dir / ".." / "lib" / "x86_64-linux-gnu" / library_name,
+      dir / ".." / "lib64" / library_name,
+  };
+  for (const auto& c : candidates) {
+    if (fs::is_regular_file(c, ec)) return fs::weakly_canonical(c, ec);
+  }
+  error = std::string("cannot find ") + std::string(library_name) + " next to " + exe.string() +
+          " or in its build tree (it is built only when CUDA is found); pass "
+          "--injection-library PATH";
+  return std::nullopt;
+}
+
+volatile sig_atomic_t child_pid = 0;
+
+// Signals sent to streamsan on purpose (kill, timeout) go on to the program.
+// Signals the terminal sends reach the whole process group already, so they
+// are not sent twice.
+void forward_signal(int sig, siginfo_t* info, void*) {
+  const bool from_terminal = info != nullptr && info->si_code == SI_KERNEL;
+  if (child_pid > 0 && !from_terminal) ::kill(child_pid, sig);
+}
+
+class signal_forwarding {
+ public:
+  signal_forwarding() {
+    struct sigaction sa {};
+    sa.sa_sigaction = forward_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (std::size_t i = 0; i < std::size(signals_); ++i) {
+      ::sigaction(signals_[i], &sa, &previous_[i]);
+    }
+  }
+  signal_forwarding(const signal_forwarding&) = delete;
+  signal_forwarding& operator=(const signal_forwarding&) = delete;
+  ~signal_forwarding() {
+    for (std::size_t i = 0; i < std::size(signals_); ++i) {
+      ::sigaction(signals_[i], &previous_[i], nullptr);
+    }
+  }
+
+ private:
+  static constexpr int signals_[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+  struct sigaction previous_[std::size(signals_)] {};
+};
+
+// A temporary file that is removed when the run is over.
+class temp_file {
+ public:
+  temp_file() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/streamsan-run-XXXXXX";
+    const int fd = ::mkstemp(pattern.data());
+    if (fd < 0) {
+      throw std::runtime_error("cannot create a result file in " + pattern + ": " +
+                               std::strerror(errno));
+    }
+    ::close(fd);
+    path_ = std::move(pattern);
+  }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+  ~temp_file() { ::unlink(path_.c_str()); }
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// fork + exec; an exec failure comes back through a close-on-exec pipe.
+// Returns the program's exit status, or nullopt when it could not be run.
+std::optional<int> spawn_and_wait(const std::vector<std::string>& program) {
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    std::cerr << "streamsan run: pipe: " << std::strerror(errno) << '\n';
+    return std::nullopt;
+  }
+  std::vector<char*> argv;
+  for (const auto& a : program) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  signal_forwarding forwarding;
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    std::cerr << "streamsan run: fork: " << std::strerror(errno) << '\n';
+    return std::nullopt;
+  }
+  if (pid == 0) {
+    ::close(pipe_fds[0]);
+    ::execvp(argv[0], argv.data());
+    const int err = errno;
+    (void)!::write(pipe_fds[1], &err, sizeof err);
+    ::_exit(exit_code::cannot_run);
+  }
+  child_pid = pid;
+  ::close(pipe_fds[1]);
+  int exec_errno = 0;
+  ssize_t n;
+  do {
+    n = ::read(pipe_fds[0], &exec_errno, sizeof exec_errno);
+  } while (n < 0 && errno == EINTR);
+  ::close(pipe_fds[0]);
+
+  int wait_status = 0;
+  while (::waitpid(pid, &wait_status, 0) < 0) {
+    if (errno != EINTR) {
+      std::cerr << "streamsan run: waitpid: " << std::strerror(errno) << '\n';
+      child_pid = 0;
+      return std::nullopt;
+    }
+  }
+  child_pid = 0;
+  if (n == sizeof exec_errno) {
+    std::cerr << "streamsan run: cannot run '" << program[0] << "': "
+              << std::strerror(exec_errno) << '\n';
+    return std::nullopt;
+  }
+  if (WIFSIGNALED(wait_status)) {
+    const int sig = WTERMSIG(wait_status);
+    std::cerr << "streamsan run: the program was killed by signal " << sig << " ("
+              << strsignal(sig) << ")\n";
+    return 128 + sig;
+  }
+  return WEXITSTATUS(wait_status);
+}
+
+}  // namespace
+
+int run_command(std::span<const std::string> args) {
+  int status = exit_code::ok;
+  const auto req = parse_request(args, status);
+  if (!req) return status;
+
+  std::string error;
+  const auto library = find_injection_library(req->library, error);
+  if (!library) {
+    std::cerr << "streamsan run: " << error << '\n';
+    return exit_code::cannot_run;
+  }
+
+  temp_file result;
+  ::setenv("CUDA_INJECTION64_PATH", library->c_str(), 1);
+  // NVTX ranges reach the library through the same file (it hands NVTX on to
+  // CUPTI); a user's own NVTX tool keeps priority.
+  ::setenv("NVTX_INJECTION64_PATH", library->c_str(), 0);
+  ::setenv(std::string(injection::options_variable).c_str(),
+           injection::to_string(req->options).c_str(), 1);
+  ::setenv(std::string(injection::result_file_variable).c_str(), result.path().c_str(), 1);
+
+  const auto program_status = spawn_and_wait(req->program);
+  if (!program_status) return exit_code::cannot_run;
+
+  const auto summary = injection::read_run_summary(result.path());
+  // A process may start the library without using CUDA (an NVTX call).
+  const bool no_cuda = summary.processes_started == 0 ||
+                       (summary.processes_finished == summary.processes_started &&
+                        summary.cuda_calls == 0);
+  if (no_cuda) {
+    std::cerr << "streamsan: the program made no CUDA calls\n";
+  } else if (summary.processes_finished < summary.processes_started) {
+    std::cerr << "streamsan: " << (summary.processes_started - summary.processes_finished)
+              << " sanitized process(es) ended before printing a report; their "
+                 "diagnostics are lost\n";
+  }
+  if (summary.diagnostics > 0 && req->options.error_exitcode != 0) {
+    return req->options.error_exitcode;
+  }
+  return *program_status;
 }
 
 }  // namespace streamsan::cli

@@ -140,6 +140,16 @@ void recorder::emit(const record_body& body, unsigned skip_frames) {
   deliver_locked({next_seq_++, thread, stack}, body);
 }
 
+void recorder::emit_with_stack(const record_body& body,
+                               std::span<const std::uint64_t> frames) {
+  if (frames.size() > options_.stack_depth) frames = frames.first(options_.stack_depth);
+  if (!options_.capture_stacks) frames = {};
+  std::lock_guard lock(mutex_);
+  const auto thread = thread_locked({});
+  const auto stack = frames.empty() ? stack_id{} : intern_stack_locked(frames);
+  deliver_locked({next_seq_++, thread, stack}, body);
+}
+
 void recorder::deliver_locked(const record_header& header, const record_body& body) {
   const record r{header, body};
   for (auto* sink : sinks_) sink->on_record(r);

@@ -56,6 +56,12 @@ class recorder {
   // frames (the instrumentation itself) from the captured stack.
   void emit(const record_body& body, unsigned skip_frames = 0);
 
+  // Records `body` with a call stack the producer captured itself (raw return
+  // addresses, innermost first; empty = no stack). For producers whose own
+  // frames (driver, profiler callbacks) make a fixed skip count meaningless,
+  // and that need a faster unwinder than emit()'s.
+  void emit_with_stack(const record_body& body, std::span<const std::uint64_t> frames);
+
   std::uint64_t records_emitted() const noexcept;
   const recorder_options& options() const noexcept { return options_; }
 

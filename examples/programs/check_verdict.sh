@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs one example under `streamsan run` and checks the verdict:
+#   check_verdict.sh STREAMSAN PROBE PROGRAM EXPECTED
+# EXPECTED is a diagnostic kind ("stream-race", ...) the racy version must be
+# reported with, or "none" for a fixed version, which must get no report.
+# Exits 77 (skipped) without a GPU.
+set -u
+streamsan=$1 probe=$2 program=$3 expected=$4
+"$probe" >/dev/null || exit 77
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+"$streamsan" run --format json --log-path "$log" -- "$program"
+status=$?
+summary=$(python3 - "$log" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+kinds = sorted({d["kind"] for d in report["diagnostics"]})
+print(len(report["diagnostics"]), ",".join(kinds) or "-",
+      ",".join(f"{k}={v}" for k, v in report["summary"]["unmodelled_calls"].items()) or "-")
+PY
+) || { echo "FAIL: no readable JSON report (exit status $status)"; cat "$log"; exit 1; }
+read -r count kinds unmodelled <<<"$summary"
+echo "verdict: exit=$status diagnostics=$count kinds=$kinds unmodelled=$unmodelled"
+if [[ $expected == none ]]; then
+  if [[ $status -ne 0 || $count -ne 0 ]]; then
+    echo "FAIL: the fixed version must get no report"; cat "$log"; exit 1
+  fi
+else
+  if [[ $status -ne 66 || ",$kinds," != *",$expected,"* ]]; then
+    echo "FAIL: expected $expected and exit status 66"; cat "$log"; exit 1
+  fi
+fi
+echo PASS

@@ -1,0 +1,47 @@
+// Shared by the example programs: error checking and two tiny kernels.
+//
+// Every example is built twice from one source: as is (the racy version)
+// and with STREAMSAN_FIXED=1 (the fixed version); the #if blocks are the
+// whole difference.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#ifndef STREAMSAN_FIXED
+#define STREAMSAN_FIXED 0
+#endif
+
+#define CHECK(call)                                                              \
+  do {                                                                           \
+    const cudaError_t check_status_ = (call);                                    \
+    if (check_status_ != cudaSuccess) {                                          \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,         \
+                   cudaGetErrorString(check_status_));                           \
+      std::exit(2);                                                              \
+    }                                                                            \
+  } while (0)
+
+// Busy for about `cycles` clock ticks, so that unsynchronized work really
+// overlaps when the program runs natively.
+__device__ inline void spin(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+__global__ void fill(float* out, int n, float value, long long cycles) {
+  spin(cycles);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    out[i] = value;
+  }
+}
+
+__global__ void sum_into(const float* in, int n, float* result, long long cycles) {
+  spin(cycles);
+  float s = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) s += in[i];
+  atomicAdd(result, s);
+}

@@ -1,0 +1,71 @@
+// Address -> allocation resolution for the injection library: an interval map
+// of the live allocations plus a bounded history of freed ones, so that a
+// kernel argument that still points into freed memory is attributed to the
+// allocation it came from (use after free) instead of being ignored.
+//
+// Note [Addresses are looked up, never kept]
+// The map answers "which allocation holds this address now"; the answer is an
+// alloc_id, and only ids go into records. An address range that is freed and
+// handed out again resolves to the new allocation's id from then on; the old
+// id survives only in the freed history, which is keyed by nothing but the
+// address range it covered and is evicted oldest first.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+
+#include "sanitizer/log/ids.h"
+#include "sanitizer/log/record.h"
+
+namespace streamsan::injection {
+
+struct allocation {
+  alloc_id id{};
+  std::uint64_t base = 0;
+  std::uint64_t size = 0;
+  memory_kind kind = memory_kind::device;
+  std::int32_t device = 0;
+};
+
+struct address_hit {
+  allocation block;
+  std::uint64_t offset = 0;  // address - base
+  bool freed = false;
+};
+
+class allocation_map {
+ public:
+  explicit allocation_map(std::size_t freed_history = 1024) : freed_capacity_(freed_history) {}
+
+  // Registers a live allocation. An overlapping live entry (memory the
+  // driver handed out again without a free we saw) is retired to the freed
+  // history first; returns how many were retired that way.
+  std::size_t insert(const allocation& a);
+
+  // Removes the live allocation that starts at `base` and keeps it in the
+  // freed history; nullopt when no live allocation starts there.
+  std::optional<allocation> erase(std::uint64_t base);
+
+  // The live allocation containing `address`, else the most recently freed
+  // one that contained it, else nullopt.
+  std::optional<address_hit> find(std::uint64_t address) const;
+
+  // The live allocation containing `address` only.
+  const allocation* find_live(std::uint64_t address) const;
+
+  std::size_t live_count() const noexcept { return live_.size(); }
+  std::size_t freed_count() const noexcept { return freed_order_.size(); }
+
+ private:
+  void remember_freed(const allocation& a);
+
+  std::map<std::uint64_t, allocation> live_;  // by base
+  // Freed ranges by base; a later free of the same range replaces the entry.
+  std::map<std::uint64_t, allocation> freed_;
+  std::deque<std::pair<std::uint64_t, alloc_id>> freed_order_;  // oldest first
+  std::size_t freed_capacity_;
+};
+
+}  // namespace streamsan::injection
