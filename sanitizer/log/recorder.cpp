@@ -19,7 +19,7 @@ thread_local thread_cache this_thread;
 }  // namespace
 
 std::size_t recorder::frames_hash::operator()(
-    const std::vector<std::uint64_t>& frames) const noexcept {
+    std::span<const std::uint64_t> frames) const noexcept {
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (const auto f : frames) {
     h ^= f;
@@ -93,7 +93,7 @@ string_id recorder::intern(std::string_view text) {
 
 string_id recorder::intern_locked(std::string_view text) {
   if (text.empty()) return string_id{};
-  if (const auto it = strings_.find(std::string(text)); it != strings_.end()) {
+  if (const auto it = strings_.find(text); it != strings_.end()) {
     return it->second;
   }
   const string_id id{static_cast<std::uint32_t>(string_texts_.size())};
@@ -104,8 +104,8 @@ string_id recorder::intern_locked(std::string_view text) {
 }
 
 stack_id recorder::intern_stack_locked(std::span<const std::uint64_t> frames) {
+  if (const auto it = stacks_.find(frames); it != stacks_.end()) return it->second;
   std::vector<std::uint64_t> key(frames.begin(), frames.end());
-  if (const auto it = stacks_.find(key); it != stacks_.end()) return it->second;
   const stack_id id{static_cast<std::uint32_t>(stack_frames_.size())};
   const auto [it, inserted] = stacks_.emplace(std::move(key), id);
   stack_frames_.push_back(&it->first);

@@ -11,7 +11,9 @@
 // happens before the lock is taken.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <mutex>
 #include <span>
@@ -66,8 +68,27 @@ class recorder {
   const recorder_options& options() const noexcept { return options_; }
 
  private:
+  // Note [Interning without allocating]
+  // Every record looks its stack up, and most look a string up, so both
+  // tables use heterogeneous lookup: a hit (the common case) builds no key.
   struct frames_hash {
-    std::size_t operator()(const std::vector<std::uint64_t>& frames) const noexcept;
+    using is_transparent = void;
+    std::size_t operator()(std::span<const std::uint64_t> frames) const noexcept;
+    std::size_t operator()(const std::vector<std::uint64_t>& frames) const noexcept {
+      return (*this)(std::span<const std::uint64_t>(frames));
+    }
+  };
+  struct frames_equal {
+    using is_transparent = void;
+    bool operator()(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b) const noexcept {
+      return std::equal(a.begin(), a.end(), b.begin(), b.end());
+    }
+  };
+  struct text_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const noexcept {
+      return std::hash<std::string_view>{}(text);
+    }
   };
 
   thread_id thread_locked(std::string_view name);
@@ -87,9 +108,9 @@ class recorder {
   std::vector<record_sink*> sinks_;
   std::uint64_t next_seq_ = 1;
   std::uint32_t last_thread_ = 0;
-  std::unordered_map<std::string, string_id> strings_;
+  std::unordered_map<std::string, string_id, text_hash, std::equal_to<>> strings_;
   std::vector<std::string_view> string_texts_;  // index = raw(string_id)
-  std::unordered_map<std::vector<std::uint64_t>, stack_id, frames_hash> stacks_;
+  std::unordered_map<std::vector<std::uint64_t>, stack_id, frames_hash, frames_equal> stacks_;
   std::vector<const std::vector<std::uint64_t>*> stack_frames_;  // index = raw(stack_id)
   struct thread_entry {
     thread_id id;
