@@ -114,6 +114,9 @@ void graph::capture_end() {
   const bool invalidated = g.invalidated;
   const auto capture = std::move(g.capture);
   leave_capture(s, g, *capture);
+  // The stream stops capturing whether or not the capture produced a graph;
+  // the engine must see that, or it would keep ignoring the stream's work.
+  if (s.logging()) s.emit(graph_capture_end{g.origin, id_});
   const auto drop = [&] {
     if (handle) s.device->destroy_graph(*handle);
   };
@@ -134,7 +137,6 @@ void graph::capture_end() {
   g.nodes = capture->nodes().size();
   g.edges = capture->edges().size();
   if (s.logging()) {
-    s.emit(graph_capture_end{g.origin, id_});
     std::vector<graph_node> nodes;
     nodes.reserve(capture->nodes().size());
     for (const auto& n : capture->nodes()) {
@@ -209,6 +211,7 @@ void graph::reset() noexcept {
         } catch (const cuda_error&) {
           // An abandoned capture: nothing to keep.
         }
+        if (s->logging()) s->emit(graph_capture_end{g.origin, id_});
       }
       leave_capture(*s, g, *g.capture);
       g.capture.reset();

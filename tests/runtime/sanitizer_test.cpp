@@ -43,6 +43,25 @@ void fill_then_sum(bool synchronized) {
   synchronize();
 }
 
+// An invalidated capture still ends: work issued to the stream afterwards
+// executes and is checked (S-GRAPH-1).
+TEST_F(Sanitizer, WorkAfterAnInvalidatedCaptureIsChecked) {
+  auto a = allocate_device(bytes);
+  auto sum = allocate_device(sizeof(float));
+  stream capturing;
+  stream side;
+  {
+    graph g;
+    g.capture_begin(capturing);
+    EXPECT_THROW(capturing.synchronize(), usage_error);
+    EXPECT_THROW(g.capture_end(), cuda_error);
+  }
+  launch(capturing, kernels::fill{a, 1.0f});
+  launch(side, kernels::reduce_sum{a, sum});
+  synchronize();
+  EXPECT_EQ(count(diagnostic_kind::stream_race), 1u);
+}
+
 TEST_F(Sanitizer, IsOnInSanitizerMode) {
   EXPECT_TRUE(sanitizing());
   EXPECT_TRUE(logging());
