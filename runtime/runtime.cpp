@@ -42,6 +42,9 @@ runtime_options options_from_environment() {
   o.backend = parse_backend_kind(env("STREAMSAN_BACKEND"), "STREAMSAN_BACKEND");
   o.trace_path = std::string(env("STREAMSAN_TRACE"));
   o.capture_stacks = flag("STREAMSAN_STACKS", true);
+  const auto exit_code = number("STREAMSAN_EXITCODE", 66);
+  if (exit_code > 255) bad("STREAMSAN_EXITCODE", env("STREAMSAN_EXITCODE"), "an exit status 0..255");
+  o.exit_code_on_report = static_cast<int>(exit_code);
   o.sim.seed = number("STREAMSAN_SIM_SEED", o.sim.seed);
   o.sim.device_count = static_cast<int>(number("STREAMSAN_SIM_DEVICES", 2));
   if (const auto v = env("STREAMSAN_SIM_POLICY"); !v.empty()) {

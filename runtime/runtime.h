@@ -38,6 +38,11 @@ struct runtime_options {
   sync_debug_mode sync_debug = sync_debug_mode::off;  // STREAMSAN_SYNC_DEBUG=off|warn|error
   // Sanitizer mode: print diagnostics as found and the summary (to stderr).
   bool print_diagnostics = true;
+  // Sanitizer mode: when anything was reported, the process ends with this
+  // status at exit, as ThreadSanitizer's exitcode does (STREAMSAN_EXITCODE;
+  // 0 keeps the program's own status). See Note [Reports change the exit
+  // status].
+  int exit_code_on_report = 66;
 };
 
 // The options the environment variables above describe; throws usage_error

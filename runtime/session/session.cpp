@@ -1,5 +1,6 @@
 #include "runtime/session/session.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -27,13 +28,36 @@ void stop_locked() noexcept {
   running.reset();
 }
 
+// Note [Reports change the exit status]
+// A sanitizer that prints a report and lets the process exit 0 is easy to
+// miss in CI. Like ThreadSanitizer (exitcode=66), a sanitizing session that
+// reported anything ends the process with options.exit_code_on_report once
+// the summary is printed; _Exit skips the remaining atexit handlers, which
+// is what TSan does too. Explicit shutdown() calls (tests, the harness)
+// never exit.
+void finish_at_exit() noexcept {
+  int status = 0;
+  {
+    std::lock_guard lock(lifecycle_mutex);
+    if (running && running->sinks && running->options.sanitize &&
+        running->options.exit_code_on_report != 0 && !running->sinks->diagnostics().empty()) {
+      status = running->options.exit_code_on_report;
+    }
+    stop_locked();
+  }
+  if (status != 0) {
+    std::fflush(nullptr);
+    std::_Exit(status);
+  }
+}
+
 void start_locked(const runtime_options& options) {
   stop_locked();
   running = std::make_unique<session>(options, ++last_session_number);
   running_fast.store(running.get(), std::memory_order_release);
   if (!exit_hook_installed) {
     // The sanitizer summary is printed, and the trace closed, at exit.
-    std::atexit([] { shutdown(); });
+    std::atexit(finish_at_exit);
     exit_hook_installed = true;
   }
 }
