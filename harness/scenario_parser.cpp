@@ -136,7 +136,8 @@ void parse_name(parse_context& ctx, const yaml_map& top) {
                        (stem.size() > name.size() && stem.ends_with(name) &&
                         stem[stem.size() - name.size() - 1] == '/');
   if (!matches) {
-    const auto path = std::filesystem::path(ctx.file);
+    // Absolute, so a file named without a folder ("x.yaml") still has one.
+    const auto path = std::filesystem::absolute(ctx.file);
     const std::string expected =
         path.parent_path().filename().string() + "/" + path.stem().string();
     v.fail("scenario name '" + name + "' does not match its file; expected '" + expected +

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "harness/scenario_error.h"
@@ -76,6 +77,20 @@ INSTANTIATE_TEST_SUITE_P(
       std::string name = info.param.file;
       return name.substr(0, name.find('.'));
     });
+
+// A file named without a folder: the expected name still has its folder.
+TEST(BrokenScenario, WrongNameOfAFileInTheWorkingDirectoryNamesItsFolder) {
+  const std::string folder = std::filesystem::current_path().filename().string();
+  try {
+    parse_scenario("name: other/name\n", "wrong_name.yaml");
+    ADD_FAILURE() << "parsed without error";
+  } catch (const scenario_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "wrong_name.yaml:1:7: scenario name 'other/name' does not match its file; "
+              "expected '" + folder + "/wrong_name' (the path below the corpus root, without "
+              ".yaml)");
+  }
+}
 
 TEST(BrokenScenario, MissingFileIsNamed) {
   EXPECT_EQ(load_error("no/such/dir/x.yaml"), "no/such/dir/x.yaml: cannot open scenario file");
