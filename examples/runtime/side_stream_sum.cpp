@@ -10,14 +10,14 @@
 // the sum first and print a wrong result.
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <iostream>
 
 #include "runtime/api.h"
 
 namespace rt = streamsan::rt;
 
-int main(int argc, char** argv) {
-  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+int run(bool fixed) {
   constexpr std::uint64_t count = 1 << 16;
 
   auto a = rt::allocate_device(count * sizeof(float), -1, "A");
@@ -34,4 +34,16 @@ int main(int argc, char** argv) {
   const float value = rt::host_read_at<float>(result, 0);
   std::cout << "sum = " << value << " (expected " << count << ")\n";
   return 0;
+}
+
+int main(int argc, char** argv) {
+  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  try {
+    return run(fixed);
+  } catch (const std::exception& e) {
+    // Runtime errors name the call and the objects; a bad STREAMSAN_*
+    // variable names the variable.
+    std::cerr << "side_stream_sum: " << e.what() << '\n';
+    return 1;
+  }
 }
