@@ -8,6 +8,8 @@
 # Each configuration runs REPEATS times (default 5), the configurations
 # taking turns; the table shows the median of the time the program measures
 # itself (its timed region) and of the whole process's wall time.
+# The timed region of every run follows the table (sessions differ by more
+# than the medians do; the samples show how much).
 # compute-sanitizer runs once (it is slow; SKIP_MEMCHECK=1 leaves it out).
 # WORKLOADS="launch_bound" measures one workload only.
 set -u
@@ -47,6 +49,7 @@ ratio() { if is_number "$1" && is_number "$2"; then awk -v a="$1" -v b="$2" 'BEG
 fmt() { if is_number "$1"; then printf '%.1f' "$1"; else echo "$1"; fi; }
 
 workloads=${WORKLOADS:-"launch_bound pipeline"}
+samples=""
 echo "| workload | configuration | timed region (ms) | ratio | process wall (ms) | ratio |"
 echo "| --- | --- | ---: | ---: | ---: | ---: |"
 for workload in $workloads; do
@@ -69,9 +72,15 @@ for workload in $workloads; do
   else
     mr=skipped; mw=skipped
   fi
+  samples+="$workload native: ${nr_all[*]}"$'\n'
+  samples+="$workload streamsan (stacks): ${sr_all[*]}"$'\n'
+  samples+="$workload streamsan --stack-depth 0: ${s0r_all[*]}"$'\n'
   row() { echo "| $workload | $1 | $(fmt "$2") | $(ratio "$nr" "$2") | $(fmt "$3") | $(ratio "$nw" "$3") |"; }
   row native "$nr" "$nw"
   row "streamsan run (stacks, depth 16)" "$sr" "$sw"
   row "streamsan run --stack-depth 0" "$s0r" "$s0w"
   row "compute-sanitizer memcheck" "$mr" "$mw"
 done
+echo
+echo "Timed region of each run (ms, in run order):"
+printf '%s' "$samples"

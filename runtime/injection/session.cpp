@@ -219,7 +219,8 @@ static void print_debug_counters(const engine& eng, const cupti_subscriber& call
                "streamsan: debug: callbacks runtime=%llu driver=%llu resource=%llu nvtx=%llu "
                "api_calls=%llu records=%llu accesses_checked=%llu "
                "untracked=%llu unknown_alloc=%llu implicit_streams=%llu ignored=%llu | "
-               "unwinder (this thread): captures=%llu slow=%llu rules=%llu scans=%llu\n",
+               "unwinder (this thread): captures=%llu slow=%llu rules=%llu scans=%llu "
+               "path_hits=%llu path_misses=%llu\n",
                static_cast<unsigned long long>(callbacks.callbacks_received(CUPTI_CB_DOMAIN_RUNTIME_API)),
                static_cast<unsigned long long>(callbacks.callbacks_received(CUPTI_CB_DOMAIN_DRIVER_API)),
                static_cast<unsigned long long>(callbacks.callbacks_received(CUPTI_CB_DOMAIN_RESOURCE)),
@@ -234,7 +235,9 @@ static void print_debug_counters(const engine& eng, const cupti_subscriber& call
                static_cast<unsigned long long>(u.captures),
                static_cast<unsigned long long>(u.slow_captures),
                static_cast<unsigned long long>(u.rules_computed),
-               static_cast<unsigned long long>(u.scans));
+               static_cast<unsigned long long>(u.scans),
+               static_cast<unsigned long long>(u.path_hits),
+               static_cast<unsigned long long>(u.path_misses));
 }
 
 void session::finish() noexcept {
