@@ -173,10 +173,9 @@ json sarif_report(const report_input& input, symbolizer& symbols, const report_o
   json results = json::array();
   for (const auto& d : input.diagnostics) results.push_back(sarif_result(d, symbols, options));
   json run = json::object();
-  run["tool"] = {{"driver",
-                  {{"name", "streamsan"},
-                   {"informationUri", streamsan_information_uri},
-                   {"rules", sarif_rules()}}}};
+  // No informationUri: it is optional, and the project has no public home
+  // yet; an invented address would send people nowhere.
+  run["tool"] = {{"driver", {{"name", "streamsan"}, {"rules", sarif_rules()}}}};
   if (!options.source_root.empty()) {
     auto root = options.source_root.generic_string();
     if (!root.ends_with('/')) root += '/';

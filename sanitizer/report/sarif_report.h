@@ -17,10 +17,6 @@
 
 namespace streamsan {
 
-// Where SARIF viewers send people who want to know more about the tool.
-inline constexpr std::string_view streamsan_information_uri =
-    "https://github.com/streamsan/streamsan";
-
 // report_options::source_root, when set, makes artifact URIs relative to
 // it (uriBaseId %SRCROOT%); GitHub expects paths relative to the repository.
 nlohmann::ordered_json sarif_report(const report_input& input, symbolizer& symbols,

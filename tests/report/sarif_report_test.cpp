@@ -36,7 +36,7 @@ TEST(SarifReport, HasTheRequiredTopLevelShape) {
   ASSERT_EQ(sarif.at("runs").size(), 1u);
   const auto& driver = sarif.at("runs")[0].at("tool").at("driver");
   EXPECT_EQ(driver.at("name"), "streamsan");
-  EXPECT_TRUE(driver.at("informationUri").get<std::string>().starts_with("https://"));
+  EXPECT_FALSE(driver.contains("informationUri"));  // optional; none invented
   const auto& rules = driver.at("rules");
   ASSERT_EQ(rules.size(), static_cast<std::size_t>(diagnostic_kind_count));
   std::set<std::string> ids;
