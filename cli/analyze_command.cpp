@@ -14,10 +14,8 @@
 #include "sanitizer/engine/engine.h"
 #include "sanitizer/log/trace_error.h"
 #include "sanitizer/log/trace_reader.h"
-#include "sanitizer/report/json_report.h"
-#include "sanitizer/report/sarif_report.h"
+#include "sanitizer/report/report_format.h"
 #include "sanitizer/report/suppressions.h"
-#include "sanitizer/report/text_report.h"
 
 namespace streamsan::cli {
 namespace {
@@ -25,8 +23,6 @@ namespace {
 namespace po = boost::program_options;
 
 constexpr std::string_view usage_line = "usage: streamsan analyze TRACE [options]\n";
-
-enum class report_format { text, json, sarif };
 
 struct analyze_options {
   std::filesystem::path trace;
@@ -113,15 +109,11 @@ std::optional<analyze_options> parse(std::span<const std::string> args) {
   }
   options.trace = traces.front();
   const auto format = vm["format"].as<std::string>();
-  if (format == "text") {
-    options.format = report_format::text;
-  } else if (format == "json") {
-    options.format = report_format::json;
-  } else if (format == "sarif") {
-    options.format = report_format::sarif;
-  } else {
+  const auto parsed_format = parse_report_format(format);
+  if (!parsed_format) {
     throw usage_error{"--format must be text, json or sarif, not '" + format + "'"};
   }
+  options.format = *parsed_format;
   if (vm.count("output")) options.output = vm["output"].as<std::string>();
   if (vm.count("error-exitcode")) {
     options.error_exitcode = static_cast<int>(in_range(vm, "error-exitcode", 0, 255));
@@ -140,26 +132,6 @@ std::optional<analyze_options> parse(std::span<const std::string> args) {
   }
   options.allow_truncated = vm.count("allow-truncated") > 0;
   return options;
-}
-
-void print_report(std::ostream& out, const analyze_options& options, const report_input& input,
-                  symbolizer& symbols) {
-  switch (options.format) {
-    case report_format::text:
-      print_text_report(out, input, symbols, options.report);
-      break;
-    // Names come from the trace and need not be UTF-8: replace, don't throw.
-    case report_format::json:
-      out << json_report(input, symbols, options.report)
-                 .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-          << '\n';
-      break;
-    case report_format::sarif:
-      out << sarif_report(input, symbols, options.report)
-                 .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-          << '\n';
-      break;
-  }
 }
 
 }  // namespace
@@ -212,14 +184,14 @@ int analyze_command(std::span<const std::string> args) {
                            .suppressed = kept.suppressed};
   if (options.output) {
     std::ofstream file(*options.output, std::ios::binary | std::ios::trunc);
-    if (file) print_report(file, options, input, symbols);
+    if (file) print_report(file, options.format, input, symbols, options.report);
     file.flush();
     if (!file) {
       std::cerr << "streamsan analyze: cannot write " << options.output->string() << '\n';
       return exit_code::failed;
     }
   } else {
-    print_report(std::cout, options, input, symbols);
+    print_report(std::cout, options.format, input, symbols, options.report);
     std::cout.flush();
   }
   return kept.kept.empty() ? exit_code::ok : options.error_exitcode;

@@ -13,18 +13,11 @@
 #include <string>
 #include <string_view>
 
+#include "sanitizer/report/report_format.h"
+
 namespace streamsan::injection {
 
-enum class report_format : std::uint8_t { text, json, sarif };
-
-inline std::string_view to_string(report_format f) noexcept {
-  switch (f) {
-    case report_format::text: return "text";
-    case report_format::json: return "json";
-    case report_format::sarif: return "sarif";
-  }
-  return "?";
-}
+using streamsan::report_format;
 
 // Bad STREAMSAN_OPTIONS text or command-line value; what() names the key.
 class option_error : public std::runtime_error {
@@ -91,12 +84,8 @@ inline void set_option(sanitizer_options& o, std::string_view key, std::string_v
   if (key == "log_path") {
     o.log_path = value;
   } else if (key == "format") {
-    if (value == "text") {
-      o.format = report_format::text;
-    } else if (value == "json") {
-      o.format = report_format::json;
-    } else if (value == "sarif") {
-      o.format = report_format::sarif;
+    if (const auto format = parse_report_format(value)) {
+      o.format = *format;
     } else {
       throw option_error("format=" + std::string(value) + ": expected text, json or sarif");
     }

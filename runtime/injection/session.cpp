@@ -15,10 +15,8 @@
 #include "runtime/injection/fast_unwinder.h"
 #include "runtime/injection/run_result.h"
 #include "sanitizer/log/jsonl_dump.h"
-#include "sanitizer/report/json_report.h"
-#include "sanitizer/report/sarif_report.h"
+#include "sanitizer/report/report_format.h"
 #include "sanitizer/report/symbolizer.h"
-#include "sanitizer/report/text_report.h"
 
 namespace streamsan::injection {
 namespace {
@@ -182,11 +180,7 @@ std::uint64_t session::print_report() noexcept {
         out = &file;
       }
     }
-    switch (options_.format) {
-      case report_format::text: print_text_report(*out, input, symbols, ro); break;
-      case report_format::json: *out << json_report(input, symbols, ro).dump(2) << '\n'; break;
-      case report_format::sarif: *out << sarif_report(input, symbols, ro).dump(2) << '\n'; break;
-    }
+    streamsan::print_report(*out, options_.format, input, symbols, ro);
     out->flush();
     return filtered.kept.size();
   } catch (const std::exception& e) {
