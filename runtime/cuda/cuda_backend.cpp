@@ -35,18 +35,6 @@ namespace {
 // give 256 bytes or more, the host heap is asked for it.
 constexpr std::uint64_t host_alignment = 256;
 
-bool is_host(memory_kind kind) noexcept {
-  switch (kind) {
-    case memory_kind::pinned_host:
-    case memory_kind::pageable_host: return true;
-    case memory_kind::device:
-    case memory_kind::managed:
-    case memory_kind::stream_ordered:
-    case memory_kind::cached_block: return false;
-  }
-  return false;
-}
-
 // The direction of a copy from the memory kinds (copy_request). Managed
 // memory may be resident on either side, so CUDA infers that direction from
 // the pointers (unified addressing).
@@ -54,8 +42,8 @@ cudaMemcpyKind copy_kind(const copy_request& r) noexcept {
   if (r.src_kind == memory_kind::managed || r.dst_kind == memory_kind::managed) {
     return cudaMemcpyDefault;
   }
-  const bool from_host = is_host(r.src_kind);
-  const bool to_host = is_host(r.dst_kind);
+  const bool from_host = !is_device_memory(r.src_kind);
+  const bool to_host = !is_device_memory(r.dst_kind);
   if (from_host && to_host) return cudaMemcpyHostToHost;
   if (from_host) return cudaMemcpyHostToDevice;
   if (to_host) return cudaMemcpyDeviceToHost;

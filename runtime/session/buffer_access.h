@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "runtime/backend/memory_kinds.h"
+#include "sanitizer/log/record.h"  // is_device_memory
 #include "runtime/buffer.h"
 #include "runtime/buffer_view.h"
 #include "runtime/caching_allocator.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "runtime/backend/backend.h"
-#include "runtime/backend/memory_kinds.h"
+#include "sanitizer/log/record.h"  // is_device_memory
 #include "runtime/capture/capture_builder.h"
 #include "runtime/sim/scheduler.h"
 #include "runtime/sim/sim_kernels.h"

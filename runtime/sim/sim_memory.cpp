@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "runtime/backend/memory_kinds.h"
+#include "sanitizer/log/record.h"  // is_device_memory
 #include "runtime/errors.h"
 
 namespace streamsan::rt::sim {

@@ -37,20 +37,6 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
   return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::uint64_t>::max() : sum;
 }
 
-bool host_only(memory_kind k) noexcept {
-  switch (k) {
-    case memory_kind::pinned_host:
-    case memory_kind::pageable_host:
-      return true;
-    case memory_kind::device:
-    case memory_kind::managed:  // S-MEM-6: device- and host-accessible
-    case memory_kind::stream_ordered:
-    case memory_kind::cached_block:
-      return false;
-  }
-  return false;
-}
-
 }  // namespace
 
 // Inlined into the launch path: it runs for every access of every launch.
@@ -239,7 +225,7 @@ void engine_impl::copy(const record_header& h, const memcpy_record& r) {
   const access src{r.src, access_mode::read};
   const access dst{r.dst, access_mode::write};
 
-  if (host_only(src_kind) && host_only(dst_kind)) {
+  if (!is_device_memory(src_kind) && !is_device_memory(dst_kind)) {
     access_entry entry = entry_for(h, t, host_action(t), operation_kind::memcpy, {});
     apply_access(src, entry, *t.context);
     apply_access(dst, entry, *t.context);
@@ -258,7 +244,7 @@ void engine_impl::copy(const record_header& h, const memcpy_record& r) {
   access_entry entry = entry_for(h, t, enqueue(t, s), operation_kind::memcpy, {});
   apply_access(src, entry, *s.context);
   apply_access(dst, entry, *s.context);
-  if (!r.async && (host_only(dst_kind) || src_kind == memory_kind::pinned_host)) {
+  if (!r.async && (!is_device_memory(dst_kind) || src_kind == memory_kind::pinned_host)) {
     host_action(t);
     host_joins_stream(t, s);
   }

@@ -39,6 +39,24 @@ enum class memory_kind : std::uint8_t {
   cached_block,    // a block a caching allocator carved out of a parent segment
 };
 
+// Which kinds live on a device: device, managed (S-MEM-6: also
+// host-accessible), stream-ordered and cached blocks; pinned and pageable
+// host memory do not. The one table the engine, the runtime and both
+// backends apply CUDA's copy rules (S-COPY-*) through.
+constexpr bool is_device_memory(memory_kind kind) noexcept {
+  switch (kind) {
+    case memory_kind::device:
+    case memory_kind::managed:
+    case memory_kind::stream_ordered:
+    case memory_kind::cached_block:
+      return true;
+    case memory_kind::pinned_host:
+    case memory_kind::pageable_host:
+      return false;
+  }
+  return false;
+}
+
 enum class access_mode : std::uint8_t {
   read = 1,
   write = 2,
