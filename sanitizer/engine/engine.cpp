@@ -88,6 +88,9 @@ void engine_impl::on(const record_header&, const frame_symbol& r) { tables_.abso
 
 void engine_impl::on(const record_header& h, const thread_start&) { thread_of(h); }
 
+// The thread's slot stays until slot retirement (docs/engine.md) takes it.
+void engine_impl::on(const record_header&, const thread_exit&) {}
+
 // ---- NVTX (Note [NVTX paths]) ----
 
 void engine_impl::on(const record_header& h, const nvtx_push& r) {

@@ -68,6 +68,7 @@ class engine_impl {
   void on(const record_header& h, const stack_define& r);
   void on(const record_header& h, const frame_symbol& r);
   void on(const record_header& h, const thread_start& r);
+  void on(const record_header& h, const thread_exit& r);
   void on(const record_header& h, const stream_create& r);
   void on(const record_header& h, const stream_destroy& r);
   void on(const record_header& h, const stream_synchronize& r);

@@ -35,6 +35,13 @@ class json_fields {
       set(field, raw(value));  // unresolved: keep the id
     }
   }
+  void stack_ref(std::string_view field, stack_id& value) {
+    if (is_none(value)) {
+      set(field, nullptr);
+    } else {
+      set(field, raw(value));
+    }
+  }
   void u32(std::string_view field, std::uint32_t& value) { set(field, value); }
   void u64(std::string_view field, std::uint64_t& value) { set(field, value); }
   void address(std::string_view field, std::uint64_t& value) { set(field, hex(value)); }

@@ -28,7 +28,7 @@
 namespace streamsan {
 
 // Bumped whenever the meaning or encoding of a record changes.
-inline constexpr std::uint32_t access_log_version = 1;
+inline constexpr std::uint32_t access_log_version = 2;
 
 enum class memory_kind : std::uint8_t {
   device,          // cudaMalloc, cuMemAlloc, pitch allocations
@@ -57,10 +57,18 @@ constexpr bool is_device_memory(memory_kind kind) noexcept {
   return false;
 }
 
+// A bit set: plain read, plain write, atomic. An atomic (a device atomic
+// read-modify-write) is its own kind because two atomics never race with
+// each other, while an atomic and a plain access of the same bytes do
+// (Note [Atomics are their own access kind]).
 enum class access_mode : std::uint8_t {
   read = 1,
   write = 2,
   read_write = 3,
+  atomic = 4,
+  read_atomic = 5,
+  write_atomic = 6,
+  read_write_atomic = 7,
 };
 
 constexpr bool reads(access_mode m) noexcept {
@@ -69,6 +77,39 @@ constexpr bool reads(access_mode m) noexcept {
 constexpr bool writes(access_mode m) noexcept {
   return (static_cast<unsigned>(m) & 2u) != 0;
 }
+constexpr bool is_atomic(access_mode m) noexcept {
+  return (static_cast<unsigned>(m) & 4u) != 0;
+}
+constexpr access_mode operator|(access_mode a, access_mode b) noexcept {
+  return static_cast<access_mode>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
+}
+
+// Note [Atomics are their own access kind]
+// Two unordered accesses of the same bytes race unless both only read or
+// both are atomic. A plain read against an atomic races (the C++ and PTX
+// memory models make a non-atomic access concurrent with an atomic write a
+// data race); two atomics, whatever they do, do not.
+constexpr bool conflicts(access_mode a, access_mode b) noexcept {
+  const bool a_plain = reads(a) || writes(a);
+  const bool b_plain = reads(b) || writes(b);
+  if (writes(a) && (b_plain || is_atomic(b))) return true;
+  if (writes(b) && (a_plain || is_atomic(a))) return true;
+  return (is_atomic(a) && b_plain) || (is_atomic(b) && a_plain);
+}
+
+// Where an access's extent comes from. Only `exact` and `measured`
+// footprints are promises; a conflict that needs an `inferred` one is a
+// candidate until a measurement confirms it (docs/engine.md).
+enum class access_origin : std::uint8_t {
+  // The API call's own extent (copies, memsets), an access declared to the
+  // runtime API, or an annotation (include/streamsan/annotate.h).
+  exact = 0,
+  // Measured by instrumenting the kernel's global-memory instructions.
+  measured = 1,
+  // Guessed from the kernel's parameters (each pointer to the end of its
+  // allocation).
+  inferred = 2,
+};
 
 // A byte range inside one allocation. alloc == none marks memory streamsan
 // does not track (e.g. a pageable host buffer it never saw allocated).
@@ -81,6 +122,7 @@ struct byte_range {
 struct access {
   byte_range range;
   access_mode mode = access_mode::read;
+  access_origin origin = access_origin::exact;
 };
 
 enum class stream_flavor : std::uint8_t {
@@ -153,6 +195,10 @@ struct frame_symbol {
 struct thread_start {
   string_id name{};
 };
+
+// The issuing host thread ended: its clock slot may be retired once every
+// live clock covers it. No record of this thread follows.
+struct thread_exit {};
 
 // ---- streams ----
 
@@ -291,6 +337,9 @@ struct graph_node {
   graph_node_kind kind = graph_node_kind::kernel;
   string_id name{};
   std::span<const access> accesses;
+  // Where the node was added (cudaGraphAdd*Node) or captured (the call on
+  // the capturing stream); none when unknown.
+  stack_id stack{};
 };
 
 struct graph_edge {
@@ -337,7 +386,8 @@ using record_body = std::variant<
     alloc_record, free_record, memcpy_record, memset_record,           //
     kernel_launch, host_func, host_access,                             //
     graph_capture_begin, graph_capture_end, graph_instantiate,         //
-    graph_launch, nvtx_push, nvtx_pop, nvtx_mark, unmodelled_call>;
+    graph_launch, nvtx_push, nvtx_pop, nvtx_mark, unmodelled_call,     //
+    thread_exit>;
 
 struct record_header {
   std::uint64_t seq = 0;  // strictly increasing within one log

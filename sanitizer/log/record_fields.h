@@ -13,6 +13,7 @@
 // An archive provides:
 //   id(name, Id&)                  a strong id (stream_id, alloc_id, ...)
 //   string_ref(name, string_id&)   a use of an interned string
+//   stack_ref(name, stack_id&)     a use of an interned stack
 //   u32 / u64 / i32 / flag(name, value&)
 //   address(name, std::uint64_t&)  a code or data address
 //   enumeration(name, Enum&)       one of the small enums of record.h
@@ -35,11 +36,13 @@ template <class A> void visit_fields(A& a, byte_range& r) {
 template <class A> void visit_fields(A& a, access& r) {
   a.object("range", r.range);
   a.enumeration("mode", r.mode);
+  a.enumeration("origin", r.origin);
 }
 template <class A> void visit_fields(A& a, graph_node& r) {
   a.enumeration("node_kind", r.kind);
   a.string_ref("name", r.name);
   a.list("accesses", r.accesses);
+  a.stack_ref("stack", r.stack);
 }
 template <class A> void visit_fields(A& a, graph_edge& r) {
   a.u32("from", r.from);
@@ -63,6 +66,7 @@ template <class A> void visit_fields(A& a, frame_symbol& r) {
   a.address("module_offset", r.module_offset);
 }
 template <class A> void visit_fields(A& a, thread_start& r) { a.string_ref("name", r.name); }
+template <class A> void visit_fields(A&, thread_exit&) {}
 
 template <class A> void visit_fields(A& a, stream_create& r) {
   a.id("stream", r.stream);

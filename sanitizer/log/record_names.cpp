@@ -21,6 +21,19 @@ std::string_view enumerator_name(access_mode value) noexcept {
     case access_mode::read: return "read";
     case access_mode::write: return "write";
     case access_mode::read_write: return "read_write";
+    case access_mode::atomic: return "atomic";
+    case access_mode::read_atomic: return "read_atomic";
+    case access_mode::write_atomic: return "write_atomic";
+    case access_mode::read_write_atomic: return "read_write_atomic";
+  }
+  return {};
+}
+
+std::string_view enumerator_name(access_origin value) noexcept {
+  switch (value) {
+    case access_origin::exact: return "exact";
+    case access_origin::measured: return "measured";
+    case access_origin::inferred: return "inferred";
   }
   return {};
 }
@@ -64,7 +77,7 @@ namespace {
 // In record_body order. The static_assert below fails when an alternative is
 // appended to record.h, so that the trace format and the dump learn it too
 // (sanitizer/log/record_fields.h).
-constexpr std::array<std::string_view, 31> record_kind_names = {
+constexpr std::array<std::string_view, 32> record_kind_names = {
     "string_define", "stack_define", "frame_symbol", "thread_start",
     "stream_create", "stream_destroy", "stream_synchronize", "stream_query",
     "stream_wait_stream", "device_synchronize",
@@ -74,11 +87,13 @@ constexpr std::array<std::string_view, 31> record_kind_names = {
     "kernel_launch", "host_func", "host_access",
     "graph_capture_begin", "graph_capture_end", "graph_instantiate",
     "graph_launch", "nvtx_push", "nvtx_pop", "nvtx_mark", "unmodelled_call",
+    "thread_exit",
 };
 static_assert(record_kind_names.size() == record_kind_count,
               "a record alternative was added: name it here and describe its "
               "fields in record_fields.h");
-static_assert(record_index<kernel_launch>() == 20 && record_index<unmodelled_call>() == 30);
+static_assert(record_index<kernel_launch>() == 20 && record_index<unmodelled_call>() == 30 &&
+              record_index<thread_exit>() == 31);
 
 }  // namespace
 

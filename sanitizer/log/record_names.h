@@ -19,6 +19,7 @@ namespace streamsan {
 
 std::string_view enumerator_name(memory_kind value) noexcept;
 std::string_view enumerator_name(access_mode value) noexcept;
+std::string_view enumerator_name(access_origin value) noexcept;
 std::string_view enumerator_name(stream_flavor value) noexcept;
 std::string_view enumerator_name(free_mode value) noexcept;
 std::string_view enumerator_name(graph_node_kind value) noexcept;

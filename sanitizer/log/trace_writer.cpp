@@ -22,6 +22,7 @@ class encoder {
   template <class Id>
   void id(std::string_view, Id& value) { put_varint(out_, raw(value)); }
   void string_ref(std::string_view, string_id& value) { put_varint(out_, raw(value)); }
+  void stack_ref(std::string_view, stack_id& value) { put_varint(out_, raw(value)); }
   void u32(std::string_view, std::uint32_t& value) { put_varint(out_, value); }
   void u64(std::string_view, std::uint64_t& value) { put_varint(out_, value); }
   void address(std::string_view, std::uint64_t& value) { put_varint(out_, value); }

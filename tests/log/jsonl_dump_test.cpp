@@ -54,8 +54,10 @@ TEST(JsonlDump, KernelLaunchResolvesItsNameAndListsAccesses) {
   const auto lines = dump(log);
   auto expected = json::parse(R"({"seq":0,"thread":1,"stack":1,"kind":"kernel_launch","stream":1,
               "kernel":"fill","accesses":[
-                {"range":{"alloc":1,"offset":0,"size":4096},"mode":"write"},
-                {"range":{"alloc":2,"offset":16,"size":32},"mode":"read"}]})");
+                {"range":{"alloc":1,"offset":0,"size":4096},"mode":"write","origin":"exact"},
+                {"range":{"alloc":2,"offset":16,"size":32},"mode":"read","origin":"measured"},
+                {"range":{"alloc":3,"offset":8,"size":4},"mode":"read_atomic",
+                 "origin":"inferred"}]})");
   expected["seq"] = seq_of_kind(log, "kernel_launch");
   EXPECT_EQ(line_of_kind(lines, "kernel_launch"), expected);
 }

@@ -11,9 +11,10 @@ namespace streamsan::testing {
 namespace {
 
 constexpr std::array<std::uint64_t, 3> frames = {0x401000, 0x402abc, 0xffffffffffffffffull};
-constexpr std::array<access, 2> kernel_accesses = {
+constexpr std::array<access, 3> kernel_accesses = {
     access{{alloc_id{1}, 0, 4096}, access_mode::write},
-    access{{alloc_id{2}, 16, 32}, access_mode::read},
+    access{{alloc_id{2}, 16, 32}, access_mode::read, access_origin::measured},
+    access{{alloc_id{3}, 8, 4}, access_mode::read_atomic, access_origin::inferred},
 };
 constexpr std::array<access, 1> func_accesses = {
     access{{alloc_id{1}, 0, 8}, access_mode::read_write},
@@ -26,7 +27,7 @@ constexpr std::array<access, 2> node2_accesses = {
     access{{alloc_id{2}, 0, 4}, access_mode::read},
 };
 const std::array<graph_node, 3> nodes = {
-    graph_node{graph_node_kind::kernel, string_id{7}, kernel_accesses},
+    graph_node{graph_node_kind::kernel, string_id{7}, kernel_accesses, stack_id{1}},
     graph_node{graph_node_kind::memcpy, string_id{}, {}},
     graph_node{graph_node_kind::host_func, string_id{2}, node2_accesses},
 };
@@ -85,6 +86,7 @@ std::vector<record> sample_log() {
   op(nvtx_pop{});
   op(nvtx_mark{string_id{5}});
   op(unmodelled_call{string_id{6}});
+  op(thread_exit{});
   return log;
 }
 

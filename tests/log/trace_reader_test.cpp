@@ -7,6 +7,7 @@
 
 #include "sanitizer/log/record_names.h"
 #include "sanitizer/log/trace_error.h"
+#include "sanitizer/log/trace_format.h"
 #include "tests/log/sample_log.h"
 
 namespace streamsan {
@@ -22,7 +23,7 @@ std::string varint(std::uint64_t v) {
   return out;
 }
 
-std::string header(std::uint32_t version = 1, std::uint32_t flags = 0) {
+std::string header(std::uint32_t version = trace_format::version, std::uint32_t flags = 0) {
   std::string out("STRMSAN\0", 8);
   for (const auto word : {version, flags}) {
     for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(word >> (8 * i)));
@@ -63,6 +64,7 @@ TEST(TraceReader, TagsAreTheDocumentedOnes) {
   EXPECT_EQ(tag<string_define>(), 1u);
   EXPECT_EQ(tag<kernel_launch>(), 21u);
   EXPECT_EQ(tag<unmodelled_call>(), 31u);
+  EXPECT_EQ(tag<thread_exit>(), 32u);
 }
 
 TEST(TraceReader, AcceptsAMinimalTrace) {
@@ -84,11 +86,12 @@ TEST(TraceReader, RejectsAShortHeader) {
 
 TEST(TraceReader, RejectsAnotherVersion) {
   EXPECT_EQ(read_error(header(9) + end_marker(0)),
-            "x.bin: offset 8: unsupported trace format version 9 (this streamsan reads version 1)");
+            "x.bin: offset 8: unsupported trace format version 9 (this streamsan reads version 2)");
 }
 
 TEST(TraceReader, RejectsUnknownFlags) {
-  EXPECT_EQ(read_error(header(1, 4) + end_marker(0)), "x.bin: offset 12: unknown flags 0x4");
+  EXPECT_EQ(read_error(header(trace_format::version, 4) + end_marker(0)),
+            "x.bin: offset 12: unknown flags 0x4");
 }
 
 TEST(TraceReader, RejectsAnUnknownRecordKind) {
@@ -228,10 +231,11 @@ TEST(TraceReader, RejectsAByteRangeThatWraps) {
 }
 
 TEST(TraceReader, RejectsAGraphEdgeToAMissingNode) {
-  // graph 1, one node {kernel, no name, no accesses}, one edge 0 -> 5.
+  // graph 1, one node {kernel, no name, no accesses, no stack}, one edge 0 -> 5.
   EXPECT_EQ(read_error(header() +
                        rec<graph_instantiate>(varint(1) + varint(1) + varint(0) + varint(0) +
-                                              varint(0) + varint(1) + varint(0) + varint(5)) +
+                                              varint(0) + varint(0) + varint(1) + varint(0) +
+                                              varint(5)) +
                        end_marker(1)),
             "x.bin: offset 18: graph_instantiate record: field 'edges': edge 0 -> 5 names a "
             "missing node (nodes are 0 to 0)");

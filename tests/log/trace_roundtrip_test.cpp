@@ -23,6 +23,7 @@ void same(std::span<const access> a, std::span<const access> b) {
   for (std::size_t i = 0; i < a.size(); ++i) {
     same(a[i].range, b[i].range);
     EXPECT_EQ(a[i].mode, b[i].mode);
+    EXPECT_EQ(a[i].origin, b[i].origin);
   }
 }
 void same(const string_define& a, const string_define& b) {
@@ -43,6 +44,7 @@ void same(const frame_symbol& a, const frame_symbol& b) {
   EXPECT_EQ(a.module_offset, b.module_offset);
 }
 void same(const thread_start& a, const thread_start& b) { EXPECT_EQ(a.name, b.name); }
+void same(const thread_exit&, const thread_exit&) {}
 void same(const stream_create& a, const stream_create& b) {
   EXPECT_EQ(a.stream, b.stream);
   EXPECT_EQ(a.device, b.device);
@@ -143,6 +145,7 @@ void same(const graph_instantiate& a, const graph_instantiate& b) {
     EXPECT_EQ(a.nodes[i].kind, b.nodes[i].kind);
     EXPECT_EQ(a.nodes[i].name, b.nodes[i].name);
     same(a.nodes[i].accesses, b.nodes[i].accesses);
+    EXPECT_EQ(a.nodes[i].stack, b.nodes[i].stack);
   }
   ASSERT_EQ(a.edges.size(), b.edges.size());
   for (std::size_t i = 0; i < a.edges.size(); ++i) {
