@@ -25,10 +25,10 @@ int main() {
 #endif
   float total = 0;
   for (const float x : copy) total += x;
-  std::printf("total = %.0f (expected %d)\n", total, n);
+  const int status = report_result("total", total, static_cast<float>(n));
   CHECK(cudaDeviceSynchronize());
   CHECK(cudaFreeHost(pinned));
   CHECK(cudaStreamDestroy(s));
   CHECK(cudaStreamDestroy(other));
-  return 0;
+  return status;
 }

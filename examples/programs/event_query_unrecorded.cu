@@ -25,15 +25,15 @@ int main() {
 #else
   cudaEvent_t awaited = never_recorded;
 #endif
-  cudaError_t status;
-  while ((status = cudaEventQuery(awaited)) == cudaErrorNotReady) {
+  cudaError_t answer;
+  while ((answer = cudaEventQuery(awaited)) == cudaErrorNotReady) {
   }
-  CHECK(status);
-  std::printf("total = %.0f (expected %d)\n", host_sum(pinned, n), n);
+  CHECK(answer);
+  const int status = report_result("total", host_sum(pinned, n), static_cast<float>(n));
   CHECK(cudaDeviceSynchronize());
   CHECK(cudaFreeHost(pinned));
   CHECK(cudaEventDestroy(done));
   CHECK(cudaEventDestroy(never_recorded));
   CHECK(cudaStreamDestroy(s));
-  return 0;
+  return status;
 }

@@ -56,3 +56,15 @@ inline float host_sum(const float* pinned, int n) {
   for (int i = 0; i < n; ++i) total += pinned[i];
   return total;
 }
+
+// Prints a result; the fixed version of an example fails (exit status 1) when
+// it is wrong, so that running it on a GPU also checks that CUDA really gives
+// the ordering the fix relies on. A racy version may print anything.
+inline int report_result(const char* what, float got, float expected) {
+  std::printf("%s = %.0f (expected %.0f)\n", what, got, expected);
+  if (STREAMSAN_FIXED && got != expected) {
+    std::fprintf(stderr, "FAIL: the fixed version got a wrong %s\n", what);
+    return 1;
+  }
+  return 0;
+}

@@ -33,12 +33,12 @@ int main() {
   float host = 0;
   CHECK(cudaMemcpyAsync(&host, sum, sizeof(float), cudaMemcpyDeviceToHost, uploader));
   CHECK(cudaStreamSynchronize(uploader));
-  std::printf("sum = %.0f (expected %d)\n", host, n);
+  const int status = report_result("sum", host, static_cast<float>(n));
   CHECK(cudaDeviceSynchronize());
   CHECK(cudaFreeHost(pinned));
   CHECK(cudaFree(device));
   CHECK(cudaFree(sum));
   CHECK(cudaStreamDestroy(producer));
   CHECK(cudaStreamDestroy(uploader));
-  return 0;
+  return status;
 }

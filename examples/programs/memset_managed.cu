@@ -28,11 +28,11 @@ int main() {
   float host = -1;
   CHECK(cudaMemcpyAsync(&host, sum, sizeof(float), cudaMemcpyDeviceToHost, s));
   CHECK(cudaStreamSynchronize(s));
-  std::printf("sum = %.0f (expected 0)\n", host);
+  const int status = report_result("sum", host, 0.0f);
   CHECK(cudaDeviceSynchronize());
   CHECK(cudaFree(busy));
   CHECK(cudaFree(m));
   CHECK(cudaFree(sum));
   CHECK(cudaStreamDestroy(s));
-  return 0;
+  return status;
 }

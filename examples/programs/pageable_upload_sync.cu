@@ -24,10 +24,10 @@ int main() {
 #if STREAMSAN_FIXED
   CHECK(cudaStreamSynchronize(b));
 #endif
-  std::printf("total = %.0f (expected %d)\n", host_sum(pinned, n), n);
+  const int status = report_result("total", host_sum(pinned, n), static_cast<float>(n));
   CHECK(cudaDeviceSynchronize());
   CHECK(cudaFreeHost(pinned));
   CHECK(cudaFree(device));
   CHECK(cudaStreamDestroy(b));
-  return 0;
+  return status;
 }
