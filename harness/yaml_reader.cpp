@@ -154,6 +154,12 @@ yaml_map::yaml_map(const YAML::Node& node, const std::string& file, std::string 
   if (!node.IsMap()) {
     throw scenario_error(where(), "expected a mapping for " + what_ + ", got " + describe_node(node));
   }
+  // A misspelled key is more likely one of those not given yet.
+  std::vector<std::string_view> not_given(allowed.begin(), allowed.end());
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (!it->first.IsScalar()) continue;
+    std::erase(not_given, std::string_view(it->first.Scalar()));
+  }
   for (auto it = node.begin(); it != node.end(); ++it) {
     const YAML::Node key_node = it->first;
     const source_mark key_mark = mark_of(key_node, file_);
@@ -161,7 +167,7 @@ yaml_map::yaml_map(const YAML::Node& node, const std::string& file, std::string 
     std::string key = key_node.Scalar();
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       throw scenario_error(key_mark, "unknown key '" + key + "' in " + what_ +
-                                         hint_or_expected(key, allowed, join_choices(allowed)));
+                                         hint_or_expected(key, not_given, join_choices(allowed)));
     }
     if (lookup(key) != nullptr) {
       throw scenario_error(key_mark, "duplicate key '" + key + "' in " + what_);

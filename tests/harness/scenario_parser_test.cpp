@@ -334,6 +334,12 @@ TEST(ScenarioSuggestions, BufferIsDstOrSrcForAMemcpy) {
             "18; did you mean 'dst' or 'src'? (expected op, label, dst, src, async or stream)");
 }
 
+TEST(ScenarioSuggestions, AKeyAlreadyGivenIsNotSuggested) {
+  EXPECT_EQ(error_of(with_operation("  - {op: memcpy, dst: A, buffer: A}\n")),
+            "scenarios/stream/side_sum_race.yaml:18:26: unknown key 'buffer' in memcpy at line "
+            "18; did you mean 'src'? (expected op, label, dst, src, async or stream)");
+}
+
 TEST(ScenarioSuggestions, KernelParametersAndChoices) {
   EXPECT_EQ(error_of(replace(minimal, "kernel: fill, stream: default, out: A",
                              "kernel: fill, stream: default, output: A")),
