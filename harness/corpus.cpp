@@ -67,7 +67,10 @@ corpus corpus::load(const std::vector<std::filesystem::path>& files,
     try {
       c.scenarios_.push_back(load_scenario(place_of(f.generic_string(), strict_roots)));
     } catch (const scenario_error& e) {
-      c.errors_.push_back(e.what());
+      // A malformed corpus marker fails every file below it: say it once.
+      if (std::find(c.errors_.begin(), c.errors_.end(), e.what()) == c.errors_.end()) {
+        c.errors_.push_back(e.what());
+      }
       c.failed_.push_back(resolved(f));
     }
   }

@@ -282,8 +282,10 @@ TEST(UserScenarios, AMalformedMarkerIsBadInputWithItsPosition) {
   const auto dir = temp_dir() / "bad_marker";
   write(dir / ".streamsan-corpus", "# fine\n  strict: true\n");
   write(dir / "x.yaml", user_scenario("x"));
+  write(dir / "y.yaml", user_scenario("y"));
   const auto r = streamsan_test(dir.string());
   EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.output, HasSubstr("1 malformed scenario file(s)"));  // said once for both
   EXPECT_THAT(r.output, HasSubstr(std::filesystem::canonical(dir).string() +
                                   "/.streamsan-corpus:2:3: unexpected content in a corpus marker; "
                                   "it holds comments only (lines starting with '#'): the file's "
