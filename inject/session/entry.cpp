@@ -91,6 +91,6 @@ STREAMSAN_EXPORT void streamsan_inject_host_access(const void* address, size_t s
   if (s == nullptr) return;
   const annotated_range r[] = {
       {reinterpret_cast<std::uint64_t>(address), size, mode_of(mode)}};
-  s->model().host_accessed(s->callbacks().capture_call_site(), r,
+  s->model().host_accessed(s->capture_call_site(), r,
                            label ? label : "host access");
 }

@@ -1,6 +1,5 @@
 #include "inject/session/session.h"
 
-#include <cupti_callbacks.h>
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -76,7 +75,9 @@ session::session(sanitizer_options options)
     : options_(std::move(options)),
       recorder_(recorder_options{options_.stack_depth > 0, options_.stack_depth}),
       model_(recorder_, driver_),
-      callbacks_(model_, options_.stack_depth) {
+      call_sites_(options_.stack_depth),
+      dispatcher_(model_, call_sites_),
+      callbacks_(dispatcher_, model_, call_sites_) {
   if (!options_.suppressions.empty()) {
     try {
       suppressions_ = suppressions::load(options_.suppressions);
@@ -152,12 +153,12 @@ void session::on_diagnostic(const diagnostic&) {
   // Called by the engine under the recorder's lock: print and leave without
   // going through anything that records.
   if (finished_.exchange(true)) return;
-  callbacks_.stop();
+  dispatcher_.stop();
   const auto kept = print_report();
   write_result(kept);
   if (kept > 0) std::_Exit(options_.error_exitcode != 0 ? options_.error_exitcode : 1);
   finished_.store(false);  // suppressed: keep going
-  callbacks_.resume();
+  dispatcher_.resume();
 }
 
 std::uint64_t session::print_report() noexcept {
@@ -201,12 +202,14 @@ void session::write_result(std::uint64_t diagnostics) noexcept {
   if (result == nullptr) return;
   std::uint64_t unmodelled = 0;
   for (const auto& [name, count] : engine_.unmodelled_calls()) unmodelled += count;
-  append_result_line(result, finished_line(process_result{::getpid(), callbacks_.api_calls(),
+  append_result_line(result, finished_line(process_result{::getpid(), dispatcher_.api_calls(),
                                                           diagnostics, unmodelled}));
 }
 
 // STREAMSAN_DEBUG=1: counters for whoever works on streamsan itself.
-static void print_debug_counters(const engine& eng, const cupti_subscriber& callbacks) {
+static void print_debug_counters(const engine& eng, const api_dispatcher& dispatcher,
+                                 const cupti_subscriber& callbacks) {
+  const auto c = callbacks.callbacks_received();
   const auto u = current_thread_unwinder_stats();
   const auto e = eng.statistics();
   std::fprintf(stderr,
@@ -215,11 +218,11 @@ static void print_debug_counters(const engine& eng, const cupti_subscriber& call
                "untracked=%llu unknown_alloc=%llu implicit_streams=%llu ignored=%llu | "
                "unwinder (this thread): captures=%llu slow=%llu rules=%llu scans=%llu "
                "path_hits=%llu path_misses=%llu\n",
-               static_cast<unsigned long long>(callbacks.callbacks_received(CUPTI_CB_DOMAIN_RUNTIME_API)),
-               static_cast<unsigned long long>(callbacks.callbacks_received(CUPTI_CB_DOMAIN_DRIVER_API)),
-               static_cast<unsigned long long>(callbacks.callbacks_received(CUPTI_CB_DOMAIN_RESOURCE)),
-               static_cast<unsigned long long>(callbacks.callbacks_received(CUPTI_CB_DOMAIN_NVTX)),
-               static_cast<unsigned long long>(callbacks.api_calls()),
+               static_cast<unsigned long long>(c.runtime),
+               static_cast<unsigned long long>(c.driver),
+               static_cast<unsigned long long>(c.resource),
+               static_cast<unsigned long long>(c.nvtx),
+               static_cast<unsigned long long>(dispatcher.api_calls()),
                static_cast<unsigned long long>(e.records),
                static_cast<unsigned long long>(e.accesses_checked),
                static_cast<unsigned long long>(e.accesses_untracked),
@@ -236,9 +239,9 @@ static void print_debug_counters(const engine& eng, const cupti_subscriber& call
 
 void session::finish() noexcept {
   if (finished_.exchange(true)) return;
-  callbacks_.stop();
+  dispatcher_.stop();
   if (const char* debug = std::getenv("STREAMSAN_DEBUG"); debug && *debug && *debug != '0') {
-    print_debug_counters(engine_, callbacks_);
+    print_debug_counters(engine_, dispatcher_, callbacks_);
   }
   write_result(print_report());
 }

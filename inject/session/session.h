@@ -1,5 +1,6 @@
 // One sanitized process: the options, the recorder with its sinks (the live
-// engine, optionally a trace writer), the model, the CUPTI subscriber, and
+// engine, optionally a trace writer), the model, the dispatcher and its CUPTI
+// source, and
 // the report printed at exit.
 //
 // Note [Reports at exit]
@@ -16,9 +17,11 @@
 #include <memory>
 #include <optional>
 
+#include "inject/capture/call_sites.h"
+#include "inject/capture/dispatcher.h"
+#include "inject/cupti/cupti_subscriber.h"
 #include "inject/driver/cuda_driver_queries.h"
 #include "inject/model/cuda_model.h"
-#include "inject/cupti/cupti_subscriber.h"
 #include "inject/session/options.h"
 #include "sanitizer/engine/engine.h"
 #include "sanitizer/log/recorder.h"
@@ -45,7 +48,8 @@ class session {
   void try_subscribe() noexcept;
 
   cuda_model& model() noexcept { return model_; }
-  cupti_subscriber& callbacks() noexcept { return callbacks_; }
+  // The calling thread's stack (outside callbacks: annotations).
+  call_site capture_call_site() noexcept { return call_sites_.capture(0); }
   const sanitizer_options& options() const noexcept { return options_; }
 
   // Prints the report and records the result; idempotent.
@@ -69,6 +73,8 @@ class session {
   std::unique_ptr<record_sink> debug_dump_;  // STREAMSAN_DEBUG=2
   cuda_driver_queries driver_;
   cuda_model model_;
+  unwinder_call_sites call_sites_;
+  api_dispatcher dispatcher_;
   cupti_subscriber callbacks_;
   std::atomic<bool> finished_{false};
 };
