@@ -1,6 +1,6 @@
 #include "inject/capture/api_classification.h"
 
-#include <array>
+#include <algorithm>
 
 namespace streamsan::injection {
 namespace {
@@ -12,57 +12,6 @@ bool strip(std::string_view& s, std::string_view suffix) {
   }
   return false;
 }
-
-bool contains(std::string_view s, std::string_view part) {
-  return s.find(part) != std::string_view::npos;
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-// Calls that order work or touch memory in ways the model does not follow.
-// Checked first, so that e.g. cuCtxWaitEvent is not taken for context
-// management.
-constexpr std::array<std::string_view, 30> unmodelled_parts = {
-    "Array",          "Ipc",          "External",     "Semaphore",     "Graphics",
-    "GL",             "D3D",          "VDPAU",        "EGL",           "NvSci",
-    "NVN",            "WaitValue",    "WriteValue",   "BatchMemOp",    "Multicast",
-    "MultiDevice",    "GraphExec",    "NodeSetEnabled", "AttachMem",   "StreamSetFlags",
-    "UpdateCaptureDependencies",   "DeviceReset",  "Discard",       "RecordEvent",
-    "WaitEvent",      "3DBatch",      "Decompress",   "cuMemMap",      "cuMemUnmap",
-    "cuMemCreate"};
-
-// Queries, configuration, module loading and graph construction.
-constexpr std::array<std::string_view, 48> inert_prefixes = {
-    "cuInit", "cuDevice", "cudaDeviceGet", "cudaDeviceSet", "cudaDeviceCanAccessPeer",
-    "cudaDeviceEnablePeerAccess", "cudaDeviceDisablePeerAccess", "cudaDeviceRegister",
-    "cudaDeviceUnregister", "cudaDeviceFlush", "cudaDeviceGraphMemTrim", "cuCtx",
-    "cudaThreadSet", "cudaThreadGet", "cudaThreadExchange", "cudaSetDevice",
-    "cudaSetValidDevices", "cudaInitDevice", "cudaChooseDevice", "cuModule", "cuLibrary",
-    "cudaLibrary", "cuLink", "cuFunc", "cudaFunc", "cuKernel", "cudaKernel", "__cuda",
-    "cuGetProcAddress", "cudaGetDriverEntryPoint", "cuTexRef", "cuSurfRef", "cuTexObject",
-    "cuSurfObject", "cuTensorMap", "cuCoredump", "cuLogs", "cudaLogs", "cuCheckpoint",
-    "cuParamSet", "cudaConfigureCall", "cudaSetupArgument", "cuGreenCtxCreate",
-    "cuGreenCtxDestroy", "cuDevSmResource", "cuDevResource", "cudaCreateChannelDesc",
-    "cuFlushGPUDirectRDMAWrites"};
-
-constexpr std::array<std::string_view, 30> inert_parts = {
-    "Get",           "Peek",          "Occupancy",       "Profiler",      "Version",
-    "Attribute",     "MemAdvise",     "MemPrefetch",     "MemPool",       "MemGetInfo",
-    "GraphCreate",   "GraphAdd",      "GraphClone",      "FindInClone",   "RemoveDependencies",
-    "GraphDestroyNode", "NodeSetParams", "KernelNodeSet", "MemcpyNodeSet", "MemsetNodeSet",
-    "HostNodeSet",   "RecordNodeSet", "WaitNodeSet",     "GraphUpload",   "DebugDotPrint",
-    "UserObject",    "ConditionalHandle", "IsCapturing", "TextureObject", "SurfaceObject"};
-
-constexpr std::array<std::string_view, 9> inert_names = {
-    "cudaEventElapsedTime", "cuEventElapsedTime", "cudaCtxResetPersistingL2Cache",
-    "cuPointerSetAttribute", "cuFuncSetBlockShape", "cuFuncSetSharedSize",
-    "cudaStreamCopyAttributes", "cuStreamCopyAttributes", "cudaDeviceSetMemPool"};
-
-// Handled by the model (or needed for its caches) despite an inert pattern.
-constexpr std::array<std::string_view, 4> observed_names = {
-    "__cudaLaunchKernel", "cuCtxSynchronize", "cuModuleUnload", "cuLibraryUnload"};
 
 }  // namespace
 
@@ -81,26 +30,16 @@ std::string_view base_api_name(std::string_view name) {
   return name;
 }
 
-api_class classify_api(std::string_view cupti_name) {
+std::optional<api_class> listed_class(std::string_view cupti_name) {
   const std::string_view name = base_api_name(cupti_name);
-  for (const auto n : observed_names) {
-    if (name == n) return api_class::observed;
+  for (const api_class c : {api_class::modelled, api_class::inert, api_class::unmodelled}) {
+    if (std::ranges::binary_search(listed_apis(c), name)) return c;
   }
-  for (const auto n : inert_names) {
-    if (name == n) return api_class::inert;
-  }
-  for (const auto part : unmodelled_parts) {
-    // "Get" wins over everything: a query of an array or a semaphore
-    // changes nothing.
-    if (contains(name, part) && !contains(name, "Get")) return api_class::unmodelled;
-  }
-  for (const auto prefix : inert_prefixes) {
-    if (starts_with(name, prefix)) return api_class::inert;
-  }
-  for (const auto part : inert_parts) {
-    if (contains(name, part)) return api_class::inert;
-  }
-  return api_class::unmodelled;
+  return std::nullopt;
+}
+
+api_class classify_api(std::string_view cupti_name) {
+  return listed_class(cupti_name).value_or(api_class::unmodelled);
 }
 
 }  // namespace streamsan::injection

@@ -14,7 +14,7 @@ api_table::api_table(api_domain domain) : domain_(domain) {
     const std::string_view n = names[cbid];
     entries_[cbid].per_thread =
         n.find("_ptsz") != std::string_view::npos || n.find("_ptds") != std::string_view::npos;
-    entries_[cbid].without_handler = classify_api(n);
+    entries_[cbid].listed_inert = classify_api(n) == api_class::inert;
   }
 }
 

@@ -15,10 +15,11 @@ namespace streamsan::injection {
 struct api_entry {
   api_handler handler;
   bool per_thread = false;  // a _ptsz / _ptds variant
-  // What to do without a handler (Note [Unmodelled calls are listed, inert
-  // calls are not]); api_class::observed when there is one.
-  api_class without_handler = api_class::unmodelled;
+  // Listed as inert (Note [Unmodelled calls are listed, inert calls are
+  // not]); without a handler, a call that is not inert is unmodelled.
+  bool listed_inert = false;
   bool handled() const noexcept { return handler.on_entry || handler.on_exit; }
+  bool inert() const noexcept { return listed_inert && !handled(); }
 };
 
 class api_table {

@@ -39,8 +39,7 @@ api_dispatcher::api_dispatcher(cuda_model& model, call_site_source& call_sites,
     : model_(model), call_sites_(call_sites), tables_(tables) {}
 
 bool api_dispatcher::is_inert(api_domain domain, std::uint32_t cbid) const noexcept {
-  const api_entry& e = tables_[domain][cbid];
-  return !e.handled() && e.without_handler == api_class::inert;
+  return tables_[domain][cbid].inert();
 }
 
 void api_dispatcher::dispatch(const api_call& call) noexcept {
@@ -105,7 +104,7 @@ void api_dispatcher::model_exit(const api_entry& e, const api_call& call) {
   if (outcome == api_outcome::not_ready && !e.handler.answers_not_ready) return;
   if (e.handler.on_exit) {
     run(e.handler.on_exit, e, call, false);
-  } else if (e.without_handler == api_class::unmodelled) {
+  } else if (!e.inert()) {
     count_unmodelled(call);
   }
 }
