@@ -79,9 +79,34 @@ cupti_subscriber::cupti_subscriber(api_dispatcher& dispatcher, cuda_model& model
                                    call_site_source& call_sites)
     : dispatcher_(dispatcher), model_(model), call_sites_(call_sites) {}
 
+// Note [Enabling once]
+// Two threads can get here at once: the program's first NVTX call
+// (InitializeInjectionNvtx2, try_enable) and cuInit (InitializeInjection,
+// enable). CUPTI allows one subscriber, so a second cuptiSubscribe would fail
+// and end the program. One mutex makes enabling happen once; a failed
+// attempt (CUPTI may refuse before cuInit) keeps the subscription and leaves
+// the next call to finish the job. The NVTX path never waits for the cuInit
+// path (try_lock): cuInit's enable() must not return before the callbacks
+// are on, but the first NVTX call can go on without them.
 void cupti_subscriber::enable() {
-  if (dispatcher_.active()) return;
-  // A second call (the first failed half-way) reuses the subscription:
+  const std::lock_guard lock(enable_mutex_);
+  enable_locked();
+}
+
+bool cupti_subscriber::try_enable() noexcept {
+  const std::unique_lock lock(enable_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  try {
+    enable_locked();
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+void cupti_subscriber::enable_locked() {
+  if (enabled_) return;
+  // A second attempt (the first failed half-way) reuses the subscription:
   // CUPTI allows only one subscriber.
   auto subscriber = static_cast<CUpti_SubscriberHandle>(subscriber_);
   if (subscriber == nullptr) {
@@ -105,6 +130,7 @@ void cupti_subscriber::enable() {
   // NVTX callbacks arrive only when NVTX_INJECTION64_PATH leads to CUPTI
   // (streamsan run sets it); failing to enable them is not fatal.
   cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
+  enabled_ = true;
   dispatcher_.start();
 }
 

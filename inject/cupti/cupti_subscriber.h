@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 
 #include "inject/capture/call_sites.h"
 #include "inject/capture/dispatcher.h"
@@ -29,9 +30,13 @@ class cupti_subscriber {
   cupti_subscriber& operator=(const cupti_subscriber&) = delete;
 
   // Subscribes and enables the runtime, driver, NVTX and resource domains,
-  // then starts the dispatcher. Throws std::runtime_error with CUPTI's
-  // message on failure.
+  // then starts the dispatcher, once (Note [Enabling once]). Throws
+  // std::runtime_error with CUPTI's message on failure; a later call tries
+  // again.
   void enable();
+  // enable() unless another thread is enabling right now; false when it did
+  // not get enabled (that thread's enable() finishes the job or throws).
+  bool try_enable() noexcept;
 
   cupti_callback_counts callbacks_received() const noexcept;
 
@@ -42,12 +47,15 @@ class cupti_subscriber {
   void on_api(std::uint32_t domain, std::uint32_t cbid, const void* data);
   void on_nvtx(std::uint32_t cbid, const void* data);
   void on_resource(std::uint32_t cbid);
+  void enable_locked();
 
   api_dispatcher& dispatcher_;
   cuda_model& model_;
   call_site_source& call_sites_;
   std::array<std::atomic<std::uint64_t>, 8> received_{};
-  void* subscriber_ = nullptr;
+  std::mutex enable_mutex_;
+  bool enabled_ = false;     // under enable_mutex_
+  void* subscriber_ = nullptr;  // under enable_mutex_
 };
 
 }  // namespace streamsan::injection

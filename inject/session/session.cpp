@@ -121,11 +121,8 @@ void session::cuda_initialized() {
 }
 
 void session::try_subscribe() noexcept {
-  try {
-    callbacks_.enable();
-  } catch (const std::exception&) {
-    // cuda_initialized() tries again and reports a failure then.
-  }
+  // cuda_initialized() tries again and reports a failure then.
+  callbacks_.try_enable();
 }
 
 session& session::start() {
