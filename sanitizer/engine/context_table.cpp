@@ -66,6 +66,9 @@ stream_state& context_table::create_stream(stream_id id, std::int32_t device,
     case stream_flavor::non_blocking:
       break;
   }
+  if (observer_ != nullptr) {
+    observer_->stream_created(s.context->ref(), device, flavor, creator.ref());
+  }
   return s;
 }
 

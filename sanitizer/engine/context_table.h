@@ -21,6 +21,7 @@
 
 #include "sanitizer/engine/diagnostic.h"
 #include "sanitizer/engine/id_table.h"
+#include "sanitizer/engine/order_observer.h"
 #include "sanitizer/engine/vector_clock.h"
 #include "sanitizer/log/ids.h"
 #include "sanitizer/log/record.h"
@@ -28,6 +29,8 @@
 namespace streamsan {
 
 struct execution_context {
+  context_ref ref() const noexcept { return {kind, id}; }
+
   vector_clock clock;
   std::uint64_t version = 0;
   // seen[s]: the newest version of context s this context has joined.
@@ -79,9 +82,14 @@ class context_table {
   std::size_t context_count() const noexcept { return contexts_.size(); }
   device_state* find_device(std::int32_t device) noexcept;
 
+  // Who hears of every join and stream creation (Note [Announcing every
+  // join]); not owned, nullptr for none.
+  void set_observer(order_observer* observer) noexcept { observer_ = observer; }
+
   // dst's clock := max(dst, src), skipped when dst already saw src's
   // current version (Note [Skipping redundant joins]).
   void join(execution_context& dst, const execution_context& src) {
+    if (observer_ != nullptr) [[unlikely]] observer_->joined(dst.ref(), src.ref());
     if (src.slot < dst.seen.size() && dst.seen[src.slot] >= src.version) return;
     join_slow(dst, src.clock, src.slot, src.version);
   }
@@ -116,6 +124,7 @@ class context_table {
   id_table<thread_id, thread_state> threads_;
   std::map<std::int32_t, device_state> devices_;  // stable refs
   std::uint64_t last_version_ = 0;
+  order_observer* observer_ = nullptr;
 };
 
 }  // namespace streamsan

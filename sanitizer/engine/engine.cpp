@@ -24,6 +24,10 @@ void engine::set_diagnostic_callback(std::function<void(const diagnostic&)> call
   impl_->diagnostics_.set_callback(std::move(callback));
 }
 
+void engine::set_order_observer(order_observer* observer) noexcept {
+  impl_->set_observer(observer);
+}
+
 const std::vector<diagnostic>& engine::diagnostics() const noexcept {
   return impl_->diagnostics_.all();
 }
@@ -48,7 +52,18 @@ engine_impl::engine_impl(engine_options options)
 
 void engine_impl::on_record(const record& r) {
   ++stats_.records;
+  if (observer_ == nullptr) [[likely]] {
+    std::visit([&](const auto& body) { on(r.header, body); }, r.body);
+    return;
+  }
+  observer_->record_begins(r.header);
   std::visit([&](const auto& body) { on(r.header, body); }, r.body);
+  observer_->record_ends();
+}
+
+void engine_impl::set_observer(order_observer* observer) noexcept {
+  observer_ = observer;
+  contexts_.set_observer(observer);
 }
 
 engine_statistics engine_impl::statistics() const {

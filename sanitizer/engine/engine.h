@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "sanitizer/engine/diagnostic.h"
+#include "sanitizer/engine/order_observer.h"
 #include "sanitizer/log/log_tables.h"
 #include "sanitizer/log/record.h"
 
@@ -78,6 +79,11 @@ class engine final : public record_sink {
   // Called once per NEW diagnostic (after dedup) when it is found: live
   // printing. The reference is valid only during the call.
   void set_diagnostic_callback(std::function<void(const diagnostic&)> callback);
+
+  // Announces every ordering decision and access to `observer` (not owned;
+  // nullptr removes it), for a mirror in another race detector
+  // (order_observer.h). Costs one branch per join and access when unset.
+  void set_order_observer(order_observer* observer) noexcept;
 
   // Deduplicated (same kind + same pair of call sites => one entry, count++),
   // in the order found.

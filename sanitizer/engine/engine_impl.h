@@ -56,6 +56,7 @@ class engine_impl {
 
   void on_record(const record& r);
   engine_statistics statistics() const;
+  void set_observer(order_observer* observer) noexcept;
 
   log_tables tables_;
   diagnostic_log diagnostics_;
@@ -132,7 +133,8 @@ class engine_impl {
   void host_joins_stream(thread_state& t, const stream_state& s) {
     contexts_.join(*t.context, *s.context);
   }
-  void host_joins_event(thread_state& t, const event_state& e) {
+  void host_joins_event(thread_state& t, event_id id, const event_state& e) {
+    if (observer_ != nullptr) [[unlikely]] observer_->event_joined(t.context->ref(), id);
     contexts_.join_snapshot(*t.context, e.snapshot, e.source, e.source_version);
   }
   // Checks an event used by a host synchronization (S-EVENT-3, -4, S-GRAPH-1):
@@ -161,6 +163,8 @@ class engine_impl {
   void apply_accesses(std::span<const access> accesses, access_entry& entry,
                       const execution_context& context);
   void apply_access(const access& a, access_entry& entry, const execution_context& context);
+  void announce_access(const allocation& a, const access_entry& entry,
+                       const execution_context& context);
   // A free checks like a write at `context` (Note [Frees check like writes]).
   void check_free(allocation& a, const access_entry& free_op, const execution_context& context);
   void copy(const record_header& h, const memcpy_record& r);
@@ -193,6 +197,8 @@ class engine_impl {
   std::vector<stream_state*> capturing_;
   nvtx_paths nvtx_{first_engine_string_id};
   std::vector<history_conflict> conflicts_;  // scratch for one access
+
+  order_observer* observer_ = nullptr;  // not owned (order_observer.h)
 
   // The last thread seen: consecutive records usually come from one thread.
   thread_id last_thread_id_{};

@@ -90,6 +90,23 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
   if (!conflicts_.empty()) [[unlikely]] {
     report_conflicts(*al, entry, diagnostic_kind::stream_race);
   }
+  if (observer_ != nullptr) [[unlikely]] announce_access(*al, entry, context);
+}
+
+void engine_impl::announce_access(const allocation& a, const access_entry& entry,
+                                  const execution_context& context) {
+  observed_access o;
+  o.context = context.ref();
+  o.address = a.ref.address == 0 ? 0 : saturating_add(a.ref.address, entry.offset);
+  o.size = entry.size;
+  o.mode = entry.mode;
+  o.memory = a.root->ref.kind;
+  o.alloc = entry.alloc;
+  o.op = entry.op;
+  o.name = entry.name;
+  o.stack = entry.stack;
+  o.seq = entry.seq;
+  observer_->accessed(o);
 }
 
 void engine_impl::apply_accesses(std::span<const access> accesses, access_entry& entry,
@@ -201,6 +218,9 @@ void engine_impl::stream_work(const record_header& h, stream_id stream, operatio
     return;
   }
   access_entry entry = entry_for(h, t, enqueue(t, s), op, name);
+  if (op == operation_kind::host_func && observer_ != nullptr) {
+    observer_->host_function_enqueued(s.context->ref(), name, h.stack, h.seq);
+  }
   apply_accesses(accesses, entry, *s.context);
 }
 

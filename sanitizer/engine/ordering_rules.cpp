@@ -113,6 +113,7 @@ void engine_impl::on(const record_header& h, const stream_destroy& r) {
   stream_state& s = stream_for(h, t, r.stream, operation_kind::stream_destroy);
   // S-STREAM-9: pending work completes and keeps counting (device
   // synchronize and the legacy stream still join this stream's clock).
+  if (!s.destroyed && observer_ != nullptr) observer_->stream_destroyed(s.context->ref());
   s.destroyed = true;
 }
 
@@ -199,6 +200,7 @@ void engine_impl::on(const record_header& h, const event_destroy& r) {
   }
   e.destroyed = true;
   e.snapshot.release_memory();
+  if (observer_ != nullptr) observer_->event_destroyed(r.event);
   // Remembered for a while so a later use is reported, then forgotten.
   dead_events_.push_back(r.event);
   while (dead_events_.size() > options_.remembered_dead_objects) {
@@ -232,6 +234,9 @@ void engine_impl::on(const record_header& h, const event_record& r) {
   prepare(t, s);
   // S-EVENT-1: the event captures the stream's work so far; a re-record
   // overwrites the previous snapshot.
+  // Announced even when the snapshot below is kept (Note [Announcing every
+  // join]).
+  if (observer_ != nullptr) observer_->event_recorded(r.event, s.context->ref());
   if (!(e.recorded && e.source == s.context->slot && e.source_version == s.context->version)) {
     e.snapshot = s.context->clock;
     e.source = s.context->slot;
@@ -268,6 +273,7 @@ void engine_impl::on(const record_header& h, const event_wait& r) {
   }
   // S-EVENT-2: later work on the stream waits for the captured work. Any
   // device may wait (S-EVENT-6).
+  if (observer_ != nullptr) observer_->event_joined(s.context->ref(), r.event);
   contexts_.join_snapshot(*s.context, e.snapshot, e.source, e.source_version);
 }
 
@@ -300,7 +306,7 @@ void engine_impl::on(const record_header& h, const event_synchronize& r) {
   host_action(t);
   // S-EVENT-4: the host waits for the captured work.
   if (event_orders_host(h, r.event, operation_kind::event_synchronize, true)) {
-    host_joins_event(t, *events_.find(r.event));
+    host_joins_event(t, r.event, *events_.find(r.event));
   }
 }
 
@@ -311,7 +317,7 @@ void engine_impl::on(const record_header& h, const event_query& r) {
   // orders nothing. The misuse checks apply either way, except that a query
   // of a never-recorded event is not one (Note [Queries of unrecorded events]).
   if (event_orders_host(h, r.event, operation_kind::event_query, false) && r.complete) {
-    host_joins_event(t, *events_.find(r.event));
+    host_joins_event(t, r.event, *events_.find(r.event));
   }
 }
 
