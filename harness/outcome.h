@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -44,6 +45,8 @@ struct outcome {
   std::vector<seen_diagnostic> diagnostics;
   // Contents after the final synchronize, for buffers still allocated.
   std::map<std::string, std::vector<float>, std::less<>> buffers;
+  // Where each buffer lived in this process: [address, address + bytes).
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>, std::less<>> buffer_addresses;
   std::map<std::size_t, seen_value> results;  // by operation index
   std::vector<seen_message> errors;           // exceptions the runtime raised
   std::vector<seen_message> warnings;         // sync debug mode warnings

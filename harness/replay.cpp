@@ -12,6 +12,7 @@
 #include "harness/stat_catalog.h"
 #include "runtime/api.h"
 #include "sanitizer/engine/engine.h"
+#include "sanitizer/tsan/tsan_bridge.h"
 
 namespace streamsan::harness {
 namespace {
@@ -206,6 +207,8 @@ void replayer::allocate(const buffer_decl& decl) {
       break;
   }
   b.view = b.raw_owner ? b.raw_owner->view() : b.cached_owner->view();
+  out_.buffer_addresses.insert_or_assign(
+      decl.name, std::pair{reinterpret_cast<std::uint64_t>(b.view.data()), b.view.size()});
   tracker_.begin_buffer("");
   buffers_.insert_or_assign(decl.name, std::move(b));
 }
@@ -518,6 +521,13 @@ outcome replay(const scenario& s, const replay_options& options) {
   eopts.deduplicate = false;  // two races of one scenario come from one call site
   engine eng(eopts);
   operation_tracker tracker(eng);
+  // Made before the runtime starts and ended after it stops, so that it
+  // sees every record and every host function body.
+  std::unique_ptr<tsan::tsan_bridge> mirror;
+  if (options.tsan != nullptr) {
+    mirror = std::make_unique<tsan::tsan_bridge>(*options.tsan, eng.tables());
+    eng.set_order_observer(mirror.get());
+  }
   rt::initialize(options_for(s, options));
   rt::add_log_sink(tracker);
   {

@@ -21,6 +21,7 @@
 
 #include "harness/outcome.h"
 #include "harness/scenario.h"
+#include "sanitizer/tsan/tsan_runtime.h"
 
 namespace streamsan::harness {
 
@@ -30,6 +31,10 @@ struct replay_options {
   // CUDA_LAUNCH_BLOCKING=1) instead of the seeded random scheduler.
   bool eager = false;
   std::uint64_t seed = 1;  // sim random policy
+  // Mirror the engine's order into this ThreadSanitizer (the bridge of
+  // sanitizer/tsan) for the replay; nullptr for none. For tests of the
+  // bridge (tests/tsan).
+  const tsan::tsan_api* tsan = nullptr;
 };
 
 // Why `backend` cannot run the scenario ("needs 2 devices, cuda has 1"),

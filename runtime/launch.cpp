@@ -8,6 +8,7 @@
 
 #include "runtime/session/buffer_access.h"
 #include "runtime/session/session.h"
+#include "sanitizer/tsan/active_bridge.h"
 
 namespace streamsan::rt {
 namespace {
@@ -132,16 +133,22 @@ void launch_host_func(stream_ref on, host_function fn, std::span<const declared_
   std::lock_guard lock(s.mutex);
   auto& st = s.stream(on, what);
   s.check_implicit_capture(st, what);
-  s.device->launch_host_func(st.target(), [fn = std::move(fn)] {
+  const access_list list(accesses);
+  const bool captured = !is_none(st.capture);
+  // Note [A host function is logged before it is enqueued]
+  // Unlike other calls, this one is logged before the backend sees it: the
+  // sim may run the function inside the backend call itself, and a
+  // ThreadSanitizer bridge watching the body run must already know the
+  // function's place in its stream (sanitizer/tsan/tsan_bridge.h). The
+  // arguments were checked above; the backend call cannot fail on them.
+  if (!captured && s.logging()) s.emit(host_func{st.id, s.intern(name), list.span()});
+  s.device->launch_host_func(st.target(), [fn = std::move(fn), stream = st.id, captured] {
     const host_function_scope scope;  // S-HOSTFN-1: no API calls inside
+    // A captured one runs as a graph node, which the log does not place.
+    const tsan::host_function_body body(stream, !captured);
     fn();
   });
-  const access_list list(accesses);
-  if (!is_none(st.capture)) {
-    s.add_capture_node(st, graph_node_kind::host_func, name, list.span());
-    return;
-  }
-  if (s.logging()) s.emit(host_func{st.id, s.intern(name), list.span()});
+  if (captured) s.add_capture_node(st, graph_node_kind::host_func, name, list.span());
 }
 
 }  // namespace streamsan::rt

@@ -42,6 +42,7 @@ runtime_options options_from_environment() {
   o.backend = parse_backend_kind(env("STREAMSAN_BACKEND"), "STREAMSAN_BACKEND");
   o.trace_path = std::string(env("STREAMSAN_TRACE"));
   o.capture_stacks = flag("STREAMSAN_STACKS", true);
+  o.tsan_bridge = flag("STREAMSAN_TSAN", true);
   const auto exit_code = number("STREAMSAN_EXITCODE", 66);
   if (exit_code > 255) bad("STREAMSAN_EXITCODE", env("STREAMSAN_EXITCODE"), "an exit status 0..255");
   o.exit_code_on_report = static_cast<int>(exit_code);

@@ -33,6 +33,11 @@ struct runtime_options {
   // Also write the access log to this trace file (STREAMSAN_TRACE=path),
   // for `streamsan analyze`. Empty: none.
   std::string trace_path;
+  // Sanitizer mode, in a program built with -fsanitize=thread: mirror the
+  // engine's order into ThreadSanitizer, which then checks the program's
+  // own host accesses against device work (docs/tsan-bridge.md;
+  // STREAMSAN_TSAN=0 turns it off).
+  bool tsan_bridge = true;
   // Call stacks on every record (STREAMSAN_STACKS=0 turns them off).
   bool capture_stacks = true;
   sync_debug_mode sync_debug = sync_debug_mode::off;  // STREAMSAN_SYNC_DEBUG=off|warn|error

@@ -13,11 +13,33 @@ sanitizer_sinks::sanitizer_sinks(const runtime_options& options) : print_(option
     engine_ = std::make_unique<engine>();
     symbols_ = std::make_unique<symbolizer>(engine_->tables(), symbol_source::log_then_this_process);
     engine_->set_diagnostic_callback([this](const diagnostic& d) { print(d); });
+    if (options.tsan_bridge) attach_tsan();
   }
   if (!options.trace_path.empty()) trace_ = std::make_unique<trace_writer>(options.trace_path);
 }
 
-sanitizer_sinks::~sanitizer_sinks() { finish(); }
+sanitizer_sinks::~sanitizer_sinks() {
+  finish();
+  if (tsan_) engine_->set_order_observer(nullptr);
+}
+
+void sanitizer_sinks::attach_tsan() {
+  const auto probe = tsan::probe_tsan_runtime();
+  switch (probe.status) {
+    case tsan::probe_status::absent:
+      return;
+    case tsan::probe_status::refused: {
+      // Once per process, not once per session.
+      static std::once_flag said;
+      std::call_once(said, [&] { std::cerr << probe.message << '\n'; });
+      return;
+    }
+    case tsan::probe_status::usable:
+      tsan_ = std::make_unique<tsan::tsan_bridge>(probe.api, engine_->tables());
+      engine_->set_order_observer(tsan_.get());
+      return;
+  }
+}
 
 void sanitizer_sinks::attach(recorder& log) { log.add_sink(*this); }
 void sanitizer_sinks::detach(recorder& log) { log.remove_sink(*this); }

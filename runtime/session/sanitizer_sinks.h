@@ -1,6 +1,7 @@
 // What sanitizer mode attaches to the session's recorder: a live engine
 // (diagnostics printed when found with the text report's format, a summary
-// at the end) and optionally a trace writer (STREAMSAN_TRACE).
+// at the end), the ThreadSanitizer bridge when the program was built with
+// -fsanitize=thread, and optionally a trace writer (STREAMSAN_TRACE).
 #pragma once
 
 #include <iosfwd>
@@ -14,6 +15,7 @@
 #include "sanitizer/log/recorder.h"
 #include "sanitizer/log/trace_writer.h"
 #include "sanitizer/report/symbolizer.h"
+#include "sanitizer/tsan/tsan_bridge.h"
 
 namespace streamsan::rt {
 
@@ -35,11 +37,13 @@ class sanitizer_sinks final : public record_sink {
 
  private:
   void print(const diagnostic& d);
+  void attach_tsan();
 
   const bool print_;
   mutable std::mutex mutex_;
   std::unique_ptr<engine> engine_;
   std::unique_ptr<symbolizer> symbols_;  // over engine_->tables(); live, so this process too
+  std::unique_ptr<tsan::tsan_bridge> tsan_;  // observes engine_
   std::unique_ptr<trace_writer> trace_;
   std::size_t printed_ = 0;
   bool finished_ = false;

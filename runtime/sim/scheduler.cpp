@@ -6,6 +6,7 @@
 #include <string>
 
 #include "runtime/errors.h"
+#include "sanitizer/tsan/active_bridge.h"
 
 namespace streamsan::rt::sim {
 
@@ -87,6 +88,10 @@ void scheduler::run_one() {
     // A host function that throws must not unwind through the scheduler
     // into an unrelated API call; CUDA has no way to report it either.
     try {
+      // Device work done by the host thread: a ThreadSanitizer bridge told
+      // TSan about it on the stream's fiber already (a host function's body
+      // switches to a fiber of its own).
+      const tsan::simulated_device_scope device_work;
       o.action();
     } catch (const std::exception& e) {
       std::cerr << "streamsan: sim: an operation on the simulated device threw: " << e.what()

@@ -57,8 +57,11 @@ void engine_impl::on_record(const record& r) {
     return;
   }
   observer_->record_begins(r.header);
+  struct ends {  // also when a rule throws (a corrupt log)
+    order_observer* observer;
+    ~ends() { observer->record_ends(); }
+  } guard{observer_};
   std::visit([&](const auto& body) { on(r.header, body); }, r.body);
-  observer_->record_ends();
 }
 
 void engine_impl::set_observer(order_observer* observer) noexcept {
