@@ -141,13 +141,16 @@ void launch_host_func(stream_ref on, host_function fn, std::span<const declared_
   // ThreadSanitizer bridge watching the body run must already know the
   // function's place in its stream (sanitizer/tsan/tsan_bridge.h). The
   // arguments were checked above; the backend call cannot fail on them.
-  if (!captured && s.logging()) s.emit(host_func{st.id, s.intern(name), list.span()});
-  s.device->launch_host_func(st.target(), [fn = std::move(fn), stream = st.id, captured] {
+  // What the body reads of ours (the wrapped function) is built before the
+  // record, so that it happens before the body in TSan's eyes too.
+  host_function task = [fn = std::move(fn), stream = st.id, captured] {
     const host_function_scope scope;  // S-HOSTFN-1: no API calls inside
     // A captured one runs as a graph node, which the log does not place.
     const tsan::host_function_body body(stream, !captured);
     fn();
-  });
+  };
+  if (!captured && s.logging()) s.emit(host_func{st.id, s.intern(name), list.span()});
+  s.device->launch_host_func(st.target(), std::move(task));
   if (captured) s.add_capture_node(st, graph_node_kind::host_func, name, list.span());
 }
 

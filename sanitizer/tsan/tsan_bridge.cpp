@@ -28,6 +28,7 @@ struct tsan_bridge::deferred_op {
   std::uint64_t address = 0;
   std::uint64_t size = 0;
   bool write = false;
+  operation_kind op = operation_kind::kernel;
   stack_id stack{};
   std::shared_ptr<host_function_run> host_function;
 };
@@ -49,6 +50,7 @@ class host_function_run {
     waiting,    // its stream's earlier work is still deferred
     reached,    // its place in the stream was reached: it may begin
     running,
+    given_up_running,  // running when given up: its stream no longer waits
     ended,
     unchecked,  // given up, or unknown: the body runs ignored
   };
@@ -67,6 +69,18 @@ class host_function_run {
 
 namespace {
 
+// Note [Host function bodies share their thread's stack]
+// A stream's fiber never runs code, but a host function's fiber runs the
+// body on the stack of the thread that runs it (the driver's, or on the
+// sim the host thread's own), in slots that thread's other fibers used
+// before and will use again. TSan cannot tell a stack slot reused by the
+// same thread from shared memory, so the body's fiber is ordered after
+// what ran on the thread before it, and the thread after the body, through
+// this word. The cost: a body cannot race with what the same OS thread did
+// before it (another host function on the same driver thread; on the sim,
+// the host thread's own accesses before the progress point that runs it).
+thread_local long long os_thread_order = 0;
+
 std::string_view flavor_name(stream_flavor f) {
   switch (f) {
     case stream_flavor::blocking: return "blocking";
@@ -75,6 +89,60 @@ std::string_view flavor_name(stream_flavor f) {
     case stream_flavor::per_thread_default: return "per-thread default stream";
   }
   return "stream";
+}
+
+}  // namespace
+
+// Note [The innermost frame names the operation]
+// A device access's stack in TSan's report is the launch's host stack with
+// one of these on top, so the report says what touched the memory:
+//   #0 streamsan::tsan::device::kernel()
+//   #1 main app.cu:42
+// (the kernel itself is in the launch stack, as its __device_stub__ frame,
+// and the fiber's name says which stream). They do nothing; each body
+// differs so that identical code folding cannot merge them.
+namespace device {
+namespace {
+volatile int folding_guard = 0;
+}  // namespace
+[[gnu::noinline]] void kernel() { folding_guard = 1; }
+[[gnu::noinline]] void memcpy() { folding_guard = 2; }
+[[gnu::noinline]] void memset() { folding_guard = 3; }
+[[gnu::noinline]] void host_function() { folding_guard = 4; }
+[[gnu::noinline]] void graph_node() { folding_guard = 5; }
+[[gnu::noinline]] void host_access() { folding_guard = 6; }
+[[gnu::noinline]] void operation() { folding_guard = 7; }
+}  // namespace device
+
+namespace {
+
+// A pc inside the marker function (TSan takes every frame for a return
+// address and looks one byte back).
+void* marker_pc(operation_kind op) noexcept {
+  void (*f)() = &device::operation;
+  switch (op) {
+    case operation_kind::kernel: f = &device::kernel; break;
+    case operation_kind::memcpy: f = &device::memcpy; break;
+    case operation_kind::memset: f = &device::memset; break;
+    case operation_kind::host_func: f = &device::host_function; break;
+    case operation_kind::graph_node: f = &device::graph_node; break;
+    case operation_kind::host_access: f = &device::host_access; break;
+    case operation_kind::alloc:
+    case operation_kind::free:
+    case operation_kind::event_record:
+    case operation_kind::event_wait:
+    case operation_kind::event_synchronize:
+    case operation_kind::event_query:
+    case operation_kind::stream_synchronize:
+    case operation_kind::stream_query:
+    case operation_kind::stream_wait_stream:
+    case operation_kind::device_synchronize:
+    case operation_kind::stream_destroy:
+    case operation_kind::event_destroy:
+    case operation_kind::graph_launch:
+      break;
+  }
+  return reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(f)) + 1;
 }
 
 }  // namespace
@@ -106,9 +174,12 @@ tsan_bridge::~tsan_bridge() {
   calling_thread_ = 0;
   give_up_host_functions();
   switch_to(nullptr);
-  for (auto& [id, s] : streams_) {
-    if (s->fiber != nullptr) api_.destroy_fiber(s->fiber);
-    s->fiber = nullptr;
+  for (auto& [id, s] : streams_) destroy_stream_fiber(*s);
+  for (auto& [id, queue] : to_begin_) {
+    for (auto& hf : queue) {
+      if (hf->fiber != nullptr) api_.destroy_fiber(hf->fiber);
+      hf->fiber = nullptr;
+    }
   }
 }
 
@@ -144,15 +215,34 @@ void tsan_bridge::switch_to(stream_fiber& s) {
   if (s.fiber == nullptr) {
     // A destroyed stream used again (the engine reports it): a new fiber
     // continues its clock.
-    switch_to(nullptr);
-    s.fiber = api_.create_fiber(0);
-    ++stats_.fibers_created;
-    if (api_.set_fiber_name != nullptr) api_.set_fiber_name(s.fiber, s.name.c_str());
+    s.fiber = new_stream_fiber(s.name);
     switch_to(s.fiber);
     api_.acquire(s.clock->address());
     return;
   }
   switch_to(s.fiber);
+}
+
+void tsan_bridge::destroy_stream_fiber(stream_fiber& s) {
+  if (s.fiber == nullptr) return;
+  // TSan refuses a fiber that ends inside an ignore.
+  switch_to(s.fiber);
+  api_.ignore_thread_end();
+  switch_to(nullptr);
+  api_.destroy_fiber(s.fiber);
+  s.fiber = nullptr;
+}
+
+void* tsan_bridge::new_stream_fiber(const std::string& name) {
+  switch_to(nullptr);
+  void* fiber = api_.create_fiber(0);
+  ++stats_.fibers_created;
+  if (api_.set_fiber_name != nullptr) api_.set_fiber_name(fiber, name.c_str());
+  // Note [The bridge is invisible to TSan]
+  switch_to(fiber);
+  api_.ignore_thread_begin();
+  switch_to(nullptr);
+  return fiber;
 }
 
 // ---- contexts ----
@@ -170,10 +260,7 @@ tsan_bridge::stream_fiber& tsan_bridge::stream_or_implicit(context_ref c) {
   s = std::make_unique<stream_fiber>();
   s->id = c.id;
   s->name = "streamsan " + to_string(stream_id{c.id});
-  switch_to(nullptr);
-  s->fiber = api_.create_fiber(0);
-  ++stats_.fibers_created;
-  if (api_.set_fiber_name != nullptr) api_.set_fiber_name(s->fiber, s->name.c_str());
+  s->fiber = new_stream_fiber(s->name);
   return *s;
 }
 
@@ -185,6 +272,7 @@ tsan_bridge::cell_ptr& tsan_bridge::thread_cell(std::uint32_t thread) {
 
 void tsan_bridge::stream_created(context_ref stream, std::int32_t device, stream_flavor flavor,
                                  context_ref creator) {
+  const back_home home(*this);
   if (stream_of(stream) != nullptr) return;
   auto& s = streams_[stream.id];
   s = std::make_unique<stream_fiber>();
@@ -193,15 +281,13 @@ void tsan_bridge::stream_created(context_ref stream, std::int32_t device, stream
             std::string(flavor_name(flavor)) + ", device " + std::to_string(device) + ")";
   // Created from the calling thread's own fiber: TSan's report then shows
   // where the program created the stream.
-  switch_to(nullptr);
-  s->fiber = api_.create_fiber(0);
-  ++stats_.fibers_created;
-  if (api_.set_fiber_name != nullptr) api_.set_fiber_name(s->fiber, s->name.c_str());
+  s->fiber = new_stream_fiber(s->name);
   // Note [Streams start from their creator's clock]
   joined(stream, creator);
 }
 
 void tsan_bridge::stream_destroyed(context_ref stream) {
+  const back_home home(*this);
   stream_fiber* s = stream_of(stream);
   if (s == nullptr) return;
   s->destroyed = true;
@@ -209,9 +295,7 @@ void tsan_bridge::stream_destroyed(context_ref stream) {
   // Its clock stays in its cell: device synchronize and the legacy stream
   // still join it (S-STREAM-9).
   clock_of(*s, false);
-  switch_to(nullptr);
-  api_.destroy_fiber(s->fiber);
-  s->fiber = nullptr;
+  destroy_stream_fiber(*s);
 }
 
 // ---- edges (Note [Edges are the engine's]) ----
@@ -278,6 +362,7 @@ void tsan_bridge::acquire_on(stream_fiber& dst, cell_ptr c) {
 }
 
 void tsan_bridge::joined(context_ref dst, context_ref src) {
+  const back_home home(*this);
   if (dst.kind == context_kind::host_thread) {
     if (!is_calling_thread(dst)) {
       ++stats_.foreign_thread_joins;
@@ -301,6 +386,7 @@ void tsan_bridge::joined(context_ref dst, context_ref src) {
 }
 
 void tsan_bridge::event_recorded(event_id event, context_ref src) {
+  const back_home home(*this);
   stream_fiber& s = stream_or_implicit(src);
   cell_ptr& c = events_[raw(event)];
   if (defers(s)) {
@@ -315,6 +401,7 @@ void tsan_bridge::event_recorded(event_id event, context_ref src) {
 }
 
 void tsan_bridge::event_joined(context_ref dst, event_id event) {
+  const back_home home(*this);
   const auto it = events_.find(raw(event));
   if (it == events_.end()) return;  // the engine joins only recorded events
   const cell_ptr c = it->second;
@@ -334,6 +421,7 @@ void tsan_bridge::event_destroyed(event_id event) { events_.erase(raw(event)); }
 // ---- accesses ----
 
 void tsan_bridge::accessed(const observed_access& a) {
+  const back_home home(*this);
   if (!host_accessible(a.memory) || a.address == 0 || a.size == 0) {
     ++stats_.accesses_skipped;
     return;
@@ -343,6 +431,7 @@ void tsan_bridge::accessed(const observed_access& a) {
   op.address = a.address;
   op.size = a.size;
   op.write = writes(a.mode) || is_atomic(a.mode);
+  op.op = a.op;
   op.stack = a.stack;
   if (a.context.kind == context_kind::stream) {
     run_or_defer(stream_or_implicit(a.context), std::move(op));
@@ -354,8 +443,9 @@ void tsan_bridge::accessed(const observed_access& a) {
   }
   // A host access the engine saw: an annotation, or the host side of a copy
   // (the driver reading pageable memory, which TSan does not see itself).
+  const frame_list frames = frames_of(op.stack);
   switch_to(nullptr);
-  range_access(op, top_pc(op.stack));
+  range_access(op, frames.size > 0 ? reinterpret_cast<void*>(frames.frames[0]) : nullptr);
 }
 
 void tsan_bridge::range_access(const deferred_op& op, void* pc) {
@@ -371,29 +461,29 @@ void tsan_bridge::range_access(const deferred_op& op, void* pc) {
   ++stats_.accesses_mirrored;
 }
 
-void* tsan_bridge::top_pc(stack_id stack) const {
+tsan_bridge::frame_list tsan_bridge::frames_of(stack_id stack) const {
+  frame_list out;
   const auto frames = tables_.stack(stack);
-  return frames.empty() ? nullptr : reinterpret_cast<void*>(frames.front());
+  out.size = std::min(frames.size(), max_frames);
+  std::copy_n(frames.begin(), out.size, out.frames.begin());
+  return out;
 }
 
-// Pushes the frames below the innermost one (or all of them when
-// `everything`), outermost first, as TSan's instrumentation would have.
-void tsan_bridge::push_stack(stack_id stack, bool everything, std::size_t& pushed) {
-  const auto frames = tables_.stack(stack);
-  pushed = 0;
-  const std::size_t stop = everything ? 0 : 1;
-  for (std::size_t i = frames.size(); i > stop; --i) {
-    api_.func_entry(reinterpret_cast<void*>(frames[i - 1]));
-    ++pushed;
+void tsan_bridge::push_frames(const frame_list& frames, std::size_t from) const {
+  for (std::size_t i = frames.size; i > from; --i) {
+    api_.func_entry(reinterpret_cast<void*>(frames.frames[i - 1]));
   }
 }
 
 void tsan_bridge::access_on_fiber(stream_fiber& s, const deferred_op& op) {
+  const frame_list frames = frames_of(op.stack);
   switch_to(s);
-  std::size_t pushed = 0;
-  push_stack(op.stack, false, pushed);
-  range_access(op, top_pc(op.stack));
-  for (; pushed > 0; --pushed) api_.func_exit();
+  // Note [The innermost frame names the operation]
+  push_frames(frames, 0);
+  api_.ignore_thread_end();  // Note [The bridge is invisible to TSan]
+  range_access(op, marker_pc(op.op));
+  api_.ignore_thread_begin();
+  for (std::size_t i = 0; i < frames.size; ++i) api_.func_exit();
   s.published = false;
 }
 
@@ -431,12 +521,20 @@ bool tsan_bridge::run(stream_fiber& s, deferred_op& op) {
     case deferred_op::kind::host_function: {
       host_function_run& hf = *op.host_function;
       auto start = std::static_pointer_cast<cell>(hf.start);
+      if (hf.now != host_function_run::state::waiting) return true;  // given up
+      const std::string name = "streamsan host function '" +
+                               std::string(tables_.string(hf.name)) + "' on " +
+                               to_string(stream_id{s.id});
       switch_to(s);
       release_store(*start);
-      if (hf.now == host_function_run::state::waiting) {
-        hf.now = host_function_run::state::reached;
-        s.running = op.host_function;
-      }
+      // Made from the stream's fiber at the function's place, so TSan starts
+      // it from exactly that clock (the start cell says so again, for any
+      // runtime that does not).
+      hf.fiber = api_.create_fiber(0);
+      ++stats_.fibers_created;
+      if (api_.set_fiber_name != nullptr) api_.set_fiber_name(hf.fiber, name.c_str());
+      hf.now = host_function_run::state::reached;
+      s.running = op.host_function;
       return true;
     }
   }
@@ -458,15 +556,15 @@ void tsan_bridge::replay_deferred() {
     if (defers(*s)) return false;
     if (s->destroyed && s->fiber != nullptr) {
       clock_of(*s, false);
-      switch_to(nullptr);
-      api_.destroy_fiber(s->fiber);
-      s->fiber = nullptr;
+      destroy_stream_fiber(*s);
     }
     return true;
   });
 }
 
 void tsan_bridge::give_up_host_functions() {
+  std::lock_guard lock(mutex_);
+  const back_home home(*this);
   for (auto& [stream, queue] : to_begin_) {
     for (auto& hf : queue) hf->now = host_function_run::state::unchecked;
   }
@@ -474,6 +572,8 @@ void tsan_bridge::give_up_host_functions() {
     if (s->running == nullptr) continue;
     if (s->running->now != host_function_run::state::running) {
       s->running->now = host_function_run::state::unchecked;
+    } else {
+      s->running->now = host_function_run::state::given_up_running;
     }
     // A body still running keeps its fiber; the stream no longer waits.
     s->running = nullptr;
@@ -486,6 +586,7 @@ void tsan_bridge::give_up_host_functions() {
 
 void tsan_bridge::host_function_enqueued(context_ref stream, string_id name, stack_id stack,
                                          std::uint64_t seq) {
+  const back_home home(*this);
   stream_fiber& s = stream_or_implicit(stream);
   auto hf = std::make_shared<host_function_run>();
   hf->stream = stream.id;
@@ -502,7 +603,7 @@ void tsan_bridge::host_function_enqueued(context_ref stream, string_id name, sta
 }
 
 host_function_ticket tsan_bridge::begin_host_function(stream_id stream) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   std::shared_ptr<host_function_run> hf;
   if (auto it = to_begin_.find(raw(stream)); it != to_begin_.end() && !it->second.empty()) {
     hf = std::move(it->second.front());
@@ -511,48 +612,57 @@ host_function_ticket tsan_bridge::begin_host_function(stream_id stream) {
   if (!hf || hf->now != host_function_run::state::reached) {
     // Not announced (a host node of a graph), given up, or (against the
     // stream's order) not reached yet: run the body unchecked.
-    if (!hf) hf = std::make_shared<host_function_run>();
-    if (hf->now == host_function_run::state::waiting) {
-      hf->now = host_function_run::state::unchecked;
+    if (hf && hf->now == host_function_run::state::waiting) {
       if (auto* s = stream_of({context_kind::stream, raw(stream)}); s && s->running == hf) {
         s->running = nullptr;
       }
     }
+    if (!hf) hf = std::make_shared<host_function_run>();
+    if (hf->fiber != nullptr) api_.destroy_fiber(hf->fiber);
+    hf->fiber = nullptr;
     hf->now = host_function_run::state::unchecked;
     ++stats_.host_functions_unchecked;
     api_.ignore_thread_begin();
     return host_function_ticket(std::move(hf));
   }
-  // The body's fiber starts from the stream's clock at the function's place
-  // and shows the launch's stack under the body's own frames.
+  const frame_list frames = frames_of(hf->stack);
+  void* start = std::static_pointer_cast<cell>(hf->start)->address();
   hf->previous = api_.get_current_fiber();
-  hf->fiber = api_.create_fiber(0);
-  ++stats_.fibers_created;
-  if (api_.set_fiber_name != nullptr) {
-    const std::string name = "streamsan host function '" + std::string(tables_.string(hf->name)) +
-                             "' on " + to_string(stream);
-    api_.set_fiber_name(hf->fiber, name.c_str());
-  }
-  api_.switch_to_fiber(hf->fiber, switch_no_sync);
-  api_.acquire(std::static_pointer_cast<cell>(hf->start)->address());
-  push_stack(hf->stack, true, hf->pushed);
+  hf->pushed = frames.size;
   hf->now = host_function_run::state::running;
   ++stats_.host_functions;
-  return host_function_ticket(std::move(hf));
+  host_function_ticket ticket(std::move(hf));
+  lock.unlock();
+  // Note [The bridge is invisible to TSan]: from here on the thread is the
+  // body's fiber; nothing allocates, frees or locks. The body's own frames
+  // go on top of the launch's stack.
+  host_function_run& run = *ticket.run_;
+  // Note [Host function bodies share their thread's stack]
+  api_.release(&os_thread_order);
+  api_.switch_to_fiber(run.fiber, switch_no_sync);
+  api_.acquire(&os_thread_order);
+  api_.acquire(start);
+  push_frames(frames, 0);
+  return ticket;
 }
 
 void tsan_bridge::end_host_function(host_function_ticket ticket) {
   if (!ticket) return;
-  std::lock_guard lock(mutex_);
   host_function_run& hf = *ticket.run_;
-  if (hf.fiber == nullptr) {
+  if (hf.fiber == nullptr || hf.now == host_function_run::state::unchecked ||
+      hf.now == host_function_run::state::ended) {
     api_.ignore_thread_end();
     return;
   }
+  // Still the body's fiber: leave it before anything else.
   for (; hf.pushed > 0; --hf.pushed) api_.func_exit();
-  auto end = std::static_pointer_cast<cell>(hf.end);
+  auto* end = static_cast<cell*>(hf.end.get());
   release_store(*end);
+  api_.release(&os_thread_order);
   api_.switch_to_fiber(hf.previous, switch_no_sync);
+  api_.acquire(&os_thread_order);
+
+  std::lock_guard lock(mutex_);
   api_.destroy_fiber(hf.fiber);
   hf.fiber = nullptr;
   const bool given_up = hf.now != host_function_run::state::running;
@@ -565,7 +675,7 @@ void tsan_bridge::end_host_function(host_function_ticket ticket) {
   s->running = nullptr;
   deferred_op op;
   op.what = deferred_op::kind::acquire;
-  op.target = std::move(end);
+  op.target = std::static_pointer_cast<cell>(hf.end);
   s->deferred.push_front(std::move(op));
   if (std::find(deferring_.begin(), deferring_.end(), s) == deferring_.end()) {
     deferring_.push_back(s);

@@ -56,8 +56,28 @@
 // function never bracketed, a graph's host node), it gives the pending
 // host functions up: their bodies are not checked (they run under
 // __tsan_ignore_thread_begin), and the deferred work is replayed at once.
+//
+// Note [The bridge is invisible to TSan]
+// While the bridge works, its thread is often switched to a stream's
+// fiber, and whatever the thread does then is the fiber's in TSan's eyes:
+// memory it touches, malloc and free, locks, and the shadow stack of any
+// instrumented function it returns into. So:
+//   - stream fibers are ignored (__tsan_ignore_thread_begin right after
+//     they are made) except for the one range access the bridge reports at
+//     a time; TSan's acquire and release are synchronization, not accesses,
+//     and are not ignored;
+//   - every public entry point returns on the fiber it was entered on (the
+//     engine that calls the observer is instrumented in a TSan build of
+//     streamsan, and its function exits pop the current shadow stack);
+//   - the host-function fiber is not ignored (the body is what TSan must
+//     check): nothing between the switch to it and the body allocates,
+//     frees or locks, and the bridge's mutex is taken on the thread's own
+//     fiber only;
+//   - in a TSan build of streamsan itself the bridge is compiled without
+//     instrumentation (sanitizer/tsan/meson.build).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -144,6 +164,13 @@ class tsan_bridge final : public order_observer {
   struct stream_fiber;
   using cell_ptr = std::shared_ptr<cell>;
 
+  // Returns the calling thread to its own fiber when an entry point ends
+  // (Note [The bridge is invisible to TSan]).
+  struct back_home {
+    tsan_bridge& bridge;
+    ~back_home() { bridge.switch_to(nullptr); }
+  };
+
   // ---- contexts ----
   stream_fiber* stream_of(context_ref c);
   stream_fiber& stream_or_implicit(context_ref c);
@@ -177,8 +204,19 @@ class tsan_bridge final : public order_observer {
   void access_on_fiber(stream_fiber& s, const deferred_op& op);
   // A range read or write on whatever the calling thread runs as now.
   void range_access(const deferred_op& op, void* pc);
-  void push_stack(stack_id stack, bool everything, std::size_t& pushed);
-  void* top_pc(stack_id stack) const;
+  // A new stream fiber, ignored (Note [The bridge is invisible to TSan]);
+  // the calling thread is left on its own fiber.
+  void* new_stream_fiber(const std::string& name);
+  void destroy_stream_fiber(stream_fiber& s);
+  // Up to max_frames of the stack, innermost first.
+  static constexpr std::size_t max_frames = 64;
+  struct frame_list {
+    std::array<std::uint64_t, max_frames> frames{};
+    std::size_t size = 0;
+  };
+  frame_list frames_of(stack_id stack) const;
+  // Pushes frames [from, size) outermost first, as instrumentation would.
+  void push_frames(const frame_list& frames, std::size_t from) const;
 
   const tsan_api api_;
   const log_tables& tables_;

@@ -53,6 +53,9 @@ struct model_entry_points {
     if (!it->second.stack.empty()) {
       model.violation_locked("fiber destroyed with frames on its shadow stack: " + it->second.name);
     }
+    if (it->second.ignores != 0) {
+      model.violation_locked("fiber destroyed inside an ignore (TSan dies): " + it->second.name);
+    }
     it->second.destroyed = true;
   }
   static void switch_to_fiber(void* fiber, unsigned flags) {
@@ -234,7 +237,7 @@ std::vector<std::string> model_tsan::violations() const {
   auto out = violations_;
   for (const auto& [id, c] : contexts_) {
     if (!c.fiber && !c.stack.empty()) out.push_back("frames left on the shadow stack of " + c.name);
-    if (c.ignores != 0) out.push_back("ignores left on " + c.name);
+    if (!c.fiber && c.ignores != 0) out.push_back("ignores left on " + c.name);
   }
   for (const auto& [thread, running] : current_) {
     if (thread_contexts_.count(thread) && thread_contexts_.at(thread) != running) {
