@@ -271,6 +271,19 @@ std::optional<int> spawn_and_wait(const std::vector<std::string>& program) {
   return WEXITSTATUS(wait_status);
 }
 
+// Once per run: how the program's own host reads and writes were checked
+// (docs/tsan-bridge.md).
+void print_host_access_note(const injection::run_summary& summary) {
+  if (summary.host_accesses_by_annotations > 0) {
+    std::cerr << "streamsan: host accesses were seen only through annotations "
+                 "(include/streamsan/annotate.h); build the program with -fsanitize=thread to "
+                 "have ThreadSanitizer check them against device work (docs/tsan-bridge.md)\n";
+  } else if (summary.host_accesses_by_tsan > 0) {
+    std::cerr << "streamsan: ThreadSanitizer checked the program's host accesses against "
+                 "device work (its reports, if any, are above)\n";
+  }
+}
+
 }  // namespace
 
 int run_command(std::span<const std::string> args) {
@@ -309,6 +322,7 @@ int run_command(std::span<const std::string> args) {
               << " sanitized process(es) ended before printing a report; their "
                  "diagnostics are lost\n";
   }
+  if (!no_cuda) print_host_access_note(summary);
   if (summary.diagnostics > 0 && req->options.error_exitcode != 0) {
     return req->options.error_exitcode;
   }

@@ -38,6 +38,11 @@ struct api_handler {
   api_handler_fn on_entry = nullptr;
   // Modelled when the call returns successfully.
   api_handler_fn on_exit = nullptr;
+  // Also runs at the entry of an outermost call and at its exit whatever the
+  // outcome (after on_exit), for what must bracket the call itself: the
+  // ThreadSanitizer bridge's markers around a host function (inject/tsan).
+  // api_context::call says which site and outcome.
+  api_handler_fn around = nullptr;
   api_level level = api_level::outermost;
   // A query: "not ready" is its answer, not a failure.
   bool answers_not_ready = false;

@@ -65,6 +65,7 @@ void api_dispatcher::on_runtime(const api_call& call) {
     t.launch_modelled = false;
     api_calls_.fetch_add(1, std::memory_order_relaxed);
     if (e.handler.on_entry) run(e.handler.on_entry, e, call, false);
+    if (e.handler.around) run(e.handler.around, e, call, false);
     return;
   }
   // Note [The call that loads the library]: no entry was seen, its driver
@@ -92,12 +93,18 @@ void api_dispatcher::on_driver(const api_call& call) {
   if (!exit) {
     api_calls_.fetch_add(1, std::memory_order_relaxed);
     if (e.handler.on_entry) run(e.handler.on_entry, e, call, false);
+    if (e.handler.around) run(e.handler.around, e, call, false);
     return;
   }
   if (e.handler.level != api_level::every) model_exit(e, call);
 }
 
 void api_dispatcher::model_exit(const api_entry& e, const api_call& call) {
+  model_outcome(e, call);
+  if (e.handler.around) run(e.handler.around, e, call, false);
+}
+
+void api_dispatcher::model_outcome(const api_entry& e, const api_call& call) {
   if (e.handler.on_entry) return;  // modelled on entry
   const api_outcome outcome = outcome_of(call);
   if (outcome == api_outcome::failed) return;  // failed calls did nothing

@@ -78,8 +78,9 @@ class api_dispatcher {
   void on_driver(const api_call& call);
   // Runs `fn` for `call` (nested: a driver launch inside a runtime launch).
   void run(api_handler_fn fn, const api_entry& entry, const api_call& call, bool nested);
-  // The exit of an outermost call.
+  // The exit of an outermost call: its outcome, then the handler's `around`.
   void model_exit(const api_entry& entry, const api_call& call);
+  void model_outcome(const api_entry& entry, const api_call& call);
   void count_unmodelled(const api_call& call);
   // Note [Path cache]: the key of this callback's path.
   std::uint64_t key_of(const api_call& call) const noexcept;

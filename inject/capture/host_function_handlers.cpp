@@ -26,21 +26,40 @@ void driver_stream_add_callback(api_context& c) {
   c.model.host_function_launched(c.here(), c.stream(p.hStream), function_handle(p.callback));
 }
 
+// Entry and exit of every host function launch, whatever its outcome: the
+// ThreadSanitizer bridge's markers (host_function_listener.h).
+template <class Params, auto Stream>
+void around_host_function(api_context& c) {
+  if (c.call.site == api_site::entry) {
+    c.model.host_function_entering(c.stream(c.params<Params>().*Stream));
+  } else {
+    c.model.host_function_returned(c.completed());
+  }
+}
+
 }  // namespace
 
 void add_host_function_handlers(api_tables& t) {
   t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000,
                  CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_ptsz_v10000},
-                {.on_exit = runtime_launch_host_func});
+                {.on_exit = runtime_launch_host_func,
+                 .around = around_host_function<cudaLaunchHostFunc_v10000_params,
+                                                &cudaLaunchHostFunc_v10000_params::stream>});
   t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaStreamAddCallback_v5000,
                  CUPTI_RUNTIME_TRACE_CBID_cudaStreamAddCallback_ptsz_v7000},
-                {.on_exit = runtime_stream_add_callback});
+                {.on_exit = runtime_stream_add_callback,
+                 .around = around_host_function<cudaStreamAddCallback_v5000_params,
+                                                &cudaStreamAddCallback_v5000_params::stream>});
   t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc,
                 CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc_ptsz},
-               {.on_exit = driver_launch_host_func});
+               {.on_exit = driver_launch_host_func,
+                .around = around_host_function<cuLaunchHostFunc_params,
+                                               &cuLaunchHostFunc_params::hStream>});
   t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuStreamAddCallback,
                 CUPTI_DRIVER_TRACE_CBID_cuStreamAddCallback_ptsz},
-               {.on_exit = driver_stream_add_callback});
+               {.on_exit = driver_stream_add_callback,
+                .around = around_host_function<cuStreamAddCallback_params,
+                                               &cuStreamAddCallback_params::hStream>});
 }
 
 }  // namespace streamsan::injection

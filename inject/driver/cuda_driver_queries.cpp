@@ -62,6 +62,16 @@ void resolve_entry(PFN_cuGetProcAddress_v12000 get, const char* name, int versio
 
 }  // namespace
 
+void* driver_entry_point(const char* name, int version) noexcept {
+  try {
+    void* p = nullptr;
+    resolve_entry(find_get_proc_address(), name, version, p, /*required=*/false);
+    return p;
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
 void cuda_driver_queries::resolve() {
   std::call_once(resolve_once_, [this] {
     const auto get = find_get_proc_address();

@@ -15,6 +15,10 @@
 
 namespace streamsan::injection {
 
+// A driver entry point by name and ABI version (cuGetProcAddress), or
+// nullptr when the driver is not loaded or lacks it.
+void* driver_entry_point(const char* name, int version) noexcept;
+
 class cuda_driver_queries final : public driver_queries {
  public:
   // The entry points are resolved by resolve(), once the driver is loaded:

@@ -274,6 +274,17 @@ void cuda_model::host_function_launched(const call_site& at, stream_arg s, std::
   const stream_id stream = resolve_stream_locked(at, s);
   if (!take_annotation_locked(stream, scratch_)) scratch_.clear();
   emit(at, host_func{stream, rec_.intern(driver_.function_name(fn)), scratch_});
+  if (host_functions_ != nullptr) host_functions_->logged(stream);
+}
+
+void cuda_model::host_function_entering(stream_arg s) {
+  if (host_functions_ == nullptr) return;
+  const bool per_thread = s.handle == 0 && s.per_thread_default;
+  host_functions_->entering(per_thread ? per_thread_stream_handle : s.handle);
+}
+
+void cuda_model::host_function_returned(bool succeeded) {
+  if (host_functions_ != nullptr) host_functions_->returned(succeeded);
 }
 
 // ---- graphs ----

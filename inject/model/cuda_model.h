@@ -22,6 +22,7 @@
 #include "inject/model/allocation_map.h"
 #include "inject/model/driver_queries.h"
 #include "inject/model/handle_table.h"
+#include "inject/model/host_function_listener.h"
 #include "sanitizer/log/recorder.h"
 
 namespace streamsan::injection {
@@ -87,6 +88,13 @@ class cuda_model {
   void kernel_launched(const call_site& at, stream_arg s, std::uintptr_t kernel,
                        const kernel_arguments& args, std::string_view fallback_name = {});
   void host_function_launched(const call_site& at, stream_arg s, std::uintptr_t fn);
+  // Around the call that enqueues a host function (host_function_listener.h).
+  void host_function_entering(stream_arg s);
+  void host_function_returned(bool succeeded);
+  // Not owned; nullptr for none. Set before callbacks start.
+  void set_host_function_listener(host_function_listener* listener) noexcept {
+    host_functions_ = listener;
+  }
 
   // ---- graphs ----
   void capture_began(const call_site& at, stream_arg s);
@@ -146,6 +154,7 @@ class cuda_model {
   std::unordered_map<std::uint32_t, std::vector<access>> annotations_;  // raw(stream_id)
   allocation_map allocations_;
   std::vector<access> scratch_;
+  host_function_listener* host_functions_ = nullptr;
 };
 
 }  // namespace streamsan::injection

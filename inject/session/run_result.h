@@ -33,6 +33,9 @@ struct process_result {
   std::uint64_t cuda_calls = 0;
   std::uint64_t diagnostics = 0;  // after suppressions
   std::uint64_t unmodelled_calls = 0;
+  // Host accesses were checked by the ThreadSanitizer bridge, not only
+  // through annotations (docs/tsan-bridge.md).
+  bool tsan_bridge = false;
 };
 
 inline std::string started_line(std::int64_t pid) {
@@ -42,7 +45,8 @@ inline std::string started_line(std::int64_t pid) {
 inline std::string finished_line(const process_result& r) {
   return "finished pid=" + std::to_string(r.pid) + " cuda_calls=" +
          std::to_string(r.cuda_calls) + " diagnostics=" + std::to_string(r.diagnostics) +
-         " unmodelled=" + std::to_string(r.unmodelled_calls) + "\n";
+         " unmodelled=" + std::to_string(r.unmodelled_calls) +
+         " host_accesses=" + (r.tsan_bridge ? "tsan" : "annotations") + "\n";
 }
 
 // One write(2) with O_APPEND: atomic with respect to other appenders.
@@ -61,6 +65,10 @@ struct run_summary {
   std::uint64_t diagnostics = 0;
   std::uint64_t unmodelled_calls = 0;
   std::uint32_t malformed_lines = 0;
+  // Finished processes whose host accesses ThreadSanitizer checked, and
+  // those (older libraries included) that saw them only through annotations.
+  std::uint32_t host_accesses_by_tsan = 0;
+  std::uint32_t host_accesses_by_annotations = 0;
 };
 
 inline run_summary read_run_summary(const std::string& path) {
@@ -80,6 +88,7 @@ inline run_summary read_run_summary(const std::string& path) {
       continue;
     }
     ++s.processes_finished;
+    bool tsan = false;
     std::string field;
     while (words >> field) {
       const auto eq = field.find('=');
@@ -89,7 +98,9 @@ inline run_summary read_run_summary(const std::string& path) {
       if (key == "cuda_calls") s.cuda_calls += value;
       if (key == "diagnostics") s.diagnostics += value;
       if (key == "unmodelled") s.unmodelled_calls += value;
+      if (key == "host_accesses") tsan = field.substr(eq + 1) == "tsan";
     }
+    ++(tsan ? s.host_accesses_by_tsan : s.host_accesses_by_annotations);
   }
   return s;
 }

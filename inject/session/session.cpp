@@ -9,6 +9,7 @@
 #include <iostream>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "cli/exit_codes.h"
 #include "inject/stack/fast_unwinder.h"
@@ -100,6 +101,11 @@ session::session(sanitizer_options options)
     }
     recorder_.add_sink(*trace_);
   }
+  // The ThreadSanitizer bridge, when the program was built with
+  // -fsanitize=thread (STREAMSAN_TSAN=0 leaves it off).
+  const char* tsan = std::getenv("STREAMSAN_TSAN");
+  tsan_ = std::make_unique<tsan_attachment>(engine_, model_,
+                                            tsan == nullptr || std::string_view(tsan) != "0");
   hide_internal_modules();
 }
 
@@ -200,7 +206,8 @@ void session::write_result(std::uint64_t diagnostics) noexcept {
   std::uint64_t unmodelled = 0;
   for (const auto& [name, count] : engine_.unmodelled_calls()) unmodelled += count;
   append_result_line(result, finished_line(process_result{::getpid(), dispatcher_.api_calls(),
-                                                          diagnostics, unmodelled}));
+                                                          diagnostics, unmodelled,
+                                                          tsan_ && tsan_->active()}));
 }
 
 // STREAMSAN_DEBUG=1: counters for whoever works on streamsan itself.
@@ -237,8 +244,13 @@ static void print_debug_counters(const engine& eng, const api_dispatcher& dispat
 void session::finish() noexcept {
   if (finished_.exchange(true)) return;
   dispatcher_.stop();
+  // Work deferred behind host functions that never ran is checked now.
+  if (tsan_) tsan_->finish();
   if (const char* debug = std::getenv("STREAMSAN_DEBUG"); debug && *debug && *debug != '0') {
     print_debug_counters(engine_, dispatcher_, callbacks_);
+    if (tsan_ && tsan_->active()) {
+      std::fprintf(stderr, "streamsan: debug: %s\n", tsan_->debug_counters().c_str());
+    }
   }
   write_result(print_report());
 }

@@ -23,6 +23,7 @@
 #include "inject/driver/cuda_driver_queries.h"
 #include "inject/model/cuda_model.h"
 #include "inject/session/options.h"
+#include "inject/tsan/tsan_attachment.h"
 #include "sanitizer/engine/engine.h"
 #include "sanitizer/log/recorder.h"
 #include "sanitizer/log/trace_writer.h"
@@ -76,6 +77,7 @@ class session {
   unwinder_call_sites call_sites_;
   api_dispatcher dispatcher_;
   cupti_subscriber callbacks_;
+  std::unique_ptr<tsan_attachment> tsan_;  // docs/tsan-bridge.md
   std::atomic<bool> finished_{false};
 };
 

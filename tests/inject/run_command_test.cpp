@@ -215,3 +215,27 @@ TEST(RunCommand, SignalsAreForwardedToTheProgram) {
 }
 
 }  // namespace
+
+// How host accesses were checked is said once per run (docs/tsan-bridge.md).
+TEST(RunCommand, HostAccessesSeenOnlyThroughAnnotationsIsSaidOnce) {
+  const std::string finished = "echo finished pid=$$ cuda_calls=3 diagnostics=0 unmodelled=0 "
+                               "host_accesses=annotations >>\"$STREAMSAN_RESULT_FILE\"; ";
+  const std::string started = "echo started pid=$$ >>\"$STREAMSAN_RESULT_FILE\"; ";
+  // Two processes, one note.
+  const auto o = run(with_library({"--", "/bin/sh", "-c", started + finished + started + finished}));
+  EXPECT_EQ(o.status, 0);
+  EXPECT_EQ(o.err,
+            "streamsan: host accesses were seen only through annotations "
+            "(include/streamsan/annotate.h); build the program with -fsanitize=thread to have "
+            "ThreadSanitizer check them against device work (docs/tsan-bridge.md)\n");
+}
+
+TEST(RunCommand, HostAccessesCheckedByThreadSanitizerIsSaid) {
+  const auto o = run(with_library(
+      {"--", "/bin/sh", "-c",
+       "echo started pid=$$ >>\"$STREAMSAN_RESULT_FILE\"; echo finished pid=$$ cuda_calls=3 "
+       "diagnostics=0 unmodelled=0 host_accesses=tsan >>\"$STREAMSAN_RESULT_FILE\""}));
+  EXPECT_EQ(o.status, 0);
+  EXPECT_THAT(o.err, HasSubstr("ThreadSanitizer checked the program's host accesses"));
+  EXPECT_THAT(o.err, Not(HasSubstr("annotations")));
+}
