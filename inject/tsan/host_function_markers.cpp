@@ -108,8 +108,9 @@ void host_function_markers::returned(bool succeeded) {
 
 // Note [The marker waits for the log]
 void host_function_markers::before(void* data) {
-  const std::unique_ptr<token_ptr> holder(static_cast<token_ptr*>(data));
-  token& t = **holder;
+  token_ptr held = std::move(*static_cast<token_ptr*>(data));
+  delete static_cast<token_ptr*>(data);
+  token& t = *held;
   host_function_markers& self = *t.owner;
   std::unique_lock lock(t.mutex);
   const bool settled = t.changed.wait_for(lock, self.wait_limit_, [&] {
@@ -122,8 +123,11 @@ void host_function_markers::before(void* data) {
   if (t.now != token::state::logged) return;
   const stream_id stream = t.stream;
   lock.unlock();
-  t.ticket = self.bridge_.begin_host_function(stream);
   ++self.bracketed_;
+  // Last: the thread returns from here as the body's fiber, which must not
+  // free or lock (Note [The bridge is invisible to TSan]); the marker after
+  // the function still holds the token.
+  t.ticket = self.bridge_.begin_host_function(stream);
 }
 
 void host_function_markers::after(void* data) {
