@@ -99,7 +99,7 @@ TEST_F(AnalyzeCommand, UnknownOptionIsAUsageError) {
 
 TEST_F(AnalyzeCommand, BadOptionValuesAreUsageErrors) {
   EXPECT_EQ(run_streamsan({"analyze", "t.bin", "--format", "xml"}).err,
-            "streamsan analyze: --format must be text, json or sarif, not 'xml'\n"
+            "streamsan analyze: --format must be text, json, sarif, html or chrome-trace, not 'xml'\n"
             "usage: streamsan analyze TRACE [options]\n"
             "Run 'streamsan analyze --help' for the options.\n");
   const auto negative = run_streamsan({"analyze", "t.bin", "--print-limit", "-1"});

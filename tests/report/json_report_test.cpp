@@ -42,9 +42,9 @@ TEST(JsonReport, StreamRaceHasEveryPart) {
   EXPECT_EQ(current.at("nvtx_range"), "forward/attention");
   EXPECT_EQ(current.at("stack"), json::parse(R"json([
       {"address":"0x1100","function":"launch_sum(float const*)","file":"demo.cpp","line":42,
-       "module":"/src/demo/demo","module_offset":"0x1100"},
+       "module":"/src/demo/demo","module_offset":"0x1100","kind":"user"},
       {"address":"0x2000","function":"main","file":"demo.cpp","line":60,
-       "module":"/src/demo/demo","module_offset":"0x2000"}])json"));
+       "module":"/src/demo/demo","module_offset":"0x2000","kind":"user"}])json"));
   EXPECT_EQ(d.at("previous").at("name"), "fill");
   EXPECT_EQ(d.at("previous").at("mode"), "write");
   EXPECT_EQ(d.at("allocation").at("id"), 3);
