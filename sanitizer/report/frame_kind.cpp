@@ -30,6 +30,8 @@ constexpr std::array rules{
     frame_rule{field::function, "streamsan::injection::", frame_kind::streamsan},
     frame_rule{field::function, "streamsan::recorder::", frame_kind::streamsan},
     frame_rule{field::module, "libstreamsan", frame_kind::streamsan},
+    // The annotation API's inline functions (include/streamsan/annotate.h).
+    frame_rule{field::function, "streamsan_", frame_kind::streamsan},
     // Shared CUDA libraries.
     frame_rule{field::module, "libcupti.so", frame_kind::cupti},
     frame_rule{field::module, "libcuda.so", frame_kind::cuda},

@@ -81,6 +81,8 @@ TEST(ClassifyFrame, StreamsansOwnFramesByName) {
             frame_kind::streamsan);
   EXPECT_EQ(classify_frame(fn("streamsan::recorder::emit(...)")), frame_kind::streamsan);
   EXPECT_EQ(classify_frame(fn("streamsan::injection::session::on_call()")), frame_kind::streamsan);
+  EXPECT_EQ(classify_frame(fn("streamsan_host_access", "/opt/streamsan/include/streamsan/annotate.h")),
+            frame_kind::streamsan);
   // Other code in the streamsan namespace (tests, tools) is the user's.
   EXPECT_EQ(classify_frame(fn("streamsan::(anonymous namespace)::cli_test_fill(program&)")),
             frame_kind::user);
