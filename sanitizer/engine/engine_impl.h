@@ -143,11 +143,12 @@ class engine_impl {
     contexts_.join_snapshot(*t.context, e.snapshot, e.source, e.source_version);
   }
   // Checks an event used by a host synchronization (S-EVENT-3, -4, S-GRAPH-1):
-  // true when the event's snapshot may be joined.
-  // `call` remembers the event's record (Note [Causes]).
+  // true when the event's snapshot may be joined. A never-recorded event is
+  // reported only when `unrecorded_is_misuse` (Note [Queries of unrecorded
+  // events]). `call` remembers the event's record (Note [Causes]).
   bool event_orders_host(const record_header& h, event_id id, operation_kind op,
-                         ordering_call& call);
-  // A host synchronization with event `r.event` (synchronize or query).
+                         bool unrecorded_is_misuse, ordering_call& call);
+  // A host synchronization with event `event` (synchronize or query).
   void host_waits_for_event(const record_header& h, event_id event, operation_kind op,
                             bool complete);
   void start_capture(stream_state& s, graph_id graph);

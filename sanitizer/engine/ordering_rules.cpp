@@ -46,7 +46,7 @@
 //
 // Note [Event misuse]
 // These calls succeed (or fail) without ordering anything, which is the bug:
-//   never recorded (S-EVENT-3)      wait / synchronize / query report
+//   never recorded (S-EVENT-3)      wait / synchronize report
 //                                   unrecorded_event. A destroyed and
 //                                   re-created event has a new id, so it is
 //                                   never recorded either.
@@ -58,6 +58,14 @@
 //                                   come from any device.
 // In every case the ordering the call was meant to create is absent, so the
 // data race it was meant to prevent is reported too.
+//
+// Note [Queries of unrecorded events]
+// A query of a never-recorded event is not misuse on its own: it answers
+// true (S-EVENT-4) and orders nothing (S-EVENT-3), and correct libraries do
+// it (cuBLAS queries events it has not recorded yet, issue #10). A wait or a synchronize on such an event is still
+// reported: the caller expects it to order something. So the query reports
+// nothing and orders nothing; if the program then relies on it, the access
+// it meant to protect is reported as a race, with the real cause.
 //
 // Note [Host synchronization]
 // Stream synchronize (S-STREAM-5) and a stream query that returned true
@@ -315,7 +323,7 @@ event_state* engine_impl::live_event(const record_header& h, event_id id, stream
 }
 
 bool engine_impl::event_orders_host(const record_header& h, event_id id, operation_kind op,
-                                    ordering_call& call) {
+                                    bool unrecorded_is_misuse, ordering_call& call) {
   const event_state* live = live_event(h, id, {}, op);
   if (live == nullptr) return false;
   const event_state& e = *live;
@@ -326,7 +334,9 @@ bool engine_impl::event_orders_host(const record_header& h, event_id id, operati
   call.event = id;
   remember_event(call, e);
   if (!e.recorded) {
-    call.reported_as = report_sync_error(h, diagnostic_kind::unrecorded_event, op, {}, id);
+    if (unrecorded_is_misuse) {
+      call.reported_as = report_sync_error(h, diagnostic_kind::unrecorded_event, op, {}, id);
+    }
     return false;
   }
   return true;
@@ -334,13 +344,17 @@ bool engine_impl::event_orders_host(const record_header& h, event_id id, operati
 
 // S-EVENT-4: event synchronize makes the host wait for the captured work.
 // S-SYNC-2: a query that returned true orders like a synchronize; false
-// orders nothing. The misuse checks apply either way.
+// orders nothing. The misuse checks apply either way, except that a query
+// of a never-recorded event is not one (Note [Queries of unrecorded
+// events]); it is still remembered, so that a race it fails to prevent
+// names it as the cause.
 void engine_impl::host_waits_for_event(const record_header& h, event_id event,
                                        operation_kind op, bool complete) {
   thread_state& t = thread_of(h);
   host_action(t);
   ordering_call call = ordering_call_of(h, t, op);
-  const bool orders = event_orders_host(h, event, op, call) && complete;
+  const bool misuse = op == operation_kind::event_synchronize;
+  const bool orders = event_orders_host(h, event, op, misuse, call) && complete;
   const event_state* e = orders ? events_.find(event) : nullptr;
   if (e != nullptr) host_joins_event(t, *e);
   if (!is_none(call.event)) {
