@@ -1,6 +1,7 @@
 #include "inject/model/cuda_model.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace streamsan::injection {
 namespace {
@@ -33,12 +34,42 @@ graph_node_kind node_kind(raw_node_kind k) {
   return graph_node_kind::other;
 }
 
+// Note [Threads end in the log]
+void thread_exit_hook(void* model) {
+  try {
+    static_cast<cuda_model*>(model)->thread_exited();
+  } catch (...) {
+    // The thread ends either way; its state is then kept.
+  }
+}
+
 }  // namespace
 
-cuda_model::cuda_model(recorder& rec, driver_queries& driver) : rec_(rec), driver_(driver) {}
+cuda_model::cuda_model(recorder& rec, driver_queries& driver) : rec_(rec), driver_(driver) {
+  thread_key_created_ = pthread_key_create(&thread_key_, thread_exit_hook) == 0;
+}
+
+cuda_model::~cuda_model() {
+  if (thread_key_created_) pthread_key_delete(thread_key_);
+}
 
 void cuda_model::emit(const call_site& at, const record_body& body) {
+  if (thread_key_created_ && pthread_getspecific(thread_key_) == nullptr) {
+    pthread_setspecific(thread_key_, this);
+  }
   rec_.emit_with_stack(body, at.frames);
+}
+
+void cuda_model::thread_exited() {
+  std::lock_guard lock(mutex_);
+  const std::uint32_t thread = raw(rec_.current_thread());
+  auto it = per_thread_streams_.lower_bound({thread, std::numeric_limits<std::int32_t>::min()});
+  while (it != per_thread_streams_.end() && it->first.first == thread) {
+    annotations_.erase(raw(it->second));
+    capturing_.erase(raw(it->second));
+    it = per_thread_streams_.erase(it);
+  }
+  rec_.thread_exited();
 }
 
 // ---- streams ----
@@ -438,6 +469,13 @@ void cuda_model::modules_unloaded() {
 std::size_t cuda_model::live_allocations() const {
   std::lock_guard lock(mutex_);
   return allocations_.live_count();
+}
+
+model_footprint cuda_model::footprint() const {
+  std::lock_guard lock(mutex_);
+  return model_footprint{streams_.size(),          events_.size(),
+                         per_thread_streams_.size(), annotations_.size(),
+                         allocations_.live_count(), allocations_.freed_count()};
 }
 
 }  // namespace streamsan::injection

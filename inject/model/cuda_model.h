@@ -6,7 +6,22 @@
 // Thread-safe: one mutex serializes the model, so that a handle created on
 // one thread is known before another thread uses it, and the log order is the
 // order in which calls completed.
+//
+// Note [Threads end in the log]
+// A host thread that recorded through the model logs thread_exit when it
+// ends, so that the engine can retire its clock slot and its per-thread
+// default streams, and the model forgets the thread's per-thread default
+// streams: memory stays bounded by the threads alive, in thread pools that
+// come and go. The hook is a pthread key set at the thread's first record;
+// key destructors run after every thread_local destructor of the thread
+// (which may still call CUDA: a per-thread handle released at thread exit),
+// and never for the main thread when the process exits, which keeps
+// recording from static destructors and the report's atexit handler. A
+// record from a later key destructor (another library's) comes as from a
+// new thread, which logs its own thread_exit in the next round.
 #pragma once
+
+#include <pthread.h>
 
 #include <cstdint>
 #include <map>
@@ -49,9 +64,22 @@ struct annotated_range {
   access_mode mode = access_mode::read_write;
 };
 
+// How much the model keeps (for tests and benchmarks of its memory bound).
+struct model_footprint {
+  std::size_t stream_handles = 0;  // live + tombstones
+  std::size_t event_handles = 0;
+  std::size_t per_thread_streams = 0;
+  std::size_t annotations = 0;
+  std::size_t live_allocations = 0;
+  std::size_t freed_allocations = 0;
+};
+
 class cuda_model {
  public:
   cuda_model(recorder& rec, driver_queries& driver);
+  // Threads that outlive the model no longer report their end to it; none
+  // may be using it.
+  ~cuda_model();
   cuda_model(const cuda_model&) = delete;
   cuda_model& operator=(const cuda_model&) = delete;
 
@@ -113,7 +141,12 @@ class cuda_model {
   // Kernel handles may be recycled once their module is unloaded.
   void modules_unloaded();
 
+  // The calling thread ends (Note [Threads end in the log]); its thread-exit
+  // hook calls this, tests may too.
+  void thread_exited();
+
   std::size_t live_allocations() const;
+  model_footprint footprint() const;
 
  private:
   struct kernel_info {
@@ -134,6 +167,10 @@ class cuda_model {
   recorder& rec_;
   driver_queries& driver_;
   mutable std::mutex mutex_;
+  // Note [Threads end in the log]; thread_key_created_ false when the
+  // process ran out of keys (threads are then never retired).
+  pthread_key_t thread_key_{};
+  bool thread_key_created_ = false;
 
   handle_table<stream_id> streams_;
   handle_table<event_id> events_;

@@ -278,5 +278,56 @@ TEST_F(CudaModel, HostFunctionIsNamed) {
   EXPECT_EQ(sink.tables.string(sink.all<host_func>().at(0).name), "host_fn_42");
 }
 
+
+// Note [Threads end in the log]
+TEST_F(CudaModel, AnEndingThreadLogsThreadExitAndForgetsItsPerThreadStream) {
+  thread_id worker{};
+  std::thread([&] {
+    model.stream_synchronized(here, {0, true});
+    const annotated_range r[] = {{0x10000, 8, access_mode::read}};
+    model.annotate_next_launch({0, true}, r);
+    worker = rec.current_thread();
+    EXPECT_EQ(model.footprint().per_thread_streams, 1u);
+  }).join();
+  EXPECT_EQ(model.footprint().per_thread_streams, 0u);
+  EXPECT_EQ(model.footprint().annotations, 0u);
+  ASSERT_FALSE(sink.records.empty());
+  EXPECT_TRUE(std::holds_alternative<thread_exit>(sink.records.back().body));
+  EXPECT_EQ(sink.records.back().header.thread, worker);
+  // The main thread records on, under its own id.
+  model.stream_synchronized(here, {0, true});
+  EXPECT_NE(sink.records.back().header.thread, worker);
+}
+
+TEST_F(CudaModel, AThreadThatNeverRecordedLogsNothing) {
+  std::thread([] {}).join();
+  EXPECT_TRUE(sink.all<thread_exit>().empty());
+}
+
+TEST_F(CudaModel, ThreadChurnKeepsOnlyTheLiveThreadsPerThreadStreams) {
+  model.stream_synchronized(here, {0, true});  // the main thread's stays
+  for (int round = 0; round < 8; ++round) {
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 8; ++i) {
+      threads.emplace_back([&] { model.stream_synchronized(here, {0, true}); });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(model.footprint().per_thread_streams, 1u) << "round " << round;
+  }
+  EXPECT_EQ(sink.all<thread_exit>().size(), 64u);
+  // Every worker had its own per-thread default stream.
+  EXPECT_EQ(sink.all<stream_create>().size(), 65u);
+}
+
+TEST_F(CudaModel, StreamChurnKeepsBoundedHandleTables) {
+  // Distinct handles, as a driver that never recycles one would hand out.
+  for (std::uintptr_t i = 1; i <= 5000; ++i) {
+    model.stream_created(here, i * 64, 0, 0);
+    model.stream_synchronized(here, {i * 64});
+    model.stream_destroyed(here, i * 64);
+  }
+  EXPECT_LE(model.footprint().stream_handles, 1024u);
+}
+
 }  // namespace
 }  // namespace streamsan::injection
