@@ -12,10 +12,10 @@
 // keep after each step (1k, 10k, 100k stream cycles; 1k, 10k threads), and
 // exits 1 unless the last step's resident memory is within 10% of the first
 // step's of that kind and the model and the unwinder keep no more than the
-// live streams and threads need (1024 tombstones of destroyed stream
-// handles: Note [Handles are translated at the boundary]). `--engine` also feeds the live engine, whose own
-// memory bound is docs/engine.md's (without the engine's slot retirement it
-// grows with every stream and thread).
+// live streams and threads need (and 1024 tombstones of destroyed stream
+// handles: Note [Handles are translated at the boundary]). `--engine` also
+// feeds the live engine, whose own memory bound is docs/engine.md's
+// (without the engine's slot retirement it grows with every stream).
 #include <unistd.h>
 
 #include <cstdio>
