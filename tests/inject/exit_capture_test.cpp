@@ -11,7 +11,8 @@
 // be recorded with the application's stack.
 //
 // Exit status 0 and "ok" on success; 1 with the reason otherwise (a crash,
-// the failure this guards against, ends the program with SIGSEGV).
+// the failure this guards against, ends the program with SIGSEGV; a read of
+// destroyed tables shows under valgrind or a sanitizer build).
 #include <cstdio>
 #include <cstdlib>
 
@@ -68,6 +69,22 @@ struct device_buffer {
   }
 };
 
+// A static constructed before the library started (before main here):
+// destroyed after the report's atexit handler stopped the callbacks, and
+// after the library's own statics. Its CUDA call still reaches the
+// dispatcher, which keeps the call nesting (Note [Nesting is tracked while
+// stopped]) through tables that must still exist, and models nothing.
+struct early_device_buffer {
+  ~early_device_buffer() {
+    if (the_sanitizer == nullptr) return;
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
+                 cudaFree_v3020_params{reinterpret_cast<void*>(buffer_address + 0x1000)});
+    if (the_sanitizer->sink.all<free_record>().size() != 1) fail("a free after stop() was recorded");
+    std::puts("ok (after the report)");
+  }
+};
+early_device_buffer early_buffer;
+
 __attribute__((noinline)) void allocate() {
   void* ptr = reinterpret_cast<void*>(buffer_address);
   runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, cudaMalloc_v3020_params{&ptr, 256});
@@ -79,6 +96,8 @@ __attribute__((noinline)) void allocate() {
 int main() {
   using namespace streamsan::injection;
   the_sanitizer = new sanitizer;
+  // The session's report at exit, registered when the library starts.
+  std::atexit([] { the_sanitizer->dispatcher.stop(); });
   // The first capture on the main thread makes its per-thread unwinder state.
   allocate();
   if (the_sanitizer->sink.all<streamsan::alloc_record>().size() != 1) fail("no allocation");
