@@ -16,11 +16,15 @@
 // handles: Note [Handles are translated at the boundary]). `--engine` also
 // feeds the live engine, whose own memory bound is docs/engine.md's
 // (without the engine's slot retirement it grows with every stream).
+// Last, the heap the injection side holds per live stream, allocation and
+// thread (mallinfo2), the figures of docs/injection.md.
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <latch>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -113,6 +117,17 @@ struct feed {
                  cudaStreamDestroy_v5050_params{stream});
   }
 
+  void create_stream(std::uintptr_t handle) {
+    cudaStream_t out = reinterpret_cast<cudaStream_t>(handle);
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreate_v3020,
+                 cudaStreamCreate_v3020_params{&out});
+  }
+
+  void allocate(std::uint64_t address) {
+    void* ptr = reinterpret_cast<void*>(address);
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, cudaMalloc_v3020_params{&ptr, 256});
+  }
+
   void thread_cycle() {
     std::thread([this] {
       launch(nullptr, true);
@@ -129,6 +144,40 @@ struct feed {
                 static_cast<unsigned long long>(counter.records));
   }
 };
+
+std::uint64_t heap_bytes() { return mallinfo2().uordblks; }
+
+// The heap the injection side holds per live stream, allocation and thread
+// (docs/injection.md, "Memory").
+void print_per_live_object() {
+  feed f(false);
+  constexpr int objects = 10000;
+  auto before = heap_bytes();
+  for (int i = 1; i <= objects; ++i) f.create_stream(0x100000 + i * 0x40);
+  std::printf("heap per live stream: %.0f bytes\n",
+              static_cast<double>(heap_bytes() - before) / objects);
+  before = heap_bytes();
+  for (int i = 1; i <= objects; ++i) f.allocate(0x7f0000000000 + i * 0x1000ull);
+  std::printf("heap per live allocation: %.0f bytes\n",
+              static_cast<double>(heap_bytes() - before) / objects);
+  constexpr int threads = 32;
+  std::latch recorded(threads), done(1);
+  std::vector<std::thread> pool;
+  before = heap_bytes();
+  for (int i = 0; i < threads; ++i) {
+    pool.emplace_back([&] {
+      f.launch(nullptr, true);
+      recorded.count_down();
+      done.wait();
+    });
+  }
+  recorded.wait();
+  const auto during = heap_bytes();
+  done.count_down();
+  for (auto& t : pool) t.join();
+  std::printf("heap per live thread that made CUDA calls: %.0f bytes\n",
+              static_cast<double>(during - before) / threads);
+}
 
 // Whether `last` is within 10% of `first`.
 bool flat(const char* what, std::uint64_t first, std::uint64_t last) {
@@ -186,5 +235,6 @@ int main(int argc, char** argv) {
     std::printf("the model or the unwinder keeps state of streams or threads that ended\n");
     ok = false;
   }
+  print_per_live_object();
   return ok ? 0 : 1;
 }
