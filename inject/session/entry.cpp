@@ -6,7 +6,7 @@
 #include <string>
 
 #include "include/streamsan/annotate.h"
-#include "inject/session/session.h"
+#include "inject/session/process_session.h"
 
 // The library is built with hidden visibility; exports.map lists these too.
 #define STREAMSAN_EXPORT extern "C" __attribute__((visibility("default")))
@@ -15,7 +15,7 @@ namespace {
 
 using streamsan::access_mode;
 using streamsan::injection::annotated_range;
-using streamsan::injection::session;
+namespace process_session = streamsan::injection::process_session;
 
 // CUPTI's own NVTX entry point: NVTX_INJECTION64_PATH names this library
 // (streamsan run sets both variables to it) and NVTX hands over to CUPTI,
@@ -50,7 +50,7 @@ access_mode mode_of(int m) {
 
 // CUDA_INJECTION64_PATH: called by the driver during cuInit.
 STREAMSAN_EXPORT int InitializeInjection(void) {
-  session::start().cuda_initialized();
+  process_session::cuda_initialized();
   return 1;
 }
 
@@ -58,7 +58,8 @@ STREAMSAN_EXPORT int InitializeInjection(void) {
 // come before any CUDA call; the session starts then so that the range is
 // not lost.
 STREAMSAN_EXPORT int InitializeInjectionNvtx2(void* get_export_table) {
-  session::start().try_subscribe();
+  // cuda_initialized() tries again and reports a failure then.
+  process_session::start().try_subscribe();
   using init_fn = int (*)(void*);
   auto* fn = reinterpret_cast<init_fn>(cupti_symbol("InitializeInjectionNvtx2"));
   return fn != nullptr ? fn(get_export_table) : 0;
@@ -73,7 +74,7 @@ STREAMSAN_EXPORT int InitializeInjectionNvtxExtension(void* module_info) {
 STREAMSAN_EXPORT void streamsan_inject_annotate_next_launch(struct CUstream_st* stream,
                                                       const streamsan_range* ranges,
                                                       size_t count) {
-  auto* s = session::current();
+  auto* s = process_session::current();
   if (s == nullptr) return;
   std::vector<annotated_range> converted;
   converted.reserve(count);
@@ -87,7 +88,7 @@ STREAMSAN_EXPORT void streamsan_inject_annotate_next_launch(struct CUstream_st* 
 
 STREAMSAN_EXPORT void streamsan_inject_host_access(const void* address, size_t size, int mode,
                                              const char* label) {
-  auto* s = session::current();
+  auto* s = process_session::current();
   if (s == nullptr) return;
   const annotated_range r[] = {
       {reinterpret_cast<std::uint64_t>(address), size, mode_of(mode)}};

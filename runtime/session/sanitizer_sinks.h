@@ -14,6 +14,7 @@
 #include "sanitizer/engine/engine.h"
 #include "sanitizer/log/recorder.h"
 #include "sanitizer/log/trace_writer.h"
+#include "sanitizer/report/report_input.h"
 #include "sanitizer/report/symbolizer.h"
 #include "sanitizer/tsan/tsan_bridge.h"
 
@@ -40,6 +41,7 @@ class sanitizer_sinks final : public record_sink {
   void attach_tsan();
 
   const bool print_;
+  report_options report_;
   mutable std::mutex mutex_;
   std::unique_ptr<engine> engine_;
   std::unique_ptr<symbolizer> symbols_;  // over engine_->tables(); live, so this process too
