@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <string>
+#include <string_view>
 
 #include "sanitizer/report/report_input.h"
 #include "sanitizer/report/text_report.h"
@@ -41,6 +43,10 @@ sanitizer_sinks::~sanitizer_sinks() {
 }
 
 void sanitizer_sinks::attach_tsan() {
+  // The environment can turn it off whatever the options say (test suites
+  // whose programs race on purpose, in a TSan build of streamsan).
+  const char* off = std::getenv("STREAMSAN_TSAN");
+  if (off != nullptr && std::string_view(off) == "0") return;
   const auto probe = tsan::probe_tsan_runtime();
   switch (probe.status) {
     case tsan::probe_status::absent:

@@ -5,6 +5,7 @@
 # usual; a usable one is used silently; STREAMSAN_TSAN=0 leaves it alone.
 #   refusal_test.sh PROGRAM LIBTSAN_SO_7 LIBTSAN_SO_2 LIBTSAN_SO_2_WITHOUT_FIBERS
 set -u
+unset STREAMSAN_TSAN
 program=$1 v7=$2 v2=$3 nofibers=$4
 failed=0
 check() {  # name, expected status, expected line ("" for none), env...
