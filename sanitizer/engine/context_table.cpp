@@ -72,6 +72,10 @@ stream_state& context_table::create_stream(stream_id id, std::int32_t device,
   return s;
 }
 
+void context_table::announce_join(const execution_context& dst, const execution_context& src) {
+  observer_->joined(dst.ref(), src.ref());
+}
+
 device_state* context_table::find_device(std::int32_t device) noexcept {
   const auto it = devices_.find(device);
   return it == devices_.end() ? nullptr : &it->second;

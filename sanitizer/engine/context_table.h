@@ -89,7 +89,7 @@ class context_table {
   // dst's clock := max(dst, src), skipped when dst already saw src's
   // current version (Note [Skipping redundant joins]).
   void join(execution_context& dst, const execution_context& src) {
-    if (observer_ != nullptr) [[unlikely]] observer_->joined(dst.ref(), src.ref());
+    if (observer_ != nullptr) [[unlikely]] announce_join(dst, src);
     if (src.slot < dst.seen.size() && dst.seen[src.slot] >= src.version) return;
     join_slow(dst, src.clock, src.slot, src.version);
   }
@@ -116,6 +116,9 @@ class context_table {
 
  private:
   execution_context& new_context(context_kind kind, std::uint32_t id);
+  // Out of line: join() is on every launch's path.
+  [[gnu::noinline, gnu::cold]] void announce_join(const execution_context& dst,
+                                                   const execution_context& src);
   void join_slow(execution_context& dst, const vector_clock& src, context_slot src_slot,
                  std::uint64_t src_version);
 
