@@ -42,19 +42,54 @@ std::size_t diagnostic_log::key_hash::operator()(const key& k) const noexcept {
   return static_cast<std::size_t>(h);
 }
 
-bool diagnostic_log::add(const diagnostic& d) {
-  if (deduplicate_) {
-    const auto [it, inserted] = index_.try_emplace(key_of(d), diagnostics_.size());
-    if (!inserted) {
-      ++diagnostics_[it->second].count;
-      ++duplicates_;
-      return false;
-    }
+diagnostic_log::key diagnostic_log::sites_of(const diagnostic& d) noexcept {
+  key k = key_of(d);
+  k.hazard_kind = hazard::none;
+  return k;
+}
+
+// Note [Deduplication]
+diagnostic_added diagnostic_log::add(const diagnostic& d) {
+  if (!deduplicate_) return append(d);
+  const auto sites = sites_.find(sites_of(d));
+  if (is_candidate(d)) return sites == sites_.end() ? append(d) : fold(sites->second);
+  if (const auto same = confirmed_.find(key_of(d)); same != confirmed_.end()) {
+    return fold(same->second);
   }
+  if (sites != sites_.end() && is_candidate(diagnostics_[sites->second])) {
+    return confirm(sites->second, d);
+  }
+  return append(d);
+}
+
+diagnostic_added diagnostic_log::append(const diagnostic& d) {
+  const std::size_t index = diagnostics_.size();
   diagnostics_.push_back(d);
   diagnostics_.back().count = 1;
-  if (callback_) callback_(diagnostics_.back());
-  return true;
+  if (deduplicate_) {
+    sites_.try_emplace(sites_of(d), index);
+    if (!is_candidate(d)) confirmed_.emplace(key_of(d), index);
+  }
+  notify(diagnostics_.back());
+  return diagnostic_added::added;
+}
+
+diagnostic_added diagnostic_log::fold(std::size_t index) {
+  ++diagnostics_[index].count;
+  ++duplicates_;
+  return diagnostic_added::folded;
+}
+
+diagnostic_added diagnostic_log::confirm(std::size_t index, const diagnostic& d) {
+  diagnostic& stored = diagnostics_[index];
+  const std::uint32_t count = stored.count + 1;
+  stored = d;
+  stored.count = count;
+  confirmed_.emplace(key_of(stored), index);
+  ++duplicates_;
+  ++confirmations_;
+  notify(stored);
+  return diagnostic_added::confirmed;
 }
 
 }  // namespace streamsan

@@ -50,6 +50,21 @@ struct stored_graph {
   std::vector<stored_graph_node> nodes;
 };
 
+// A diagnostic found while one record is applied, not yet in the log
+// (Note [One diagnostic per pair of operations]).
+struct pending_diagnostic {
+  diagnostic d;
+  // Conflicts from an access history: later conflicts of the same pair of
+  // accesses (their epochs, with d's operation fields) merge into this one.
+  bool merges = false;
+  epoch current_when;
+  epoch previous_when;
+  // Conflicts: the offset of d.allocation in its root, and the conflicting
+  // bytes in root coordinates (unsorted, possibly overlapping).
+  std::uint64_t root_offset = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> root_ranges;
+};
+
 class engine_impl {
  public:
   explicit engine_impl(engine_options options);
@@ -177,9 +192,13 @@ class engine_impl {
   void report_use_before_alloc(const allocation& a, const access_entry& current);
   void report_sync_error(const record_header& h, diagnostic_kind kind, operation_kind op,
                          stream_id stream, event_id event);
+  // Diagnostics wait in pending_ until the record is applied, then go to the
+  // log in the order found (Note [One diagnostic per pair of operations]).
   void emit(const diagnostic& d) {
-    if (!diagnostics_.add(d)) ++stats_.duplicate_diagnostics;
+    pending_.emplace_back();
+    pending_.back().d = d;
   }
+  void report_pending();
 
   engine_options options_;
   context_table contexts_;
@@ -190,6 +209,7 @@ class engine_impl {
   std::vector<stream_state*> capturing_;
   nvtx_paths nvtx_{first_engine_string_id};
   std::vector<history_conflict> conflicts_;  // scratch for one access
+  std::vector<pending_diagnostic> pending_;  // found while applying one record
 
   // The last thread seen: consecutive records usually come from one thread.
   thread_id last_thread_id_{};

@@ -8,9 +8,75 @@
 // not CUDA's business: their accesses may be ordered by locks the log never
 // shows, which ThreadSanitizer sees and streamsan does not, so such pairs are
 // only counted (engine_statistics::host_host_conflicts).
+//
+// Note [One diagnostic per pair of operations]
+// A kernel's footprint is a list of accesses: one per buffer for a declared
+// or inferred footprint, but a measured one has an interval per run of
+// bytes touched, so one launch can meet another on many intervals of one
+// allocation. The history finds a conflict per pair of accesses; reporting
+// each as a diagnostic would fold them into one entry whose count no longer
+// says how often the race happened. So conflicts wait until the whole record
+// is applied, and the conflicts of one pair of operations (the same two
+// accesses' epochs and operations, allocation, hazard and footprint origins)
+// become one diagnostic: each side's modes united and its accesses' hull,
+// and the exact conflicting ranges, sorted and merged (the first
+// max_listed_ranges listed, all of them counted). Every diagnostic of the
+// record then goes to the log in the order it was found, and only there is
+// deduplicated and its certainty fixed (Note [Candidates and confirmed
+// diagnostics]).
+#include <algorithm>
+
 #include "sanitizer/engine/engine_impl.h"
 
 namespace streamsan {
+namespace {
+
+bool same_operation(const operation_ref& a, const operation_ref& b) noexcept {
+  return a.seq == b.seq && a.op == b.op && a.name == b.name && a.graph == b.graph &&
+         a.graph_node == b.graph_node && a.alloc == b.alloc && a.origin == b.origin;
+}
+
+std::uint64_t end_of(const operation_ref& op) noexcept {
+  std::uint64_t end;
+  return __builtin_add_overflow(op.offset, op.size, &end) ? ~std::uint64_t{0} : end;
+}
+
+// Adds `extra`'s mode and extent to the side `into` of the same operation.
+void unite(operation_ref& into, const operation_ref& extra) noexcept {
+  into.mode = into.mode | extra.mode;
+  const std::uint64_t begin = std::min(into.offset, extra.offset);
+  const std::uint64_t end = std::max(end_of(into), end_of(extra));
+  into.offset = begin;
+  into.size = end - begin;
+}
+
+// Sorts and merges the root ranges, then fills d's conflicting bytes
+// relative to its allocation (which starts at `root_offset` in the root).
+void set_ranges(diagnostic& d, std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges,
+                std::uint64_t root_offset) {
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<byte_interval> merged;
+  std::uint64_t count = 0, bytes = 0, hull_begin = 0, hull_end = 0;
+  for (std::size_t i = 0; i < ranges.size();) {
+    auto [begin, end] = ranges[i];
+    for (++i; i < ranges.size() && ranges[i].first <= end; ++i) end = std::max(end, ranges[i].second);
+    const std::uint64_t relative = begin >= root_offset ? begin - root_offset : 0;
+    const std::uint64_t relative_end = end >= root_offset ? end - root_offset : 0;
+    if (relative_end <= relative) continue;
+    if (count == 0) hull_begin = relative;
+    hull_end = relative_end;
+    ++count;
+    bytes += relative_end - relative;
+    if (merged.size() < max_listed_ranges) merged.push_back({relative, relative_end - relative});
+  }
+  d.overlap_offset = hull_begin;
+  d.overlap_size = hull_end - hull_begin;
+  d.ranges = std::move(merged);
+  d.range_count = count;
+  d.conflict_bytes = bytes;
+}
+
+}  // namespace
 
 operation_ref engine_impl::ref_of(const access_entry& e) const noexcept {
   operation_ref o;
@@ -25,6 +91,7 @@ operation_ref engine_impl::ref_of(const access_entry& e) const noexcept {
   o.thread = e.thread;
   o.name = e.name;
   o.mode = e.mode;
+  o.origin = e.origin;
   o.offset = e.offset;
   o.size = e.size;
   o.stack = e.stack;
@@ -37,30 +104,68 @@ operation_ref engine_impl::ref_of(const access_entry& e) const noexcept {
 
 void engine_impl::report_conflicts(const allocation& a, const access_entry& current,
                                    diagnostic_kind lifetime_kind) {
-  const context_kind current_kind = ref_of(current).context;
+  const operation_ref current_ref = ref_of(current);
   for (const history_conflict& c : conflicts_) {
     const operation_ref previous = ref_of(c.previous);
-    if (current_kind == context_kind::host_thread &&
+    if (current_ref.context == context_kind::host_thread &&
         previous.context == context_kind::host_thread) {
       ++stats_.host_host_conflicts;  // Note [Race kinds]
       continue;
     }
-    diagnostic d;
+    diagnostic_kind kind = diagnostic_kind::host_device_race;
     if (lifetime_kind == diagnostic_kind::free_while_in_use) {
-      d.kind = lifetime_kind;
-    } else if (current_kind == context_kind::stream && previous.context == context_kind::stream) {
-      d.kind = diagnostic_kind::stream_race;
-    } else {
-      d.kind = diagnostic_kind::host_device_race;
+      kind = lifetime_kind;
+    } else if (current_ref.context == context_kind::stream &&
+               previous.context == context_kind::stream) {
+      kind = diagnostic_kind::stream_race;
     }
-    d.hazard_kind = c.kind;
-    d.current = ref_of(current);
-    d.previous = previous;
-    d.allocation = a.ref;
-    d.overlap_offset = c.begin >= a.root_offset ? c.begin - a.root_offset : 0;
-    d.overlap_size = c.end - c.begin;
-    emit(d);
+    // Note [One diagnostic per pair of operations]
+    const auto same_pair = [&](const pending_diagnostic& p) {
+      return p.merges && p.d.kind == kind && p.d.hazard_kind == c.kind &&
+             p.current_when == current.when && p.previous_when == c.previous.when &&
+             p.d.allocation->id == a.ref.id && same_operation(p.d.current, current_ref) &&
+             same_operation(*p.d.previous, previous);
+    };
+    const auto found = std::find_if(pending_.begin(), pending_.end(), same_pair);
+    if (found != pending_.end()) {
+      unite(found->d.current, current_ref);
+      unite(*found->d.previous, previous);
+      found->root_ranges.emplace_back(c.begin, c.end);
+      continue;
+    }
+    pending_diagnostic p;
+    p.d.kind = kind;
+    p.d.hazard_kind = c.kind;
+    p.d.current = current_ref;
+    p.d.previous = previous;
+    p.d.allocation = a.ref;
+    p.merges = true;
+    p.current_when = current.when;
+    p.previous_when = c.previous.when;
+    p.root_offset = a.root_offset;
+    p.root_ranges.emplace_back(c.begin, c.end);
+    pending_.push_back(std::move(p));
   }
+}
+
+void engine_impl::report_pending() {
+  for (pending_diagnostic& p : pending_) {
+    diagnostic& d = p.d;
+    if (!p.root_ranges.empty()) set_ranges(d, p.root_ranges, p.root_offset);
+    d.certainty = certainty_of(d.current, d.previous ? &*d.previous : nullptr);
+    switch (diagnostics_.add(d)) {
+      case diagnostic_added::added:
+        break;
+      case diagnostic_added::folded:
+        ++stats_.duplicate_diagnostics;
+        break;
+      case diagnostic_added::confirmed:
+        ++stats_.duplicate_diagnostics;
+        ++stats_.confirmed_candidates;
+        break;
+    }
+  }
+  pending_.clear();
 }
 
 void engine_impl::report_use_after_free(const allocation& a, const access_entry& current) {
