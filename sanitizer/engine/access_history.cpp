@@ -69,7 +69,7 @@ void access_history::apply_general(std::uint64_t begin, std::uint64_t end,
   };
   const auto fresh = [&](std::uint64_t b, std::uint64_t e) {
     segment s{b, e, access_entry{}, {}, {}};
-    record(s, entry, clock.view());
+    record(s, entry, entry.mode, clock.view());
     return s;
   };
 
@@ -90,7 +90,7 @@ void access_history::apply_general(std::uint64_t begin, std::uint64_t end,
     if (is_write) continue;  // one piece for the whole range, below
     if (b > pos) emit(fresh(pos, b));
     segment piece{b, e, old.write, old.reads, old.atomics};
-    record(piece, entry, clock.view());
+    record(piece, entry, entry.mode, clock.view());
     emit(std::move(piece));
     pos = e;
   }

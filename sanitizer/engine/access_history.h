@@ -119,18 +119,41 @@ class access_history {
   std::size_t bytes_held() const noexcept;
 
  private:
-  // One segment exactly covered by the access: check, then record.
+  // One segment exactly covered by the access: check, then record. Plain
+  // reads and writes, nearly every access, get their own copy with the mode
+  // folded in.
   static void apply_exact(segment& s, const access_entry& entry, clock_view clock,
                           std::vector<history_conflict>& conflicts) {
-    check(s, s.begin, s.end, entry.mode, clock, conflicts, conflicts.size());
-    record(s, entry, clock);
+    switch (entry.mode) {
+      case access_mode::read:
+        apply_exact_as(access_mode::read, s, entry, clock, conflicts);
+        return;
+      case access_mode::write:
+        apply_exact_as(access_mode::write, s, entry, clock, conflicts);
+        return;
+      case access_mode::read_write:
+      case access_mode::atomic:
+      case access_mode::read_atomic:
+      case access_mode::write_atomic:
+      case access_mode::read_write_atomic:
+        apply_exact_as(entry.mode, s, entry, clock, conflicts);
+        return;
+    }
+  }
+
+  [[gnu::always_inline]] static void apply_exact_as(access_mode mode, segment& s,
+                                                    const access_entry& entry, clock_view clock,
+                                                    std::vector<history_conflict>& conflicts) {
+    check(s, s.begin, s.end, mode, clock, conflicts, conflicts.size());
+    record(s, entry, mode, clock);
   }
 
   // Note [Atomic access sets]: every unordered stored access whose mode
   // conflicts with `mode`. Only accesses the current context is not ordered
   // after count.
-  static void check(const segment& s, std::uint64_t begin, std::uint64_t end, access_mode mode,
-                    clock_view clock, std::vector<history_conflict>& out, std::size_t first) {
+  [[gnu::always_inline]] static void check(const segment& s, std::uint64_t begin,
+                                           std::uint64_t end, access_mode mode, clock_view clock,
+                                           std::vector<history_conflict>& out, std::size_t first) {
     if (!clock.covers(s.write.when) && !s.write.when.is_none()) [[unlikely]] {
       check_entry(s.write, begin, end, mode, out, first);
     }
@@ -155,16 +178,17 @@ class access_history {
   }
 
   // A write replaces the segment's state; a read and an atomic join their
-  // sets (a read+atomic both).
-  static void record(segment& s, const access_entry& entry, clock_view clock) {
-    if (writes(entry.mode)) {
+  // sets (a read+atomic both). `mode` is entry.mode.
+  [[gnu::always_inline]] static void record(segment& s, const access_entry& entry,
+                                            access_mode mode, clock_view clock) {
+    if (writes(mode)) {
       s.write = entry;
       s.reads.clear();
       s.atomics.clear();
       return;
     }
-    if (reads(entry.mode)) record_bounded(s.reads, entry, clock);
-    if (is_atomic(entry.mode)) record_bounded(s.atomics, entry, clock);
+    if (reads(mode)) record_bounded(s.reads, entry, clock);
+    if (is_atomic(mode)) record_bounded(s.atomics, entry, clock);
   }
 
   // Note [Bounded read sets], for reads and atomics alike. The new access

@@ -159,12 +159,14 @@ struct diagnostic {
   std::optional<allocation_ref> allocation;
   // Note [Candidates and confirmed diagnostics]
   diagnostic_certainty certainty = diagnostic_certainty::confirmed;
-  // The bytes in conflict, relative to the allocation: their hull, and the
-  // exact ranges (sorted, disjoint, not adjacent). The same bytes for both
+  // The bytes in conflict, relative to the allocation: their hull, and,
+  // when there are several, the exact ranges (sorted, disjoint, not
+  // adjacent); with one, `ranges` is empty and the hull is the range
+  // (conflict_ranges() gives the list either way). The same bytes for both
   // sides; the previous side's own allocation may be another block over
   // them (operation_ref::alloc). At most max_listed_ranges are listed;
-  // range_count and conflict_bytes count all of them. A diagnostic built
-  // with no ranges listed has one range, the hull (conflict_ranges()).
+  // range_count and conflict_bytes count all of them (0: as many as listed,
+  // for a diagnostic built by hand).
   std::uint64_t overlap_offset = 0;
   std::uint64_t overlap_size = 0;
   std::vector<byte_interval> ranges;

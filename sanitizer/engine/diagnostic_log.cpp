@@ -51,11 +51,14 @@ diagnostic_log::key diagnostic_log::sites_of(const diagnostic& d) noexcept {
 // Note [Deduplication]
 diagnostic_added diagnostic_log::add(const diagnostic& d) {
   if (!deduplicate_) return append(d);
+  if (!is_candidate(d)) {
+    // The common repeat: one lookup.
+    if (const auto same = confirmed_.find(key_of(d)); same != confirmed_.end()) {
+      return fold(same->second);
+    }
+  }
   const auto sites = sites_.find(sites_of(d));
   if (is_candidate(d)) return sites == sites_.end() ? append(d) : fold(sites->second);
-  if (const auto same = confirmed_.find(key_of(d)); same != confirmed_.end()) {
-    return fold(same->second);
-  }
   if (sites != sites_.end() && is_candidate(diagnostics_[sites->second])) {
     return confirm(sites->second, d);
   }

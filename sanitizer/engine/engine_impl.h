@@ -60,9 +60,20 @@ struct pending_diagnostic {
   epoch current_when;
   epoch previous_when;
   // Conflicts: the offset of d.allocation in its root, and the conflicting
-  // bytes in root coordinates (unsorted, possibly overlapping).
+  // bytes in root coordinates (unsorted, possibly overlapping). The first
+  // piece is kept inline: most conflicts have one, and the report path
+  // allocates nothing for them.
   std::uint64_t root_offset = 0;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> root_ranges;
+  std::uint32_t pieces = 0;
+  std::pair<std::uint64_t, std::uint64_t> first_piece;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> more_pieces;
+  void add_piece(std::uint64_t begin, std::uint64_t end) {
+    if (pieces++ == 0) {
+      first_piece = {begin, end};
+    } else {
+      more_pieces.emplace_back(begin, end);
+    }
+  }
 };
 
 class engine_impl {

@@ -50,16 +50,17 @@ void unite(operation_ref& into, const operation_ref& extra) noexcept {
   into.size = end - begin;
 }
 
-// Sorts and merges the root ranges, then fills d's conflicting bytes
-// relative to its allocation (which starts at `root_offset` in the root).
-void set_ranges(diagnostic& d, std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges,
+// Fills d's conflicting bytes, relative to its allocation (which starts at
+// `root_offset` in the root), from `pieces` in root coordinates: sorted and
+// merged, the first max_listed_ranges listed when there are several.
+void set_ranges(diagnostic& d, std::vector<std::pair<std::uint64_t, std::uint64_t>>& pieces,
                 std::uint64_t root_offset) {
-  std::sort(ranges.begin(), ranges.end());
+  std::sort(pieces.begin(), pieces.end());
   std::vector<byte_interval> merged;
   std::uint64_t count = 0, bytes = 0, hull_begin = 0, hull_end = 0;
-  for (std::size_t i = 0; i < ranges.size();) {
-    auto [begin, end] = ranges[i];
-    for (++i; i < ranges.size() && ranges[i].first <= end; ++i) end = std::max(end, ranges[i].second);
+  for (std::size_t i = 0; i < pieces.size();) {
+    auto [begin, end] = pieces[i];
+    for (++i; i < pieces.size() && pieces[i].first <= end; ++i) end = std::max(end, pieces[i].second);
     const std::uint64_t relative = begin >= root_offset ? begin - root_offset : 0;
     const std::uint64_t relative_end = end >= root_offset ? end - root_offset : 0;
     if (relative_end <= relative) continue;
@@ -71,9 +72,23 @@ void set_ranges(diagnostic& d, std::vector<std::pair<std::uint64_t, std::uint64_
   }
   d.overlap_offset = hull_begin;
   d.overlap_size = hull_end - hull_begin;
-  d.ranges = std::move(merged);
+  if (count > 1) d.ranges = std::move(merged);  // one range is the hull
   d.range_count = count;
   d.conflict_bytes = bytes;
+}
+
+void set_ranges(diagnostic& d, pending_diagnostic& p) {
+  if (p.pieces == 0) return;
+  if (p.pieces > 1 || p.first_piece.first < p.root_offset) {
+    p.more_pieces.push_back(p.first_piece);
+    set_ranges(d, p.more_pieces, p.root_offset);
+    return;
+  }
+  const auto [begin, end] = p.first_piece;  // the common case: no allocation
+  d.overlap_offset = begin - p.root_offset;
+  d.overlap_size = end > begin ? end - begin : 0;
+  d.range_count = d.overlap_size > 0 ? 1 : 0;
+  d.conflict_bytes = d.overlap_size;
 }
 
 }  // namespace
@@ -130,7 +145,7 @@ void engine_impl::report_conflicts(const allocation& a, const access_entry& curr
     if (found != pending_.end()) {
       unite(found->d.current, current_ref);
       unite(*found->d.previous, previous);
-      found->root_ranges.emplace_back(c.begin, c.end);
+      found->add_piece(c.begin, c.end);
       continue;
     }
     pending_diagnostic p;
@@ -143,7 +158,7 @@ void engine_impl::report_conflicts(const allocation& a, const access_entry& curr
     p.current_when = current.when;
     p.previous_when = c.previous.when;
     p.root_offset = a.root_offset;
-    p.root_ranges.emplace_back(c.begin, c.end);
+    p.add_piece(c.begin, c.end);
     pending_.push_back(std::move(p));
   }
 }
@@ -151,7 +166,7 @@ void engine_impl::report_conflicts(const allocation& a, const access_entry& curr
 void engine_impl::report_pending() {
   for (pending_diagnostic& p : pending_) {
     diagnostic& d = p.d;
-    if (!p.root_ranges.empty()) set_ranges(d, p.root_ranges, p.root_offset);
+    set_ranges(d, p);
     d.certainty = certainty_of(d.current, d.previous ? &*d.previous : nullptr);
     switch (diagnostics_.add(d)) {
       case diagnostic_added::added:

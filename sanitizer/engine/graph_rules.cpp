@@ -116,7 +116,7 @@ void engine_impl::on(const record_header& h, const graph_instantiate& r) {
     p.d.previous = node_ref(c.previous_node, c.previous);
     p.d.allocation = a.ref;
     p.root_offset = a.root_offset;
-    p.root_ranges = std::move(c.ranges);
+    for (const auto& [begin, end] : c.ranges) p.add_piece(begin, end);
     pending_.push_back(std::move(p));
   }
 }
