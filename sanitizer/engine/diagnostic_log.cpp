@@ -26,6 +26,12 @@ diagnostic_log::key diagnostic_log::key_of(const diagnostic& d) noexcept {
   return k;
 }
 
+diagnostic_log::key diagnostic_log::sites_of(const diagnostic& d) noexcept {
+  key k = key_of(d);
+  k.hazard_kind = hazard::none;
+  return k;
+}
+
 std::size_t diagnostic_log::key_hash::operator()(const key& k) const noexcept {
   std::uint64_t h = 0x9e3779b97f4a7c15ull;
   const auto mix = [&h](std::uint64_t v) {
@@ -40,59 +46,6 @@ std::size_t diagnostic_log::key_hash::operator()(const key& k) const noexcept {
   mix((std::uint64_t{raw(k.alloc)} << 32) | raw(k.event));
   mix(raw(k.stream));
   return static_cast<std::size_t>(h);
-}
-
-diagnostic_log::key diagnostic_log::sites_of(const diagnostic& d) noexcept {
-  key k = key_of(d);
-  k.hazard_kind = hazard::none;
-  return k;
-}
-
-// Note [Deduplication]
-diagnostic_added diagnostic_log::add(const diagnostic& d) {
-  if (!deduplicate_) return append(d);
-  if (!is_candidate(d)) {
-    // The common repeat: one lookup.
-    if (const auto same = confirmed_.find(key_of(d)); same != confirmed_.end()) {
-      return fold(same->second);
-    }
-  }
-  const auto sites = sites_.find(sites_of(d));
-  if (is_candidate(d)) return sites == sites_.end() ? append(d) : fold(sites->second);
-  if (sites != sites_.end() && is_candidate(diagnostics_[sites->second])) {
-    return confirm(sites->second, d);
-  }
-  return append(d);
-}
-
-diagnostic_added diagnostic_log::append(const diagnostic& d) {
-  const std::size_t index = diagnostics_.size();
-  diagnostics_.push_back(d);
-  diagnostics_.back().count = 1;
-  if (deduplicate_) {
-    sites_.try_emplace(sites_of(d), index);
-    if (!is_candidate(d)) confirmed_.emplace(key_of(d), index);
-  }
-  notify(diagnostics_.back());
-  return diagnostic_added::added;
-}
-
-diagnostic_added diagnostic_log::fold(std::size_t index) {
-  ++diagnostics_[index].count;
-  ++duplicates_;
-  return diagnostic_added::folded;
-}
-
-diagnostic_added diagnostic_log::confirm(std::size_t index, const diagnostic& d) {
-  diagnostic& stored = diagnostics_[index];
-  const std::uint32_t count = stored.count + 1;
-  stored = d;
-  stored.count = count;
-  confirmed_.emplace(key_of(stored), index);
-  ++duplicates_;
-  ++confirmations_;
-  notify(stored);
-  return diagnostic_added::confirmed;
 }
 
 }  // namespace streamsan

@@ -30,20 +30,12 @@
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "sanitizer/engine/diagnostic.h"
 
 namespace streamsan {
-
-// What add() did with a diagnostic.
-enum class diagnostic_added : std::uint8_t {
-  added,      // a new entry; the callback ran
-  folded,     // counted in an earlier entry; no callback
-  confirmed,  // confirmed an earlier candidate (now confirmed); the callback ran
-};
 
 class diagnostic_log {
  public:
@@ -53,7 +45,41 @@ class diagnostic_log {
     callback_ = std::move(callback);
   }
 
-  diagnostic_added add(const diagnostic& d);
+  // Returns true when the callback ran (a new entry, or a confirmation).
+  bool add(const diagnostic& d) {
+    const auto result = add(d, [](diagnostic&) {});
+    return result.fresh || result.confirmed;
+  }
+
+  struct added {
+    std::uint32_t id = 0;    // the entry `d` was added to or folded into
+    bool fresh = false;      // a new entry; the callback ran
+    bool confirmed = false;  // it confirmed a candidate (Note [Deduplication]); the callback ran
+  };
+  // As add(d), and an entry the callback is about to see (new, or newly
+  // confirmed with d's details) is passed to `enrich` first: work that only
+  // new reports need.
+  template <class Enrich>
+  added add(const diagnostic& d, Enrich&& enrich) {
+    if (!deduplicate_) return append(d, enrich);
+    if (!is_candidate(d)) {
+      // The common repeat: one lookup.
+      if (const auto same = confirmed_.find(key_of(d)); same != confirmed_.end()) {
+        return fold(same->second);
+      }
+    }
+    const auto sites = sites_.find(sites_of(d));
+    if (is_candidate(d)) return sites == sites_.end() ? append(d, enrich) : fold(sites->second);
+    if (sites != sites_.end() && is_candidate(diagnostics_[sites->second])) {
+      return confirm(sites->second, d, enrich);
+    }
+    return append(d, enrich);
+  }
+
+  // The entry with `id`, or nullptr.
+  diagnostic* find(std::uint32_t id) noexcept {
+    return id >= 1 && id <= diagnostics_.size() ? &diagnostics_[id - 1] : nullptr;
+  }
 
   const std::vector<diagnostic>& all() const noexcept { return diagnostics_; }
   // Diagnostics folded into an earlier entry (confirmations included).
@@ -83,11 +109,43 @@ class diagnostic_log {
   };
   static key key_of(const diagnostic& d) noexcept;
   static key sites_of(const diagnostic& d) noexcept;
-  diagnostic_added append(const diagnostic& d);
-  diagnostic_added fold(std::size_t index);
-  diagnostic_added confirm(std::size_t index, const diagnostic& d);
-  void notify(const diagnostic& d) {
-    if (callback_) callback_(d);
+
+  template <class Enrich>
+  added append(const diagnostic& d, Enrich& enrich) {
+    const std::size_t index = diagnostics_.size();
+    diagnostic& fresh = diagnostics_.emplace_back(d);
+    fresh.count = 1;
+    fresh.id = static_cast<std::uint32_t>(diagnostics_.size());
+    if (deduplicate_) {
+      sites_.try_emplace(sites_of(d), index);
+      if (!is_candidate(d)) confirmed_.emplace(key_of(d), index);
+    }
+    enrich(fresh);
+    if (callback_) callback_(fresh);
+    return {fresh.id, true, false};
+  }
+  added fold(std::size_t index) {
+    diagnostic& first = diagnostics_[index];
+    ++first.count;
+    ++duplicates_;
+    return {first.id, false, false};
+  }
+  // The candidate at `index` takes d's details; its id, count (+ 1) and the
+  // races a sync error failed to prevent stay.
+  template <class Enrich>
+  added confirm(std::size_t index, const diagnostic& d, Enrich& enrich) {
+    diagnostic& stored = diagnostics_[index];
+    diagnostic confirmed = d;
+    confirmed.id = stored.id;
+    confirmed.count = stored.count + 1;
+    confirmed.failed_to_prevent = std::move(stored.failed_to_prevent);
+    stored = std::move(confirmed);
+    confirmed_.emplace(key_of(stored), index);
+    ++duplicates_;
+    ++confirmations_;
+    enrich(stored);
+    if (callback_) callback_(stored);
+    return {stored.id, false, true};
   }
 
   bool deduplicate_;

@@ -23,7 +23,8 @@
 // max_listed_ranges listed, all of them counted). Every diagnostic of the
 // record then goes to the log in the order it was found, and only there is
 // deduplicated and its certainty fixed (Note [Candidates and confirmed
-// diagnostics]).
+// diagnostics]); the cause and the timeline of a new report are computed
+// then, with the window's operation of the moment the conflict was found.
 #include <algorithm>
 
 #include "sanitizer/engine/engine_impl.h"
@@ -77,7 +78,37 @@ void set_ranges(diagnostic& d, std::vector<std::pair<std::uint64_t, std::uint64_
   d.conflict_bytes = bytes;
 }
 
-void set_ranges(diagnostic& d, pending_diagnostic& p) {
+bool runs_on_stream(operation_kind op) noexcept {
+  switch (op) {
+    case operation_kind::kernel:
+    case operation_kind::memcpy:
+    case operation_kind::memset:
+    case operation_kind::host_func:
+    case operation_kind::graph_node:
+    case operation_kind::event_record:
+    case operation_kind::event_wait:
+    case operation_kind::stream_wait_stream:
+    case operation_kind::graph_launch:
+      return true;
+    case operation_kind::host_access:
+    case operation_kind::alloc:
+    case operation_kind::free:
+    case operation_kind::event_synchronize:
+    case operation_kind::event_query:
+    case operation_kind::stream_synchronize:
+    case operation_kind::stream_query:
+    case operation_kind::device_synchronize:
+    case operation_kind::stream_destroy:
+    case operation_kind::event_destroy:
+      return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+void set_conflict_ranges(pending_diagnostic& p) {
+  diagnostic& d = p.d;
   if (p.pieces == 0) return;
   if (p.pieces > 1 || p.first_piece.first < p.root_offset) {
     p.more_pieces.push_back(p.first_piece);
@@ -90,8 +121,6 @@ void set_ranges(diagnostic& d, pending_diagnostic& p) {
   d.range_count = d.overlap_size > 0 ? 1 : 0;
   d.conflict_bytes = d.overlap_size;
 }
-
-}  // namespace
 
 operation_ref engine_impl::ref_of(const access_entry& e) const noexcept {
   operation_ref o;
@@ -137,7 +166,7 @@ void engine_impl::report_conflicts(const allocation& a, const access_entry& curr
     // Note [One diagnostic per pair of operations]
     const auto same_pair = [&](const pending_diagnostic& p) {
       return p.merges && p.d.kind == kind && p.d.hazard_kind == c.kind &&
-             p.current_when == current.when && p.previous_when == c.previous.when &&
+             p.current.when == current.when && p.previous.when == c.previous.when &&
              p.d.allocation->id == a.ref.id && same_operation(p.d.current, current_ref) &&
              same_operation(*p.d.previous, previous);
     };
@@ -148,38 +177,30 @@ void engine_impl::report_conflicts(const allocation& a, const access_entry& curr
       found->add_piece(c.begin, c.end);
       continue;
     }
-    pending_diagnostic p;
+    pending_diagnostic& p = pending_.emplace_back();
     p.d.kind = kind;
     p.d.hazard_kind = c.kind;
     p.d.current = current_ref;
     p.d.previous = previous;
     p.d.allocation = a.ref;
+    p.current = current;
+    p.previous = c.previous;
+    p.window_op = current_op_;
     p.merges = true;
-    p.current_when = current.when;
-    p.previous_when = c.previous.when;
     p.root_offset = a.root_offset;
     p.add_piece(c.begin, c.end);
-    pending_.push_back(std::move(p));
   }
 }
 
 void engine_impl::report_pending() {
+  const std::uint64_t window_op = current_op_;
   for (pending_diagnostic& p : pending_) {
-    diagnostic& d = p.d;
-    set_ranges(d, p);
-    d.certainty = certainty_of(d.current, d.previous ? &*d.previous : nullptr);
-    switch (diagnostics_.add(d)) {
-      case diagnostic_added::added:
-        break;
-      case diagnostic_added::folded:
-        ++stats_.duplicate_diagnostics;
-        break;
-      case diagnostic_added::confirmed:
-        ++stats_.duplicate_diagnostics;
-        ++stats_.confirmed_candidates;
-        break;
-    }
+    set_conflict_ranges(p);
+    current_op_ = p.window_op;
+    auto enrich = [&](diagnostic& fresh) { enrich_race(fresh, p.current, p.previous); };
+    add_to_log(p.d, enrich);
   }
+  current_op_ = window_op;
   pending_.clear();
 }
 
@@ -192,7 +213,7 @@ void engine_impl::report_use_after_free(const allocation& a, const access_entry&
   d.allocation = a.ref;
   d.overlap_offset = current.offset;
   d.overlap_size = current.size;
-  emit(d);
+  defer(d, current, dead.free_op);
 }
 
 void engine_impl::report_use_before_alloc(const allocation& a, const access_entry& current) {
@@ -203,24 +224,62 @@ void engine_impl::report_use_before_alloc(const allocation& a, const access_entr
   d.allocation = a.ref;
   d.overlap_offset = current.offset;
   d.overlap_size = current.size;
-  emit(d);
+  defer(d, current, a.root->created);
 }
 
-void engine_impl::report_sync_error(const record_header& h, diagnostic_kind kind,
-                                    operation_kind op, stream_id stream, event_id event) {
+std::uint32_t engine_impl::report_sync_error(const record_header& h, diagnostic_kind kind,
+                                             operation_kind op, stream_id stream,
+                                             event_id event) {
   const thread_state& t = thread_of(h);
   diagnostic d;
   d.kind = kind;
   d.current.seq = h.seq;
   d.current.op = op;
-  d.current.context = context_kind::host_thread;
+  // Stream operations (a wait, a record, a launch) run on the stream they
+  // name; synchronizations and destroys are the host's.
+  d.current.context = runs_on_stream(op) && !is_none(stream) ? context_kind::stream
+                                                              : context_kind::host_thread;
   d.current.stream = stream;
   d.current.thread = h.thread;
   d.current.stack = h.stack;
   d.current.nvtx_range = t.nvtx.empty() ? string_id{} : t.nvtx.back();
   d.event = event;
   d.stream = stream;
-  emit(d);
+  return emit(d);
+}
+
+ordering_call engine_impl::ordering_call_of(const record_header& h, const thread_state& t,
+                                            operation_kind op) const noexcept {
+  ordering_call c;
+  c.seq = h.seq;
+  c.op = op;
+  c.thread = h.thread;
+  c.stack = h.stack;
+  c.nvtx = t.nvtx.empty() ? string_id{} : t.nvtx.back();
+  return c;
+}
+
+void engine_impl::enrich_race(diagnostic& d, const access_entry& current,
+                              const access_entry& previous) {
+  if (d.previous) {
+    const race_sides sides{d.current, *d.previous, previous.when.slot()};
+    d.cause = find_cause(near_.find(current.when.slot()), sides);
+    // Note [Causes]: the warning about the call itself links to the race.
+    if (d.cause && d.cause->reported_as != 0) {
+      if (diagnostic* call = diagnostics_.find(d.cause->reported_as)) {
+        call->failed_to_prevent.push_back(d.id);
+      }
+    }
+  }
+  if (window_ && current_op_ != 0 && timelines_kept_ < options_.timeline_races) {
+    timeline_op fallback{};
+    if (d.previous) {
+      const operation_ref& p = *d.previous;
+      fallback = timeline_op_of({p.seq, p.thread, p.stack}, p.op, p.context, p.stream, p.name);
+    }
+    d.timeline = window_->cut(current_op_, previous.seq, previous.when.slot(), fallback);
+    if (d.timeline) ++timelines_kept_;
+  }
 }
 
 }  // namespace streamsan

@@ -13,6 +13,7 @@
 
 #include "sanitizer/engine/diagnostic.h"
 #include "sanitizer/log/log_tables.h"
+#include "sanitizer/report/user_stack.h"
 
 namespace streamsan {
 
@@ -26,6 +27,8 @@ struct report_input {
   const call_counts* unmodelled_calls = nullptr;  // none when null
   std::uint64_t records_processed = 0;
   std::uint64_t suppressed = 0;  // diagnostics removed by suppressions (either certainty)
+  // Of those, removed by built-in suppressions (suppressions::builtin()).
+  std::uint64_t suppressed_builtin = 0;
 };
 
 // How many of `diagnostics` are confirmed: what an exit status counts
@@ -37,6 +40,11 @@ inline std::size_t confirmed_count(std::span<const diagnostic> diagnostics) noex
   return n;
 }
 
+// The words a fix hint uses (Note [Fix hints] in fix_hint.h): CUDA's API
+// for programs that call it (`streamsan run`), or the runtime's torch-shaped
+// API (its sanitizer mode, and later PyTorch).
+enum class fix_vocabulary : std::uint8_t { cuda, runtime };
+
 struct report_options {
   // Text only: print this many warnings (and list this many possible
   // races), then say how many were left out.
@@ -44,6 +52,11 @@ struct report_options {
   // Source files under this directory are shown relative to it (and become
   // relative SARIF URIs). Empty: paths are shown as the debug info has them.
   std::filesystem::path source_root;
+  // Which frames stacks show (Note [Stacks start at the user]).
+  stack_view_options stacks = {};
+  fix_vocabulary vocabulary = fix_vocabulary::cuda;
+  // Text only: ANSI colours, for a terminal (the front end decides).
+  bool color = false;
 };
 
 }  // namespace streamsan

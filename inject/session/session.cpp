@@ -1,0 +1,175 @@
+#include "inject/session/session.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "inject/session/run_result.h"
+#include "inject/stack/fast_unwinder.h"
+#include "sanitizer/log/jsonl_dump.h"
+#include "sanitizer/report/report_format.h"
+#include "sanitizer/report/symbolizer.h"
+
+namespace streamsan::injection {
+namespace {
+
+std::string expand_pid(std::string path) {
+  const std::string pid = std::to_string(::getpid());
+  for (auto at = path.find("%p"); at != std::string::npos; at = path.find("%p", at + pid.size())) {
+    path.replace(at, 2, pid);
+  }
+  return path;
+}
+
+}  // namespace
+
+session::session(session_config config, driver_queries& driver)
+    : config_(std::move(config)),
+      recorder_(recorder_options{config_.options.stack_depth > 0, config_.options.stack_depth}),
+      model_(recorder_, driver),
+      call_sites_(config_.options.stack_depth),
+      dispatcher_(model_, call_sites_),
+      callbacks_(dispatcher_, model_, call_sites_) {
+  const auto& options = config_.options;
+  if (!options.suppressions.empty()) {
+    try {
+      suppressions_ = suppressions::load(options.suppressions);
+    } catch (const std::exception& e) {
+      throw session_input_error(e.what());
+    }
+  }
+  engine_.set_diagnostic_callback([this](const diagnostic& d) { on_diagnostic(d); });
+  recorder_.add_sink(engine_);
+  if (config_.debug >= 2) {
+    // Every record as a JSON line on stderr, for whoever works on streamsan.
+    debug_dump_ = std::make_unique<jsonl_dumper>(std::cerr);
+    recorder_.add_sink(*debug_dump_);
+  }
+  if (!options.record.empty()) {
+    try {
+      trace_ = std::make_unique<trace_writer>(expand_pid(options.record));
+    } catch (const std::exception& e) {
+      throw session_input_error("record=" + options.record + ": " + e.what());
+    }
+    recorder_.add_sink(*trace_);
+  }
+}
+
+void session::subscribe() { callbacks_.enable(); }
+
+bool session::try_subscribe() noexcept { return callbacks_.try_enable(); }
+
+bool session::suppressed(const diagnostic& d) const {
+  if (suppressions_.empty()) return false;
+  symbolizer symbols(engine_.tables(), symbol_source::log_then_this_process);
+  return suppressions_.match(d, symbols).has_value();
+}
+
+// Note [Reports at exit]: under the recorder's lock.
+void session::on_diagnostic(const diagnostic& d) {
+  if (!config_.options.halt_on_error || suppressed(d)) return;
+  dispatcher_.stop();
+  const auto kept = print_report();
+  close_trace();
+  write_result(kept);
+  const int status = config_.options.error_exitcode;
+  std::_Exit(status != 0 ? status : 1);
+}
+
+std::uint64_t session::print_report() noexcept {
+  const auto& options = config_.options;
+  try {
+    symbolizer symbols(engine_.tables(), symbol_source::log_then_this_process);
+    const auto filtered = apply_suppressions(engine_.diagnostics(), suppressions_, symbols);
+    report_input input{filtered.kept, engine_.tables(), &engine_.unmodelled_calls(),
+                       engine_.records_processed(), filtered.suppressed};
+    report_options ro;
+    if (options.print_limit != 0) ro.print_limit = options.print_limit;
+    std::ofstream file;
+    std::ostream* out = &std::cerr;
+    if (!options.log_path.empty()) {
+      const std::string path = expand_pid(options.log_path);
+      file.open(path);
+      if (!file) {
+        std::cerr << "streamsan: cannot write the report to " << path
+                  << "; printing it here instead\n";
+      } else {
+        out = &file;
+      }
+    }
+    streamsan::print_report(*out, options.format, input, symbols, ro);
+    out->flush();
+    return filtered.kept.size();
+  } catch (const std::exception& e) {
+    std::cerr << "streamsan: printing the report failed: " << e.what() << '\n';
+    return engine_.diagnostics().size();
+  }
+}
+
+void session::close_trace() noexcept {
+  if (!trace_) return;
+  try {
+    trace_->close();
+  } catch (const std::exception& e) {
+    std::cerr << "streamsan: " << e.what() << '\n';
+  }
+}
+
+void session::write_result(std::uint64_t diagnostics) const noexcept {
+  if (config_.result_file.empty()) return;
+  std::uint64_t unmodelled = 0;
+  for (const auto& [name, count] : engine_.unmodelled_calls()) unmodelled += count;
+  append_result_line(config_.result_file,
+                     finished_line(process_result{::getpid(), dispatcher_.api_calls(),
+                                                  diagnostics, unmodelled}));
+}
+
+// STREAMSAN_DEBUG=1: counters for whoever works on streamsan itself.
+void session::print_debug_counters() const {
+  const auto c = callbacks_.callbacks_received();
+  const auto u = current_thread_unwinder_stats();
+  const auto e = engine_.statistics();
+  std::fprintf(stderr,
+               "streamsan: debug: callbacks runtime=%llu driver=%llu resource=%llu nvtx=%llu "
+               "api_calls=%llu records=%llu accesses_checked=%llu "
+               "untracked=%llu unknown_alloc=%llu implicit_streams=%llu ignored=%llu | "
+               "unwinder (this thread): captures=%llu slow=%llu rules=%llu scans=%llu "
+               "path_hits=%llu path_misses=%llu; threads with unwinder state: %zu\n",
+               static_cast<unsigned long long>(c.runtime),
+               static_cast<unsigned long long>(c.driver),
+               static_cast<unsigned long long>(c.resource),
+               static_cast<unsigned long long>(c.nvtx),
+               static_cast<unsigned long long>(dispatcher_.api_calls()),
+               static_cast<unsigned long long>(e.records),
+               static_cast<unsigned long long>(e.accesses_checked),
+               static_cast<unsigned long long>(e.accesses_untracked),
+               static_cast<unsigned long long>(e.accesses_unknown_alloc),
+               static_cast<unsigned long long>(e.implicit_streams),
+               static_cast<unsigned long long>(e.ignored_records),
+               static_cast<unsigned long long>(u.captures),
+               static_cast<unsigned long long>(u.slow_captures),
+               static_cast<unsigned long long>(u.rules_computed),
+               static_cast<unsigned long long>(u.scans),
+               static_cast<unsigned long long>(u.path_hits),
+               static_cast<unsigned long long>(u.path_misses), live_unwinder_states());
+}
+
+// Note [Reports at exit]
+void session::finish() noexcept {
+  if (finished_.exchange(true)) return;
+  dispatcher_.stop();
+  // Waits for a delivery in progress; none reaches these sinks afterwards.
+  recorder_.remove_sink(engine_);
+  if (debug_dump_) recorder_.remove_sink(*debug_dump_);
+  if (trace_) recorder_.remove_sink(*trace_);
+  if (config_.debug >= 1) print_debug_counters();
+  const auto kept = print_report();
+  close_trace();
+  write_result(kept);
+}
+
+}  // namespace streamsan::injection

@@ -1,0 +1,504 @@
+#include "inject/model/cuda_model.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "tests/inject/capture_sink.h"
+#include "tests/inject/fake_driver.h"
+
+namespace streamsan::injection {
+namespace {
+
+template <class Driver>
+class model_test : public ::testing::Test {
+ protected:
+  recorder rec{{.capture_stacks = true, .stack_depth = 4}};
+  Driver driver;
+  capture_sink sink;
+  cuda_model model{rec, driver};
+  call_site here{};
+
+  void SetUp() override { rec.add_sink(sink); }
+};
+
+class CudaModel : public model_test<fake_driver> {};
+
+raw_graph_node kernel_node(std::uintptr_t kernel, void** params) {
+  raw_graph_node n;
+  n.kind = raw_node_kind::kernel;
+  n.kernel = kernel;
+  n.args = kernel_arguments::from_pointers(params);
+  return n;
+}
+
+raw_graph_node copy_node(memory_region dst, memory_region src) {
+  raw_graph_node n;
+  n.kind = raw_node_kind::memcpy;
+  n.dst = dst;
+  n.src = src;
+  return n;
+}
+
+constexpr std::uintptr_t stream_a = 0x5000;
+constexpr std::uintptr_t stream_b = 0x6000;
+
+TEST_F(CudaModel, RecycledStreamHandleIsANewStream) {
+  model.stream_created(here, stream_a, 0, 0);
+  model.stream_synchronized(here, {stream_a});
+  model.stream_destroyed(here, stream_a);
+  model.stream_synchronized(here, {stream_a});  // use after destroy
+  model.stream_created(here, stream_a, 1, -1);  // the driver recycles the handle
+  model.stream_synchronized(here, {stream_a});
+  const auto creates = sink.all<stream_create>();
+  ASSERT_EQ(creates.size(), 2u);
+  EXPECT_NE(creates[0].stream, creates[1].stream);
+  EXPECT_EQ(creates[0].flavor, stream_flavor::blocking);
+  EXPECT_EQ(creates[1].flavor, stream_flavor::non_blocking);
+  EXPECT_EQ(creates[1].priority, -1);
+  const auto syncs = sink.all<stream_synchronize>();
+  ASSERT_EQ(syncs.size(), 3u);
+  EXPECT_EQ(syncs[0].stream, creates[0].stream);
+  EXPECT_EQ(syncs[1].stream, creates[0].stream);  // attributed to the destroyed one
+  EXPECT_EQ(syncs[2].stream, creates[1].stream);
+  EXPECT_EQ(sink.all<stream_destroy>().at(0).stream, creates[0].stream);
+}
+
+TEST_F(CudaModel, NullStreamIsLegacyUnlessPerThreadVariant) {
+  model.stream_synchronized(here, {0, false});
+  model.stream_synchronized(here, {legacy_stream_handle, false});
+  model.stream_synchronized(here, {0, true});
+  model.stream_synchronized(here, {per_thread_stream_handle, false});
+  std::thread([&] { model.stream_synchronized(here, {0, true}); }).join();
+  driver.device = 1;
+  model.stream_synchronized(here, {0, false});
+  const auto creates = sink.all<stream_create>();
+  ASSERT_EQ(creates.size(), 4u);
+  EXPECT_EQ(creates[0].flavor, stream_flavor::legacy_default);
+  EXPECT_EQ(creates[1].flavor, stream_flavor::per_thread_default);
+  EXPECT_EQ(creates[2].flavor, stream_flavor::per_thread_default);  // the other thread's
+  EXPECT_EQ(creates[3].flavor, stream_flavor::legacy_default);
+  EXPECT_EQ(creates[3].device, 1);
+  const auto syncs = sink.all<stream_synchronize>();
+  EXPECT_EQ(syncs[0].stream, syncs[1].stream);
+  EXPECT_EQ(syncs[2].stream, syncs[3].stream);
+  EXPECT_NE(syncs[0].stream, syncs[2].stream);
+  EXPECT_NE(syncs[2].stream, syncs[4].stream);
+}
+
+TEST_F(CudaModel, ForeignStreamIsDescribedByTheDriver) {
+  driver.foreign_streams[stream_b] = stream_description{0, 1, -2};
+  model.stream_queried(here, {stream_b}, true);
+  const auto creates = sink.all<stream_create>();
+  ASSERT_EQ(creates.size(), 1u);
+  EXPECT_EQ(creates[0].flavor, stream_flavor::non_blocking);
+  EXPECT_EQ(creates[0].priority, -2);
+  EXPECT_TRUE(sink.all<stream_query>().at(0).complete);
+}
+
+TEST_F(CudaModel, KernelLaunchInfersAccessesFromTheArguments) {
+  driver.kernels[0xabc] = kernel_description{"_Z5scalePKfPfi", {{0, 8}, {8, 8}, {16, 4}}, true};
+  model.stream_created(here, stream_a, 0, 0);
+  model.allocated(here, 0x10000, 256, memory_kind::device);
+  model.allocated(here, 0x20000, 256, memory_kind::device);
+  std::uint64_t in = 0x10000, out = 0x20040;
+  int n = 3;
+  void* params[] = {&in, &out, &n};
+  model.kernel_launched(here, {stream_a}, 0xabc, kernel_arguments::from_pointers(params));
+  model.kernel_launched(here, {stream_a}, 0xabc, kernel_arguments::from_pointers(params));
+  const auto& launch = sink.last<kernel_launch>();
+  EXPECT_EQ(sink.tables.string(std::get<kernel_launch>(launch.body).kernel),
+            "scale(float const*, float*, int)");
+  const auto allocs = sink.all<alloc_record>();
+  ASSERT_EQ(launch.accesses.size(), 2u);
+  EXPECT_EQ(launch.accesses[0].range.alloc, allocs[0].alloc);
+  EXPECT_EQ(launch.accesses[0].mode, access_mode::read);
+  EXPECT_EQ(launch.accesses[1].range.alloc, allocs[1].alloc);
+  EXPECT_EQ(launch.accesses[1].range.offset, 0x40u);
+  EXPECT_EQ(launch.accesses[1].range.size, 256u - 0x40u);
+  EXPECT_EQ(launch.accesses[1].mode, access_mode::read_write);
+  EXPECT_EQ(driver.kernel_queries, 1);  // cached per kernel
+  model.modules_unloaded();
+  model.kernel_launched(here, {stream_a}, 0xabc, kernel_arguments::from_pointers(params));
+  EXPECT_EQ(driver.kernel_queries, 2);
+}
+
+TEST_F(CudaModel, AnnotationReplacesInferenceForTheNextLaunchOnly) {
+  driver.kernels[0xabc] = kernel_description{"_Z1kPf", {{0, 8}}, true};
+  model.stream_created(here, stream_a, 0, 0);
+  model.allocated(here, 0x10000, 1024, memory_kind::device);
+  std::uint64_t p = 0x10000;
+  void* params[] = {&p};
+  const annotated_range exact[] = {{0x10000 + 128, 64, access_mode::write}};
+  model.annotate_next_launch({stream_a}, exact);
+  model.kernel_launched(here, {stream_a}, 0xabc, kernel_arguments::from_pointers(params));
+  const auto first = sink.last<kernel_launch>().accesses;
+  model.kernel_launched(here, {stream_a}, 0xabc, kernel_arguments::from_pointers(params));
+  const auto second = sink.last<kernel_launch>().accesses;
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].range.offset, 128u);
+  EXPECT_EQ(first[0].range.size, 64u);
+  EXPECT_EQ(first[0].mode, access_mode::write);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].range.size, 1024u);
+  EXPECT_EQ(second[0].mode, access_mode::read_write);
+}
+
+TEST_F(CudaModel, FreeOfUnknownMemoryIsIgnoredAndKnownFreeIsRecorded) {
+  model.freed(here, 0, free_mode::synchronizing);
+  model.freed(here, 0x999, free_mode::synchronizing);
+  EXPECT_TRUE(sink.all<free_record>().empty());
+  model.stream_created(here, stream_a, 0, 0);
+  model.allocated(here, 0x10000, 64, memory_kind::stream_ordered, stream_arg{stream_a});
+  model.freed(here, 0x10000, free_mode::stream_ordered, stream_arg{stream_a});
+  const auto alloc = sink.all<alloc_record>().at(0);
+  const auto free = sink.all<free_record>().at(0);
+  EXPECT_EQ(alloc.kind, memory_kind::stream_ordered);
+  EXPECT_EQ(alloc.stream, sink.all<stream_create>().at(0).stream);
+  EXPECT_EQ(free.alloc, alloc.alloc);
+  EXPECT_EQ(free.mode, free_mode::stream_ordered);
+  EXPECT_EQ(free.stream, alloc.stream);
+  EXPECT_EQ(model.live_allocations(), 0u);
+}
+
+TEST_F(CudaModel, CopyResolvesBothSides) {
+  model.allocated(here, 0x10000, 100, memory_kind::device);
+  model.copied(here, {0}, memory_region{0x10010, 500, memory_side::device},
+               memory_region{0x7fff0000, 500, memory_side::host}, false);
+  const auto c = sink.all<memcpy_record>().at(0);
+  EXPECT_EQ(c.dst.alloc, sink.all<alloc_record>().at(0).alloc);
+  EXPECT_EQ(c.dst.offset, 0x10u);
+  EXPECT_EQ(c.dst.size, 100u - 0x10u);  // clipped to the allocation
+  EXPECT_EQ(c.dst_kind, memory_kind::device);
+  EXPECT_TRUE(is_none(c.src.alloc));
+  EXPECT_EQ(c.src.size, 500u);
+  EXPECT_EQ(c.src_kind, memory_kind::pageable_host);
+  EXPECT_FALSE(c.async);
+  EXPECT_EQ(sink.all<stream_create>().at(0).flavor, stream_flavor::legacy_default);
+}
+
+TEST_F(CudaModel, EventFlagsAndUnseenEvents) {
+  model.event_created(here, 0xe1, 0x2 /*disable timing*/);
+  model.event_created(here, 0xe2, 0x1 /*blocking sync*/);
+  model.event_queried(here, 0xe3, false);  // never seen created
+  const auto creates = sink.all<event_create>();
+  ASSERT_EQ(creates.size(), 3u);
+  EXPECT_EQ(creates[0].flags, event_flag_none);
+  EXPECT_EQ(creates[1].flags, event_flag_timing | event_flag_blocking_sync);
+  EXPECT_EQ(sink.all<event_query>().at(0).event, creates[2].event);
+}
+
+TEST_F(CudaModel, RecordAndWaitNameTheirStreams) {
+  model.stream_created(here, stream_a, 0, 0);
+  model.stream_created(here, stream_b, 1, 0);
+  model.event_created(here, 0xe1, 0);
+  model.event_recorded(here, 0xe1, {stream_a});
+  model.stream_waited_event(here, {stream_b}, 0xe1);
+  model.event_destroyed(here, 0xe1);
+  model.event_synchronized(here, 0xe1);
+  const auto streams = sink.all<stream_create>();
+  const auto rec_ = sink.all<event_record>().at(0);
+  const auto wait = sink.all<event_wait>().at(0);
+  EXPECT_EQ(rec_.stream, streams[0].stream);
+  EXPECT_EQ(wait.stream, streams[1].stream);
+  EXPECT_EQ(wait.event, rec_.event);
+  EXPECT_EQ(sink.all<event_synchronize>().at(0).event, rec_.event);  // destroyed one
+}
+
+TEST_F(CudaModel, GraphInstantiateCarriesNodesAccessesAndEdges) {
+  driver.kernels[0xabc] = kernel_description{"_Z1kPKf", {{0, 8}}, true};
+  model.allocated(here, 0x10000, 64, memory_kind::device);
+  model.allocated(here, 0x20000, 64, memory_kind::device);
+  static std::uint64_t p = 0x10000;
+  static void* params[] = {&p};
+  raw_graph g;
+  raw_graph_node m;
+  m.kind = raw_node_kind::memset;
+  m.dst = memory_region{0x20000, 64, memory_side::device};
+  g.nodes = {kernel_node(0xabc, params), m,
+             copy_node({0x20000, 32, memory_side::device}, {0x10000, 32, memory_side::device})};
+  g.edges = {{0, 2}, {1, 2}};
+  driver.graphs[0x9000] = g;
+  model.graph_instantiated(here, 0x9100, 0x9000);
+  model.stream_created(here, stream_a, 0, 0);
+  model.graph_launched(here, 0x9100, {stream_a});
+  model.graph_exec_destroyed(0x9100);
+  model.graph_launched(here, 0x9100, {stream_a});  // the exec is gone
+  const auto& inst = sink.last<graph_instantiate>();
+  ASSERT_EQ(inst.nodes.size(), 3u);
+  EXPECT_EQ(inst.nodes[0].kind, graph_node_kind::kernel);
+  EXPECT_EQ(sink.tables.string(inst.nodes[0].name), "k(float const*)");
+  ASSERT_EQ(inst.node_accesses[0].size(), 1u);
+  EXPECT_EQ(inst.node_accesses[0][0].mode, access_mode::read);
+  ASSERT_EQ(inst.node_accesses[1].size(), 1u);
+  EXPECT_EQ(inst.node_accesses[1][0].mode, access_mode::write);
+  ASSERT_EQ(inst.node_accesses[2].size(), 2u);
+  ASSERT_EQ(inst.edges.size(), 2u);
+  EXPECT_EQ(inst.edges[1].from, 1u);
+  EXPECT_EQ(inst.edges[1].to, 2u);
+  const auto launches = sink.all<graph_launch>();
+  ASSERT_EQ(launches.size(), 2u);  // destroyed execs keep their id (tombstone)
+  EXPECT_EQ(launches[0].graph, std::get<graph_instantiate>(inst.body).graph);
+}
+
+TEST_F(CudaModel, UnseenGraphLaunchIsUnmodelled) {
+  model.graph_launched(here, 0x7777, {0});
+  const auto u = sink.all<unmodelled_call>();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(sink.tables.string(u[0].api), "cudaGraphLaunch (graph instantiated unseen)");
+}
+
+TEST_F(CudaModel, CaptureBracketsShareAGraphId) {
+  model.stream_created(here, stream_a, 0, 0);
+  model.capture_began(here, {stream_a});
+  model.capture_ended(here, {stream_a}, 0x9000);
+  const auto b = sink.all<graph_capture_begin>().at(0);
+  const auto e = sink.all<graph_capture_end>().at(0);
+  EXPECT_EQ(b.graph, e.graph);
+  EXPECT_EQ(b.stream, e.stream);
+  EXPECT_FALSE(is_none(b.graph));
+}
+
+TEST_F(CudaModel, HostAccessAnnotationOfUntrackedMemoryEmitsNothing) {
+  const annotated_range r[] = {{0x123, 8, access_mode::read}};
+  model.host_accessed(here, r, "host read");
+  EXPECT_TRUE(sink.all<host_access>().empty());
+  model.allocated(here, 0x10000, 64, memory_kind::pinned_host);
+  const annotated_range pinned[] = {{0x10008, 8, access_mode::read}};
+  model.host_accessed(here, pinned, "host read");
+  const auto& h = sink.last<host_access>();
+  ASSERT_EQ(h.accesses.size(), 1u);
+  EXPECT_EQ(h.accesses[0].range.offset, 8u);
+  EXPECT_EQ(sink.tables.string(std::get<host_access>(h.body).what), "host read");
+}
+
+TEST_F(CudaModel, CallSiteFramesBecomeTheRecordStack) {
+  const std::uint64_t frames[] = {0x401000, 0x402000, 0x403000, 0x404000, 0x405000, 0x406000};
+  model.device_synchronized(call_site{frames});
+  const auto& r = sink.last<device_synchronize>();
+  const auto stack = sink.tables.stack(r.header.stack);
+  ASSERT_EQ(stack.size(), 4u);  // the recorder's stack_depth
+  EXPECT_EQ(stack[0], 0x401000u);
+  EXPECT_EQ(stack[3], 0x404000u);
+}
+
+TEST_F(CudaModel, HostFunctionIsNamed) {
+  model.host_function_launched(here, {0}, 42);
+  EXPECT_EQ(sink.tables.string(sink.all<host_func>().at(0).name), "host_fn_42");
+}
+
+
+// Note [Threads end in the log]
+TEST_F(CudaModel, AnEndingThreadLogsThreadExitAndForgetsItsPerThreadStream) {
+  thread_id worker{};
+  std::thread([&] {
+    model.stream_synchronized(here, {0, true});
+    const annotated_range r[] = {{0x10000, 8, access_mode::read}};
+    model.annotate_next_launch({0, true}, r);
+    worker = rec.current_thread();
+    EXPECT_EQ(model.footprint().per_thread_streams, 1u);
+  }).join();
+  EXPECT_EQ(model.footprint().per_thread_streams, 0u);
+  EXPECT_EQ(model.footprint().annotations, 0u);
+  ASSERT_FALSE(sink.records.empty());
+  EXPECT_TRUE(std::holds_alternative<thread_exit>(sink.records.back().body));
+  EXPECT_EQ(sink.records.back().header.thread, worker);
+  // The main thread records on, under its own id.
+  model.stream_synchronized(here, {0, true});
+  EXPECT_NE(sink.records.back().header.thread, worker);
+}
+
+TEST_F(CudaModel, AThreadThatNeverRecordedLogsNothing) {
+  std::thread([] {}).join();
+  EXPECT_TRUE(sink.all<thread_exit>().empty());
+}
+
+TEST_F(CudaModel, ThreadChurnKeepsOnlyTheLiveThreadsPerThreadStreams) {
+  model.stream_synchronized(here, {0, true});  // the main thread's stays
+  for (int round = 0; round < 8; ++round) {
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 8; ++i) {
+      threads.emplace_back([&] { model.stream_synchronized(here, {0, true}); });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(model.footprint().per_thread_streams, 1u) << "round " << round;
+  }
+  EXPECT_EQ(sink.all<thread_exit>().size(), 64u);
+  // Every worker had its own per-thread default stream.
+  EXPECT_EQ(sink.all<stream_create>().size(), 65u);
+}
+
+TEST_F(CudaModel, StreamChurnKeepsBoundedHandleTables) {
+  // Distinct handles, as a driver that never recycles one would hand out.
+  for (std::uintptr_t i = 1; i <= 5000; ++i) {
+    model.stream_created(here, i * 64, 0, 0);
+    model.stream_synchronized(here, {i * 64});
+    model.stream_destroyed(here, i * 64);
+  }
+  EXPECT_LE(model.footprint().stream_handles, 1024u);
+}
+
+// Note [No driver calls under the model's lock]: every driver query checks,
+// from another thread, that the model is not locked meanwhile (a thread
+// that needs the model's lock, as a driver callback would, gets it).
+class lock_probing_driver final : public fake_driver {
+ public:
+  const cuda_model* model = nullptr;
+  std::map<std::string, int> queries;
+  std::vector<std::string> asked_under_lock;
+
+  ~lock_probing_driver() override {
+    for (auto& t : stuck_probes_) t.join();
+  }
+  std::int32_t current_device() override {
+    probe("current_device");
+    return fake_driver::current_device();
+  }
+  std::optional<stream_description> describe_stream(std::uintptr_t s) override {
+    probe("describe_stream");
+    return fake_driver::describe_stream(s);
+  }
+  std::optional<kernel_description> describe_kernel(std::uintptr_t k) override {
+    probe("describe_kernel");
+    return fake_driver::describe_kernel(k);
+  }
+  std::optional<raw_graph> describe_graph(std::uintptr_t g) override {
+    probe("describe_graph");
+    return fake_driver::describe_graph(g);
+  }
+  memory_kind untracked_memory_kind(std::uint64_t address, memory_side side) override {
+    probe("untracked_memory_kind");
+    return fake_driver::untracked_memory_kind(address, side);
+  }
+  std::string function_name(std::uintptr_t fn) override {
+    probe("function_name");
+    return fake_driver::function_name(fn);
+  }
+
+ private:
+  void probe(const std::string& query) {
+    ++queries[query];
+    if (model == nullptr) return;
+    auto done = std::make_shared<std::promise<void>>();
+    auto finished = done->get_future();
+    std::thread t([m = model, done] {
+      m->footprint();  // takes the model's lock
+      done->set_value();
+    });
+    if (finished.wait_for(std::chrono::seconds(2)) == std::future_status::ready) {
+      t.join();
+      return;
+    }
+    asked_under_lock.push_back(query);
+    stuck_probes_.push_back(std::move(t));  // gets the lock once the call returns
+  }
+  std::vector<std::thread> stuck_probes_;
+};
+
+class CudaModelDriverQueries : public model_test<lock_probing_driver> {
+ protected:
+  void SetUp() override {
+    model_test::SetUp();
+    driver.model = &model;
+  }
+};
+
+TEST_F(CudaModelDriverQueries, NoQueryRunsUnderTheModelsLock) {
+  driver.kernels[0xabc] = kernel_description{"_Z1kPf", {{0, 8}}, true};
+  driver.kernels[0xdef] = kernel_description{"_Z1gPf", {{0, 8}}, true};
+  std::uint64_t p = 0x10000;
+  void* params[] = {&p};
+  raw_graph g;
+  raw_graph_node host_node;
+  host_node.kind = raw_node_kind::host;
+  host_node.host_fn = 0x1234;
+  g.nodes = {kernel_node(0xdef, params),
+             copy_node({0x10000, 64, memory_side::device},
+                       {0x900000, 64, memory_side::device}),  // untracked source
+             host_node};
+  g.edges = {{0, 1}, {1, 2}};
+  driver.graphs[0x6000] = g;
+
+  model.stream_created(here, stream_a, 0, 0);
+  model.allocated(here, 0x10000, 256, memory_kind::device);
+  model.stream_synchronized(here, {0, false});
+  model.stream_synchronized(here, {0, true});
+  model.stream_queried(here, {stream_b}, true);  // not seen created
+  model.kernel_launched(here, {stream_a}, 0xabc, kernel_arguments::from_pointers(params));
+  model.copied(here, {stream_a}, {0x10000, 64, memory_side::device},
+               {0x800000, 64, memory_side::device}, true);  // untracked source
+  model.memset(here, {0, false}, {0x700000, 64, memory_side::device}, true);
+  model.host_function_launched(here, {stream_a}, 0x1234);
+  model.graph_instantiated(here, 0x7000, 0x6000);
+  model.device_synchronized(here);
+  model.freed(here, 0x10000, free_mode::stream_ordered, stream_arg{0, false});
+
+  EXPECT_TRUE(driver.asked_under_lock.empty())
+      << "asked with the model locked: " << ::testing::PrintToString(driver.asked_under_lock);
+  for (const char* query : {"current_device", "describe_stream", "describe_kernel",
+                            "describe_graph", "untracked_memory_kind", "function_name"}) {
+    EXPECT_GT(driver.queries[query], 0) << query << " was never asked";
+  }
+  EXPECT_EQ(sink.all<graph_instantiate>().size(), 1u);
+  EXPECT_EQ(sink.all<kernel_launch>().size(), 1u);
+}
+
+// A stream another thread describes meanwhile is created once.
+TEST_F(CudaModelDriverQueries, AnUnknownStreamAskedByTwoThreadsIsOneStream) {
+  driver.model = nullptr;  // no probing: the threads race on purpose
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] { model.stream_synchronized(here, {stream_b}); });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(sink.all<stream_create>().size(), 1u);
+  const auto syncs = sink.all<stream_synchronize>();
+  ASSERT_EQ(syncs.size(), 4u);
+  for (const auto& s : syncs) EXPECT_EQ(s.stream, syncs[0].stream);
+}
+
+// Holds the model's lock: a record being emitted blocks in the sink.
+class blocking_sink final : public record_sink {
+ public:
+  std::promise<void> entered;
+  std::shared_future<void> release;
+  void on_record(const record& r) override {
+    if (!std::holds_alternative<stream_synchronize>(r.body)) return;
+    entered.set_value();
+    release.wait();
+  }
+};
+
+// Note [Kernel handles die with their module]: an unload reported while
+// another thread holds the model's lock does not wait for it, and the next
+// launch describes its kernel again.
+TEST_F(CudaModel, ModuleUnloadDoesNotWaitForTheModelsLock) {
+  driver.kernels[0xabc] = kernel_description{"_Z1kv", {}, true};
+  model.stream_created(here, stream_a, 0, 0);
+  model.kernel_launched(here, {stream_a}, 0xabc, {});
+  std::promise<void> release;
+  blocking_sink blocker;
+  blocker.release = release.get_future().share();
+  rec.add_sink(blocker);
+  std::thread holder([&] { model.stream_synchronized(here, {stream_a}); });
+  blocker.entered.get_future().wait();
+  auto unloaded = std::async(std::launch::async, [&] { model.modules_unloaded(); });
+  const bool waited = unloaded.wait_for(std::chrono::seconds(2)) != std::future_status::ready;
+  release.set_value();
+  holder.join();
+  unloaded.wait();
+  EXPECT_FALSE(waited) << "modules_unloaded() waited for the model's lock";
+  rec.remove_sink(blocker);
+  model.kernel_launched(here, {stream_a}, 0xabc, {});
+  EXPECT_EQ(driver.kernel_queries, 2);
+}
+
+}  // namespace
+}  // namespace streamsan::injection
