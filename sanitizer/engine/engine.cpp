@@ -58,14 +58,15 @@ void engine_impl::on_record(const record& r) {
   ++stats_.records;
   if (observer_ == nullptr) [[likely]] {
     std::visit([&](const auto& body) { on(r.header, body); }, r.body);
-    return;
+  } else {
+    observer_->record_begins(r.header);
+    struct ends {  // also when a rule throws (a corrupt log)
+      order_observer* observer;
+      ~ends() { observer->record_ends(); }
+    } guard{observer_};
+    std::visit([&](const auto& body) { on(r.header, body); }, r.body);
   }
-  observer_->record_begins(r.header);
-  struct ends {  // also when a rule throws (a corrupt log)
-    order_observer* observer;
-    ~ends() { observer->record_ends(); }
-  } guard{observer_};
-  std::visit([&](const auto& body) { on(r.header, body); }, r.body);
+  if (!pending_.empty()) [[unlikely]] report_pending();
 }
 
 void engine_impl::set_observer(order_observer* observer) noexcept {
@@ -83,6 +84,7 @@ engine_statistics engine_impl::statistics() const {
     if (a.root != &a) return;
     s.history_segments += a.history.segments().size();
     s.history_reads += a.history.read_count();
+    s.history_atomics += a.history.atomic_count();
     s.history_bytes += a.history.bytes_held();
   });
   events_.for_each([&](event_id, const event_state& e) { s.clock_bytes += e.snapshot.bytes_held(); });

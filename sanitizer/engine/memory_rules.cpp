@@ -73,6 +73,7 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
   entry.offset = a.range.offset;
   entry.size = a.range.size;
   entry.mode = a.mode;
+  entry.origin = a.origin;
   allocation& root = *al->root;
   if (al->ref.freed || root.ref.freed) [[unlikely]] {
     report_use_after_free(*al, entry);
@@ -100,6 +101,7 @@ void engine_impl::announce_access(const allocation& a, const access_entry& entry
   o.address = a.ref.address == 0 ? 0 : saturating_add(a.ref.address, entry.offset);
   o.size = entry.size;
   o.mode = entry.mode;
+  o.origin = entry.origin;
   o.memory = a.root->ref.kind;
   o.alloc = entry.alloc;
   o.op = entry.op;

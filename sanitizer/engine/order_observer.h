@@ -40,6 +40,9 @@ struct observed_access {
   std::uint64_t address = 0;    // of the first byte (the allocation's address + offset)
   std::uint64_t size = 0;
   access_mode mode = access_mode::read;
+  // Exact, measured, or inferred from a kernel's parameters (then possibly
+  // larger than what the kernel touches).
+  access_origin origin = access_origin::exact;
   memory_kind memory = memory_kind::device;  // of the root allocation: where the bytes live
   alloc_id alloc{};
   operation_kind op = operation_kind::kernel;

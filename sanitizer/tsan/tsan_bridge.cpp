@@ -29,6 +29,7 @@ struct tsan_bridge::deferred_op {
   std::uint64_t size = 0;
   bool write = false;
   operation_kind op = operation_kind::kernel;
+  access_origin origin = access_origin::exact;
   stack_id stack{};
   std::shared_ptr<host_function_run> host_function;
 };
@@ -99,8 +100,13 @@ std::string_view flavor_name(stream_flavor f) {
 //   #0 streamsan::tsan::device::kernel()
 //   #1 main app.cu:42
 // (the kernel itself is in the launch stack, as its __device_stub__ frame,
-// and the fiber's name says which stream). They do nothing; each body
-// differs so that identical code folding cannot merge them.
+// and the fiber's name says which stream). A kernel footprint inferred
+// from its parameters (each pointer to the end of its allocation) may be
+// larger than what the kernel touches; the engine reports a conflict that
+// rests on one as a possible race, TSan cannot, so its frame says so:
+// kernel_inferred_footprint(), which a TSan suppression can also name.
+// They do nothing; each body differs so that identical code folding cannot
+// merge them.
 namespace device {
 namespace {
 volatile int folding_guard = 0;
@@ -112,20 +118,30 @@ volatile int folding_guard = 0;
 [[gnu::noinline]] void graph_node() { folding_guard = 5; }
 [[gnu::noinline]] void host_access() { folding_guard = 6; }
 [[gnu::noinline]] void operation() { folding_guard = 7; }
+[[gnu::noinline]] void kernel_inferred_footprint() { folding_guard = 8; }
+[[gnu::noinline]] void graph_node_inferred_footprint() { folding_guard = 9; }
+[[gnu::noinline]] void host_function_inferred_footprint() { folding_guard = 10; }
 }  // namespace device
 
 namespace {
 
 // A pc inside the marker function (TSan takes every frame for a return
 // address and looks one byte back).
-void* marker_pc(operation_kind op) noexcept {
+void* marker_pc(operation_kind op, access_origin origin) noexcept {
+  const bool inferred = origin == access_origin::inferred;
   void (*f)() = &device::operation;
   switch (op) {
-    case operation_kind::kernel: f = &device::kernel; break;
+    case operation_kind::kernel:
+      f = inferred ? &device::kernel_inferred_footprint : &device::kernel;
+      break;
     case operation_kind::memcpy: f = &device::memcpy; break;
     case operation_kind::memset: f = &device::memset; break;
-    case operation_kind::host_func: f = &device::host_function; break;
-    case operation_kind::graph_node: f = &device::graph_node; break;
+    case operation_kind::host_func:
+      f = inferred ? &device::host_function_inferred_footprint : &device::host_function;
+      break;
+    case operation_kind::graph_node:
+      f = inferred ? &device::graph_node_inferred_footprint : &device::graph_node;
+      break;
     case operation_kind::host_access: f = &device::host_access; break;
     case operation_kind::alloc:
     case operation_kind::free:
@@ -432,6 +448,7 @@ void tsan_bridge::accessed(const observed_access& a) {
   op.size = a.size;
   op.write = writes(a.mode) || is_atomic(a.mode);
   op.op = a.op;
+  op.origin = a.origin;
   op.stack = a.stack;
   if (a.context.kind == context_kind::stream) {
     run_or_defer(stream_or_implicit(a.context), std::move(op));
@@ -481,7 +498,7 @@ void tsan_bridge::access_on_fiber(stream_fiber& s, const deferred_op& op) {
   // Note [The innermost frame names the operation]
   push_frames(frames, 0);
   api_.ignore_thread_end();  // Note [The bridge is invisible to TSan]
-  range_access(op, marker_pc(op.op));
+  range_access(op, marker_pc(op.op, op.origin));
   api_.ignore_thread_begin();
   for (std::size_t i = 0; i < frames.size; ++i) api_.func_exit();
   s.published = false;
