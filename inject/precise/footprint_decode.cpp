@@ -1,6 +1,7 @@
 #include "inject/precise/footprint_decode.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -66,17 +67,26 @@ void coalesce(std::vector<measured_interval>& intervals) {
 }
 
 decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t base,
-                                   const fetch_fn& fetch) {
+                                   const fetch_fn& fetch, std::uint32_t expected_pages) {
   decoded_footprint d;
+  // The counters and the first `expected_pages` summaries in one copy; a
+  // second copy only when more pages were used.
+  const std::uint32_t guess = std::min(expected_pages, layout.capacity);
+  std::vector<std::uint8_t> head(sizeof(table_counters) + std::size_t{guess} * sizeof(page_summary));
+  fetch_or_throw(fetch, head.data(), base + layout.counters_offset, head.size(),
+                 "counters and page summaries");
   table_counters counters;
-  fetch_or_throw(fetch, &counters, base + layout.counters_offset, sizeof counters, "counters");
+  std::memcpy(&counters, head.data(), sizeof counters);
   const std::uint32_t used = std::min(counters.used, layout.capacity);
   d.complete = counters.overflow == 0 && counters.used <= layout.capacity;
   d.pages = used;
   std::vector<page_summary> pages(used);
-  fetch_or_throw(fetch, pages.data(), base + layout.pages_offset, used * sizeof(page_summary),
-                 "page summaries");
-  d.bytes_read_back = sizeof counters + used * sizeof(page_summary);
+  const std::uint32_t have = std::min(used, guess);
+  std::memcpy(pages.data(), head.data() + sizeof counters, std::size_t{have} * sizeof(page_summary));
+  fetch_or_throw(fetch, pages.data() + have,
+                 base + layout.pages_offset + std::size_t{have} * sizeof(page_summary),
+                 std::size_t{used - have} * sizeof(page_summary), "page summaries");
+  d.bytes_read_back = head.size() + std::size_t{used - have} * sizeof(page_summary);
 
   bool any_fragmented = false;
   for (const auto& p : pages) {

@@ -33,10 +33,12 @@ struct decoded_footprint {
 // failure.
 using fetch_fn = std::function<bool(void* destination, std::uint64_t source, std::size_t size)>;
 
-// Decodes the table whose allocation starts at device address `base`.
-// Throws std::runtime_error naming the part that could not be read.
+// Decodes the table whose allocation starts at device address `base`,
+// reading the counters and `expected_pages` summaries in one copy (the pages
+// the kernel used last time: usually one copy suffices). Throws
+// std::runtime_error naming the part that could not be read.
 decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t base,
-                                   const fetch_fn& fetch);
+                                   const fetch_fn& fetch, std::uint32_t expected_pages = 16);
 
 // The intervals of one page and kind from its summary, reading the bitmap
 // through `bitmap` (words_per_bitmap words) only when the bytes are not one

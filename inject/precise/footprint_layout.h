@@ -39,9 +39,9 @@ inline constexpr std::uint32_t words_per_bitmap = page_bytes / bits_per_word;  /
 enum class footprint_kind : std::uint32_t { read = 0, write = 1, atomic = 2 };
 inline constexpr std::uint32_t kind_count = 3;
 
-// One page's summary. Zero is "nothing touched", so a table is cleared with
-// one memset: `first` holds page_bytes minus the lowest offset touched
-// (maximized), `end` one past the highest (maximized).
+// One page's summary. Zero is "nothing touched", so that it can be updated
+// with atomic maxima alone: `first` holds page_bytes minus the lowest offset
+// touched (maximized), `end` one past the highest (maximized).
 struct page_summary {
   std::uint64_t page = 0;  // address >> page_shift
   std::uint32_t first[kind_count] = {};
@@ -51,38 +51,47 @@ struct page_summary {
 };
 static_assert(sizeof(page_summary) == 48);
 
-// The counters cleared before each launch.
+// The counters of one launch.
 struct table_counters {
   std::uint32_t used = 0;      // slots handed out (may exceed capacity: then overflow)
   std::uint32_t overflow = 0;  // accesses that found no slot
+  std::uint64_t reserved = 0;
 };
+static_assert(sizeof(table_counters) == 16);
 
 // The device pointers and sizes of one table; the table_view lives in device
 // memory at the start of the table's allocation and is passed to the patch
 // code as its userdata.
 struct table_view {
-  std::uint32_t capacity = 0;   // page slots
+  std::uint32_t capacity = 0;     // page slots
   std::uint32_t bucket_mask = 0;  // hash buckets - 1 (a power of two >= 2 * capacity)
   table_counters* counters = nullptr;
-  std::uint64_t* keys = nullptr;      // [buckets] page + 1; 0 = empty
-  std::uint32_t* slot_of = nullptr;   // [buckets] slot + 1; 0 = being published
-  page_summary* pages = nullptr;      // [capacity]
-  std::uint32_t* bits = nullptr;      // [capacity][kind_count][words_per_bitmap]
+  std::uint64_t* keys = nullptr;     // [buckets] page + 1; 0 = empty
+  std::uint32_t* slot_of = nullptr;  // [buckets] slot + 1; 0 = being published
+  page_summary* pages = nullptr;     // [capacity]
+  std::uint32_t* bits = nullptr;     // [capacity][kind_count][words_per_bitmap]
 };
 
-// Where each part lies in one allocation of `bytes` bytes; everything from
-// `cleared_offset` to the end is zeroed before each launch.
+// Where each part lies in one allocation:
+//   view | keys | slot_of | counters | pages | bits
+// Before a launch the host clears [cleared_offset, cleared_end): the hash
+// buckets and the counters, O(buckets) bytes. A slot's summary and bitmaps
+// are cleared by the lane that takes the slot, so tables of any capacity
+// cost the same to reset. After the launch the host reads
+// [counters_offset, counters_offset + 16 + used * 48) in one copy: the
+// counters and the summaries are adjacent.
 struct table_layout {
   std::uint32_t capacity = 0;
   std::uint32_t buckets = 0;
   std::size_t view_offset = 0;
-  std::size_t cleared_offset = 0;
-  std::size_t counters_offset = 0;
   std::size_t keys_offset = 0;
   std::size_t slot_of_offset = 0;
+  std::size_t counters_offset = 0;
   std::size_t pages_offset = 0;
   std::size_t bits_offset = 0;
   std::size_t bytes = 0;
+  std::size_t cleared_offset = 0;
+  std::size_t cleared_end = 0;
 };
 
 constexpr std::size_t align_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
@@ -94,14 +103,16 @@ constexpr table_layout layout_for(std::uint32_t capacity) {
   while (buckets < 2 * capacity) buckets *= 2;
   l.buckets = buckets;
   l.view_offset = 0;
-  l.cleared_offset = align_up(sizeof(table_view), 256);
-  l.counters_offset = l.cleared_offset;
-  l.keys_offset = align_up(l.counters_offset + sizeof(table_counters), 8);
+  l.keys_offset = align_up(sizeof(table_view), 256);
   l.slot_of_offset = l.keys_offset + std::size_t{buckets} * sizeof(std::uint64_t);
-  l.pages_offset = align_up(l.slot_of_offset + std::size_t{buckets} * sizeof(std::uint32_t), 16);
-  l.bits_offset = l.pages_offset + std::size_t{capacity} * sizeof(page_summary);
+  l.counters_offset =
+      align_up(l.slot_of_offset + std::size_t{buckets} * sizeof(std::uint32_t), 16);
+  l.pages_offset = l.counters_offset + sizeof(table_counters);
+  l.bits_offset = align_up(l.pages_offset + std::size_t{capacity} * sizeof(page_summary), 16);
   l.bytes = l.bits_offset +
             std::size_t{capacity} * kind_count * words_per_bitmap * sizeof(std::uint32_t);
+  l.cleared_offset = l.keys_offset;
+  l.cleared_end = l.pages_offset;
   return l;
 }
 

@@ -95,6 +95,20 @@ STREAMSAN_HD std::uint32_t page_hash(std::uint64_t page) {
   return static_cast<std::uint32_t>((page * 0x9e3779b97f4a7c15ull) >> 32);
 }
 
+// A new slot starts empty: its summary names the page, its bitmaps are
+// zero. Only the lane that took the slot writes it, before publishing it.
+STREAMSAN_HD void clear_slot(const table_view& t, std::uint32_t slot, std::uint64_t page) {
+  page_summary& s = t.pages[slot];
+  s.page = page;
+  for (std::uint32_t k = 0; k < kind_count; ++k) {
+    s.first[k] = 0;
+    s.end[k] = 0;
+    s.bytes[k] = 0;
+  }
+  std::uint32_t* words = t.bits + std::uint64_t{slot} * kind_count * words_per_bitmap;
+  for (std::uint32_t w = 0; w < kind_count * words_per_bitmap; ++w) words[w] = 0;
+}
+
 // The slot of `page`, inserting it if needed; slot_overflowed when the table
 // is full. The lane that inserts a page writes its number and publishes the
 // slot; a lane that finds the key of a slot not yet published waits for it
@@ -113,7 +127,7 @@ STREAMSAN_HD std::uint32_t find_or_insert(const table_view& t, std::uint64_t pag
           lane::publish(&t.slot_of[b], slot_overflowed);
           return slot_overflowed;
         }
-        t.pages[slot].page = page;
+        clear_slot(t, slot, page);
         lane::publish(&t.slot_of[b], slot + 1);
         return slot;
       }

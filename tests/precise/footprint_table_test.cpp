@@ -19,21 +19,26 @@ namespace {
 class host_table {
  public:
   explicit host_table(std::uint32_t capacity)
-      : layout_(layout_for(capacity)), storage_((layout_.bytes + 63) / 8 + 8, 0) {
+      : layout_(layout_for(capacity)), storage_((layout_.bytes + 63) / 8 + 8, ~0ull) {
+    // Fresh device memory holds anything: only the cleared region is reset.
     base_ = reinterpret_cast<std::uintptr_t>(storage_.data());
     view_ = view_at(base_, layout_);
+    clear();
   }
   const table_view& view() const { return view_; }
-  decoded_footprint decode() const {
-    return decode_footprint(layout_, base_, [](void* dst, std::uint64_t src, std::size_t n) {
-      std::memcpy(dst, reinterpret_cast<const void*>(src), n);
-      return true;
-    });
+  decoded_footprint decode(std::uint32_t expected_pages = 16) const {
+    return decode_footprint(
+        layout_, base_,
+        [](void* dst, std::uint64_t src, std::size_t n) {
+          std::memcpy(dst, reinterpret_cast<const void*>(src), n);
+          return true;
+        },
+        expected_pages);
   }
   // As the host does before each launch.
   void clear() {
     std::memset(reinterpret_cast<void*>(base_ + layout_.cleared_offset), 0,
-                layout_.bytes - layout_.cleared_offset);
+                layout_.cleared_end - layout_.cleared_offset);
   }
 
  private:
@@ -136,6 +141,16 @@ TEST(FootprintTable, ConcurrentRecordingIsExact) {
   const auto d = t.decode();
   EXPECT_TRUE(d.complete);
   EXPECT_EQ(d.intervals, expected);
+}
+
+TEST(FootprintTable, ReadsBackInOneCopyWhenThePageCountIsExpected) {
+  host_table t(64);
+  for (int p = 0; p < 10; ++p) record_span(t.view(), heap + p * page_bytes, 8, footprint_kind::read);
+  EXPECT_EQ(t.decode(10).bytes_read_back, sizeof(table_counters) + 10 * sizeof(page_summary));
+  // Fewer expected: a second copy fetches the rest, and nothing is lost.
+  const auto d = t.decode(4);
+  EXPECT_EQ(d.bytes_read_back, sizeof(table_counters) + 10 * sizeof(page_summary));
+  EXPECT_EQ(d.intervals.size(), 10u);
 }
 
 TEST(FootprintTable, DenseGroupRule) {
