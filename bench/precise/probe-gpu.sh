@@ -19,7 +19,7 @@ cs=$(command -v compute-sanitizer); echo "compute-sanitizer: $cs -> $(readlink -
 find / -xdev -name 'libsanitizer-public.so*' 2>/dev/null | head -5
 command -v nvdisasm cuobjdump
 
-for mode in track track-lane track-sync; do
+for mode in track lazy; do
   echo "== footprints: $mode"
   t0=$(date +%s%N)
   CUDA_INJECTION64_PATH=$probe PROBE_MODE=$mode PROBE_PRINT=1 timeout 60 ./footprint_probe >"$out/fp-$mode.out" 2>"$out/fp-$mode.err"
@@ -42,14 +42,24 @@ echo "== launch loop, 20000 launches, 3 interleaved rounds"
 for round in 1 2 3; do
   run native_20k X=1 -- ./launch_loop 20000
   run track_20k CUDA_INJECTION64_PATH=$probe PROBE_MODE=track -- ./launch_loop 20000
-  run track_sync_20k CUDA_INJECTION64_PATH=$probe PROBE_MODE=track-sync -- ./launch_loop 20000
 done | tee "$out/launch.txt"
-grep -E '^probe: (mode|polls)' "$out/timing.err" | tail -6
+run memcheck_20k X=1 -- "$cs" --tool memcheck ./launch_loop 20000
+grep -E '^probe: mode' "$out/timing.err" | tail -2
 echo "== pipeline (64 chunks x 250000 iterations), 2 rounds"
 for round in 1 2; do
   run native X=1 -- ./pipeline 64 250000
+  run patch_null CUDA_INJECTION64_PATH=$probe PROBE_MODE=patch-null -- ./pipeline 64 250000
   run track CUDA_INJECTION64_PATH=$probe PROBE_MODE=track -- ./pipeline 64 250000
-  run track_sync CUDA_INJECTION64_PATH=$probe PROBE_MODE=track-sync -- ./pipeline 64 250000
 done | tee "$out/pipeline.txt"
-grep -E '^probe: (mode|polls)' "$out/timing.err" | tail -4
+run memcheck X=1 -- "$cs" --tool memcheck ./pipeline 64 250000
+grep -E '^probe: mode' "$out/timing.err" | tail -2
+echo "== triad (bandwidth-bound, 200 iterations), 2 rounds"
+for round in 1 2; do
+  run native X=1 -- ./triad 200
+  run api CUDA_INJECTION64_PATH=$probe PROBE_MODE=api -- ./triad 200
+  run patch_null CUDA_INJECTION64_PATH=$probe PROBE_MODE=patch-null -- ./triad 200
+  run track CUDA_INJECTION64_PATH=$probe PROBE_MODE=track -- ./triad 200
+done | tee "$out/triad.txt"
+run memcheck X=1 -- "$cs" --tool memcheck ./triad 200
+grep -E '^probe: mode' "$out/timing.err" | tail -2
 echo "== done"

@@ -1,33 +1,24 @@
-// A probe injection library for the Compute Sanitizer API (CUDA_INJECTION64_PATH):
-// measures what a bare Sanitizer API subscriber costs, what patching costs,
-// and whether the footprint tables of inject/precise measure what kernels
-// really touch. PROBE_MODE chooses what it does:
+// A probe injection library for the Compute Sanitizer API (CUDA_INJECTION64_PATH),
+// built on the production launch tracker (inject/sanitizer_api): what a bare
+// Sanitizer API subscriber costs, what patching costs, and whether measured
+// footprints are exact. PROBE_MODE chooses what it does:
 //   api         subscribe to the driver and runtime API domains, count
 //   launch      api + the launch domain
-//   patch-null  launch + patch every module, but give launches no table
-//   track       patch, and measure every launch; a launch's table is read
-//               once an event recorded after it has completed (polled at
-//               every API call), through a private stream
-//   track-sync  the same, but synchronize the launch's stream at the exit of
-//               the launching API call
-//   track-lane  the same with the per-lane callback (no warp aggregation)
+//   patch-null  launch + patch every module at load, give launches no table
+//   track       patch at load and measure every launch (event-polled read-back)
+//   lazy        patch a module at the entry of the first launch call of one of
+//               its kernels (not at load), then measure
 //   census      count global accesses by (flags, new value, size)
-// PROBE_PRINT=1 prints each launch's measured footprint; PROBE_PATCH_AT=launch
-// patches a module at the first launch of one of its kernels instead of at
-// load. The summary goes to stderr at exit.
+// PROBE_PRINT=1 prints each launch's measured footprint. The summary goes to
+// stderr at exit.
 #include <cuda.h>
-#include <dlfcn.h>
 #include <sanitizer.h>
 
 #include <atomic>
-#include <deque>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -35,47 +26,17 @@
 
 #include "inject/precise/footprint_decode.h"
 #include "inject/precise/footprint_layout.h"
+#include "inject/sanitizer_api/launch_tracker.h"
 #include "inject/sanitizer_api/sanitizer_library.h"
 
 namespace sp = streamsan::precise;
 namespace sa = streamsan::sanitizer_api;
 
-extern const unsigned char streamsan_footprint_patches[];
-extern const std::size_t streamsan_footprint_patches_size;
+extern "C" const unsigned char streamsan_footprint_patches[];
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-struct table {
-  void* device = nullptr;
-  sp::table_layout layout;
-};
-
-struct driver {
-  decltype(&::cuEventCreate) event_create = nullptr;
-  decltype(&::cuEventRecord) event_record = nullptr;
-  decltype(&::cuEventQuery) event_query = nullptr;
-  decltype(&::cuEventSynchronize) event_synchronize = nullptr;
-  decltype(&::cuStreamCreate) stream_create = nullptr;
-  decltype(&::cuCtxSetCurrent) ctx_set_current = nullptr;
-  decltype(&::cuCtxGetCurrent) ctx_get_current = nullptr;
-};
-
-struct pending_launch {
-  table t;
-  CUstream stream = nullptr;
-  Sanitizer_StreamHandle hstream = nullptr;
-  CUcontext ctx = nullptr;
-  CUfunction function = nullptr;
-  std::string name;
-  CUevent done = nullptr;
-};
-
 thread_local bool busy = false;
-thread_local bool has_just_launched = false;
-thread_local pending_launch just_launched;
-
 struct busy_guard {
   busy_guard() { busy = true; }
   ~busy_guard() { busy = false; }
@@ -83,130 +44,26 @@ struct busy_guard {
 
 struct probe {
   const sa::sanitizer_library* lib = nullptr;
+  std::unique_ptr<sa::launch_tracker> tracker;
   std::string mode;
   bool print = false;
-  bool patch_at_launch = false;
-  bool patching = false;
-  bool tracking = false;
-  bool sync_at_exit = false;
-  driver drv;
-  std::deque<pending_launch> pending;
-  std::vector<CUevent> free_events;
-  std::map<CUcontext, std::pair<CUstream, Sanitizer_StreamHandle>> private_streams;
-  std::uint64_t polls = 0, forced = 0;
-  double record_ms = 0, poll_ms = 0;
-  const char* access_callback = "streamsan_global_access";
   std::atomic<std::uint64_t> api_callbacks{0};
   std::atomic<std::uint64_t> launches{0};
   std::mutex mutex;
-  std::set<CUcontext> contexts_with_patches;
-  std::set<CUmodule> patched;
-  std::map<CUfunction, std::uint32_t> capacity_hint;
-  std::map<std::uint32_t, std::vector<table>> free_tables;
-  table current;  // of the launch between begin and end (one thread at a time here)
-  double patch_ms = 0, sync_ms = 0, decode_ms = 0, setup_ms = 0;
-  std::uint64_t tracked = 0, incomplete = 0, pages = 0, fragmented = 0, read_back = 0,
-                intervals = 0;
-  std::vector<std::uint64_t> census;
-  Sanitizer_StreamHandle census_stream = nullptr;
+  std::map<CUfunction, std::string> names;
+  std::uint64_t printed = 0;
+  // lazy: modules seen loaded, patched at the next launch call's entry
+  std::set<CUmodule> loaded;
+  CUcontext last_context = nullptr;
+  std::vector<std::uint32_t> census;
   void* census_table = nullptr;
+  Sanitizer_StreamHandle census_stream = nullptr;
   sp::table_layout census_layout;
 };
 
 probe& the_probe() {
   static probe* p = new probe;
   return *p;
-}
-
-double ms_since(clock_type::time_point t) {
-  return std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
-}
-
-void check(SanitizerResult r, const char* what) {
-  if (r != SANITIZER_SUCCESS) {
-    std::fprintf(stderr, "probe: %s: %s\n", what, the_probe().lib->describe(r).c_str());
-  }
-}
-
-void ensure_patches(probe& p, CUcontext ctx) {
-  if (!p.contexts_with_patches.insert(ctx).second) return;
-  check(p.lib->add_patches(streamsan_footprint_patches, ctx), "sanitizerAddPatches");
-}
-
-void patch_module(probe& p, CUcontext ctx, CUmodule module) {
-  if (!p.patched.insert(module).second) return;
-  const auto t = clock_type::now();
-  ensure_patches(p, ctx);
-  check(p.lib->patch_instructions(SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS, module,
-                                  p.access_callback),
-        "patch global accesses");
-  if (p.mode != "census") {
-    check(p.lib->patch_instructions(SANITIZER_INSTRUCTION_MEMCPY_ASYNC, module,
-                                    "streamsan_memcpy_async"),
-          "patch memcpy_async");
-    check(p.lib->patch_instructions(SANITIZER_INSTRUCTION_BULK_COPY_GLOBAL_TO_SHARED, module,
-                                    "streamsan_bulk_global_to_shared"),
-          "patch bulk g2s");
-    check(p.lib->patch_instructions(SANITIZER_INSTRUCTION_BULK_COPY_SHARED_TO_GLOBAL, module,
-                                    "streamsan_bulk_shared_to_global"),
-          "patch bulk s2g");
-    check(p.lib->patch_instructions(SANITIZER_INSTRUCTION_BULK_REDUCTION_SHARED_TO_GLOBAL, module,
-                                    "streamsan_bulk_reduction_to_global"),
-          "patch bulk reduction");
-  }
-  check(p.lib->patch_module(module), "sanitizerPatchModule");
-  p.patch_ms += ms_since(t);
-}
-
-table acquire(probe& p, CUcontext ctx, std::uint32_t capacity, Sanitizer_StreamHandle s) {
-  auto& pool = p.free_tables[capacity];
-  if (!pool.empty()) {
-    table t = pool.back();
-    pool.pop_back();
-    return t;
-  }
-  table t;
-  t.layout = sp::layout_for(capacity);
-  check(p.lib->alloc(ctx, &t.device, t.layout.bytes), "sanitizerAlloc");
-  const sp::table_view v = sp::view_at(reinterpret_cast<std::uintptr_t>(t.device), t.layout);
-  check(p.lib->memcpy_to_device(t.device, const_cast<sp::table_view*>(&v), sizeof v, s),
-        "write table view");
-  check(p.lib->stream_synchronize(s), "sync after view");
-  return t;
-}
-
-void launch_begin(probe& p, const Sanitizer_LaunchData& d) {
-  p.launches.fetch_add(1, std::memory_order_relaxed);
-  if (p.patch_at_launch) patch_module(p, d.context, d.module);
-  if (p.mode == "census") {
-    if (p.census_table == nullptr) {
-      p.census_layout = sp::layout_for(1);
-      check(p.lib->alloc(d.context, &p.census_table, p.census_layout.bytes), "census alloc");
-      const sp::table_view v =
-          sp::view_at(reinterpret_cast<std::uintptr_t>(p.census_table), p.census_layout);
-      check(p.lib->memcpy_to_device(p.census_table, const_cast<sp::table_view*>(&v), sizeof v,
-                                    d.hStream),
-            "census view");
-      check(p.lib->memset(static_cast<char*>(p.census_table) + p.census_layout.cleared_offset, 0,
-                          p.census_layout.bytes - p.census_layout.cleared_offset, d.hStream),
-            "census clear");
-    }
-    p.census_stream = d.hStream;
-    check(p.lib->set_launch_callback_data(d.hLaunch, d.function, d.hStream, p.census_table),
-          "set census data");
-    return;
-  }
-  if (!p.tracking) return;
-  const auto t = clock_type::now();
-  auto& hint = p.capacity_hint[d.function];
-  if (hint == 0) hint = 64;
-  p.current = acquire(p, d.context, hint, d.hStream);
-  check(p.lib->memset(static_cast<char*>(p.current.device) + p.current.layout.cleared_offset, 0,
-                      p.current.layout.bytes - p.current.layout.cleared_offset, d.hStream),
-        "clear table");
-  check(p.lib->set_launch_callback_data(d.hLaunch, d.function, d.hStream, p.current.device),
-        "sanitizerSetLaunchCallbackData");
-  p.setup_ms += ms_since(t);
 }
 
 const char* kind_name(sp::footprint_kind k) {
@@ -218,105 +75,53 @@ const char* kind_name(sp::footprint_kind k) {
   return "?";
 }
 
-void launch_end(probe& p, const Sanitizer_LaunchData& d) {
-  if (!p.tracking) return;
-  just_launched = pending_launch{p.current, d.stream, d.hStream, d.context, d.function,
-                                 d.functionName ? d.functionName : "?", nullptr};
-  has_just_launched = true;
-}
-
-std::pair<CUstream, Sanitizer_StreamHandle> private_stream(probe& p, CUcontext ctx) {
-  auto it = p.private_streams.find(ctx);
-  if (it != p.private_streams.end()) return it->second;
-  CUstream s = nullptr;
-  Sanitizer_StreamHandle h = nullptr;
-  if (p.drv.stream_create(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
-    std::fprintf(stderr, "probe: cuStreamCreate failed\n");
+void print_footprint(probe& p, sa::launch_tracker::launch_id, const sp::decoded_footprint& d) {
+  if (!p.print) return;
+  std::fprintf(stderr, "measured launch=%llu pages=%u fragmented=%u complete=%d\n",
+               static_cast<unsigned long long>(++p.printed), d.pages, d.fragmented_pages,
+               d.complete ? 1 : 0);
+  for (const auto& i : d.intervals) {
+    std::fprintf(stderr, "  %s 0x%llx 0x%llx\n", kind_name(i.kind),
+                 static_cast<unsigned long long>(i.begin), static_cast<unsigned long long>(i.end));
   }
-  check(p.lib->stream_handle(ctx, s, &h), "sanitizerGetStreamHandle");
-  return p.private_streams[ctx] = {s, h};
 }
 
-void read_back(probe& p, pending_launch& l, Sanitizer_StreamHandle via) {
-  const auto t = clock_type::now();
-  SanitizerResult last = SANITIZER_SUCCESS;
-  const auto fetch = [&](void* dst, std::uint64_t src, std::size_t size) {
-    last = p.lib->memcpy_to_host(dst, reinterpret_cast<void*>(src), size, via);
-    return last == SANITIZER_SUCCESS;
-  };
-  try {
-    const auto fp =
-        sp::decode_footprint(l.t.layout, reinterpret_cast<std::uint64_t>(l.t.device), fetch);
-    ++p.tracked;
-    p.pages += fp.pages;
-    p.fragmented += fp.fragmented_pages;
-    p.read_back += fp.bytes_read_back;
-    p.intervals += fp.intervals.size();
-    if (!fp.complete) {
-      ++p.incomplete;
-      auto& hint = p.capacity_hint[l.function];
-      hint = std::max<std::uint32_t>(hint * 4, fp.pages * 2);
-    }
-    if (p.print) {
-      std::fprintf(stderr, "measured launch=%llu kernel=%s pages=%u fragmented=%u complete=%d\n",
-                   static_cast<unsigned long long>(p.tracked), l.name.c_str(), fp.pages,
-                   fp.fragmented_pages, fp.complete ? 1 : 0);
-      for (const auto& i : fp.intervals) {
-        std::fprintf(stderr, "  %s 0x%llx 0x%llx\n", kind_name(i.kind),
-                     static_cast<unsigned long long>(i.begin),
-                     static_cast<unsigned long long>(i.end));
-      }
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "probe: %s: %s\n", e.what(), p.lib->describe(last).c_str());
-  }
-  p.free_tables[l.t.layout.capacity].push_back(l.t);
-  if (l.done != nullptr) p.free_events.push_back(l.done);
-  p.decode_ms += ms_since(t);
+void poll(probe& p, bool wait) {
+  if (!p.tracker) return;
+  p.tracker->poll(wait, [&](auto id, const auto& d) { print_footprint(p, id, d); });
 }
 
-// At the exit of the API call that launched: either synchronize now
-// (track-sync) or record an event to poll.
-void after_launch_call(probe& p) {
-  has_just_launched = false;
-  pending_launch l = just_launched;
-  if (p.sync_at_exit) {
-    auto t = clock_type::now();
-    check(p.lib->stream_synchronize(l.hstream), "sanitizerStreamSynchronize");
-    p.sync_ms += ms_since(t);
-    read_back(p, l, l.hstream);
+void patch(probe& p, CUcontext ctx, CUmodule m) {
+  std::string why;
+  if (!p.tracker->patch_module(ctx, m, why)) std::fprintf(stderr, "probe: %s\n", why.c_str());
+}
+
+void on_api(probe& p, const Sanitizer_CallbackData& d) {
+  if (!p.tracker) return;
+  if (d.callbackSite == SANITIZER_API_EXIT) {
+    p.tracker->launched();
     return;
   }
-  const auto t = clock_type::now();
-  if (!p.free_events.empty()) {
-    l.done = p.free_events.back();
-    p.free_events.pop_back();
-  } else if (p.drv.event_create(&l.done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-    std::fprintf(stderr, "probe: cuEventCreate failed\n");
+  if (p.mode == "lazy" && !p.loaded.empty()) {
+    std::lock_guard lock(p.mutex);
+    for (CUmodule m : p.loaded) patch(p, p.last_context, m);
+    p.loaded.clear();
   }
-  if (p.drv.event_record(l.done, l.stream) != CUDA_SUCCESS) {
-    std::fprintf(stderr, "probe: cuEventRecord failed\n");
-  }
-  p.pending.push_back(std::move(l));
-  p.record_ms += ms_since(t);
+  poll(p, false);
 }
 
-// Reads back every launch at the head of the queue that has completed.
-void poll(probe& p, bool wait) {
-  if (p.pending.empty()) return;
-  const auto t = clock_type::now();
-  ++p.polls;
-  while (!p.pending.empty()) {
-    auto& head = p.pending.front();
-    if (wait) {
-      p.drv.event_synchronize(head.done);
-    } else if (p.drv.event_query(head.done) != CUDA_SUCCESS) {
-      break;
-    }
-    read_back(p, head, private_stream(p, head.ctx).second);
-    p.pending.pop_front();
+void census_begin(probe& p, const Sanitizer_LaunchData& d) {
+  if (p.census_table == nullptr) {
+    p.census_layout = sp::layout_for(1);
+    p.lib->alloc(d.context, &p.census_table, p.census_layout.bytes);
+    static sp::table_view v;
+    v = sp::view_at(reinterpret_cast<std::uintptr_t>(p.census_table), p.census_layout);
+    p.lib->memcpy_to_device(p.census_table, &v, sizeof v, d.hStream);
+    p.lib->memset(static_cast<char*>(p.census_table) + p.census_layout.bits_offset, 0,
+                  p.census_layout.bytes - p.census_layout.bits_offset, d.hStream);
   }
-  p.poll_ms += ms_since(t);
+  p.census_stream = d.hStream;
+  p.lib->set_launch_callback_data(d.hLaunch, d.function, d.hStream, p.census_table);
 }
 
 void SANITIZERAPI on_callback(void* userdata, Sanitizer_CallbackDomain domain,
@@ -326,27 +131,39 @@ void SANITIZERAPI on_callback(void* userdata, Sanitizer_CallbackDomain domain,
   busy_guard guard;
   switch (domain) {
     case SANITIZER_CB_DOMAIN_DRIVER_API:
-    case SANITIZER_CB_DOMAIN_RUNTIME_API: {
+    case SANITIZER_CB_DOMAIN_RUNTIME_API:
       p.api_callbacks.fetch_add(1, std::memory_order_relaxed);
-      if (!p.tracking) return;
-      const auto* d = static_cast<const Sanitizer_CallbackData*>(data);
-      std::lock_guard lock(p.mutex);
-      if (d->callbackSite == SANITIZER_API_EXIT && has_just_launched) after_launch_call(p);
-      if (d->callbackSite == SANITIZER_API_ENTER) poll(p, false);
+      on_api(p, *static_cast<const Sanitizer_CallbackData*>(data));
       return;
-    }
     case SANITIZER_CB_DOMAIN_RESOURCE:
-      if (cbid == SANITIZER_CBID_RESOURCE_MODULE_LOADED && p.patching && !p.patch_at_launch) {
-        std::lock_guard lock(p.mutex);
+      if (cbid == SANITIZER_CBID_RESOURCE_MODULE_LOADED && p.tracker) {
         const auto* m = static_cast<const Sanitizer_ResourceModuleData*>(data);
-        patch_module(p, m->context, m->module);
+        if (p.mode == "lazy") {
+          std::lock_guard lock(p.mutex);
+          p.loaded.insert(m->module);
+          p.last_context = m->context;
+        } else if (p.mode == "census") {
+          p.lib->add_patches(streamsan_footprint_patches, m->context);
+          p.lib->patch_instructions(SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS, m->module,
+                                    "streamsan_global_access_census");
+          p.lib->patch_module(m->module);
+        } else {
+          patch(p, m->context, m->module);
+        }
       }
       return;
     case SANITIZER_CB_DOMAIN_LAUNCH: {
-      std::lock_guard lock(p.mutex);
       const auto* l = static_cast<const Sanitizer_LaunchData*>(data);
-      if (cbid == SANITIZER_CBID_LAUNCH_BEGIN) launch_begin(p, *l);
-      if (cbid == SANITIZER_CBID_LAUNCH_END) launch_end(p, *l);
+      if (cbid == SANITIZER_CBID_LAUNCH_BEGIN) {
+        p.launches.fetch_add(1, std::memory_order_relaxed);
+        if (p.mode == "census") {
+          census_begin(p, *l);
+        } else if (p.tracker) {
+          p.tracker->launch_begin(*l, p.mode != "patch-null");
+        }
+      } else if (cbid == SANITIZER_CBID_LAUNCH_END && p.tracker) {
+        p.tracker->launch_end(*l);
+      }
       return;
     }
     default:
@@ -354,43 +171,35 @@ void SANITIZERAPI on_callback(void* userdata, Sanitizer_CallbackDomain domain,
   }
 }
 
-void print_census(probe& p) {
-  if (p.census_table == nullptr) return;
-  std::vector<std::uint32_t> cells(256);
-  // The census counts live in the first bitmap words.
-  p.lib->memcpy_to_host(cells.data(),
-                        static_cast<char*>(p.census_table) + p.census_layout.bits_offset,
-                        cells.size() * 4, p.census_stream);
-  static const char* sizes[] = {"1", "2", "4", "8", "16"};
-  for (unsigned c = 0; c < cells.size(); ++c) {
-    if (cells[c] == 0) continue;
-    std::fprintf(stderr, "census flags=0x%x new_value=%s size=%s count=%u\n", c >> 4,
-                 (c >> 3) & 1 ? "yes" : "null", (c & 7) < 5 ? sizes[c & 7] : "?", cells[c]);
-  }
-}
-
 void at_exit() {
   auto& p = the_probe();
-  {
-    busy_guard guard;
-    std::lock_guard lock(p.mutex);
-    poll(p, true);
+  busy_guard guard;
+  poll(p, true);
+  if (p.census_table != nullptr) {
+    std::vector<std::uint32_t> cells(256);
+    p.lib->memcpy_to_host(cells.data(),
+                          static_cast<char*>(p.census_table) + p.census_layout.bits_offset,
+                          cells.size() * 4, p.census_stream);
+    for (unsigned c = 0; c < cells.size(); ++c) {
+      if (cells[c] != 0) {
+        std::fprintf(stderr, "census flags=0x%x new_value=%s size_index=%u count=%u\n", c >> 4,
+                     (c >> 3) & 1 ? "yes" : "null", c & 7, cells[c]);
+      }
+    }
   }
-  print_census(p);
-  std::fprintf(stderr, "probe: polls=%llu record_ms=%.1f poll_ms=%.1f\n",
-               static_cast<unsigned long long>(p.polls), p.record_ms, p.poll_ms);
+  const auto s = p.tracker ? p.tracker->stats() : sa::tracker_stats{};
   std::fprintf(stderr,
-               "probe: mode=%s api_callbacks=%llu launches=%llu patched_modules=%zu patch_ms=%.1f "
-               "tracked=%llu incomplete=%llu pages=%llu fragmented=%llu read_back=%llu "
-               "intervals=%llu setup_ms=%.1f sync_ms=%.1f decode_ms=%.1f\n",
+               "probe: mode=%s api_callbacks=%llu launches=%llu measured=%llu incomplete=%llu "
+               "failed=%llu pages=%llu fragmented=%llu read_back=%llu waits=%llu patched=%llu\n",
                p.mode.c_str(), static_cast<unsigned long long>(p.api_callbacks.load()),
-               static_cast<unsigned long long>(p.launches.load()), p.patched.size(), p.patch_ms,
-               static_cast<unsigned long long>(p.tracked),
-               static_cast<unsigned long long>(p.incomplete),
-               static_cast<unsigned long long>(p.pages),
-               static_cast<unsigned long long>(p.fragmented),
-               static_cast<unsigned long long>(p.read_back),
-               static_cast<unsigned long long>(p.intervals), p.setup_ms, p.sync_ms, p.decode_ms);
+               static_cast<unsigned long long>(p.launches.load()),
+               static_cast<unsigned long long>(s.measured),
+               static_cast<unsigned long long>(s.incomplete),
+               static_cast<unsigned long long>(s.failed), static_cast<unsigned long long>(s.pages),
+               static_cast<unsigned long long>(s.fragmented_pages),
+               static_cast<unsigned long long>(s.bytes_read_back),
+               static_cast<unsigned long long>(s.waits),
+               static_cast<unsigned long long>(s.modules_patched));
 }
 
 }  // namespace
@@ -406,35 +215,24 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   const char* mode = std::getenv("PROBE_MODE");
   p.mode = mode ? mode : "api";
   p.print = std::getenv("PROBE_PRINT") != nullptr;
-  const char* at = std::getenv("PROBE_PATCH_AT");
-  p.patch_at_launch = at && std::string(at) == "launch";
-  p.patching = p.mode == "patch-null" || p.mode == "track" || p.mode == "track-lane" ||
-               p.mode == "census";
-  p.tracking = p.mode == "track" || p.mode == "track-lane" || p.mode == "track-sync";
-  p.sync_at_exit = p.mode == "track-sync";
-  p.patching = p.patching || p.mode == "track-sync";
-  void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (cuda == nullptr) cuda = dlopen("libcuda.so.1", RTLD_NOW);
-  p.drv.event_create = reinterpret_cast<decltype(p.drv.event_create)>(dlsym(cuda, "cuEventCreate"));
-  p.drv.event_record = reinterpret_cast<decltype(p.drv.event_record)>(dlsym(cuda, "cuEventRecord"));
-  p.drv.event_query = reinterpret_cast<decltype(p.drv.event_query)>(dlsym(cuda, "cuEventQuery"));
-  p.drv.event_synchronize =
-      reinterpret_cast<decltype(p.drv.event_synchronize)>(dlsym(cuda, "cuEventSynchronize"));
-  p.drv.stream_create =
-      reinterpret_cast<decltype(p.drv.stream_create)>(dlsym(cuda, "cuStreamCreate"));
-  if (p.mode == "track-lane") p.access_callback = "streamsan_global_access_per_lane";
-  if (p.mode == "census") p.access_callback = "streamsan_global_access_census";
-  Sanitizer_SubscriberHandle handle;
-  check(p.lib->subscribe(&handle, on_callback, &p), "sanitizerSubscribe");
-  check(p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API), "enable driver");
-  check(p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_RUNTIME_API), "enable runtime");
-  if (p.mode != "api") {
-    check(p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_LAUNCH), "enable launch");
+  const bool patches = p.mode == "patch-null" || p.mode == "track" || p.mode == "lazy" ||
+                       p.mode == "census";
+  if (patches) {
+    const auto driver = sa::resolve_tracker_driver();
+    if (!driver) {
+      std::fprintf(stderr, "probe: driver entry points missing\n");
+      return 0;
+    }
+    p.tracker = std::make_unique<sa::launch_tracker>(*p.lib, *driver);
   }
-  if (p.patching) {
-    check(p.lib->enable_callback(1, handle, SANITIZER_CB_DOMAIN_RESOURCE,
-                                 SANITIZER_CBID_RESOURCE_MODULE_LOADED),
-          "enable module loaded");
+  Sanitizer_SubscriberHandle handle;
+  p.lib->subscribe(&handle, on_callback, &p);
+  p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API);
+  p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_RUNTIME_API);
+  if (p.mode != "api") p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_LAUNCH);
+  if (patches) {
+    p.lib->enable_callback(1, handle, SANITIZER_CB_DOMAIN_RESOURCE,
+                           SANITIZER_CBID_RESOURCE_MODULE_LOADED);
   }
   std::atexit(at_exit);
   std::fprintf(stderr, "probe: %s, mode %s\n", p.lib->path.c_str(), p.mode.c_str());
