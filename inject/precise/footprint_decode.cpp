@@ -8,9 +8,9 @@
 namespace streamsan::precise {
 namespace {
 
-bool is_one_run(const page_summary& s, std::uint32_t k) {
-  const std::uint32_t begin = page_bytes - s.first[k];
-  return s.end[k] > begin && s.end[k] - begin == s.bytes[k];
+bool is_one_run(const page_summary& s) {
+  const std::uint32_t begin = page_bytes - s.first;
+  return s.end > begin && s.end - begin == s.bytes;
 }
 
 void fetch_or_throw(const fetch_fn& fetch, void* out, std::uint64_t source, std::size_t size,
@@ -24,13 +24,13 @@ void fetch_or_throw(const fetch_fn& fetch, void* out, std::uint64_t source, std:
 
 }  // namespace
 
-bool page_intervals(const page_summary& summary, footprint_kind kind,
-                    const std::uint32_t* bitmap, std::vector<measured_interval>& out) {
-  const auto k = static_cast<std::uint32_t>(kind);
-  if (summary.bytes[k] == 0) return false;
+bool page_intervals(const page_summary& summary, const std::uint32_t* bitmap,
+                    std::vector<measured_interval>& out) {
+  if (summary.bytes == 0 || summary.kind >= kind_count) return false;
+  const auto kind = static_cast<footprint_kind>(summary.kind);
   const std::uint64_t base = summary.page << page_shift;
-  if (is_one_run(summary, k)) {
-    out.push_back({base + page_bytes - summary.first[k], base + summary.end[k], kind});
+  if (is_one_run(summary)) {
+    out.push_back({base + page_bytes - summary.first, base + summary.end, kind});
     return false;
   }
   // Runs of set bits.
@@ -90,28 +90,21 @@ decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t bas
 
   bool any_fragmented = false;
   for (const auto& p : pages) {
-    for (std::uint32_t k = 0; k < kind_count; ++k) {
-      if (p.bytes[k] != 0 && !is_one_run(p, k)) any_fragmented = true;
-    }
+    if (p.bytes != 0 && !is_one_run(p)) any_fragmented = true;
   }
-  // One copy of every used slot's bitmaps when any page needs one.
+  // One copy of every used slot's bitmap when any slot needs one.
   std::vector<std::uint32_t> bits;
   if (any_fragmented) {
-    const std::size_t words = std::size_t{used} * kind_count * words_per_bitmap;
+    const std::size_t words = std::size_t{used} * words_per_bitmap;
     bits.resize(words);
     fetch_or_throw(fetch, bits.data(), base + layout.bits_offset, words * sizeof(std::uint32_t),
                    "page bitmaps");
     d.bytes_read_back += words * sizeof(std::uint32_t);
   }
   for (std::uint32_t slot = 0; slot < used; ++slot) {
-    bool fragmented = false;
-    for (std::uint32_t k = 0; k < kind_count; ++k) {
-      const std::uint32_t* bitmap =
-          bits.empty() ? nullptr : bits.data() + (std::size_t{slot} * kind_count + k) * words_per_bitmap;
-      fragmented |= page_intervals(pages[slot], static_cast<footprint_kind>(k), bitmap,
-                                   d.intervals);
-    }
-    d.fragmented_pages += fragmented ? 1 : 0;
+    const std::uint32_t* bitmap =
+        bits.empty() ? nullptr : bits.data() + std::size_t{slot} * words_per_bitmap;
+    d.fragmented_pages += page_intervals(pages[slot], bitmap, d.intervals) ? 1 : 0;
   }
   coalesce(d.intervals);
   return d;

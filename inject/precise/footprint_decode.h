@@ -24,8 +24,8 @@ struct decoded_footprint {
   std::vector<measured_interval> intervals;
   // False when the table overflowed: some accesses are missing.
   bool complete = true;
-  std::uint32_t pages = 0;             // pages touched (slots used)
-  std::uint32_t fragmented_pages = 0;  // page bitmaps that had to be read
+  std::uint32_t pages = 0;             // slots used (page and kind)
+  std::uint32_t fragmented_pages = 0;  // slots whose bitmap had to be read
   std::uint64_t bytes_read_back = 0;   // device-to-host traffic
 };
 
@@ -40,11 +40,11 @@ using fetch_fn = std::function<bool(void* destination, std::uint64_t source, std
 decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t base,
                                    const fetch_fn& fetch, std::uint32_t expected_pages = 16);
 
-// The intervals of one page and kind from its summary, reading the bitmap
-// through `bitmap` (words_per_bitmap words) only when the bytes are not one
-// run. Appends to `out`; returns whether the bitmap was needed.
-bool page_intervals(const page_summary& summary, footprint_kind kind,
-                    const std::uint32_t* bitmap, std::vector<measured_interval>& out);
+// The intervals of one slot (a page and a kind) from its summary, reading
+// `bitmap` (words_per_bitmap words) only when the bytes are not one run.
+// Appends to `out`; returns whether the bitmap was needed.
+bool page_intervals(const page_summary& summary, const std::uint32_t* bitmap,
+                    std::vector<measured_interval>& out);
 
 // Sorts and merges adjacent or overlapping intervals of the same kind.
 void coalesce(std::vector<measured_interval>& intervals);

@@ -95,31 +95,34 @@ STREAMSAN_HD std::uint32_t page_hash(std::uint64_t page) {
   return static_cast<std::uint32_t>((page * 0x9e3779b97f4a7c15ull) >> 32);
 }
 
-// A new slot starts empty: its summary names the page, its bitmaps are
-// zero. Only the lane that took the slot writes it, before publishing it.
-STREAMSAN_HD void clear_slot(const table_view& t, std::uint32_t slot, std::uint64_t page) {
+// A new slot starts empty: its summary names the page and kind, its bitmap
+// is zero. Only the lane that took the slot writes it, before publishing it.
+STREAMSAN_HD void clear_slot(const table_view& t, std::uint32_t slot, std::uint64_t page,
+                             footprint_kind kind) {
   page_summary& s = t.pages[slot];
   s.page = page;
-  for (std::uint32_t k = 0; k < kind_count; ++k) {
-    s.first[k] = 0;
-    s.end[k] = 0;
-    s.bytes[k] = 0;
-  }
-  std::uint32_t* words = t.bits + std::uint64_t{slot} * kind_count * words_per_bitmap;
-  for (std::uint32_t w = 0; w < kind_count * words_per_bitmap; ++w) words[w] = 0;
+  s.kind = static_cast<std::uint32_t>(kind);
+  s.first = 0;
+  s.end = 0;
+  s.bytes = 0;
+  std::uint32_t* words = t.bits + std::uint64_t{slot} * words_per_bitmap;
+  for (std::uint32_t w = 0; w < words_per_bitmap; ++w) words[w] = 0;
 }
 
-// The slot of `page`, inserting it if needed; slot_overflowed when the table
-// is full. The lane that inserts a page writes its number and publishes the
-// slot; a lane that finds the key of a slot not yet published waits for it
-// (independent thread scheduling lets the publishing lane progress even in
-// the same warp).
-STREAMSAN_HD std::uint32_t find_or_insert(const table_view& t, std::uint64_t page) {
-  const std::uint64_t key = page + 1;
-  std::uint32_t b = page_hash(page) & t.bucket_mask;
+// The slot of (`page`, `kind`), inserting it if needed; slot_overflowed
+// when the table is full. The lane that inserts a key clears and publishes
+// its slot; a lane that finds the key of a slot not yet published waits for
+// it (independent thread scheduling lets the publishing lane progress even
+// in the same warp). A full table takes no new key, so probing always ends
+// at an empty bucket.
+STREAMSAN_HD std::uint32_t find_or_insert(const table_view& t, std::uint64_t page,
+                                          footprint_kind kind) {
+  const std::uint64_t key = ((page << 2) | static_cast<std::uint32_t>(kind)) + 1;
+  std::uint32_t b = page_hash(key) & t.bucket_mask;
   for (std::uint32_t probe = 0; probe <= t.bucket_mask; ++probe, b = (b + 1) & t.bucket_mask) {
     std::uint64_t seen = lane::load(&t.keys[b]);
     if (seen == 0) {
+      if (lane::load(&t.counters->used) >= t.capacity) return slot_overflowed;
       seen = lane::cas(&t.keys[b], 0, key);
       if (seen == 0) {
         const std::uint32_t slot = lane::fetch_add(&t.counters->used, 1);
@@ -127,7 +130,7 @@ STREAMSAN_HD std::uint32_t find_or_insert(const table_view& t, std::uint64_t pag
           lane::publish(&t.slot_of[b], slot_overflowed);
           return slot_overflowed;
         }
-        clear_slot(t, slot, page);
+        clear_slot(t, slot, page, kind);
         lane::publish(&t.slot_of[b], slot + 1);
         return slot;
       }
@@ -151,13 +154,14 @@ STREAMSAN_HD std::uint32_t word_mask(std::uint32_t lo, std::uint32_t hi) {
 // begin < end <= page_bytes) into the table as `kind`.
 STREAMSAN_HD void record_interval(const table_view& t, std::uint64_t page, std::uint32_t begin,
                                   std::uint32_t end, footprint_kind kind) {
-  const std::uint32_t slot = find_or_insert(t, page);
+  // An overflowed launch is not a measurement any more: stop paying for it.
+  if (lane::load(&t.counters->overflow) != 0) return;
+  const std::uint32_t slot = find_or_insert(t, page, kind);
   if (slot == slot_overflowed) {
     lane::fetch_add(&t.counters->overflow, 1);
     return;
   }
-  const std::uint32_t k = static_cast<std::uint32_t>(kind);
-  std::uint32_t* words = t.bits + (std::uint64_t{slot} * kind_count + k) * words_per_bitmap;
+  std::uint32_t* words = t.bits + std::uint64_t{slot} * words_per_bitmap;
   std::uint32_t added = 0;
   for (std::uint32_t w = begin / bits_per_word; w * bits_per_word < end; ++w) {
     const std::uint32_t lo = begin > w * bits_per_word ? begin - w * bits_per_word : 0;
@@ -171,9 +175,9 @@ STREAMSAN_HD void record_interval(const table_view& t, std::uint64_t page, std::
   }
   if (added == 0) return;
   page_summary& s = t.pages[slot];
-  lane::fetch_add(&s.bytes[k], added);
-  lane::max(&s.first[k], page_bytes - begin);
-  lane::max(&s.end[k], end);
+  lane::fetch_add(&s.bytes, added);
+  lane::max(&s.first, page_bytes - begin);
+  lane::max(&s.end, end);
 }
 
 // Folds [address, address + size) into the table, page by page (bulk copies

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <bit>
 
 namespace streamsan::sanitizer_api {
 namespace {
@@ -113,7 +114,7 @@ void launch_tracker::module_unloaded(CUmodule module) {
   std::lock_guard lock(mutex_);
   patched_.erase(module);
   // CUfunction handles of the module may be handed out again.
-  pages_hint_.clear();
+  slots_hint_.clear();
 }
 
 std::optional<launch_tracker::table> launch_tracker::acquire_locked(
@@ -141,7 +142,8 @@ void launch_tracker::release_locked(const table& t) {
   free_tables_[{t.ctx, t.layout.capacity}].push_back(t);
 }
 
-void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measure) {
+void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measure,
+                                  std::uint32_t slot_estimate) {
   this_thread = thread_launch{};
   std::lock_guard lock(mutex_);
   const bool patched = patched_.count(launch.module) != 0;
@@ -150,9 +152,12 @@ void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measu
     if (patched) lib_.set_launch_callback_data(launch.hLaunch, launch.function, launch.hStream, nullptr);
     return;
   }
-  const auto hint = pages_hint_.find(launch.function);
-  const std::uint32_t pages = hint != pages_hint_.end() ? hint->second : options_.initial_pages;
-  auto t = acquire_locked(launch.context, pages, launch.hStream);
+  const auto hint = slots_hint_.find(launch.function);
+  const std::uint32_t learned = hint != slots_hint_.end() ? hint->second : 0;
+  std::uint32_t slots = std::max(learned, slot_estimate);
+  if (slots == 0) slots = options_.initial_slots;
+  slots = std::bit_ceil(std::max<std::uint32_t>(slots, 16));  // few distinct sizes to pool
+  auto t = acquire_locked(launch.context, slots, launch.hStream);
   if (!t) {
     ++stats_.failed;
     lib_.set_launch_callback_data(launch.hLaunch, launch.function, launch.hStream, nullptr);
@@ -215,6 +220,7 @@ std::optional<launch_tracker::launch_id> launch_tracker::launched() {
     lib_.stream_synchronize(l.hstream);
     ++stats_.waits;
   }
+  in_flight_bytes_ += s.t.layout.bytes;
   in_flight_.push_back(s);
   return s.id;
 }
@@ -239,8 +245,8 @@ precise::decoded_footprint launch_tracker::read_back_locked(launch_state& l) {
   const auto fetch = [&](void* dst, std::uint64_t src, std::size_t n) {
     return lib_.memcpy_to_host(dst, reinterpret_cast<void*>(src), n, via) == SANITIZER_SUCCESS;
   };
-  auto& hint = pages_hint_[l.function];
-  if (hint == 0) hint = options_.initial_pages;
+  auto& hint = slots_hint_[l.function];
+  if (hint == 0) hint = l.t.layout.capacity;
   precise::decoded_footprint d;
   try {
     d = precise::decode_footprint(l.t.layout, reinterpret_cast<std::uint64_t>(l.t.device), fetch,
@@ -273,7 +279,8 @@ void launch_tracker::poll(bool wait_all, const footprint_callback& done) {
     while (!in_flight_.empty()) {
       launch_state& head = in_flight_.front();
       if (head.done != nullptr) {
-        if (wait_all || in_flight_.size() > options_.max_pending) {
+        if (wait_all || in_flight_.size() > options_.max_pending ||
+            in_flight_bytes_ > options_.max_pending_bytes) {
           driver_.event_synchronize(head.done);
           ++stats_.waits;
         } else if (driver_.event_query(head.done) != CUDA_SUCCESS) {
@@ -282,6 +289,7 @@ void launch_tracker::poll(bool wait_all, const footprint_callback& done) {
       }
       launch_state l = head;
       in_flight_.pop_front();
+      in_flight_bytes_ -= l.t.layout.bytes;
       ready.emplace_back(l.id, read_back_locked(l));
     }
   }

@@ -49,10 +49,13 @@ struct tracker_driver {
 std::optional<tracker_driver> resolve_tracker_driver();
 
 struct tracker_options {
-  // Pages a new kernel's first table holds; later launches of the kernel get
-  // twice what it last used (and four times after an overflow).
-  std::uint32_t initial_pages = 256;
+  // Slots (a page and an access kind each) of a kernel's first table when
+  // the caller has no estimate; later launches of the kernel get twice what
+  // it last used (and four times after an overflow).
+  std::uint32_t initial_slots = 256;
   std::size_t max_pending = 256;  // launches in flight before a wait
+  // Device memory of the tables in flight before a wait.
+  std::size_t max_pending_bytes = std::size_t{1} << 30;
 };
 
 struct tracker_stats {
@@ -84,8 +87,11 @@ class launch_tracker {
   bool is_patched(CUmodule module) const;
   void module_unloaded(CUmodule module);
 
-  // LAUNCH_BEGIN: gives the launch a table (when `measure`).
-  void launch_begin(const Sanitizer_LaunchData& launch, bool measure);
+  // LAUNCH_BEGIN: gives the launch a table (when `measure`) of at least
+  // `slot_estimate` slots (the caller's estimate from the kernel's
+  // arguments; 0 for none).
+  void launch_begin(const Sanitizer_LaunchData& launch, bool measure,
+                    std::uint32_t slot_estimate = 0);
   // LAUNCH_END: remembers the launch for launched() on this thread.
   void launch_end(const Sanitizer_LaunchData& launch);
   // At the exit of the API call that launched, on the launching thread: the
@@ -127,12 +133,13 @@ class launch_tracker {
   mutable std::mutex mutex_;
   std::set<CUcontext> contexts_with_patches_;
   std::set<CUmodule> patched_;
-  std::map<CUfunction, std::uint32_t> pages_hint_;
+  std::map<CUfunction, std::uint32_t> slots_hint_;
   std::map<std::pair<CUcontext, std::uint32_t>, std::vector<table>> free_tables_;
   std::vector<CUevent> free_events_;
   std::map<CUcontext, std::pair<CUstream, Sanitizer_StreamHandle>> private_streams_;
   std::deque<precise::table_view> views_;  // host sources of the tables' views
   std::deque<launch_state> in_flight_;
+  std::size_t in_flight_bytes_ = 0;
   launch_id last_id_ = 0;
   tracker_stats stats_;
 };

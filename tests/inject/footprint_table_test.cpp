@@ -106,6 +106,20 @@ TEST(FootprintTable, OverflowIsReportedNotHidden) {
   EXPECT_EQ(d.pages, 2u);
 }
 
+TEST(FootprintTable, AFullTableTakesNoNewKeysAndStopsRecording) {
+  host_table t(2);
+  record_span(t.view(), heap, 4, footprint_kind::read);
+  for (int p = 1; p < 50; ++p) record_span(t.view(), heap + p * page_bytes, 4, footprint_kind::write);
+  std::size_t keys = 0;
+  for (std::uint32_t b = 0; b <= t.view().bucket_mask; ++b) keys += t.view().keys[b] != 0 ? 1 : 0;
+  // Probing ends at an empty bucket: no key beyond the capacity was taken.
+  EXPECT_LE(keys, 2u);
+  // An overflowed launch records nothing more, even on a page it has.
+  record_span(t.view(), heap + 8, 4, footprint_kind::read);
+  EXPECT_EQ(t.view().pages[0].bytes, 4u);
+  EXPECT_FALSE(t.decode().complete);
+}
+
 TEST(FootprintTable, ClearingStartsAFreshLaunch) {
   host_table t(4);
   record_span(t.view(), heap, 64, footprint_kind::write);
