@@ -237,5 +237,122 @@ TEST_P(HostReadExample, HostReadsWhileTheCopyRuns) {
 }
 INSTANTIATE_TEST_SUITE_P(Examples, HostReadExample, ::testing::Bool());
 
+// ---- implicit synchronization of synchronous calls (issue #10) ----
+
+class MemsetManagedExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(MemsetManagedExample, SynchronousMemsetOfManagedMemoryOrdersTheNextKernel) {
+  const bool fixed = GetParam();
+  model.stream_created(at, s1, 1, 0);
+  model.allocated(at, b, bytes, memory_kind::device);
+  model.allocated(at, a, bytes, memory_kind::managed);
+  model.allocated(at, sum, 4, memory_kind::device);
+  model.memset(at, {0}, {sum, 4, memory_side::device}, false);
+  model.device_synchronized(at);
+  fill({0}, b);
+  model.memset(at, {0}, {a, bytes, memory_side::device}, !fixed);
+  sum_into({s1}, a);
+  model.copied(at, {s1}, {host_stack, 4, memory_side::host}, {sum, 4, memory_side::device}, true);
+  model.stream_synchronized(at, {s1});
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, MemsetManagedExample, ::testing::Bool());
+
+class HostCopyLegacyExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(HostCopyLegacyExample, HostToHostCopyWaitsForBlockingStreamsOnly) {
+  const bool fixed = GetParam();
+  model.stream_created(at, s1, fixed ? 0 : 1, 0);  // the producer
+  model.stream_created(at, s2, 1, 0);              // the uploader
+  model.allocated(at, pinned, bytes, memory_kind::pinned_host);
+  model.allocated(at, a, bytes, memory_kind::device);
+  model.allocated(at, sum, 4, memory_kind::device);
+  model.memset(at, {0}, {sum, 4, memory_side::device}, false);
+  model.device_synchronized(at);
+  fill({s1}, pinned);
+  model.copied(at, {0}, {host_stack, 1024, memory_side::host},
+               {host_stack + 4096, 1024, memory_side::host}, false);
+  model.copied(at, {s2}, {a, bytes, memory_side::device}, {pinned, bytes, memory_side::host},
+               true);
+  sum_into({s2}, a);
+  model.stream_synchronized(at, {s2});
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, HostCopyLegacyExample, ::testing::Bool());
+
+class AsyncHostCopyExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(AsyncHostCopyExample, AsyncHostToHostCopyFollowsItsStream) {
+  const bool fixed = GetParam();
+  model.stream_created(at, s1, 1, 0);
+  model.stream_created(at, s2, 1, 0);
+  model.allocated(at, pinned, bytes, memory_kind::pinned_host);
+  fill({s1}, pinned);
+  model.copied(at, {fixed ? s1 : s2}, {host_stack, bytes, memory_side::host},
+               {pinned, bytes, memory_side::host}, true);
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, AsyncHostCopyExample, ::testing::Bool());
+
+class PageableUploadExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(PageableUploadExample, PageableUploadSynchronizesItsStreamOnly) {
+  const bool fixed = GetParam();
+  model.stream_created(at, s1, 0, 0);  // blocking
+  model.allocated(at, pinned, bytes, memory_kind::pinned_host);
+  model.allocated(at, a, bytes, memory_kind::device);
+  model.device_synchronized(at);
+  fill({s1}, pinned);
+  model.copied(at, {0}, {a, bytes, memory_side::device}, {host_stack, bytes, memory_side::host},
+               false);
+  if (fixed) model.stream_synchronized(at, {s1});
+  const annotated_range read[] = {{pinned, bytes, access_mode::read}};
+  model.host_accessed(at, read, "host read");
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"host-device-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, PageableUploadExample, ::testing::Bool());
+
+class EventQueryExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(EventQueryExample, QueryOfANeverRecordedEventIsNotAReportButOrdersNothing) {
+  const bool fixed = GetParam();
+  model.stream_created(at, s1, 1, 0);
+  model.event_created(at, ev, 2);   // done
+  model.event_created(at, ev2, 2);  // never recorded
+  model.allocated(at, pinned, bytes, memory_kind::pinned_host);
+  fill({s1}, pinned);
+  if (fixed) {
+    model.event_queried(at, ev2, true);
+    model.event_recorded(at, ev, {s1});
+    model.event_queried(at, ev, false);
+    model.event_queried(at, ev, true);
+  } else {
+    model.event_queried(at, ev2, true);
+  }
+  const annotated_range read[] = {{pinned, bytes, access_mode::read}};
+  model.host_accessed(at, read, "host read");
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"host-device-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, EventQueryExample, ::testing::Bool());
+
+class FreeStreamOrderedExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(FreeStreamOrderedExample, CudaFreeOfStreamOrderedMemoryDoesNotSynchronize) {
+  const bool fixed = GetParam();
+  model.stream_created(at, s1, 1, 0);
+  model.allocated(at, a, bytes, memory_kind::stream_ordered, stream_arg{s1});
+  fill({s1}, a);
+  if (fixed) model.stream_synchronized(at, {s1});
+  model.freed(at, a, free_mode::synchronizing);
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"free-while-in-use"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, FreeStreamOrderedExample, ::testing::Bool());
+
 }  // namespace
 }  // namespace streamsan::injection
