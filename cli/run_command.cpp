@@ -57,7 +57,12 @@ po::options_description describe_options() {
       ("record", po::value<std::string>(), "also write the access log to this trace file")
       ("stack-depth", po::value<std::string>(), "call-stack frames per operation (0 = off)")
       ("error-exitcode", po::value<std::string>(),
-       "exit status when diagnostics were found (default 66; 0 = the program's)");
+       "exit status when diagnostics were found (default 66; 0 = the program's)")
+      ("precise", "measure the exact footprint of every kernel launch (needs the Compute "
+       "Sanitizer API; slower, like compute-sanitizer)")
+      ("capture", po::value<std::string>(),
+       "where CUDA calls are taken from: auto (the Compute Sanitizer API when installed, "
+       "else CUPTI), cupti or sanitizer");
   return d;
 }
 
@@ -96,7 +101,7 @@ std::optional<run_request> parse_request(std::span<const std::string> args, int&
         {"log-path", "log_path"},       {"format", "format"},
         {"suppressions", "suppressions"}, {"print-limit", "print_limit"},
         {"record", "record"},           {"stack-depth", "stack_depth"},
-        {"error-exitcode", "error_exitcode"}};
+        {"error-exitcode", "error_exitcode"}, {"capture", "capture"}};
     for (const auto& [flag, key] : keys) {
       if (vm.count(flag)) {
         try {
@@ -107,6 +112,7 @@ std::optional<run_request> parse_request(std::span<const std::string> args, int&
       }
     }
     if (vm.count("halt-on-error")) req.options.halt_on_error = true;
+    if (vm.count("precise")) req.options.precise = true;
   } catch (const injection::option_error& e) {
     std::cerr << "streamsan run: " << e.what() << '\n';
     status = exit_code::usage;

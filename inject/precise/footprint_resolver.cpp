@@ -60,6 +60,13 @@ void footprint_resolver::resolve(token t, std::optional<std::vector<access>> mea
   flush_locked();
 }
 
+void footprint_resolver::release_all() {
+  std::lock_guard lock(mutex_);
+  for (auto& h : held_) h.awaiting = 0;
+  awaiting_ = 0;
+  flush_locked();
+}
+
 void footprint_resolver::flush_locked() {
   while (!held_.empty() && held_.front().awaiting == 0) {
     deliver(held_.front().record.get());

@@ -45,6 +45,11 @@ class footprint_resolver final : public record_sink {
 
   void on_record(const record& r) override;
 
+  // Gives up on every footprint still awaited (at exit, after the last
+  // read-back): those launches keep their inferred accesses, and every held
+  // record is delivered. Nothing is lost.
+  void release_all();
+
   std::size_t held() const;      // records held back
   std::size_t awaiting() const;  // launches whose footprint has not come back
 

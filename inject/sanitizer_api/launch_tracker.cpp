@@ -13,6 +13,7 @@ struct thread_launch {
   bool began = false;
   bool ended = false;
   CUfunction function = nullptr;
+  CUmodule module = nullptr;
   CUstream stream = nullptr;
   CUcontext ctx = nullptr;
   Sanitizer_StreamHandle hstream = nullptr;
@@ -58,7 +59,11 @@ std::optional<tracker_driver> resolve_tracker_driver() {
                   resolve(lib, "cuEventDestroy_v2", d.event_destroy) &&
                   resolve(lib, "cuStreamCreate", d.stream_create) &&
                   resolve(lib, "cuCtxPushCurrent_v2", d.ctx_push) &&
-                  resolve(lib, "cuCtxPopCurrent_v2", d.ctx_pop);
+                  resolve(lib, "cuCtxPopCurrent_v2", d.ctx_pop) &&
+                  resolve(lib, "cuKernelGetFunction", d.kernel_get_function) &&
+                  resolve(lib, "cuFuncGetModule", d.func_get_module) &&
+                  resolve(lib, "cuFuncGetName", d.func_get_name) &&
+                  resolve(lib, "cuCtxGetCurrent", d.ctx_get_current);
   dlclose(lib);  // RTLD_NOLOAD took a reference; the driver stays loaded
   if (!ok) return std::nullopt;
   return d;
@@ -108,6 +113,26 @@ bool launch_tracker::patch_module(CUcontext ctx, CUmodule module, std::string& w
 bool launch_tracker::is_patched(CUmodule module) const {
   std::lock_guard lock(mutex_);
   return patched_.count(module) != 0;
+}
+
+bool launch_tracker::unpatch_module(CUmodule module, std::string& why) {
+  std::lock_guard lock(mutex_);
+  if (patched_.count(module) == 0) return true;
+  for (const auto& l : in_flight_) {
+    if (l.module == module) return false;
+  }
+  if (const auto r = lib_.unpatch_module(module); r != SANITIZER_SUCCESS) {
+    why = "sanitizerUnpatchModule: " + lib_.describe(r);
+    return false;
+  }
+  patched_.erase(module);
+  ++stats_.modules_unpatched;
+  return true;
+}
+
+std::vector<CUmodule> launch_tracker::patched_modules() const {
+  std::lock_guard lock(mutex_);
+  return {patched_.begin(), patched_.end()};
 }
 
 void launch_tracker::module_unloaded(CUmodule module) {
@@ -177,8 +202,9 @@ void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measu
     lib_.set_launch_callback_data(launch.hLaunch, launch.function, launch.hStream, nullptr);
     return;
   }
-  this_thread = thread_launch{true,           false,          launch.function, launch.stream,
-                              launch.context, launch.hStream, t->device,       t->layout};
+  this_thread = thread_launch{true,           false,          launch.function,
+                              launch.module,  launch.stream,  launch.context,
+                              launch.hStream, t->device,      t->layout};
 }
 
 void launch_tracker::launch_end(const Sanitizer_LaunchData& launch) {
@@ -209,6 +235,7 @@ std::optional<launch_tracker::launch_id> launch_tracker::launched() {
   s.id = ++last_id_;
   s.t = table{l.table_device, l.layout, l.ctx};
   s.function = l.function;
+  s.module = l.module;
   s.stream = l.stream;
   s.ctx = l.ctx;
   s.done = event_locked(l.ctx);
@@ -222,6 +249,7 @@ std::optional<launch_tracker::launch_id> launch_tracker::launched() {
   }
   in_flight_bytes_ += s.t.layout.bytes;
   in_flight_.push_back(s);
+  in_flight_count_.store(in_flight_.size(), std::memory_order_release);
   return s.id;
 }
 
@@ -289,16 +317,12 @@ void launch_tracker::poll(bool wait_all, const footprint_callback& done) {
       }
       launch_state l = head;
       in_flight_.pop_front();
+      in_flight_count_.store(in_flight_.size(), std::memory_order_release);
       in_flight_bytes_ -= l.t.layout.bytes;
       ready.emplace_back(l.id, read_back_locked(l));
     }
   }
   for (const auto& [id, d] : ready) done(id, d);
-}
-
-std::size_t launch_tracker::in_flight() const {
-  std::lock_guard lock(mutex_);
-  return in_flight_.size();
 }
 
 tracker_stats launch_tracker::stats() const {

@@ -18,6 +18,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -44,6 +45,10 @@ struct tracker_driver {
   decltype(&::cuStreamCreate) stream_create = nullptr;
   decltype(&::cuCtxPushCurrent) ctx_push = nullptr;
   decltype(&::cuCtxPopCurrent) ctx_pop = nullptr;
+  decltype(&::cuKernelGetFunction) kernel_get_function = nullptr;
+  decltype(&::cuFuncGetModule) func_get_module = nullptr;
+  decltype(&::cuFuncGetName) func_get_name = nullptr;
+  decltype(&::cuCtxGetCurrent) ctx_get_current = nullptr;
 };
 // From the driver already loaded in the process; nullopt when any is missing.
 std::optional<tracker_driver> resolve_tracker_driver();
@@ -67,6 +72,7 @@ struct tracker_stats {
   std::uint64_t bytes_read_back = 0;
   std::uint64_t waits = 0;       // read-backs that had to wait (bound, exit)
   std::uint64_t modules_patched = 0;
+  std::uint64_t modules_unpatched = 0;
 };
 
 class launch_tracker {
@@ -85,6 +91,10 @@ class launch_tracker {
   // (with the reason in `why`) when the Sanitizer API refuses.
   bool patch_module(CUcontext ctx, CUmodule module, std::string& why);
   bool is_patched(CUmodule module) const;
+  // Removes the patches once no measured launch of the module is in flight;
+  // false (and nothing done) while one is.
+  bool unpatch_module(CUmodule module, std::string& why);
+  std::vector<CUmodule> patched_modules() const;
   void module_unloaded(CUmodule module);
 
   // LAUNCH_BEGIN: gives the launch a table (when `measure`) of at least
@@ -101,7 +111,7 @@ class launch_tracker {
   // Reads back every launch at the head of the queue whose kernel has
   // completed (all of them with wait_all), in launch order.
   void poll(bool wait_all, const footprint_callback& done);
-  std::size_t in_flight() const;
+  std::size_t in_flight() const noexcept { return in_flight_count_.load(std::memory_order_acquire); }
 
   tracker_stats stats() const;
 
@@ -115,6 +125,7 @@ class launch_tracker {
     launch_id id = 0;
     table t;
     CUfunction function = nullptr;
+    CUmodule module = nullptr;
     CUstream stream = nullptr;
     CUcontext ctx = nullptr;
     CUevent done = nullptr;
@@ -140,6 +151,7 @@ class launch_tracker {
   std::deque<precise::table_view> views_;  // host sources of the tables' views
   std::deque<launch_state> in_flight_;
   std::size_t in_flight_bytes_ = 0;
+  std::atomic<std::size_t> in_flight_count_{0};
   launch_id last_id_ = 0;
   tracker_stats stats_;
 };

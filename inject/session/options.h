@@ -28,7 +28,21 @@ class option_error : public std::runtime_error {
 inline constexpr std::string_view options_variable = "STREAMSAN_OPTIONS";
 inline constexpr std::string_view option_keys =
     "log_path, format, suppressions, print_limit, halt_on_error, record, stack_depth, "
-    "error_exitcode";
+    "error_exitcode, precise, capture";
+
+// Which API the library takes CUDA calls from (Note [Two capture sources] in
+// docs/injection.md): the Compute Sanitizer API when it is installed (it can
+// measure footprints), else CUPTI; or one of them by name.
+enum class capture_source : std::uint8_t { automatic, cupti, sanitizer_api };
+
+inline std::string_view to_string(capture_source c) noexcept {
+  switch (c) {
+    case capture_source::automatic: return "auto";
+    case capture_source::cupti: return "cupti";
+    case capture_source::sanitizer_api: return "sanitizer";
+  }
+  return "auto";
+}
 
 struct sanitizer_options {
   // Where the report goes; empty = stderr. "%p" is replaced by the process id,
@@ -48,6 +62,10 @@ struct sanitizer_options {
   std::uint32_t stack_depth = 16;
   // The exit status of a run that found diagnostics; 0 keeps the program's.
   int error_exitcode = 66;
+  // Measure every kernel launch's footprint (Note [Which launches are
+  // measured]); needs the Compute Sanitizer API.
+  bool precise = false;
+  capture_source capture = capture_source::automatic;
 
   bool operator==(const sanitizer_options&) const = default;
 };
@@ -101,6 +119,18 @@ inline void set_option(sanitizer_options& o, std::string_view key, std::string_v
     o.stack_depth = detail::parse_count(key, value, 64);
   } else if (key == "error_exitcode") {
     o.error_exitcode = static_cast<int>(detail::parse_count(key, value, 255));
+  } else if (key == "precise") {
+    o.precise = detail::parse_flag(key, value);
+  } else if (key == "capture") {
+    if (value == "auto") {
+      o.capture = capture_source::automatic;
+    } else if (value == "cupti") {
+      o.capture = capture_source::cupti;
+    } else if (value == "sanitizer") {
+      o.capture = capture_source::sanitizer_api;
+    } else {
+      throw option_error("capture=" + std::string(value) + ": expected auto, cupti or sanitizer");
+    }
   } else {
     throw option_error("unknown option '" + std::string(key) + "' (known: " +
                        std::string(option_keys) + ")");
@@ -168,6 +198,8 @@ inline std::string to_string(const sanitizer_options& o) {
   add("record", o.record);
   add("stack_depth", std::to_string(o.stack_depth));
   add("error_exitcode", std::to_string(o.error_exitcode));
+  add("precise", o.precise ? "1" : "0");
+  add("capture", to_string(o.capture));
   return out;
 }
 

@@ -69,7 +69,27 @@ void finish_at_exit() {
   if (auto* s = session::current()) s->finish();
 }
 
+// Call-stack keys of the NVTX handlers (Note [Path cache]).
+enum nvtx_call : std::uint32_t { nvtx_push = 1, nvtx_pop = 2, nvtx_mark = 3, nvtx_other = 4 };
+
 }  // namespace
+
+// NVTX ranges and marks into the model, with the caller's stack.
+class session::nvtx_to_model final : public nvtx::listener {
+ public:
+  nvtx_to_model(cuda_model& model, call_site_source& sites) : model_(model), sites_(sites) {}
+  void range_pushed(std::string_view message) override {
+    model_.range_pushed(here(nvtx_push), message);
+  }
+  void range_popped() override { model_.range_popped(here(nvtx_pop)); }
+  void marked(std::string_view message) override { model_.marked(here(nvtx_mark), message); }
+  void unmodelled(std::string_view api) override { model_.unmodelled(here(nvtx_other), api); }
+
+ private:
+  call_site here(nvtx_call c) { return sites_.capture(path_key(path_domain::nvtx, c, 0, 0)); }
+  cuda_model& model_;
+  call_site_source& sites_;
+};
 
 session::session(sanitizer_options options)
     : options_(std::move(options)),
@@ -86,11 +106,14 @@ session::session(sanitizer_options options)
     }
   }
   engine_.set_diagnostic_callback([this](const diagnostic& d) { on_diagnostic(d); });
-  recorder_.add_sink(engine_);
+  recorder_.add_sink(resolver_);
+  resolver_.add_downstream(engine_);
+  model_.set_footprint_resolver(&resolver_);
+  nvtx_ = std::make_unique<nvtx_to_model>(model_, call_sites_);
   if (const char* debug = std::getenv("STREAMSAN_DEBUG"); debug && std::string_view(debug) == "2") {
     // Every record as a JSON line on stderr, for whoever works on streamsan.
     debug_dump_ = std::make_unique<jsonl_dumper>(std::cerr);
-    recorder_.add_sink(*debug_dump_);
+    resolver_.add_downstream(*debug_dump_);
   }
   if (!options_.record.empty()) {
     try {
@@ -98,7 +121,7 @@ session::session(sanitizer_options options)
     } catch (const std::exception& e) {
       fail(std::string("record=") + options_.record + ": " + e.what(), exit_code::bad_input);
     }
-    recorder_.add_sink(*trace_);
+    resolver_.add_downstream(*trace_);
   }
   hide_internal_modules();
 }
@@ -112,17 +135,51 @@ void session::cuda_initialized() {
       fail(std::string("cannot start: ") + e.what(), exit_code::cannot_run);
     }
     hide_internal_modules();
-    try {
-      callbacks_.enable();
-    } catch (const std::exception& e) {
-      fail(std::string("cannot subscribe to CUDA callbacks: ") + e.what(), exit_code::cannot_run);
-    }
+    enable_capture();
   });
 }
 
-void session::try_subscribe() noexcept {
-  // cuda_initialized() tries again and reports a failure then.
-  callbacks_.try_enable();
+void session::enable_capture() {
+  std::string why;
+  if (options_.capture != capture_source::cupti) {
+    sanitizer_ = sanitizer_source::create(
+        dispatcher_, model_,
+        options_.precise ? measurement_policy::every_launch : measurement_policy::on_demand, why);
+    if (sanitizer_) {
+      try {
+        sanitizer_->enable();
+        return;
+      } catch (const std::exception& e) {
+        why = e.what();
+        sanitizer_.reset();
+      }
+    }
+    if (options_.capture == capture_source::sanitizer_api) {
+      fail("capture=sanitizer: " + why, exit_code::cannot_run);
+    }
+    // Note [Two capture sources]: CUPTI sees the same calls but cannot
+    // measure, so footprints stay inferred and candidates unconfirmed.
+    if (!options_.precise) why = why.substr(0, why.find('\n'));
+    std::fprintf(stderr,
+                 "streamsan: %s%s\nstreamsan: kernel footprints stay inferred (guessed from "
+                 "their arguments); possible races are listed but not confirmed\n",
+                 options_.precise ? "--precise needs the Compute Sanitizer API: " : "",
+                 why.c_str());
+  }
+  try {
+    callbacks_.enable();
+  } catch (const std::exception& e) {
+    fail(std::string("cannot subscribe to CUDA callbacks: ") + e.what(), exit_code::cannot_run);
+  }
+}
+
+int session::nvtx_initialized(const void* get_export_table) noexcept {
+  return nvtx::install_nvtx_injection(get_export_table, *nvtx_);
+}
+
+void session::settle_footprints() noexcept {
+  if (sanitizer_) sanitizer_->drain();
+  resolver_.release_all();
 }
 
 session& session::start() {
@@ -236,6 +293,7 @@ static void print_debug_counters(const engine& eng, const api_dispatcher& dispat
 
 void session::finish() noexcept {
   if (finished_.exchange(true)) return;
+  settle_footprints();
   dispatcher_.stop();
   if (const char* debug = std::getenv("STREAMSAN_DEBUG"); debug && *debug && *debug != '0') {
     print_debug_counters(engine_, dispatcher_, callbacks_);

@@ -20,8 +20,11 @@
 #include "inject/capture/call_sites.h"
 #include "inject/capture/dispatcher.h"
 #include "inject/cupti/cupti_subscriber.h"
+#include "inject/sanitizer_api/sanitizer_source.h"
 #include "inject/driver/cuda_driver_queries.h"
 #include "inject/model/cuda_model.h"
+#include "inject/nvtx/nvtx_injection.h"
+#include "inject/precise/footprint_resolver.h"
 #include "inject/session/options.h"
 #include "sanitizer/engine/engine.h"
 #include "sanitizer/log/recorder.h"
@@ -43,9 +46,10 @@ class session {
   // entry points, hide its frames and subscribe to the callbacks. Ends the
   // process if it cannot.
   void cuda_initialized();
-  // NVTX initialized first (InitializeInjectionNvtx2): subscribe now if
-  // CUPTI allows it before cuInit, else cuda_initialized() will.
-  void try_subscribe() noexcept;
+  // NVTX initialized (InitializeInjectionNvtx2, at the program's first NVTX
+  // call, maybe before cuInit): our own NVTX handlers take the ranges
+  // (Note [NVTX without CUPTI]). Returns NVTX's success value.
+  int nvtx_initialized(const void* get_export_table) noexcept;
 
   cuda_model& model() noexcept { return model_; }
   // The calling thread's stack (outside callbacks: annotations).
@@ -61,6 +65,12 @@ class session {
  private:
   explicit session(sanitizer_options options);
   void on_diagnostic(const diagnostic& d);
+  // Subscribes the capture source the options and the machine allow (Note
+  // [Two capture sources] in docs/injection.md).
+  void enable_capture();
+  // Reads back every measured launch and releases the log (at exit).
+  void settle_footprints() noexcept;
+  class nvtx_to_model;
   // Returns the number of diagnostics left after suppressions.
   std::uint64_t print_report() noexcept;
   void write_result(std::uint64_t diagnostics) noexcept;
@@ -69,6 +79,10 @@ class session {
   suppressions suppressions_;
   recorder recorder_;
   engine engine_;
+  // Between the recorder and every consumer: holds the log behind a launch
+  // whose measured footprint is not back (Note [Measured footprints arrive
+  // late]).
+  precise::footprint_resolver resolver_;
   std::unique_ptr<trace_writer> trace_;
   std::unique_ptr<record_sink> debug_dump_;  // STREAMSAN_DEBUG=2
   cuda_driver_queries driver_;
@@ -76,6 +90,8 @@ class session {
   unwinder_call_sites call_sites_;
   api_dispatcher dispatcher_;
   cupti_subscriber callbacks_;
+  std::unique_ptr<sanitizer_source> sanitizer_;  // when the Sanitizer API is the source
+  std::unique_ptr<nvtx::listener> nvtx_;
   std::atomic<bool> finished_{false};
 };
 

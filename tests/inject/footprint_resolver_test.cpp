@@ -93,6 +93,16 @@ TEST_F(FootprintResolverTest, AnotherThreadsLaunchIsNotTheAwaitedOne) {
   EXPECT_EQ(resolver_.held(), 0u);
 }
 
+TEST_F(FootprintResolverTest, ReleaseAllDeliversEverythingWithInferredAccesses) {
+  resolver_.await_next_launch();
+  launch();
+  sync();
+  resolver_.release_all();
+  EXPECT_EQ(delivered_after_thread_start(), 2u);
+  EXPECT_EQ(resolver_.awaiting(), 0u);
+  EXPECT_EQ(sink_.launch_accesses.at(0), inferred);
+}
+
 TEST_F(FootprintResolverTest, CancelledAndUnknownTokensChangeNothing) {
   resolver_.await_next_launch();
   resolver_.cancel_await();

@@ -33,7 +33,8 @@ TEST(SanitizerOptions, UnknownKeyNamesTheKeyAndTheKnownOnes) {
   } catch (const option_error& e) {
     EXPECT_STREQ(e.what(),
                  "unknown option 'verbosity' (known: log_path, format, suppressions, "
-                 "print_limit, halt_on_error, record, stack_depth, error_exitcode)");
+                 "print_limit, halt_on_error, record, stack_depth, error_exitcode, precise, "
+                 "capture)");
   }
 }
 
@@ -53,6 +54,18 @@ TEST(SanitizerOptions, BadValuesAreNamed) {
             "halt_on_error=maybe: expected 1/0, true/false or yes/no");
   EXPECT_EQ(message("log_path"), "'log_path' at offset 0: expected key=value");
   EXPECT_EQ(message("log_path='/tmp/x"), "log_path: unterminated quote");
+  EXPECT_EQ(message("capture=nvbit"), "capture=nvbit: expected auto, cupti or sanitizer");
+  EXPECT_EQ(message("precise=sometimes"), "precise=sometimes: expected 1/0, true/false or yes/no");
+}
+
+TEST(SanitizerOptions, PreciseAndCaptureSource) {
+  const auto o = parse_options("precise=1:capture=sanitizer");
+  EXPECT_TRUE(o.precise);
+  EXPECT_EQ(o.capture, capture_source::sanitizer_api);
+  EXPECT_EQ(parse_options("capture=cupti").capture, capture_source::cupti);
+  EXPECT_EQ(sanitizer_options{}.capture, capture_source::automatic);
+  EXPECT_FALSE(sanitizer_options{}.precise);
+  EXPECT_EQ(parse_options(to_string(o)), o);
 }
 
 TEST(SanitizerOptions, QuotedValuesMayHoldColons) {

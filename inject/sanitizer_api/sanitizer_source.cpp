@@ -1,0 +1,358 @@
+#include "inject/sanitizer_api/sanitizer_source.h"
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "inject/capture/launch_decoding.h"
+#include "inject/model/kernel_signature.h"
+#include "inject/sanitizer_api/launch_tracker.h"
+#include "inject/sanitizer_api/sanitizer_library.h"
+
+namespace streamsan::injection {
+namespace sa = streamsan::sanitizer_api;
+
+namespace {
+
+// Per host thread: inside one of our own callbacks (our driver calls are
+// not the program's), and what the entry of a launch call decided.
+struct thread_state {
+  bool busy = false;
+  bool in_launch_call = false;
+  bool measure_launch = false;
+  std::uint32_t slot_estimate = 0;
+};
+thread_local thread_state this_thread;
+
+class busy_guard {
+ public:
+  busy_guard() noexcept : was_(this_thread.busy) { this_thread.busy = true; }
+  ~busy_guard() { this_thread.busy = was_; }
+  busy_guard(const busy_guard&) = delete;
+  busy_guard& operator=(const busy_guard&) = delete;
+
+ private:
+  bool was_;
+};
+
+// What the source knows of one kernel handle (a CUkernel or CUfunction).
+struct kernel_entry {
+  CUfunction function = nullptr;
+  CUmodule module = nullptr;
+  std::string name;  // the model's short name (kernel_signature)
+};
+
+}  // namespace
+
+struct sanitizer_source::impl {
+  impl(const sa::sanitizer_library& l, const sa::tracker_driver& d, api_dispatcher& disp,
+       cuda_model& m, measurement_policy p)
+      : lib(l), driver(d), dispatcher(disp), model(m), policy(p), tracker(l, d) {}
+
+  const sa::sanitizer_library& lib;
+  const sa::tracker_driver driver;
+  api_dispatcher& dispatcher;
+  cuda_model& model;
+  const measurement_policy policy;
+  sa::launch_tracker tracker;
+  Sanitizer_SubscriberHandle subscriber = nullptr;
+  std::atomic<std::uint64_t> api_callbacks{0};
+  std::atomic<std::uint64_t> launches{0};
+
+  mutable std::mutex mutex;
+  std::unordered_map<std::uintptr_t, kernel_entry> kernels;  // by launch handle
+  std::set<CUfunction> measured_once;
+  std::map<std::string, unsigned, std::less<>> wanted;  // name -> launches to measure
+  std::atomic<bool> any_wanted{false};
+  std::set<CUmodule> failed_modules;
+  std::vector<std::string> failures;
+
+  static void SANITIZERAPI trampoline(void* self, Sanitizer_CallbackDomain domain,
+                                      Sanitizer_CallbackId cbid, const void* data);
+  void on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* data);
+  void on_api(api_domain domain, std::uint32_t cbid, const Sanitizer_CallbackData& d);
+  void on_launch_entry(const launch_request& request);
+  void on_launch(Sanitizer_CallbackId cbid, const Sanitizer_LaunchData& d);
+  void on_resource(Sanitizer_CallbackId cbid, const void* data);
+  const kernel_entry& kernel_locked(std::uintptr_t handle);
+  bool wants_locked(const kernel_entry& k) const;
+  void patch(CUcontext ctx, CUmodule module);
+  void poll(bool wait_all);
+};
+
+// ---- subscription ----
+
+void SANITIZERAPI sanitizer_source::impl::trampoline(void* self, Sanitizer_CallbackDomain domain,
+                                                     Sanitizer_CallbackId cbid,
+                                                     const void* data) {
+  try {
+    static_cast<impl*>(self)->on_callback(domain, cbid, data);
+  } catch (...) {
+    // Nothing may escape into the driver (Note [One table for every source]).
+  }
+}
+
+std::unique_ptr<sanitizer_source> sanitizer_source::create(api_dispatcher& dispatcher,
+                                                           cuda_model& model,
+                                                           measurement_policy policy,
+                                                           std::string& why) {
+  const auto loaded = sa::load_sanitizer_library();
+  if (loaded.library == nullptr) {
+    why = loaded.error;
+    return nullptr;
+  }
+  const auto driver = sa::resolve_tracker_driver();
+  if (!driver) {
+    why = "the CUDA driver in this process lacks an entry point the Sanitizer API source needs";
+    return nullptr;
+  }
+  return std::unique_ptr<sanitizer_source>(new sanitizer_source(
+      std::make_unique<impl>(*loaded.library, *driver, dispatcher, model, policy)));
+}
+
+sanitizer_source::sanitizer_source(std::unique_ptr<impl> i) : impl_(std::move(i)) {}
+sanitizer_source::~sanitizer_source() = default;
+
+void sanitizer_source::enable() {
+  auto& i = *impl_;
+  const auto check = [&](SanitizerResult r, const char* what) {
+    if (r != SANITIZER_SUCCESS) throw std::runtime_error(std::string(what) + ": " + i.lib.describe(r));
+  };
+  check(i.lib.subscribe(&i.subscriber, &impl::trampoline, &i), "sanitizerSubscribe");
+  check(i.lib.enable_domain(1, i.subscriber, SANITIZER_CB_DOMAIN_DRIVER_API), "enabling driver callbacks");
+  check(i.lib.enable_domain(1, i.subscriber, SANITIZER_CB_DOMAIN_RUNTIME_API), "enabling runtime callbacks");
+  check(i.lib.enable_domain(1, i.subscriber, SANITIZER_CB_DOMAIN_LAUNCH), "enabling launch callbacks");
+  for (const auto cbid : {SANITIZER_CBID_RESOURCE_MODULE_LOADED,
+                          SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
+                          SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING}) {
+    check(i.lib.enable_callback(1, i.subscriber, SANITIZER_CB_DOMAIN_RESOURCE, cbid),
+          "enabling resource callbacks");
+  }
+  // Note [Unmodelled calls are listed, inert calls are not]: no callbacks
+  // at all for calls that need nothing.
+  for (std::uint32_t cbid = 1; cbid < SANITIZER_CBID_RUNTIME_API_SIZE; ++cbid) {
+    if (i.dispatcher.is_inert(api_domain::runtime, cbid)) {
+      i.lib.enable_callback(0, i.subscriber, SANITIZER_CB_DOMAIN_RUNTIME_API, cbid);
+    }
+  }
+  for (std::uint32_t cbid = 1; cbid < SANITIZER_CBID_DRIVER_API_SIZE; ++cbid) {
+    if (i.dispatcher.is_inert(api_domain::driver, cbid)) {
+      i.lib.enable_callback(0, i.subscriber, SANITIZER_CB_DOMAIN_DRIVER_API, cbid);
+    }
+  }
+  i.dispatcher.start();
+}
+
+// ---- callbacks ----
+
+void sanitizer_source::impl::on_callback(Sanitizer_CallbackDomain domain,
+                                         Sanitizer_CallbackId cbid, const void* data) {
+  switch (domain) {
+    case SANITIZER_CB_DOMAIN_DRIVER_API:
+    case SANITIZER_CB_DOMAIN_RUNTIME_API: {
+      if (this_thread.busy) return;
+      busy_guard busy;
+      api_callbacks.fetch_add(1, std::memory_order_relaxed);
+      on_api(domain == SANITIZER_CB_DOMAIN_DRIVER_API ? api_domain::driver : api_domain::runtime,
+             cbid, *static_cast<const Sanitizer_CallbackData*>(data));
+      return;
+    }
+    case SANITIZER_CB_DOMAIN_LAUNCH: {
+      busy_guard busy;
+      on_launch(cbid, *static_cast<const Sanitizer_LaunchData*>(data));
+      return;
+    }
+    case SANITIZER_CB_DOMAIN_RESOURCE: {
+      // Also while busy: a module our own query made the driver load must
+      // still be patched and its kernels' handles retired on unload.
+      busy_guard busy;
+      on_resource(cbid, data);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
+                                    const Sanitizer_CallbackData& d) {
+  if (!dispatcher.active()) return;
+  const api_call call{domain, cbid,
+                      d.callbackSite == SANITIZER_API_ENTER ? api_site::entry : api_site::exit,
+                      d.functionParams, d.functionReturnValue, d.functionName};
+  if (call.site == api_site::entry) {
+    if (tracker.in_flight() > 0) poll(false);
+    if (const auto request = decode_launch(call)) on_launch_entry(*request);
+    dispatcher.dispatch(call);
+    return;
+  }
+  if (const auto id = tracker.launched()) model.expect_measured_launch(*id);
+  dispatcher.dispatch(call);
+  model.clear_expected_measured_launch();
+  if (decode_launch(call)) this_thread.in_launch_call = false;
+}
+
+const kernel_entry& sanitizer_source::impl::kernel_locked(std::uintptr_t handle) {
+  if (const auto it = kernels.find(handle); it != kernels.end()) return it->second;
+  kernel_entry k;
+  // Note [CUkernel or CUfunction]: a CUkernel has a function in the
+  // current context; a CUfunction is its own.
+  if (driver.kernel_get_function(&k.function, reinterpret_cast<CUkernel>(handle)) != CUDA_SUCCESS) {
+    k.function = reinterpret_cast<CUfunction>(handle);
+  }
+  if (driver.func_get_module(&k.module, k.function) != CUDA_SUCCESS) k.module = nullptr;
+  const char* mangled = nullptr;
+  if (driver.func_get_name(&mangled, k.function) == CUDA_SUCCESS && mangled != nullptr) {
+    k.name = parse_kernel_signature(mangled).name;
+  }
+  return kernels.emplace(handle, std::move(k)).first->second;
+}
+
+bool sanitizer_source::impl::wants_locked(const kernel_entry& k) const {
+  if (policy == measurement_policy::every_launch) return true;
+  if (measured_once.count(k.function) == 0) return true;
+  if (!any_wanted.load(std::memory_order_acquire)) return false;
+  const auto it = wanted.find(k.name);
+  return it != wanted.end() && it->second > 0;
+}
+
+// The entry of a launch call: decide whether the launch is measured, make
+// sure its module is patched then (not later: Note [Which launches are
+// measured]) or unpatched when nothing in it is wanted, and size its table.
+void sanitizer_source::impl::on_launch_entry(const launch_request& request) {
+  this_thread.in_launch_call = true;
+  this_thread.measure_launch = false;
+  this_thread.slot_estimate = 0;
+  CUmodule module = nullptr;
+  bool want = false;
+  {
+    std::lock_guard lock(mutex);
+    const kernel_entry& k = kernel_locked(request.kernel);
+    module = k.module;
+    want = wants_locked(k) && failed_modules.count(module) == 0;
+  }
+  if (module == nullptr) return;
+  std::string why;
+  if (want) {
+    if (!tracker.is_patched(module)) {
+      // The module of the launching thread's context.
+      CUcontext ctx = nullptr;
+      if (driver.ctx_get_current(&ctx) == CUDA_SUCCESS && ctx != nullptr) patch(ctx, module);
+    }
+    this_thread.measure_launch = tracker.is_patched(module);
+    if (this_thread.measure_launch) {
+      this_thread.slot_estimate = model.estimate_footprint_slots(request.kernel, request.args);
+    }
+  } else if (policy == measurement_policy::on_demand && tracker.is_patched(module)) {
+    tracker.unpatch_module(module, why);  // retried at a later launch while in flight
+  }
+}
+
+void sanitizer_source::impl::on_launch(Sanitizer_CallbackId cbid, const Sanitizer_LaunchData& d) {
+  if (cbid == SANITIZER_CBID_LAUNCH_BEGIN) {
+    launches.fetch_add(1, std::memory_order_relaxed);
+    // Graph node launches happen outside a launch call: not measured yet.
+    const bool measure = this_thread.in_launch_call && this_thread.measure_launch;
+    if (measure) {
+      std::lock_guard lock(mutex);
+      measured_once.insert(d.function);
+      const auto name = d.functionName ? parse_kernel_signature(d.functionName).name : std::string();
+      if (const auto it = wanted.find(name); it != wanted.end() && it->second > 0) --it->second;
+    }
+    tracker.launch_begin(d, measure, this_thread.slot_estimate);
+    this_thread.measure_launch = false;
+  } else if (cbid == SANITIZER_CBID_LAUNCH_END) {
+    tracker.launch_end(d);
+  }
+}
+
+void sanitizer_source::impl::patch(CUcontext ctx, CUmodule module) {
+  std::string why;
+  if (tracker.patch_module(ctx, module, why)) return;
+  std::lock_guard lock(mutex);
+  if (failed_modules.insert(module).second) failures.push_back(why);
+}
+
+void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* data) {
+  switch (cbid) {
+    case SANITIZER_CBID_RESOURCE_MODULE_LOADED: {
+      const auto& m = *static_cast<const Sanitizer_ResourceModuleData*>(data);
+      patch(m.context, m.module);
+      return;
+    }
+    case SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING: {
+      const auto& m = *static_cast<const Sanitizer_ResourceModuleData*>(data);
+      tracker.module_unloaded(m.module);
+      {
+        std::lock_guard lock(mutex);
+        kernels.clear();
+        measured_once.clear();
+        failed_modules.erase(m.module);
+      }
+      model.modules_unloaded();
+      return;
+    }
+    case SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
+      {
+        std::lock_guard lock(mutex);
+        kernels.clear();
+        measured_once.clear();
+      }
+      model.modules_unloaded();
+      return;
+    default:
+      return;
+  }
+}
+
+void sanitizer_source::impl::poll(bool wait_all) {
+  tracker.poll(wait_all, [this](sa::launch_tracker::launch_id id,
+                                const precise::decoded_footprint& d) {
+    model.measured_launch_done(id, d);
+  });
+}
+
+// ---- the rest of the interface ----
+
+void sanitizer_source::measure_kernel(std::string_view name, unsigned launches) {
+  auto& i = *impl_;
+  std::lock_guard lock(i.mutex);
+  auto it = i.wanted.find(name);
+  if (it == i.wanted.end()) it = i.wanted.emplace(std::string(name), 0).first;
+  it->second = std::max(it->second, launches);
+  i.any_wanted.store(true, std::memory_order_release);
+}
+
+void sanitizer_source::drain() noexcept {
+  try {
+    busy_guard busy;
+    impl_->poll(true);
+  } catch (...) {
+  }
+}
+
+std::vector<std::string> sanitizer_source::patch_failures() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->failures;
+}
+
+sanitizer_source_stats sanitizer_source::stats() const {
+  const auto t = impl_->tracker.stats();
+  sanitizer_source_stats s;
+  s.api_callbacks = impl_->api_callbacks.load();
+  s.launches = impl_->launches.load();
+  s.measured = t.measured;
+  s.incomplete = t.incomplete;
+  s.failed = t.failed;
+  s.waits = t.waits;
+  s.pages = t.pages;
+  s.bytes_read_back = t.bytes_read_back;
+  s.modules_patched = t.modules_patched;
+  s.modules_unpatched = t.modules_unpatched;
+  return s;
+}
+
+}  // namespace streamsan::injection
