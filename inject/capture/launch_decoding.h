@@ -14,6 +14,7 @@ namespace streamsan::injection {
 struct launch_request {
   std::uintptr_t kernel = 0;  // a CUkernel or CUfunction (Note [CUkernel or CUfunction])
   kernel_arguments args;
+  const void* stream = nullptr;  // the stream argument as passed (0: a default stream)
 };
 
 // The driver's kernel launches and the runtime's __cudaLaunchKernel; nullopt

@@ -24,6 +24,8 @@ struct thread_state {
   bool in_launch_call = false;
   bool measure_launch = false;
   std::uint32_t slot_estimate = 0;
+  // The launch's key in measured_once, as the entry saw it.
+  std::pair<CUfunction, CUstream> key{};
 };
 thread_local thread_state this_thread;
 
@@ -64,7 +66,9 @@ struct sanitizer_source::impl {
 
   mutable std::mutex mutex;
   std::unordered_map<std::uintptr_t, kernel_entry> kernels;  // by launch handle
-  std::set<CUfunction> measured_once;
+  // (function, stream) pairs measured at least once (Note [Which launches
+  // are measured]).
+  std::set<std::pair<CUfunction, CUstream>> measured_once;
   std::map<std::string, unsigned, std::less<>> wanted;  // name -> launches to measure
   std::atomic<bool> any_wanted{false};
   std::set<CUmodule> failed_modules;
@@ -74,11 +78,11 @@ struct sanitizer_source::impl {
                                       Sanitizer_CallbackId cbid, const void* data);
   void on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* data);
   void on_api(api_domain domain, std::uint32_t cbid, const Sanitizer_CallbackData& d);
-  void on_launch_entry(const launch_request& request);
+  void on_launch_entry(const launch_request& request, const void* stream);
   void on_launch(Sanitizer_CallbackId cbid, const Sanitizer_LaunchData& d);
   void on_resource(Sanitizer_CallbackId cbid, const void* data);
   const kernel_entry& kernel_locked(std::uintptr_t handle);
-  bool wants_locked(const kernel_entry& k) const;
+  bool wants_locked(const kernel_entry& k, CUstream stream) const;
   void patch(CUcontext ctx, CUmodule module);
   void poll(bool wait_all);
 };
@@ -185,7 +189,7 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
                       d.functionParams, d.functionReturnValue, d.functionName};
   if (call.site == api_site::entry) {
     if (tracker.in_flight() > 0) poll(false);
-    if (const auto request = decode_launch(call)) on_launch_entry(*request);
+    if (const auto request = decode_launch(call)) on_launch_entry(*request, request->stream);
     dispatcher.dispatch(call);
     return;
   }
@@ -211,9 +215,9 @@ const kernel_entry& sanitizer_source::impl::kernel_locked(std::uintptr_t handle)
   return kernels.emplace(handle, std::move(k)).first->second;
 }
 
-bool sanitizer_source::impl::wants_locked(const kernel_entry& k) const {
+bool sanitizer_source::impl::wants_locked(const kernel_entry& k, CUstream stream) const {
   if (policy == measurement_policy::every_launch) return true;
-  if (measured_once.count(k.function) == 0) return true;
+  if (measured_once.count({k.function, stream}) == 0) return true;
   if (!any_wanted.load(std::memory_order_acquire)) return false;
   const auto it = wanted.find(k.name);
   return it != wanted.end() && it->second > 0;
@@ -222,7 +226,7 @@ bool sanitizer_source::impl::wants_locked(const kernel_entry& k) const {
 // The entry of a launch call: decide whether the launch is measured, make
 // sure its module is patched then (not later: Note [Which launches are
 // measured]) or unpatched when nothing in it is wanted, and size its table.
-void sanitizer_source::impl::on_launch_entry(const launch_request& request) {
+void sanitizer_source::impl::on_launch_entry(const launch_request& request, const void* stream) {
   this_thread.in_launch_call = true;
   this_thread.measure_launch = false;
   this_thread.slot_estimate = 0;
@@ -231,8 +235,10 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request) {
   {
     std::lock_guard lock(mutex);
     const kernel_entry& k = kernel_locked(request.kernel);
+    const auto s = static_cast<CUstream>(const_cast<void*>(stream));
     module = k.module;
-    want = wants_locked(k) && failed_modules.count(module) == 0;
+    want = wants_locked(k, s) && failed_modules.count(module) == 0;
+    this_thread.key = {k.function, s};
   }
   if (module == nullptr) return;
   std::string why;
@@ -258,7 +264,7 @@ void sanitizer_source::impl::on_launch(Sanitizer_CallbackId cbid, const Sanitize
     const bool measure = this_thread.in_launch_call && this_thread.measure_launch;
     if (measure) {
       std::lock_guard lock(mutex);
-      measured_once.insert(d.function);
+      measured_once.insert(this_thread.key);
       const auto name = d.functionName ? parse_kernel_signature(d.functionName).name : std::string();
       if (const auto it = wanted.find(name); it != wanted.end() && it->second > 0) --it->second;
     }
