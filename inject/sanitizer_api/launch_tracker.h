@@ -49,6 +49,7 @@ struct tracker_driver {
   decltype(&::cuFuncGetModule) func_get_module = nullptr;
   decltype(&::cuFuncGetName) func_get_name = nullptr;
   decltype(&::cuCtxGetCurrent) ctx_get_current = nullptr;
+  decltype(&::cuStreamIsCapturing) stream_is_capturing = nullptr;
 };
 // From the driver already loaded in the process; nullopt when any is missing.
 std::optional<tracker_driver> resolve_tracker_driver();

@@ -80,6 +80,8 @@ struct sanitizer_source::impl {
   void on_api(api_domain domain, std::uint32_t cbid, const Sanitizer_CallbackData& d);
   void on_launch_entry(const launch_request& request, const void* stream);
   void on_launch(Sanitizer_CallbackId cbid, const Sanitizer_LaunchData& d);
+  void on_graph_node(const Sanitizer_GraphNodeLaunchData& d);
+  bool capturing(CUstream stream) const;
   void on_resource(Sanitizer_CallbackId cbid, const void* data);
   const kernel_entry& kernel_locked(std::uintptr_t handle);
   bool wants_locked(const kernel_entry& k, CUstream stream) const;
@@ -129,6 +131,9 @@ void sanitizer_source::enable() {
   check(i.lib.enable_domain(1, i.subscriber, SANITIZER_CB_DOMAIN_DRIVER_API), "enabling driver callbacks");
   check(i.lib.enable_domain(1, i.subscriber, SANITIZER_CB_DOMAIN_RUNTIME_API), "enabling runtime callbacks");
   check(i.lib.enable_domain(1, i.subscriber, SANITIZER_CB_DOMAIN_LAUNCH), "enabling launch callbacks");
+  check(i.lib.enable_callback(1, i.subscriber, SANITIZER_CB_DOMAIN_GRAPHS,
+                              SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN),
+        "enabling graph node callbacks");
   for (const auto cbid : {SANITIZER_CBID_RESOURCE_MODULE_LOADED,
                           SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
                           SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING}) {
@@ -167,6 +172,13 @@ void sanitizer_source::impl::on_callback(Sanitizer_CallbackDomain domain,
     case SANITIZER_CB_DOMAIN_LAUNCH: {
       busy_guard busy;
       on_launch(cbid, *static_cast<const Sanitizer_LaunchData*>(data));
+      return;
+    }
+    case SANITIZER_CB_DOMAIN_GRAPHS: {
+      busy_guard busy;
+      if (cbid == SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN) {
+        on_graph_node(*static_cast<const Sanitizer_GraphNodeLaunchData*>(data));
+      }
       return;
     }
     case SANITIZER_CB_DOMAIN_RESOURCE: {
@@ -242,6 +254,10 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   }
   if (module == nullptr) return;
   std::string why;
+  // Work issued to a capturing stream does not run (S-GRAPH-1), and our own
+  // memset on that stream would end the capture: measured as a graph node,
+  // not here.
+  if (want && capturing(static_cast<CUstream>(const_cast<void*>(stream)))) want = false;
   if (want) {
     if (!tracker.is_patched(module)) {
       // The module of the launching thread's context.
@@ -273,6 +289,23 @@ void sanitizer_source::impl::on_launch(Sanitizer_CallbackId cbid, const Sanitize
   } else if (cbid == SANITIZER_CBID_LAUNCH_END) {
     tracker.launch_end(d);
   }
+}
+
+bool sanitizer_source::impl::capturing(CUstream stream) const {
+  // Stream 0 in a launch call is a default stream; the per-thread one is the
+  // only default stream that can capture.
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  const CUstream s = stream == nullptr ? CU_STREAM_PER_THREAD : stream;
+  if (driver.stream_is_capturing(s, &status) != CUDA_SUCCESS) return false;
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+// Note [Graph nodes in patched modules]: a kernel node of a patched module
+// runs the patched code; it is not measured yet, so it gets no table (never
+// a stale one).
+void sanitizer_source::impl::on_graph_node(const Sanitizer_GraphNodeLaunchData& d) {
+  if (d.nodeType != CU_GRAPH_NODE_TYPE_KERNEL) return;
+  tracker.launch_begin(d.launchData, false);
 }
 
 void sanitizer_source::impl::patch(CUcontext ctx, CUmodule module) {

@@ -291,12 +291,40 @@ static void print_debug_counters(const engine& eng, const api_dispatcher& dispat
                static_cast<unsigned long long>(u.path_misses));
 }
 
+// The Sanitizer API source's measurements (STREAMSAN_DEBUG).
+static void print_measurement_counters(const sanitizer_source& source) {
+  const auto s = source.stats();
+  std::fprintf(stderr,
+               "streamsan: debug: sanitizer api_callbacks=%llu launches=%llu measured=%llu "
+               "incomplete=%llu failed=%llu waits=%llu slots=%llu read_back=%llu "
+               "modules_patched=%llu unpatched=%llu\n",
+               static_cast<unsigned long long>(s.api_callbacks),
+               static_cast<unsigned long long>(s.launches),
+               static_cast<unsigned long long>(s.measured),
+               static_cast<unsigned long long>(s.incomplete),
+               static_cast<unsigned long long>(s.failed),
+               static_cast<unsigned long long>(s.waits),
+               static_cast<unsigned long long>(s.pages),
+               static_cast<unsigned long long>(s.bytes_read_back),
+               static_cast<unsigned long long>(s.modules_patched),
+               static_cast<unsigned long long>(s.modules_unpatched));
+}
+
 void session::finish() noexcept {
   if (finished_.exchange(true)) return;
   settle_footprints();
   dispatcher_.stop();
   if (const char* debug = std::getenv("STREAMSAN_DEBUG"); debug && *debug && *debug != '0') {
     print_debug_counters(engine_, dispatcher_, callbacks_);
+    if (sanitizer_) print_measurement_counters(*sanitizer_);
+  }
+  // Said once: kernels of modules that could not be patched keep guessed
+  // footprints (issue #8: never abort, never change the program).
+  if (sanitizer_) {
+    for (const auto& why : sanitizer_->patch_failures()) {
+      std::fprintf(stderr, "streamsan: a module could not be instrumented (%s); its kernels' "
+                   "footprints stay inferred\n", why.c_str());
+    }
   }
   write_result(print_report());
 }
