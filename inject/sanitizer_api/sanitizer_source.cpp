@@ -71,8 +71,13 @@ struct sanitizer_source::impl {
   std::set<std::pair<CUfunction, CUstream>> measured_once;
   std::map<std::string, unsigned, std::less<>> wanted;  // name -> launches to measure
   std::atomic<bool> any_wanted{false};
-  std::set<CUmodule> failed_modules;
-  std::vector<std::string> failures;
+  // Modules the Sanitizer API would not patch: why, and the kernels of
+  // theirs that were launched (they keep inferred footprints).
+  struct failure {
+    std::string why;
+    std::set<std::string> kernels;
+  };
+  std::map<CUmodule, failure> failed_modules;
 
   static void SANITIZERAPI trampoline(void* self, Sanitizer_CallbackDomain domain,
                                       Sanitizer_CallbackId cbid, const void* data);
@@ -249,7 +254,11 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
     const kernel_entry& k = kernel_locked(request.kernel);
     const auto s = static_cast<CUstream>(const_cast<void*>(stream));
     module = k.module;
-    want = wants_locked(k, s) && failed_modules.count(module) == 0;
+    want = wants_locked(k, s);
+    if (const auto f = failed_modules.find(module); f != failed_modules.end()) {
+      f->second.kernels.insert(k.name);
+      want = false;
+    }
     this_thread.key = {k.function, s};
   }
   if (module == nullptr) return;
@@ -312,7 +321,7 @@ void sanitizer_source::impl::patch(CUcontext ctx, CUmodule module) {
   std::string why;
   if (tracker.patch_module(ctx, module, why)) return;
   std::lock_guard lock(mutex);
-  if (failed_modules.insert(module).second) failures.push_back(why);
+  failed_modules.emplace(module, failure{why, {}});
 }
 
 void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* data) {
@@ -375,7 +384,14 @@ void sanitizer_source::drain() noexcept {
 
 std::vector<std::string> sanitizer_source::patch_failures() const {
   std::lock_guard lock(impl_->mutex);
-  return impl_->failures;
+  std::vector<std::string> out;
+  for (const auto& [module, f] : impl_->failed_modules) {
+    std::string kernels;
+    for (const auto& k : f.kernels) kernels += (kernels.empty() ? "" : ", ") + k;
+    out.push_back(f.why + (kernels.empty() ? "; none of its kernels was launched"
+                                           : "; kernels " + kernels));
+  }
+  return out;
 }
 
 sanitizer_source_stats sanitizer_source::stats() const {

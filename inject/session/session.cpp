@@ -322,8 +322,10 @@ void session::finish() noexcept {
   // footprints (issue #8: never abort, never change the program).
   if (sanitizer_) {
     for (const auto& why : sanitizer_->patch_failures()) {
-      std::fprintf(stderr, "streamsan: a module could not be instrumented (%s); its kernels' "
-                   "footprints stay inferred\n", why.c_str());
+      std::fprintf(stderr,
+                   "streamsan: a module could not be instrumented (%s): their footprints "
+                   "stay inferred\n",
+                   why.c_str());
     }
   }
   write_result(print_report());
