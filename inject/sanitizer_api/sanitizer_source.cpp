@@ -22,6 +22,9 @@ namespace {
 struct thread_state {
   bool busy = false;
   bool in_launch_call = false;
+  // The launch call in progress (its exit ends in_launch_call).
+  api_domain launch_domain = api_domain::runtime;
+  std::uint32_t launch_cbid = 0;
   bool measure_launch = false;
   std::uint32_t slot_estimate = 0;
   // The launch's key in measured_once, as the entry saw it.
@@ -91,6 +94,10 @@ struct sanitizer_source::impl {
   const kernel_entry& kernel_locked(std::uintptr_t handle);
   bool wants_locked(const kernel_entry& k, CUstream stream) const;
   void patch(CUcontext ctx, CUmodule module);
+  void unpatch(CUmodule module);
+  // Note [Launch callbacks only while patched]
+  void update_launch_callbacks();
+  bool launch_callbacks_on = false;  // under mutex
   void poll(bool wait_all);
 };
 
@@ -135,10 +142,8 @@ void sanitizer_source::enable() {
   check(i.lib.subscribe(&i.subscriber, &impl::trampoline, &i), "sanitizerSubscribe");
   check(i.lib.enable_domain(1, i.subscriber, SANITIZER_CB_DOMAIN_DRIVER_API), "enabling driver callbacks");
   check(i.lib.enable_domain(1, i.subscriber, SANITIZER_CB_DOMAIN_RUNTIME_API), "enabling runtime callbacks");
-  check(i.lib.enable_domain(1, i.subscriber, SANITIZER_CB_DOMAIN_LAUNCH), "enabling launch callbacks");
-  check(i.lib.enable_callback(1, i.subscriber, SANITIZER_CB_DOMAIN_GRAPHS,
-                              SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN),
-        "enabling graph node callbacks");
+  // Launch and graph-node callbacks follow the patched modules (Note
+  // [Launch callbacks only while patched]).
   for (const auto cbid : {SANITIZER_CBID_RESOURCE_MODULE_LOADED,
                           SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
                           SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING}) {
@@ -206,14 +211,21 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
                       d.functionParams, d.functionReturnValue, d.functionName};
   if (call.site == api_site::entry) {
     if (tracker.in_flight() > 0) poll(false);
-    if (const auto request = decode_launch(call)) on_launch_entry(*request, request->stream);
+    if (const auto request = decode_launch(call)) {
+      this_thread.launch_domain = domain;
+      this_thread.launch_cbid = cbid;
+      on_launch_entry(*request, request->stream);
+    }
     dispatcher.dispatch(call);
     return;
   }
   if (const auto id = tracker.launched()) model.expect_measured_launch(*id);
   dispatcher.dispatch(call);
   model.clear_expected_measured_launch();
-  if (decode_launch(call)) this_thread.in_launch_call = false;
+  if (this_thread.in_launch_call && this_thread.launch_cbid == cbid &&
+      this_thread.launch_domain == domain) {
+    this_thread.in_launch_call = false;
+  }
 }
 
 const kernel_entry& sanitizer_source::impl::kernel_locked(std::uintptr_t handle) {
@@ -278,7 +290,7 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
       this_thread.slot_estimate = model.estimate_footprint_slots(request.kernel, request.args);
     }
   } else if (policy == measurement_policy::on_demand && tracker.is_patched(module)) {
-    tracker.unpatch_module(module, why);  // retried at a later launch while in flight
+    unpatch(module);  // retried at a later launch while one of it is in flight
   }
 }
 
@@ -319,9 +331,35 @@ void sanitizer_source::impl::on_graph_node(const Sanitizer_GraphNodeLaunchData& 
 
 void sanitizer_source::impl::patch(CUcontext ctx, CUmodule module) {
   std::string why;
-  if (tracker.patch_module(ctx, module, why)) return;
+  if (tracker.patch_module(ctx, module, why)) {
+    update_launch_callbacks();
+    return;
+  }
   std::lock_guard lock(mutex);
   failed_modules.emplace(module, failure{why, {}});
+}
+
+void sanitizer_source::impl::unpatch(CUmodule module) {
+  std::string why;
+  if (tracker.unpatch_module(module, why)) update_launch_callbacks();
+}
+
+// Note [Launch callbacks only while patched]
+// A measured launch needs its launch callbacks (its table goes on through
+// them), and so does every kernel of a patched module, measured or not:
+// patched code reads the launch's userdata, which must then be null, never
+// a stale pointer (graph nodes too). With no module patched (the default
+// mode's steady state) nothing needs them, and they are switched off: two
+// callbacks less per launch.
+void sanitizer_source::impl::update_launch_callbacks() {
+  const bool wanted_on = !tracker.patched_modules().empty();
+  std::lock_guard lock(mutex);
+  if (wanted_on == launch_callbacks_on) return;
+  const std::uint32_t on = wanted_on ? 1 : 0;
+  lib.enable_domain(on, subscriber, SANITIZER_CB_DOMAIN_LAUNCH);
+  lib.enable_callback(on, subscriber, SANITIZER_CB_DOMAIN_GRAPHS,
+                      SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN);
+  launch_callbacks_on = wanted_on;
 }
 
 void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* data) {
@@ -334,6 +372,7 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
     case SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING: {
       const auto& m = *static_cast<const Sanitizer_ResourceModuleData*>(data);
       tracker.module_unloaded(m.module);
+      update_launch_callbacks();
       {
         std::lock_guard lock(mutex);
         kernels.clear();
