@@ -211,7 +211,8 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
                       d.functionParams, d.functionReturnValue, d.functionName};
   if (call.site == api_site::entry) {
     if (tracker.in_flight() > 0) poll(false);
-    if (const auto request = decode_launch(call)) {
+    // A driver launch nested in a runtime launch is the same launch.
+    if (const auto request = this_thread.in_launch_call ? std::nullopt : decode_launch(call)) {
       this_thread.launch_domain = domain;
       this_thread.launch_cbid = cbid;
       on_launch_entry(*request, request->stream);
