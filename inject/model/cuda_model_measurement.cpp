@@ -24,7 +24,7 @@ access_mode mode_of(precise::footprint_kind k) {
 }  // namespace
 
 void cuda_model::set_footprint_resolver(precise::footprint_resolver* resolver) noexcept {
-  std::lock_guard lock(mutex_);
+  model_lock lock(mutex_);
   resolver_ = resolver;
 }
 
@@ -37,15 +37,13 @@ std::uint64_t cuda_model::take_expected_measured_launch() noexcept {
 }
 
 void cuda_model::await_measurement_locked(std::uint64_t id, std::uintptr_t kernel,
-                                          const kernel_arguments& args) {
+                                          const kernel_info* info, const kernel_arguments& args) {
   if (id == 0 || resolver_ == nullptr) return;
   pending_measurement p;
   p.token = resolver_->await_next_launch();
   p.kernel = kernel;
   p.epoch = allocations_.epoch();
-  if (const auto it = kernels_.find(kernel); it != kernels_.end()) {
-    p.words = pointer_words(it->second.plans, args, allocations_);
-  }
+  if (info != nullptr) p.words = pointer_words(info->plans, args, allocations_);
   pending_measurements_[id] = std::move(p);
 }
 
@@ -80,7 +78,7 @@ void cuda_model::measured_launch_done(std::uint64_t id, const precise::decoded_f
   precise::footprint_resolver::token token = 0;
   std::optional<std::vector<access>> measured;
   {
-    std::lock_guard lock(mutex_);
+    model_lock lock(mutex_);
     const auto it = pending_measurements_.find(id);
     if (it == pending_measurements_.end()) return;
     pending_measurement p = std::move(it->second);
@@ -100,8 +98,9 @@ void cuda_model::measured_launch_done(std::uint64_t id, const precise::decoded_f
 
 std::uint32_t cuda_model::estimate_footprint_slots(std::uintptr_t kernel,
                                                    const kernel_arguments& args) {
-  std::lock_guard lock(mutex_);
-  const kernel_info& info = kernel_locked(kernel);
+  model_lock lock(mutex_);
+  kernel_info uncached;
+  const kernel_info& info = kernel_info_for(lock, kernel, uncached);
   std::vector<access> inferred;
   infer_accesses(info.plans, args, allocations_, inferred);
   std::uint64_t slots = 0;

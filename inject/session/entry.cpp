@@ -6,7 +6,7 @@
 #include <string>
 
 #include "include/streamsan/annotate.h"
-#include "inject/session/session.h"
+#include "inject/session/process_session.h"
 
 // The library is built with hidden visibility; exports.map lists these too.
 #define STREAMSAN_EXPORT extern "C" __attribute__((visibility("default")))
@@ -15,7 +15,7 @@ namespace {
 
 using streamsan::access_mode;
 using streamsan::injection::annotated_range;
-using streamsan::injection::session;
+namespace process_session = streamsan::injection::process_session;
 
 access_mode mode_of(int m) {
   switch (m) {
@@ -29,7 +29,7 @@ access_mode mode_of(int m) {
 
 // CUDA_INJECTION64_PATH: called by the driver during cuInit.
 STREAMSAN_EXPORT int InitializeInjection(void) {
-  session::start().cuda_initialized();
+  process_session::cuda_initialized();
   return 1;
 }
 
@@ -38,7 +38,7 @@ STREAMSAN_EXPORT int InitializeInjection(void) {
 // not lost, and our own NVTX handlers take the ranges (Note [NVTX without
 // CUPTI]).
 STREAMSAN_EXPORT int InitializeInjectionNvtx2(void* get_export_table) {
-  return session::start().nvtx_initialized(get_export_table);
+  return process_session::start().nvtx_initialized(get_export_table);
 }
 
 // NVTX's extensions (payloads, counters, memory ranges) order nothing.
@@ -47,7 +47,7 @@ STREAMSAN_EXPORT int InitializeInjectionNvtxExtension(void*) { return 0; }
 STREAMSAN_EXPORT void streamsan_inject_annotate_next_launch(struct CUstream_st* stream,
                                                       const streamsan_range* ranges,
                                                       size_t count) {
-  auto* s = session::current();
+  auto* s = process_session::current();
   if (s == nullptr) return;
   std::vector<annotated_range> converted;
   converted.reserve(count);
@@ -61,7 +61,7 @@ STREAMSAN_EXPORT void streamsan_inject_annotate_next_launch(struct CUstream_st* 
 
 STREAMSAN_EXPORT void streamsan_inject_host_access(const void* address, size_t size, int mode,
                                              const char* label) {
-  auto* s = session::current();
+  auto* s = process_session::current();
   if (s == nullptr) return;
   const annotated_range r[] = {
       {reinterpret_cast<std::uint64_t>(address), size, mode_of(mode)}};

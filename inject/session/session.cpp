@@ -1,18 +1,15 @@
 #include "inject/session/session.h"
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <mutex>
 #include <string>
 
-#include "cli/exit_codes.h"
-#include "inject/stack/fast_unwinder.h"
 #include "inject/session/run_result.h"
+#include "inject/stack/fast_unwinder.h"
 #include "sanitizer/log/jsonl_dump.h"
 #include "sanitizer/report/report_format.h"
 #include "sanitizer/report/symbolizer.h"
@@ -20,53 +17,12 @@
 namespace streamsan::injection {
 namespace {
 
-std::atomic<session*> running{nullptr};
-std::once_flag start_once;
-
-[[noreturn]] void fail(const std::string& message, int status) {
-  std::fprintf(stderr, "streamsan: %s\n", message.c_str());
-  std::fflush(stderr);
-  std::_Exit(status);
-}
-
-sanitizer_options read_options() {
-  const char* text = std::getenv(std::string(options_variable).c_str());
-  if (text == nullptr) return {};
-  try {
-    return parse_options(text);
-  } catch (const option_error& e) {
-    fail(std::string(options_variable) + ": " + e.what(), exit_code::usage);
-  }
-}
-
 std::string expand_pid(std::string path) {
   const std::string pid = std::to_string(::getpid());
   for (auto at = path.find("%p"); at != std::string::npos; at = path.find("%p", at + pid.size())) {
     path.replace(at, 2, pid);
   }
   return path;
-}
-
-// The file this library was loaded from, to hide its frames.
-std::string own_path() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<const void*>(&own_path), &info) != 0 && info.dli_fname) {
-    return info.dli_fname;
-  }
-  return "libstreamsan_inject.so";
-}
-
-// The modules whose frames reports do not show (see fast_unwinder.h); again
-// once the driver is loaded, if the session started before it.
-void hide_internal_modules() {
-  const std::string self = own_path();
-  const std::string_view internal[] = {"libcuda.so", "libcupti.so", "libcudart.so",
-                                       "libnvrtc", self};
-  set_internal_modules(internal);
-}
-
-void finish_at_exit() {
-  if (auto* s = session::current()) s->finish();
 }
 
 // Call-stack keys of the NVTX handlers (Note [Path cache]).
@@ -91,18 +47,19 @@ class session::nvtx_to_model final : public nvtx::listener {
   call_site_source& sites_;
 };
 
-session::session(sanitizer_options options)
-    : options_(std::move(options)),
-      recorder_(recorder_options{options_.stack_depth > 0, options_.stack_depth}),
-      model_(recorder_, driver_),
-      call_sites_(options_.stack_depth),
+session::session(session_config config, driver_queries& driver)
+    : config_(std::move(config)),
+      recorder_(recorder_options{config_.options.stack_depth > 0, config_.options.stack_depth}),
+      model_(recorder_, driver),
+      call_sites_(config_.options.stack_depth),
       dispatcher_(model_, call_sites_),
       callbacks_(dispatcher_, model_, call_sites_) {
-  if (!options_.suppressions.empty()) {
+  const auto& options = config_.options;
+  if (!options.suppressions.empty()) {
     try {
-      suppressions_ = suppressions::load(options_.suppressions);
+      suppressions_ = suppressions::load(options.suppressions);
     } catch (const std::exception& e) {
-      fail(e.what(), exit_code::bad_input);
+      throw session_input_error(e.what());
     }
   }
   engine_.set_diagnostic_callback([this](const diagnostic& d) { on_diagnostic(d); });
@@ -110,41 +67,28 @@ session::session(sanitizer_options options)
   resolver_.add_downstream(engine_);
   model_.set_footprint_resolver(&resolver_);
   nvtx_ = std::make_unique<nvtx_to_model>(model_, call_sites_);
-  if (const char* debug = std::getenv("STREAMSAN_DEBUG"); debug && std::string_view(debug) == "2") {
+  if (config_.debug >= 2) {
     // Every record as a JSON line on stderr, for whoever works on streamsan.
     debug_dump_ = std::make_unique<jsonl_dumper>(std::cerr);
     resolver_.add_downstream(*debug_dump_);
   }
-  if (!options_.record.empty()) {
+  if (!options.record.empty()) {
     try {
-      trace_ = std::make_unique<trace_writer>(expand_pid(options_.record));
+      trace_ = std::make_unique<trace_writer>(expand_pid(options.record));
     } catch (const std::exception& e) {
-      fail(std::string("record=") + options_.record + ": " + e.what(), exit_code::bad_input);
+      throw session_input_error("record=" + options.record + ": " + e.what());
     }
     resolver_.add_downstream(*trace_);
   }
-  hide_internal_modules();
 }
 
-void session::cuda_initialized() {
-  static std::once_flag once;
-  std::call_once(once, [this] {
-    try {
-      driver_.resolve();
-    } catch (const std::exception& e) {
-      fail(std::string("cannot start: ") + e.what(), exit_code::cannot_run);
-    }
-    hide_internal_modules();
-    enable_capture();
-  });
-}
-
-void session::enable_capture() {
+void session::subscribe() {
+  const auto& options = config_.options;
   std::string why;
-  if (options_.capture != capture_source::cupti) {
+  if (options.capture != capture_source::cupti) {
     sanitizer_ = sanitizer_source::create(
         dispatcher_, model_,
-        options_.precise ? measurement_policy::every_launch : measurement_policy::on_demand, why);
+        options.precise ? measurement_policy::every_launch : measurement_policy::on_demand, why);
     if (sanitizer_) {
       try {
         sanitizer_->enable();
@@ -154,23 +98,19 @@ void session::enable_capture() {
         sanitizer_.reset();
       }
     }
-    if (options_.capture == capture_source::sanitizer_api) {
-      fail("capture=sanitizer: " + why, exit_code::cannot_run);
+    if (options.capture == capture_source::sanitizer_api) {
+      throw std::runtime_error("capture=sanitizer: " + why);
     }
     // Note [Two capture sources]: CUPTI sees the same calls but cannot
     // measure, so footprints stay inferred and candidates unconfirmed.
-    if (!options_.precise) why = why.substr(0, why.find('\n'));
+    if (!options.precise) why = why.substr(0, why.find('\n'));
     std::fprintf(stderr,
                  "streamsan: %s%s\nstreamsan: kernel footprints stay inferred (guessed from "
                  "their arguments); possible races are listed but not confirmed\n",
-                 options_.precise ? "--precise needs the Compute Sanitizer API: " : "",
+                 options.precise ? "--precise needs the Compute Sanitizer API: " : "",
                  why.c_str());
   }
-  try {
-    callbacks_.enable();
-  } catch (const std::exception& e) {
-    fail(std::string("cannot subscribe to CUDA callbacks: ") + e.what(), exit_code::cannot_run);
-  }
+  callbacks_.enable();
 }
 
 int session::nvtx_initialized(const void* get_export_table) noexcept {
@@ -182,51 +122,38 @@ void session::settle_footprints() noexcept {
   resolver_.release_all();
 }
 
-session& session::start() {
-  std::call_once(start_once, [] {
-    const auto options = read_options();
-    session* s = nullptr;
-    try {
-      s = new session(options);  // lives until the process ends
-    } catch (const std::exception& e) {
-      fail(std::string("cannot start: ") + e.what(), exit_code::cannot_run);
-    }
-    if (const char* result = std::getenv(std::string(result_file_variable).c_str())) {
-      append_result_line(result, started_line(::getpid()));
-    }
-    running.store(s, std::memory_order_release);
-    std::atexit(finish_at_exit);
-  });
-  return *running.load(std::memory_order_acquire);
+bool session::try_subscribe() noexcept { return callbacks_.try_enable(); }
+
+bool session::suppressed(const diagnostic& d) const {
+  if (suppressions_.empty()) return false;
+  symbolizer symbols(engine_.tables(), symbol_source::log_then_this_process);
+  return suppressions_.match(d, symbols).has_value();
 }
 
-session* session::current() noexcept { return running.load(std::memory_order_acquire); }
-
-void session::on_diagnostic(const diagnostic&) {
-  if (!options_.halt_on_error) return;
-  // Called by the engine under the recorder's lock: print and leave without
-  // going through anything that records.
-  if (finished_.exchange(true)) return;
+// Note [Reports at exit]: under the recorder's lock.
+void session::on_diagnostic(const diagnostic& d) {
+  if (!config_.options.halt_on_error || suppressed(d)) return;
   dispatcher_.stop();
   const auto kept = print_report();
+  close_trace();
   write_result(kept);
-  if (kept > 0) std::_Exit(options_.error_exitcode != 0 ? options_.error_exitcode : 1);
-  finished_.store(false);  // suppressed: keep going
-  dispatcher_.resume();
+  const int status = config_.options.error_exitcode;
+  std::_Exit(status != 0 ? status : 1);
 }
 
 std::uint64_t session::print_report() noexcept {
+  const auto& options = config_.options;
   try {
     symbolizer symbols(engine_.tables(), symbol_source::log_then_this_process);
     const auto filtered = apply_suppressions(engine_.diagnostics(), suppressions_, symbols);
     report_input input{filtered.kept, engine_.tables(), &engine_.unmodelled_calls(),
                        engine_.records_processed(), filtered.suppressed};
     report_options ro;
-    if (options_.print_limit != 0) ro.print_limit = options_.print_limit;
+    if (options.print_limit != 0) ro.print_limit = options.print_limit;
     std::ofstream file;
     std::ostream* out = &std::cerr;
-    if (!options_.log_path.empty()) {
-      const std::string path = expand_pid(options_.log_path);
+    if (!options.log_path.empty()) {
+      const std::string path = expand_pid(options.log_path);
       file.open(path);
       if (!file) {
         std::cerr << "streamsan: cannot write the report to " << path
@@ -235,7 +162,7 @@ std::uint64_t session::print_report() noexcept {
         out = &file;
       }
     }
-    streamsan::print_report(*out, options_.format, input, symbols, ro);
+    streamsan::print_report(*out, options.format, input, symbols, ro);
     out->flush();
     return filtered.kept.size();
   } catch (const std::exception& e) {
@@ -244,39 +171,40 @@ std::uint64_t session::print_report() noexcept {
   }
 }
 
-void session::write_result(std::uint64_t diagnostics) noexcept {
-  if (trace_) {
-    try {
-      trace_->close();
-    } catch (const std::exception& e) {
-      std::cerr << "streamsan: " << e.what() << '\n';
-    }
+void session::close_trace() noexcept {
+  if (!trace_) return;
+  try {
+    trace_->close();
+  } catch (const std::exception& e) {
+    std::cerr << "streamsan: " << e.what() << '\n';
   }
-  const char* result = std::getenv(std::string(result_file_variable).c_str());
-  if (result == nullptr) return;
+}
+
+void session::write_result(std::uint64_t diagnostics) const noexcept {
+  if (config_.result_file.empty()) return;
   std::uint64_t unmodelled = 0;
   for (const auto& [name, count] : engine_.unmodelled_calls()) unmodelled += count;
-  append_result_line(result, finished_line(process_result{::getpid(), dispatcher_.api_calls(),
-                                                          diagnostics, unmodelled}));
+  append_result_line(config_.result_file,
+                     finished_line(process_result{::getpid(), dispatcher_.api_calls(),
+                                                  diagnostics, unmodelled}));
 }
 
 // STREAMSAN_DEBUG=1: counters for whoever works on streamsan itself.
-static void print_debug_counters(const engine& eng, const api_dispatcher& dispatcher,
-                                 const cupti_subscriber& callbacks) {
-  const auto c = callbacks.callbacks_received();
+void session::print_debug_counters() const {
+  const auto c = callbacks_.callbacks_received();
   const auto u = current_thread_unwinder_stats();
-  const auto e = eng.statistics();
+  const auto e = engine_.statistics();
   std::fprintf(stderr,
                "streamsan: debug: callbacks runtime=%llu driver=%llu resource=%llu nvtx=%llu "
                "api_calls=%llu records=%llu accesses_checked=%llu "
                "untracked=%llu unknown_alloc=%llu implicit_streams=%llu ignored=%llu | "
                "unwinder (this thread): captures=%llu slow=%llu rules=%llu scans=%llu "
-               "path_hits=%llu path_misses=%llu\n",
+               "path_hits=%llu path_misses=%llu; threads with unwinder state: %zu\n",
                static_cast<unsigned long long>(c.runtime),
                static_cast<unsigned long long>(c.driver),
                static_cast<unsigned long long>(c.resource),
                static_cast<unsigned long long>(c.nvtx),
-               static_cast<unsigned long long>(dispatcher.api_calls()),
+               static_cast<unsigned long long>(dispatcher_.api_calls()),
                static_cast<unsigned long long>(e.records),
                static_cast<unsigned long long>(e.accesses_checked),
                static_cast<unsigned long long>(e.accesses_untracked),
@@ -288,38 +216,37 @@ static void print_debug_counters(const engine& eng, const api_dispatcher& dispat
                static_cast<unsigned long long>(u.rules_computed),
                static_cast<unsigned long long>(u.scans),
                static_cast<unsigned long long>(u.path_hits),
-               static_cast<unsigned long long>(u.path_misses));
-}
-
-// The Sanitizer API source's measurements (STREAMSAN_DEBUG).
-static void print_measurement_counters(const sanitizer_source& source) {
-  const auto s = source.stats();
+               static_cast<unsigned long long>(u.path_misses), live_unwinder_states());
+  if (!sanitizer_) return;
+  const auto m = sanitizer_->stats();
   std::fprintf(stderr,
                "streamsan: debug: sanitizer api_callbacks=%llu launches=%llu measured=%llu "
                "incomplete=%llu failed=%llu waits=%llu slots=%llu read_back=%llu "
                "modules_patched=%llu unpatched=%llu\n",
-               static_cast<unsigned long long>(s.api_callbacks),
-               static_cast<unsigned long long>(s.launches),
-               static_cast<unsigned long long>(s.measured),
-               static_cast<unsigned long long>(s.incomplete),
-               static_cast<unsigned long long>(s.failed),
-               static_cast<unsigned long long>(s.waits),
-               static_cast<unsigned long long>(s.pages),
-               static_cast<unsigned long long>(s.bytes_read_back),
-               static_cast<unsigned long long>(s.modules_patched),
-               static_cast<unsigned long long>(s.modules_unpatched));
+               static_cast<unsigned long long>(m.api_callbacks),
+               static_cast<unsigned long long>(m.launches),
+               static_cast<unsigned long long>(m.measured),
+               static_cast<unsigned long long>(m.incomplete),
+               static_cast<unsigned long long>(m.failed),
+               static_cast<unsigned long long>(m.waits),
+               static_cast<unsigned long long>(m.pages),
+               static_cast<unsigned long long>(m.bytes_read_back),
+               static_cast<unsigned long long>(m.modules_patched),
+               static_cast<unsigned long long>(m.modules_unpatched));
 }
 
+// Note [Reports at exit]
 void session::finish() noexcept {
   if (finished_.exchange(true)) return;
-  settle_footprints();
   dispatcher_.stop();
-  if (const char* debug = std::getenv("STREAMSAN_DEBUG"); debug && *debug && *debug != '0') {
-    print_debug_counters(engine_, dispatcher_, callbacks_);
-    if (sanitizer_) print_measurement_counters(*sanitizer_);
-  }
+  settle_footprints();
+  // Waits for a delivery in progress; none reaches the resolver afterwards,
+  // and what it still holds goes on to the engine, the trace and the dump.
+  recorder_.remove_sink(resolver_);
+  resolver_.release_all();
+  if (config_.debug >= 1) print_debug_counters();
   // Said once: kernels of modules that could not be patched keep guessed
-  // footprints (issue #8: never abort, never change the program).
+  // footprints (never abort, never change the program).
   if (sanitizer_) {
     for (const auto& why : sanitizer_->patch_failures()) {
       std::fprintf(stderr,
@@ -328,7 +255,9 @@ void session::finish() noexcept {
                    why.c_str());
     }
   }
-  write_result(print_report());
+  const auto kept = print_report();
+  close_trace();
+  write_result(kept);
 }
 
 }  // namespace streamsan::injection
