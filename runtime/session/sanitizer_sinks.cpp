@@ -1,5 +1,7 @@
 #include "runtime/session/sanitizer_sinks.h"
 
+#include <unistd.h>
+
 #include <iostream>
 #include <string>
 
@@ -8,7 +10,22 @@
 
 namespace streamsan::rt {
 
-sanitizer_sinks::sanitizer_sinks(const runtime_options& options) : print_(options.print_diagnostics) {
+namespace {
+
+// Programs on the runtime get hints in its vocabulary (Note [Fix hints]).
+report_options report_options_of(const runtime_options& options) {
+  report_options r;
+  r.vocabulary = fix_vocabulary::runtime;
+  r.color = use_color(options.report_color, STDERR_FILENO);
+  r.stacks.depth = options.report_stack_depth;
+  r.stacks.raw = options.raw_stacks;
+  return r;
+}
+
+}  // namespace
+
+sanitizer_sinks::sanitizer_sinks(const runtime_options& options)
+    : print_(options.print_diagnostics), report_(report_options_of(options)) {
   if (options.sanitize) {
     engine_ = std::make_unique<engine>();
     symbols_ = std::make_unique<symbolizer>(engine_->tables(), symbol_source::log_then_this_process);
@@ -32,7 +49,7 @@ void sanitizer_sinks::on_record(const record& r) {
 void sanitizer_sinks::print(const diagnostic& d) {
   // Called from engine_->on_record, mutex_ held.
   if (!print_) return;
-  print_text_diagnostic(std::cerr, d, *symbols_);
+  print_text_diagnostic(std::cerr, d, *symbols_, report_);
   ++printed_;
 }
 

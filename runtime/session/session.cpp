@@ -70,7 +70,9 @@ session::session(const runtime_options& opts, std::uint64_t n)
     : options(opts),
       number(n),
       device(make_backend(opts.backend, opts.sim)),
-      log(recorder_options{.capture_stacks = opts.capture_stacks}) {
+      // Room for the runtime's own frames, which reports fold, above the
+      // program's.
+      log(recorder_options{.capture_stacks = opts.capture_stacks, .stack_depth = 24}) {
   device_count = device->device_count();
   legacy.assign(static_cast<std::size_t>(device_count), stream_id{});
   join_events.assign(static_cast<std::size_t>(device_count), std::nullopt);
@@ -296,8 +298,13 @@ void session::forbid_device_sync_during_capture(int d, const describe& what) {
 void session::add_capture_node(stream_state& s, graph_node_kind kind, std::string_view name,
                                std::span<const access> accesses) {
   auto* capture = capture_of(s);
+  // The node's stack is the capturing call's (Note [Stacks start at the
+  // user] folds the runtime's own frames), so a graph-node race shows where
+  // each node came from rather than the instantiation.
+  const stack_id stack = logging() ? log.capture_stack() : stack_id{};
   capture->add_node(s.id, capture_node{kind, std::string(name),
-                                       std::vector<access>(accesses.begin(), accesses.end())});
+                                       std::vector<access>(accesses.begin(), accesses.end()),
+                                       stack});
 }
 
 event_handle session::join_event(int d) {

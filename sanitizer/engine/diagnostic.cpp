@@ -75,6 +75,32 @@ std::string_view to_string(access_mode mode) noexcept {
   return "unknown";
 }
 
+std::string_view to_string(cause_kind kind) noexcept {
+  switch (kind) {
+    case cause_kind::unrecorded_event: return "unrecorded-event";
+    case cause_kind::synchronized_other_stream: return "synchronized-other-stream";
+    case cause_kind::waited_other_stream: return "waited-other-stream";
+    case cause_kind::query_not_ready: return "query-not-ready";
+    case cause_kind::event_recorded_before_producer: return "event-recorded-before-producer";
+    case cause_kind::host_function_on_other_stream: return "host-function-on-other-stream";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(timeline_edge_kind kind) noexcept {
+  switch (kind) {
+    case timeline_edge_kind::issue: return "issue";
+    case timeline_edge_kind::event: return "event";
+    case timeline_edge_kind::stream_sync: return "stream-sync";
+    case timeline_edge_kind::wait_stream: return "wait-stream";
+    case timeline_edge_kind::device_sync: return "device-sync";
+    case timeline_edge_kind::default_stream: return "default-stream";
+    case timeline_edge_kind::copy_return: return "copy-return";
+    case timeline_edge_kind::graph_dependency: return "graph-dependency";
+  }
+  return "unknown";
+}
+
 bool is_race(diagnostic_kind kind) noexcept {
   switch (kind) {
     case diagnostic_kind::stream_race:

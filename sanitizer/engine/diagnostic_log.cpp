@@ -42,19 +42,4 @@ std::size_t diagnostic_log::key_hash::operator()(const key& k) const noexcept {
   return static_cast<std::size_t>(h);
 }
 
-bool diagnostic_log::add(const diagnostic& d) {
-  if (deduplicate_) {
-    const auto [it, inserted] = index_.try_emplace(key_of(d), diagnostics_.size());
-    if (!inserted) {
-      ++diagnostics_[it->second].count;
-      ++duplicates_;
-      return false;
-    }
-  }
-  diagnostics_.push_back(d);
-  diagnostics_.back().count = 1;
-  if (callback_) callback_(diagnostics_.back());
-  return true;
-}
-
 }  // namespace streamsan

@@ -30,7 +30,39 @@ class diagnostic_log {
   }
 
   // Returns true when `d` is new (and was passed to the callback).
-  bool add(const diagnostic& d);
+  bool add(const diagnostic& d) {
+    return add(d, [](diagnostic&) {}).fresh;
+  }
+
+  struct added {
+    std::uint32_t id = 0;  // the entry `d` was added to or folded into
+    bool fresh = false;
+  };
+  // As add(d), and a new entry (its id assigned) is passed to `enrich`
+  // before the callback sees it: work that only new reports need.
+  template <class Enrich>
+  added add(const diagnostic& d, Enrich&& enrich) {
+    if (deduplicate_) {
+      const auto [it, inserted] = index_.try_emplace(key_of(d), diagnostics_.size());
+      if (!inserted) {
+        diagnostic& first = diagnostics_[it->second];
+        ++first.count;
+        ++duplicates_;
+        return {first.id, false};
+      }
+    }
+    diagnostic& fresh = diagnostics_.emplace_back(d);
+    fresh.count = 1;
+    fresh.id = static_cast<std::uint32_t>(diagnostics_.size());
+    enrich(fresh);
+    if (callback_) callback_(fresh);
+    return {fresh.id, true};
+  }
+
+  // The entry with `id`, or nullptr.
+  diagnostic* find(std::uint32_t id) noexcept {
+    return id >= 1 && id <= diagnostics_.size() ? &diagnostics_[id - 1] : nullptr;
+  }
 
   const std::vector<diagnostic>& all() const noexcept { return diagnostics_; }
   std::uint64_t duplicates() const noexcept { return duplicates_; }

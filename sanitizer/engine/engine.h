@@ -35,7 +35,17 @@ struct engine_options {
   // ones are forgotten to keep memory flat under allocation churn; a use of a
   // forgotten id counts as an access to an unknown allocation.
   std::uint32_t remembered_dead_objects = 1u << 16;
+  // Note [Race timelines]: how many recent operations the engine keeps for
+  // race pictures (0: none, the default; the HTML and Chrome-trace reports
+  // ask for it), how many of them one race's timeline shows, and for how
+  // many races a timeline is kept (later ones get none).
+  std::uint32_t timeline_window = 0;
+  std::uint32_t timeline_ops = 40;
+  std::uint32_t timeline_races = 64;
 };
+
+// A window that suits the HTML and Chrome-trace reports.
+inline constexpr std::uint32_t default_timeline_window = 512;
 
 // Counters for what the engine saw but did not turn into diagnostics, and
 // for the memory it holds. Cheap to read (walks the live allocations).
@@ -60,6 +70,7 @@ struct engine_statistics {
   std::uint64_t history_reads = 0;
   std::uint64_t history_bytes = 0;          // segments + read sets, by capacity
   std::uint64_t clock_bytes = 0;            // vector clocks of contexts and events
+  std::uint64_t report_bytes = 0;           // near-miss calls, timeline window and timelines
 };
 
 class engine_impl;

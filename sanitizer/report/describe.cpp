@@ -73,6 +73,11 @@ std::string describe_operation(const operation_ref& op, const log_tables& tables
   }
   switch (op.context) {
     case context_kind::stream:
+      // A graph node of an instantiated graph runs on no stream yet.
+      if (op.op == operation_kind::graph_node && is_none(op.stream)) {
+        text += " (" + to_string(op.thread) + ")";
+        break;
+      }
       text += " on " + to_string(op.stream) + " (" + to_string(op.thread) + ")";
       break;
     case context_kind::host_thread:
@@ -85,7 +90,9 @@ std::string describe_operation(const operation_ref& op, const log_tables& tables
 std::string describe_access(const operation_ref& op, const log_tables& tables,
                             alloc_id shown) {
   std::string text;
-  if (accesses_memory(op.op)) {
+  // A launch reported before its accesses were seen (on a destroyed
+  // stream, say) has no range to describe.
+  if (accesses_memory(op.op) && (op.size > 0 || !is_none(op.alloc))) {
     text = capitalized(std::string(to_string(op.mode))) + " of " + bytes(op.size) +
            " at offset " + std::to_string(op.offset);
     if (!is_none(op.alloc) && op.alloc != shown) text += " of " + to_string(op.alloc);
@@ -186,16 +193,6 @@ std::string describe_frame(std::uint64_t address, const symbol_info& symbol,
     text += " " + module_and_offset(symbol);
   }
   return text;
-}
-
-std::optional<call_site> find_call_site(stack_id stack, symbolizer& symbols) {
-  const auto frames = symbols.tables().stack(stack);
-  if (frames.empty()) return std::nullopt;
-  for (const auto address : frames) {
-    const symbol_info& symbol = symbols.symbolize(address);
-    if (!symbol.file.empty()) return call_site{address, &symbol};
-  }
-  return call_site{frames.front(), &symbols.symbolize(frames.front())};
 }
 
 std::string describe_call_site(const call_site& site, const std::filesystem::path& root) {

@@ -12,6 +12,7 @@
 #include "sanitizer/engine/diagnostic.h"
 #include "sanitizer/log/log_tables.h"
 #include "sanitizer/report/symbolizer.h"
+#include "sanitizer/report/user_stack.h"
 
 namespace streamsan {
 
@@ -55,15 +56,6 @@ std::string display_path(std::string_view file, const std::filesystem::path& roo
 // "main demo.cpp:42", "main", "0x401000 (demo+0x1000)", "0x401000".
 std::string describe_frame(std::uint64_t address, const symbol_info& symbol,
                            const std::filesystem::path& root);
-
-// The frame a report points at: the first with a source file, else the
-// first at all. nullopt for an empty stack.
-struct call_site {
-  std::uint64_t address = 0;
-  const symbol_info* symbol = nullptr;  // owned by the symbolizer or tables
-  bool has_source() const noexcept { return symbol != nullptr && !symbol->file.empty(); }
-};
-std::optional<call_site> find_call_site(stack_id stack, symbolizer& symbols);
 
 // "demo.cpp:42 in main", "in main", "(demo+0x1000)", "0x401000": where a
 // SUMMARY line says the problem is.

@@ -1,6 +1,8 @@
 #include "sanitizer/report/json_report.h"
 
+#include "sanitizer/report/cause_text.h"
 #include "sanitizer/report/describe.h"
+#include "sanitizer/report/fix_hint.h"
 
 namespace streamsan {
 namespace {
@@ -57,9 +59,92 @@ json json_allocation(const allocation_ref& a, symbolizer& symbols, const report_
   return j;
 }
 
+json id_or_null(std::uint32_t value) { return value == 0 ? json(nullptr) : json(value); }
+
+template <class Id>
+json raw_or_null(Id id) {
+  return is_none(id) ? json(nullptr) : json(raw(id));
+}
+
+// Note [Causes]
+json json_cause(const diagnostic& d, symbolizer& symbols, const report_options& options) {
+  if (!d.cause) return nullptr;
+  const ordering_cause& c = *d.cause;
+  json j = json::object();
+  j["kind"] = to_string(c.kind);
+  j["message"] = cause_sentence(d, symbols.tables()).value_or("");
+  j["call"] = json_operation(c.call, {}, symbols, options);
+  j["event"] = raw_or_null(c.event);
+  j["stream"] = raw_or_null(c.named);
+  j["record"] = c.record ? json_operation(*c.record, {}, symbols, options) : json(nullptr);
+  j["reported_as"] = id_or_null(c.reported_as);
+  return j;
+}
+
+json json_nodes(const std::vector<graph_node_ref>& nodes, const log_tables& tables) {
+  json out = json::array();
+  for (const auto& n : nodes) out.push_back({{"node", n.index}, {"name", text_or_null(tables.string(n.name))}});
+  return out;
+}
+
+json json_graph_gap(const diagnostic& d, symbolizer& symbols, const report_options& options) {
+  if (!d.graph || !d.previous) return nullptr;
+  const graph_gap& g = *d.graph;
+  const log_tables& tables = symbols.tables();
+  return {
+      {"graph", raw(d.current.graph)},
+      {"node_count", g.node_count},
+      {"missing_edge", {{"from", d.previous->graph_node}, {"to", d.current.graph_node}}},
+      {"previous_depends_on", json_nodes(g.previous_depends_on, tables)},
+      {"current_depends_on", json_nodes(g.current_depends_on, tables)},
+      {"instantiated_at", json_stack(g.instantiated, symbols, options)},
+  };
+}
+
+std::string lane_of(const timeline_op& op) {
+  return op.context == context_kind::stream ? to_string(op.stream) : to_string(op.thread);
+}
+
+}  // namespace
+
+// Note [Race timelines]
+json json_timeline(const race_timeline& t, symbolizer& symbols, const report_options& options) {
+  const log_tables& tables = symbols.tables();
+  json ops = json::array();
+  for (const timeline_op& op : t.ops) {
+    json o = json::object();
+    o["seq"] = op.seq;
+    o["operation"] = to_string(op.op);
+    o["lane"] = t.graph ? json(nullptr) : json(lane_of(op));
+    o["thread"] = raw(op.thread);
+    o["name"] = text_or_null(tables.string(op.name));
+    o["event"] = raw_or_null(op.event);
+    o["target"] = raw_or_null(op.target);
+    if (op.op == operation_kind::graph_node) o["graph_node"] = op.graph_node;
+    if (op.not_ready) o["not_ready"] = true;
+    o["stack"] = json_stack(op.stack, symbols, options);
+    ops.push_back(std::move(o));
+  }
+  json edges = json::array();
+  for (const timeline_edge& e : t.edges) {
+    edges.push_back({{"from", e.from}, {"to", e.to}, {"kind", to_string(e.kind)}});
+  }
+  return {
+      {"graph", t.graph},
+      {"ops", std::move(ops)},
+      {"edges", std::move(edges)},
+      {"missing_edge", {{"from", t.previous}, {"to", t.current}}},
+      {"omitted", t.omitted},
+      {"previous_outside_window", t.previous_outside_window},
+  };
+}
+
+namespace {
+
 json json_diagnostic(const diagnostic& d, symbolizer& symbols, const report_options& options) {
   const log_tables& tables = symbols.tables();
   json j = json::object();
+  j["id"] = d.id;
   j["kind"] = to_string(d.kind);
   j["category"] = is_race(d.kind) ? "race" : "sync";
   j["hazard"] = d.hazard_kind == hazard::none ? json(nullptr) : json(to_string(d.hazard_kind));
@@ -76,6 +161,12 @@ json json_diagnostic(const diagnostic& d, symbolizer& symbols, const report_opti
                      : json{{"offset", d.overlap_offset}, {"size", d.overlap_size}};
   j["event"] = is_none(d.event) ? json(nullptr) : json(raw(d.event));
   j["stream"] = is_none(d.stream) ? json(nullptr) : json(raw(d.stream));
+  j["cause"] = json_cause(d, symbols, options);
+  j["failed_to_prevent"] = d.failed_to_prevent;
+  j["graph"] = json_graph_gap(d, symbols, options);
+  const auto fix = fix_hint(d, tables, options.vocabulary);
+  j["fix"] = text_or_null(fix);
+  j["timeline"] = d.timeline ? json_timeline(*d.timeline, symbols, options) : json(nullptr);
   return j;
 }
 
@@ -92,6 +183,7 @@ json json_stack(stack_id stack, symbolizer& symbols, const report_options& optio
     frame["line"] = s.line == 0 ? json(nullptr) : json(s.line);
     frame["module"] = text_or_null(s.module);
     frame["module_offset"] = s.module.empty() ? json(nullptr) : json(hex(s.module_offset));
+    frame["kind"] = to_string(classify_frame(s));
     frames.push_back(std::move(frame));
   }
   return frames;

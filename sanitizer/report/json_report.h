@@ -16,7 +16,13 @@ nlohmann::ordered_json json_report(const report_input& input, symbolizer& symbol
                                    const report_options& options = {});
 
 // The symbolized frames of a stack: [{"address":"0x...","function":...}].
+// "kind" says whose frame it is (frame_kind: "user", "cuda", ...).
 nlohmann::ordered_json json_stack(stack_id stack, symbolizer& symbols,
                                   const report_options& options = {});
+
+// A race's timeline: operations (lane, name, stack), happens-before edges,
+// the missing edge (Note [Race timelines]).
+nlohmann::ordered_json json_timeline(const race_timeline& timeline, symbolizer& symbols,
+                                     const report_options& options = {});
 
 }  // namespace streamsan

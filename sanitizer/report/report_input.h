@@ -13,6 +13,7 @@
 
 #include "sanitizer/engine/diagnostic.h"
 #include "sanitizer/log/log_tables.h"
+#include "sanitizer/report/user_stack.h"
 
 namespace streamsan {
 
@@ -29,12 +30,22 @@ struct report_input {
   std::uint64_t suppressed_builtin = 0;
 };
 
+// The words a fix hint uses (Note [Fix hints] in fix_hint.h): CUDA's API
+// for programs that call it (`streamsan run`), or the runtime's torch-shaped
+// API (its sanitizer mode, and later PyTorch).
+enum class fix_vocabulary : std::uint8_t { cuda, runtime };
+
 struct report_options {
   // Text only: print this many warnings, then say how many were left out.
   std::size_t print_limit = std::numeric_limits<std::size_t>::max();
   // Source files under this directory are shown relative to it (and become
   // relative SARIF URIs). Empty: paths are shown as the debug info has them.
   std::filesystem::path source_root;
+  // Which frames stacks show (Note [Stacks start at the user]).
+  stack_view_options stacks = {};
+  fix_vocabulary vocabulary = fix_vocabulary::cuda;
+  // Text only: ANSI colours, for a terminal (the front end decides).
+  bool color = false;
 };
 
 }  // namespace streamsan

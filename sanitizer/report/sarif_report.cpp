@@ -3,7 +3,9 @@
 #include <cctype>
 #include <cstdio>
 
+#include "sanitizer/report/cause_text.h"
 #include "sanitizer/report/describe.h"
+#include "sanitizer/report/fix_hint.h"
 #include "sanitizer/report/kind_description.h"
 
 namespace streamsan {
@@ -132,6 +134,10 @@ json sarif_result(const diagnostic& d, symbolizer& symbols, const report_options
   message += ".";
   if (d.previous) message += " " + describe_previous(*d.previous, tables, shown) + ".";
   if (const auto why = explanation(d)) message += " " + *why;
+  const auto cause = cause_sentence(d, tables);
+  if (cause) message += " Cause: " + *cause + ".";
+  const auto fix = fix_hint(d, tables, options.vocabulary);
+  if (!fix.empty()) message += " Fix: " + fix + ".";
 
   json result = json::object();
   result["ruleId"] = to_string(d.kind);
@@ -145,6 +151,12 @@ json sarif_result(const diagnostic& d, symbolizer& symbols, const report_options
   if (d.previous) {
     const auto text = describe_previous(*d.previous, tables, shown);
     if (auto location = source_location(d.previous->stack, symbols, options, text)) {
+      (*location)["id"] = related.size() + 1;
+      related.push_back(std::move(*location));
+    }
+  }
+  if (cause && d.cause->kind != cause_kind::host_function_on_other_stream) {
+    if (auto location = source_location(d.cause->call.stack, symbols, options, "Cause: " + *cause)) {
       (*location)["id"] = related.size() + 1;
       related.push_back(std::move(*location));
     }
@@ -163,6 +175,7 @@ json sarif_result(const diagnostic& d, symbolizer& symbols, const report_options
   if (d.previous) add_call_site(f, *d.previous, symbols, options);
   result["partialFingerprints"] = {{"streamsanCallSites/v1", f.hex()}};
   result["occurrenceCount"] = d.count;
+  if (!fix.empty()) result["properties"] = {{"fix", fix}};
   result["stacks"] = json::array({sarif_stack(d.current.stack, symbols, options, current)});
   return result;
 }

@@ -19,6 +19,7 @@ namespace {
 using ::testing::ContainsRegex;
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 using testing::run_streamsan;
 
@@ -116,7 +117,7 @@ TEST_F(AnalyzeCommand, UnknownOptionIsAUsageError) {
 
 TEST_F(AnalyzeCommand, BadOptionValuesAreUsageErrors) {
   EXPECT_EQ(run_streamsan({"analyze", "t.bin", "--format", "xml"}).err,
-            "streamsan analyze: --format must be text, json or sarif, not 'xml'\n"
+            "streamsan analyze: --format must be text, json, sarif, html or chrome-trace, not 'xml'\n"
             "usage: streamsan analyze TRACE [options]\n"
             "Run 'streamsan analyze --help' for the options.\n");
   const auto negative = run_streamsan({"analyze", "t.bin", "--print-limit", "-1"});
@@ -127,6 +128,12 @@ TEST_F(AnalyzeCommand, BadOptionValuesAreUsageErrors) {
   EXPECT_THAT(code.err, HasSubstr("--error-exitcode must be between 0 and 255, not 300"));
   EXPECT_EQ(run_streamsan({"analyze", "t.bin", "--error-exitcode", "x"}).exit_code, 2);
   EXPECT_EQ(run_streamsan({"analyze", "--format"}).exit_code, 2);
+  EXPECT_THAT(run_streamsan({"analyze", "t.bin", "--color", "blue"}).err,
+              StartsWith("streamsan analyze: --color must be auto, always or never, not 'blue'\n"));
+  EXPECT_THAT(run_streamsan({"analyze", "t.bin", "--fix-style", "torch"}).err,
+              StartsWith("streamsan analyze: --fix-style must be auto, cuda or runtime, not 'torch'\n"));
+  EXPECT_THAT(run_streamsan({"analyze", "t.bin", "--stack-depth", "-2"}).err,
+              HasSubstr("--stack-depth must be between 0 and 1000, not -2"));
 }
 
 TEST_F(AnalyzeCommand, NeedsExactlyOneTrace) {
@@ -333,6 +340,41 @@ TEST_F(AnalyzeCommand, KernelNamesThatAreNotUtf8StillGiveValidJson) {
   }
 }
 
+TEST_F(AnalyzeCommand, StackOptionsFixStyleAndColour) {
+  record_program(dir_ / "t.bin", ordering::none);
+  const auto trace = (dir_ / "t.bin").string();
+  const auto plain = run_streamsan({"analyze", trace});
+  EXPECT_EQ(plain.out.find('\033'), std::string::npos) << "a pipe gets no colour";
+  EXPECT_THAT(plain.out, HasSubstr("  Fix: make stream#2 wait for fill: `cudaEventRecord(e, stream#1)`"));
+  const auto colored = run_streamsan({"analyze", trace, "--color", "always"});
+  EXPECT_THAT(colored.out, HasSubstr("\033[1m\033[31mWARNING: streamsan: stream-race"));
+  const auto runtime = run_streamsan({"analyze", trace, "--fix-style", "runtime"});
+  EXPECT_THAT(runtime.out, HasSubstr("`stream#2.wait_stream(stream#1)`"));
+  // One user frame each; raw shows every recorded frame.
+  const auto shallow = run_streamsan({"analyze", trace, "--stack-depth", "1"});
+  EXPECT_THAT(shallow.out, ContainsRegex("    #0 [^\n]*cli_test_sum[^\n]*\n  Previous"));
+  EXPECT_THAT(shallow.out, Not(HasSubstr("    #1 ")));
+  const auto raw = run_streamsan({"analyze", trace, "--raw-stacks"});
+  EXPECT_THAT(raw.out, HasSubstr("    #5 "));
+}
+
+TEST_F(AnalyzeCommand, HtmlAndChromeTraceDrawTheRace) {
+  record_program(dir_ / "t.bin", ordering::none);
+  const auto trace = (dir_ / "t.bin").string();
+  const auto html_path = (dir_ / "r.html").string();
+  const auto html = run_streamsan({"analyze", trace, "--format", "html", "-o", html_path});
+  EXPECT_EQ(html.exit_code, 66) << html.err;
+  const auto page = testing::read_file_bytes(html_path);
+  EXPECT_THAT(page, StartsWith("<!DOCTYPE html>"));
+  EXPECT_THAT(page, HasSubstr("<path class=\"edge missing\""));
+  EXPECT_THAT(page, Not(HasSubstr("No timeline was kept")));
+  const auto chrome = run_streamsan({"analyze", trace, "--format", "chrome-trace"});
+  EXPECT_EQ(chrome.exit_code, 66);
+  const auto parsed = nlohmann::json::parse(chrome.out, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << chrome.out;
+  EXPECT_FALSE(parsed.at("traceEvents").empty());
+}
+
 TEST_F(AnalyzeCommand, DemoTraceShowsOneRace) {
   // The program tools/main-job runs; built next to streamsan.
   const auto demo = std::filesystem::path(std::getenv("STREAMSAN_BIN")).parent_path() /
@@ -359,7 +401,9 @@ TEST_F(AnalyzeCommand, BuiltinSuppressionsHideWhatALibraryDidAndCountIt) {
       {"analyze", (dir_ / "t.bin").string(), "--no-builtin-suppressions"});
   EXPECT_EQ(shown.exit_code, 66);
   EXPECT_THAT(shown.out, HasSubstr("WARNING: streamsan: unrecorded-event on event#1\n"));
-  EXPECT_THAT(shown.out, HasSubstr("#0 cublasSgemm_v2 (libcublas.so.13+0x5000)"));
+  // The library's frame folds into the program's call (Note [Stacks start
+  // at the user]).
+  EXPECT_THAT(shown.out, HasSubstr("#0 cublasSgemm_v2 from main at app.cpp:12\n"));
   const auto json = run_streamsan({"analyze", (dir_ / "t.bin").string(), "--format", "json"});
   const auto summary = nlohmann::json::parse(json.out).at("summary");
   EXPECT_EQ(summary.at("suppressed"), 1);

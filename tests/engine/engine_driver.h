@@ -24,6 +24,7 @@ using kind_list = std::vector<diagnostic_kind>;
 struct node_spec {
   std::string name;
   std::vector<access> accesses;
+  stack_id stack{};  // where the node was added
 };
 
 class engine_driver {
@@ -142,7 +143,7 @@ class engine_driver {
                    const std::vector<graph_edge>& edges) {
     std::vector<graph_node> list;
     for (const auto& n : nodes) {
-      list.push_back(graph_node{graph_node_kind::kernel, rec_.intern(n.name), n.accesses});
+      list.push_back(graph_node{graph_node_kind::kernel, rec_.intern(n.name), n.accesses, n.stack});
     }
     rec_.emit(graph_instantiate{g, list, edges});
   }

@@ -91,7 +91,11 @@ TEST(SarifReport, StreamRaceIsLocatedAtTheCurrentCallSiteWithRelatedLocations) {
             "stream-race (read-after-write) on alloc#3 'A' (device memory, 4096 bytes). Read of "
             "4096 bytes at offset 0 by kernel 'sum' on stream#2 (thread#1) in range "
             "forward/attention. Previous write of 4096 bytes at offset 0 by kernel 'fill' on "
-            "stream#1 (thread#1).");
+            "stream#1 (thread#1). Fix: make stream#2 wait for fill: `cudaEventRecord(e, "
+            "stream#1)` after it, `cudaStreamWaitEvent(stream#2, e)` before sum.");
+  EXPECT_EQ(result.at("properties").at("fix"),
+            "make stream#2 wait for fill: `cudaEventRecord(e, stream#1)` after it, "
+            "`cudaStreamWaitEvent(stream#2, e)` before sum");
   EXPECT_EQ(result.at("locations")[0].at("physicalLocation"),
             json::parse(R"({"artifactLocation":{"uri":"demo.cpp","uriBaseId":"%SRCROOT%"},
                             "region":{"startLine":42}})"));

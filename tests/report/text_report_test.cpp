@@ -2,29 +2,15 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 
+#include "tests/report/golden_file.h"
 #include "tests/report/report_fixture.h"
 
 namespace streamsan {
 namespace {
 
-// Compares with tests/report/golden/NAME; STREAMSAN_UPDATE_GOLDEN=1 rewrites
-// the file instead (then review the diff before committing it).
-void expect_golden(const std::string& name, const std::string& actual) {
-  const std::string path = std::string(STREAMSAN_REPORT_GOLDEN_DIR) + "/" + name;
-  if (std::getenv("STREAMSAN_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(path, std::ios::binary) << actual;
-    GTEST_SKIP() << "rewrote " << path;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden file " << path;
-  const std::string expected{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  EXPECT_EQ(actual, expected) << "golden file: " << path;
-}
+using testing::expect_golden;
 
 std::string text_report(const std::vector<diagnostic>& diagnostics, const log_tables& tables,
                         report_options options = {.source_root = "/src/demo"},
