@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -49,9 +51,15 @@ class session::nvtx_to_model final : public nvtx::listener {
 
 session::session(session_config config, driver_queries& driver)
     : config_(std::move(config)),
-      recorder_(recorder_options{config_.options.stack_depth > 0, config_.options.stack_depth}),
+      // A few frames more than shown: the report folds the CUDA runtime's
+      // and nvcc's stub frames into one line (Note [Stacks start at the user]).
+      recorder_(recorder_options{config_.options.stack_depth > 0,
+                                 std::min(config_.options.stack_depth + 8, 64u)}),
+      engine_(engine_options{.timeline_window = draws_timelines(config_.options.format)
+                                                    ? default_timeline_window
+                                                    : 0}),
       model_(recorder_, driver),
-      call_sites_(config_.options.stack_depth),
+      call_sites_(config_.options.stack_depth == 0 ? 0 : std::min(config_.options.stack_depth + 8, 64u)),
       dispatcher_(model_, call_sites_),
       callbacks_(dispatcher_, model_, call_sites_) {
   const auto& options = config_.options;
@@ -150,6 +158,8 @@ std::uint64_t session::print_report() noexcept {
                        engine_.records_processed(), filtered.suppressed};
     report_options ro;
     if (options.print_limit != 0) ro.print_limit = options.print_limit;
+    ro.stacks.raw = options.raw_stacks;
+    ro.stacks.depth = options.stack_depth;
     std::ofstream file;
     std::ostream* out = &std::cerr;
     if (!options.log_path.empty()) {
@@ -162,6 +172,7 @@ std::uint64_t session::print_report() noexcept {
         out = &file;
       }
     }
+    ro.color = out == &std::cerr && use_color(options.color, STDERR_FILENO);
     streamsan::print_report(*out, options.format, input, symbols, ro);
     out->flush();
     return filtered.kept.size();
