@@ -47,8 +47,10 @@ void sanitizer_sinks::on_record(const record& r) {
 }
 
 void sanitizer_sinks::print(const diagnostic& d) {
-  // Called from engine_->on_record, mutex_ held.
-  if (!print_) return;
+  // Called from engine_->on_record, mutex_ held. Candidates are listed in
+  // the summary, not printed as warnings; a confirmed candidate comes back
+  // here confirmed.
+  if (!print_ || is_candidate(d)) return;
   print_text_diagnostic(std::cerr, d, *symbols_, report_);
   ++printed_;
 }
@@ -66,7 +68,7 @@ void sanitizer_sinks::finish() noexcept {
     if (engine_ && print_) {
       const report_input input{engine_->diagnostics(), engine_->tables(),
                                &engine_->unmodelled_calls(), engine_->records_processed(), 0};
-      print_text_summary(std::cerr, input, printed_);
+      print_text_summary(std::cerr, input, printed_, *symbols_, report_);
     }
     if (trace_) trace_->close();
   } catch (const std::exception& e) {

@@ -7,6 +7,7 @@
 
 #include "runtime/allocator/caching_allocator_impl.h"
 #include "runtime/session/sanitizer_sinks.h"
+#include "sanitizer/report/report_input.h"
 
 namespace streamsan::rt {
 namespace {
@@ -31,16 +32,17 @@ void stop_locked() noexcept {
 // Note [Reports change the exit status]
 // A sanitizer that prints a report and lets the process exit 0 is easy to
 // miss in CI. Like ThreadSanitizer (exitcode=66), a sanitizing session that
-// reported anything ends the process with options.exit_code_on_report once
-// the summary is printed; _Exit skips the remaining atexit handlers, which
-// is what TSan does too. Explicit shutdown() calls (tests, the harness)
+// reported anything (candidates do not count) ends the process with
+// options.exit_code_on_report once the summary is printed; _Exit skips the
+// remaining atexit handlers, which is what TSan does too. Explicit shutdown() calls (tests, the harness)
 // never exit.
 void finish_at_exit() noexcept {
   int status = 0;
   {
     std::lock_guard lock(lifecycle_mutex);
     if (running && running->sinks && running->options.sanitize &&
-        running->options.exit_code_on_report != 0 && !running->sinks->diagnostics().empty()) {
+        running->options.exit_code_on_report != 0 &&
+        confirmed_count(running->sinks->diagnostics()) > 0) {
       status = running->options.exit_code_on_report;
     }
     stop_locked();

@@ -43,12 +43,40 @@ enum class diagnostic_kind : std::uint8_t {
 
 inline constexpr int diagnostic_kind_count = 11;
 
-// Read-after-write etc., from the point of view of the current access.
+// Read-after-write etc., from the point of view of the current access. An
+// atomic counts as a write here (an atomic after a plain read is a
+// write-after-read); reports name the access kinds themselves
+// (Note [Atomics are their own access kind], sanitizer/log/record.h).
 enum class hazard : std::uint8_t {
   none,
   read_after_write,
   write_after_read,
   write_after_write,
+};
+
+// The hazard of an access with mode `current` against an earlier one with
+// mode `previous`, when they conflict (conflicts(current, previous)).
+constexpr hazard hazard_between(access_mode current, access_mode previous) noexcept {
+  const bool current_writes = writes(current) || is_atomic(current);
+  const bool previous_writes = writes(previous) || is_atomic(previous);
+  if (current_writes) return previous_writes ? hazard::write_after_write : hazard::write_after_read;
+  return previous_writes ? hazard::read_after_write : hazard::none;
+}
+
+// Note [Candidates and confirmed diagnostics]
+// A report is a promise, so a diagnostic is confirmed only when both
+// footprints it rests on are known: `exact` (the API's own extent, a
+// declared access, an annotation) or `measured` (instrumented). When either
+// side's footprint was `inferred` (guessed from kernel parameters), the
+// conflict may be the guess's and not the program's: it is a candidate. A
+// front end does not print candidates as warnings; it measures the kernels
+// named by the inferred sides on their next launches, and a measured
+// conflict at the same pair of call sites confirms the candidate
+// (Note [Deduplication] in diagnostic_log.h). Candidates never confirmed are
+// listed at exit as possible races, without the error exit status.
+enum class diagnostic_certainty : std::uint8_t {
+  confirmed,
+  candidate,
 };
 
 // Where an operation executed.
@@ -79,6 +107,13 @@ enum class operation_kind : std::uint8_t {
   graph_launch,
 };
 
+// A byte range relative to an allocation.
+struct byte_interval {
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+  friend bool operator==(const byte_interval&, const byte_interval&) = default;
+};
+
 // One side of a diagnostic.
 struct operation_ref {
   std::uint64_t seq = 0;  // record sequence number
@@ -87,8 +122,12 @@ struct operation_ref {
   stream_id stream{};   // context == stream (also a graph's launch stream)
   thread_id thread{};   // the issuing host thread
   string_id name{};     // kernel / host function / graph node name, label
+  // The accesses of this operation that take part in the conflict: their
+  // modes as recorded (united when several accesses of the operation take
+  // part), where their extent comes from, and their hull in `alloc`.
   access_mode mode = access_mode::read;
-  std::uint64_t offset = 0;  // the operation's whole range in the allocation
+  access_origin origin = access_origin::exact;
+  std::uint64_t offset = 0;
   std::uint64_t size = 0;
   stack_id stack{};
   string_id nvtx_range{};  // innermost active NVTX range, "" when none
@@ -231,9 +270,21 @@ struct diagnostic {
   operation_ref current;                  // the access that found the problem
   std::optional<operation_ref> previous;  // the earlier, conflicting one
   std::optional<allocation_ref> allocation;
-  // The bytes in conflict, relative to the allocation.
+  // Note [Candidates and confirmed diagnostics]
+  diagnostic_certainty certainty = diagnostic_certainty::confirmed;
+  // The bytes in conflict, relative to the allocation: their hull, and,
+  // when there are several, the exact ranges (sorted, disjoint, not
+  // adjacent); with one, `ranges` is empty and the hull is the range
+  // (conflict_ranges() gives the list either way). The same bytes for both
+  // sides; the previous side's own allocation may be another block over
+  // them (operation_ref::alloc). At most max_listed_ranges are listed;
+  // range_count and conflict_bytes count all of them (0: as many as listed,
+  // for a diagnostic built by hand).
   std::uint64_t overlap_offset = 0;
   std::uint64_t overlap_size = 0;
+  std::vector<byte_interval> ranges;
+  std::uint64_t range_count = 0;
+  std::uint64_t conflict_bytes = 0;
   // The object a synchronization error is about.
   event_id event{};
   stream_id stream{};
@@ -253,6 +304,33 @@ struct diagnostic {
   std::shared_ptr<const race_timeline> timeline;
 };
 
+inline constexpr std::size_t max_listed_ranges = 16;
+
+constexpr bool is_candidate(const diagnostic& d) noexcept {
+  return d.certainty == diagnostic_certainty::candidate;
+}
+
+// The certainty a conflict between these sides has: candidate when either
+// footprint was inferred.
+constexpr diagnostic_certainty certainty_of(const operation_ref& current,
+                                            const operation_ref* previous) noexcept {
+  const bool inferred = current.origin == access_origin::inferred ||
+                        (previous != nullptr && previous->origin == access_origin::inferred);
+  return inferred ? diagnostic_certainty::candidate : diagnostic_certainty::confirmed;
+}
+
+// The sides of a diagnostic whose footprint was inferred (current first):
+// the operations to measure to confirm or refute a candidate. Empty for a
+// confirmed diagnostic.
+std::vector<const operation_ref*> inferred_sides(const diagnostic& d);
+
+// The listed conflicting ranges; one range, the hull, when none are listed.
+// Empty when no bytes conflict (sync errors, use-after-free, ...).
+std::vector<byte_interval> conflict_ranges(const diagnostic& d);
+// How many ranges and bytes conflict in all (listed or not).
+std::uint64_t conflict_range_count(const diagnostic& d) noexcept;
+std::uint64_t conflict_byte_count(const diagnostic& d) noexcept;
+
 // Stable short names, used as SARIF rule ids, JSON values and suppression
 // categories.
 std::string_view to_string(diagnostic_kind kind) noexcept;
@@ -260,6 +338,8 @@ std::string_view to_string(hazard h) noexcept;
 std::string_view to_string(operation_kind op) noexcept;
 std::string_view to_string(memory_kind kind) noexcept;
 std::string_view to_string(access_mode mode) noexcept;
+std::string_view to_string(access_origin origin) noexcept;
+std::string_view to_string(diagnostic_certainty certainty) noexcept;
 std::string_view to_string(cause_kind kind) noexcept;
 std::string_view to_string(timeline_edge_kind kind) noexcept;
 

@@ -26,6 +26,12 @@ diagnostic_log::key diagnostic_log::key_of(const diagnostic& d) noexcept {
   return k;
 }
 
+diagnostic_log::key diagnostic_log::sites_of(const diagnostic& d) noexcept {
+  key k = key_of(d);
+  k.hazard_kind = hazard::none;
+  return k;
+}
+
 std::size_t diagnostic_log::key_hash::operator()(const key& k) const noexcept {
   std::uint64_t h = 0x9e3779b97f4a7c15ull;
   const auto mix = [&h](std::uint64_t v) {

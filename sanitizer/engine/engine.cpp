@@ -53,6 +53,7 @@ engine_impl::engine_impl(engine_options options)
 void engine_impl::on_record(const record& r) {
   ++stats_.records;
   std::visit([&](const auto& body) { on(r.header, body); }, r.body);
+  if (!pending_.empty()) [[unlikely]] report_pending();
 }
 
 engine_statistics engine_impl::statistics() const {
@@ -65,6 +66,7 @@ engine_statistics engine_impl::statistics() const {
     if (a.root != &a) return;
     s.history_segments += a.history.segments().size();
     s.history_reads += a.history.read_count();
+    s.history_atomics += a.history.atomic_count();
     s.history_bytes += a.history.bytes_held();
   });
   events_.for_each([&](event_id, const event_state& e) { s.clock_bytes += e.snapshot.bytes_held(); });

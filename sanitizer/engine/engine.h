@@ -62,12 +62,14 @@ struct engine_statistics {
   std::uint64_t unknown_frees = 0;          // free of an id never allocated
   std::uint64_t ignored_records = 0;        // duplicate creates, bad graph edges, ...
   std::uint64_t duplicate_diagnostics = 0;  // folded into an earlier entry
+  std::uint64_t confirmed_candidates = 0;   // candidates a measured conflict confirmed
   // Memory held.
   std::uint64_t contexts = 0;               // streams + host threads (clock slots)
   std::uint64_t live_allocations = 0;
   std::uint64_t remembered_allocations = 0; // freed, kept for use-after-free
   std::uint64_t history_segments = 0;
   std::uint64_t history_reads = 0;
+  std::uint64_t history_atomics = 0;
   std::uint64_t history_bytes = 0;          // segments + read sets, by capacity
   std::uint64_t clock_bytes = 0;            // vector clocks of contexts and events
   std::uint64_t report_bytes = 0;           // near-miss calls, timeline window and timelines
@@ -86,12 +88,16 @@ class engine final : public record_sink {
 
   void on_record(const record& r) override;  // feed every record, in log order
 
-  // Called once per NEW diagnostic (after dedup) when it is found: live
-  // printing. The reference is valid only during the call.
+  // Called once per NEW diagnostic (after dedup) when it is found, and once
+  // more when a candidate becomes confirmed (Note [Deduplication]): live
+  // printing prints what is_candidate() says is not a candidate, and the
+  // capture side measures the kernels inferred_sides() names of what is.
+  // The reference is valid only during the call.
   void set_diagnostic_callback(std::function<void(const diagnostic&)> callback);
 
   // Deduplicated (same kind + same pair of call sites => one entry, count++),
-  // in the order found.
+  // in the order found; candidates and confirmed diagnostics alike
+  // (diagnostic::certainty).
   const std::vector<diagnostic>& diagnostics() const noexcept;
 
   // Strings, stacks and frame symbols seen, plus the NVTX range paths the

@@ -57,6 +57,40 @@ struct stored_graph {
   std::vector<stored_graph_node> nodes;
 };
 
+// A diagnostic found while one record is applied, not yet in the log
+// (Note [One diagnostic per pair of operations]): a conflict from an access
+// history, a use after free or before allocation.
+struct pending_diagnostic {
+  diagnostic d;
+  // The two accesses (for the cause and timeline of a new report, and, with
+  // d's operation fields, who they are) and the window's operation then.
+  access_entry current;
+  access_entry previous;
+  std::uint64_t window_op = 0;
+  // Conflicts from an access history: later conflicts of the same pair of
+  // accesses merge into this one.
+  bool merges = false;
+  // Conflicts: the offset of d.allocation in its root, and the conflicting
+  // bytes in root coordinates (unsorted, possibly overlapping). The first
+  // piece is kept inline: most conflicts have one, and the report path
+  // allocates nothing for them.
+  std::uint64_t root_offset = 0;
+  std::uint32_t pieces = 0;
+  std::pair<std::uint64_t, std::uint64_t> first_piece;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> more_pieces;
+  void add_piece(std::uint64_t begin, std::uint64_t end) {
+    if (pieces++ == 0) {
+      first_piece = {begin, end};
+    } else {
+      more_pieces.emplace_back(begin, end);
+    }
+  }
+};
+
+// Fills p.d's conflicting bytes (hull, ranges, counts), relative to its
+// allocation, from p's pieces (engine_reports.cpp).
+void set_conflict_ranges(pending_diagnostic& p);
+
 class engine_impl {
  public:
   explicit engine_impl(engine_options options);
@@ -194,12 +228,36 @@ class engine_impl {
   std::uint32_t emit(const diagnostic& d) {
     return emit(d, [](diagnostic&) {});
   }
+  // Into the log now (after what is pending, to keep the order found); the
+  // certainty is fixed here (Note [Candidates and confirmed diagnostics]).
   template <class Enrich>
   std::uint32_t emit(const diagnostic& d, Enrich&& enrich) {
+    if (!pending_.empty()) [[unlikely]] report_pending();
+    return add_to_log(d, enrich);
+  }
+  template <class Enrich>
+  std::uint32_t add_to_log(diagnostic& d, Enrich& enrich) {
+    d.certainty = certainty_of(d.current, d.previous ? &*d.previous : nullptr);
     const auto added = diagnostics_.add(d, enrich);
     if (!added.fresh) ++stats_.duplicate_diagnostics;
+    if (added.confirmed) ++stats_.confirmed_candidates;
     return added.id;
   }
+  template <class Enrich>
+  std::uint32_t add_to_log(const diagnostic& d, Enrich& enrich) {
+    diagnostic copy = d;
+    return add_to_log(copy, enrich);
+  }
+  // Races wait in pending_ until the record is applied, then go to the log
+  // in the order found (Note [One diagnostic per pair of operations]).
+  void defer(const diagnostic& d, const access_entry& current, const access_entry& previous) {
+    pending_diagnostic& p = pending_.emplace_back();
+    p.d = d;
+    p.current = current;
+    p.previous = previous;
+    p.window_op = current_op_;
+  }
+  void report_pending();
   // A new race between `current` and `previous`: its cause (Note [Causes])
   // and timeline (Note [Race timelines]).
   void enrich_race(diagnostic& d, const access_entry& current, const access_entry& previous);
@@ -245,6 +303,7 @@ class engine_impl {
   std::unique_ptr<operation_window> window_;  // Note [The window is bounded]
   std::uint64_t current_op_ = 0;              // the window's operation being checked
   std::uint32_t timelines_kept_ = 0;
+  std::vector<pending_diagnostic> pending_;  // found while applying one record
 
   // The last thread seen: consecutive records usually come from one thread.
   thread_id last_thread_id_{};

@@ -154,35 +154,37 @@ void engine_impl::on(const record_header& h, const graph_instantiate& r) {
     return root_range{raw(al->root->ref.id), begin, end};
   };
   const string_id nvtx = t.nvtx.empty() ? string_id{} : t.nvtx.back();
-  const auto node_ref = [&](std::uint32_t node, const access& a) {
+  const auto node_ref = [&](std::uint32_t node, const graph_side& side) {
     operation_ref o;
     o.seq = h.seq;
     o.op = operation_kind::graph_node;
     o.context = context_kind::stream;  // a node runs on the device; no stream yet
     o.thread = h.thread;
     o.name = r.nodes[node].name;
-    o.mode = a.mode;
-    o.offset = a.range.offset;
-    o.size = a.range.size;
+    o.mode = side.mode;
+    o.origin = side.origin;
+    o.offset = side.offset;
+    o.size = side.size;
     // Where the node was added or captured; the instantiation when unknown.
     o.stack = is_none(r.nodes[node].stack) ? h.stack : r.nodes[node].stack;
     o.nvtx_range = nvtx;
     o.graph = r.graph;
     o.graph_node = node;
-    o.alloc = a.range.alloc;
+    o.alloc = side.alloc;
     return o;
   };
-  for (const graph_conflict& c : find_graph_conflicts(r.nodes, order, resolve)) {
-    const allocation& a = *allocations_.find(c.current->range.alloc);
-    diagnostic d;
-    d.kind = diagnostic_kind::graph_node_race;
-    d.hazard_kind = c.kind;
-    d.current = node_ref(c.current_node, *c.current);
-    d.previous = node_ref(c.previous_node, *c.previous);
-    d.allocation = a.ref;
-    d.overlap_offset = c.overlap.begin - a.root_offset;
-    d.overlap_size = c.overlap.end - c.overlap.begin;
-    emit(d, [&](diagnostic& fresh) {
+  for (graph_conflict& c : find_graph_conflicts(r.nodes, order, resolve)) {
+    const allocation& a = *allocations_.find(c.current.alloc);
+    pending_diagnostic p;
+    p.d.kind = diagnostic_kind::graph_node_race;
+    p.d.hazard_kind = c.kind;
+    p.d.current = node_ref(c.current_node, c.current);
+    p.d.previous = node_ref(c.previous_node, c.previous);
+    p.d.allocation = a.ref;
+    p.root_offset = a.root_offset;
+    for (const auto& [begin, end] : c.ranges) p.add_piece(begin, end);
+    set_conflict_ranges(p);
+    emit(p.d, [&](diagnostic& fresh) {
       graph_gap gap;
       gap.instantiated = h.stack;
       gap.node_count = static_cast<std::uint32_t>(r.nodes.size());

@@ -73,6 +73,7 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
   entry.offset = a.range.offset;
   entry.size = a.range.size;
   entry.mode = a.mode;
+  entry.origin = a.origin;
   allocation& root = *al->root;
   if (al->ref.freed || root.ref.freed) [[unlikely]] {
     report_use_after_free(*al, entry);

@@ -79,7 +79,8 @@ json chrome_trace(const report_input& input, symbolizer& symbols, const report_o
   int pid = 0;
   json races = json::array();
   for (const diagnostic& d : input.diagnostics) {
-    if (!d.timeline) continue;
+    // Candidates are no warnings (Note [Candidates and confirmed diagnostics]).
+    if (!d.timeline || is_candidate(d)) continue;
     add_race(events, d, ++pid, symbols, options);
     json race = {{"id", d.id}, {"kind", to_string(d.kind)}, {"message", headline(d, symbols.tables())}};
     if (const auto cause = cause_sentence(d, symbols.tables())) race["cause"] = *cause;
@@ -94,7 +95,8 @@ json chrome_trace(const report_input& input, symbolizer& symbols, const report_o
       {"otherData",
        {{"tool", "streamsan"},
         {"note", "timestamps are issue order (10 us per operation), not time"},
-        {"warnings", input.diagnostics.size()},
+        {"warnings", confirmed_count(input.diagnostics)},
+        {"possible_races", input.diagnostics.size() - confirmed_count(input.diagnostics)},
         {"races", std::move(races)}}},
   };
 }

@@ -317,7 +317,8 @@ void html_printer::page(const report_input& input) {
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
           "<title>streamsan report</title>\n<style>"
        << style << "</style>\n</head>\n<body>\n";
-  const auto total = input.diagnostics.size();
+  // Candidates are no warnings (Note [Candidates and confirmed diagnostics]).
+  const auto total = confirmed_count(input.diagnostics);
   out_ << "<h1>streamsan: " << total << (total == 1 ? " warning" : " warnings") << "</h1>\n";
   out_ << "<p class=\"summary\">" << input.records_processed << " records analyzed";
   if (input.suppressed > 0) out_ << ", " << input.suppressed << " warnings suppressed";
@@ -331,7 +332,15 @@ void html_printer::page(const report_input& input) {
   }
   out_ << ".</p>\n";
   std::size_t ordinal = 0;
-  for (const diagnostic& d : input.diagnostics) warning(d, ++ordinal);
+  for (const diagnostic& d : input.diagnostics) {
+    if (!is_candidate(d)) warning(d, ++ordinal);
+  }
+  if (total < input.diagnostics.size()) {
+    std::ostringstream possible;
+    print_possible_races(possible, input, symbols_, options_);
+    out_ << "<section class=\"possible\"><h2>Possible races</h2>\n<pre>"
+         << html_escaped(possible.str()) << "</pre>\n</section>\n";
+  }
   out_ << "<script>" << script << "</script>\n</body>\n</html>\n";
 }
 

@@ -31,6 +31,7 @@ json json_operation(const operation_ref& op, alloc_id shown, symbolizer& symbols
   j["thread"] = raw(op.thread);
   j["name"] = text_or_null(tables.string(op.name));
   j["mode"] = to_string(op.mode);
+  j["origin"] = to_string(op.origin);
   j["alloc"] = is_none(op.alloc) ? json(nullptr) : json(raw(op.alloc));
   j["offset"] = op.offset;
   j["size"] = op.size;
@@ -56,6 +57,19 @@ json json_allocation(const allocation_ref& a, symbolizer& symbols, const report_
   j["site"] = json_stack(a.site, symbols, options);
   j["freed"] = a.freed;
   if (a.freed) j["free_site"] = json_stack(a.free_site, symbols, options);
+  return j;
+}
+
+// The hull, the listed ranges, and how many ranges and bytes there are.
+json json_overlap(const diagnostic& d) {
+  json ranges = json::array();
+  for (const auto& r : conflict_ranges(d)) ranges.push_back({{"offset", r.offset}, {"size", r.size}});
+  json j = json::object();
+  j["offset"] = d.overlap_offset;
+  j["size"] = d.overlap_size;
+  j["ranges"] = std::move(ranges);
+  j["range_count"] = conflict_range_count(d);
+  j["bytes"] = conflict_byte_count(d);
   return j;
 }
 
@@ -147,6 +161,7 @@ json json_diagnostic(const diagnostic& d, symbolizer& symbols, const report_opti
   j["id"] = d.id;
   j["kind"] = to_string(d.kind);
   j["category"] = is_race(d.kind) ? "race" : "sync";
+  j["certainty"] = to_string(d.certainty);
   j["hazard"] = d.hazard_kind == hazard::none ? json(nullptr) : json(to_string(d.hazard_kind));
   j["count"] = d.count;
   j["message"] = headline(d, tables);
@@ -156,9 +171,7 @@ json json_diagnostic(const diagnostic& d, symbolizer& symbols, const report_opti
   j["previous"] =
       d.previous ? json_operation(*d.previous, shown, symbols, options) : json(nullptr);
   j["allocation"] = d.allocation ? json_allocation(*d.allocation, symbols, options) : json(nullptr);
-  j["overlap"] = d.overlap_size == 0
-                     ? json(nullptr)
-                     : json{{"offset", d.overlap_offset}, {"size", d.overlap_size}};
+  j["overlap"] = d.overlap_size == 0 ? json(nullptr) : json_overlap(d);
   j["event"] = is_none(d.event) ? json(nullptr) : json(raw(d.event));
   j["stream"] = is_none(d.stream) ? json(nullptr) : json(raw(d.stream));
   j["cause"] = json_cause(d, symbols, options);
@@ -191,9 +204,14 @@ json json_stack(stack_id stack, symbolizer& symbols, const report_options& optio
 
 json json_report(const report_input& input, symbolizer& symbols, const report_options& options) {
   json diagnostics = json::array();
+  json possible_races = json::array();
   json by_kind = json::object();
   std::uint64_t occurrences = 0;
   for (const auto& d : input.diagnostics) {
+    if (is_candidate(d)) {
+      possible_races.push_back(json_diagnostic(d, symbols, options));
+      continue;
+    }
     diagnostics.push_back(json_diagnostic(d, symbols, options));
     const std::string kind(to_string(d.kind));
     by_kind[kind] = by_kind.value(kind, 0) + 1;
@@ -203,18 +221,21 @@ json json_report(const report_input& input, symbolizer& symbols, const report_op
   if (input.unmodelled_calls != nullptr) {
     for (const auto& [name, count] : *input.unmodelled_calls) unmodelled[name] = count;
   }
-  json report = json::object();
-  report["tool"] = "streamsan";
-  report["diagnostics"] = std::move(diagnostics);
-  report["summary"] = {
-      {"warnings", input.diagnostics.size()},
+  json summary = {
+      {"warnings", diagnostics.size()},
       {"occurrences", occurrences},
+      {"possible_races", possible_races.size()},
       {"suppressed", input.suppressed},
       {"suppressed_builtin", input.suppressed_builtin},
       {"by_kind", std::move(by_kind)},
       {"unmodelled_calls", std::move(unmodelled)},
       {"records_processed", input.records_processed},
   };
+  json report = json::object();
+  report["tool"] = "streamsan";
+  report["diagnostics"] = std::move(diagnostics);
+  report["possible_races"] = std::move(possible_races);
+  report["summary"] = std::move(summary);
   return report;
 }
 

@@ -1,5 +1,7 @@
-// The machine-readable report: one JSON object with every diagnostic (no
-// print limit) and a summary. docs/reports.md documents the members.
+// The machine-readable report: one JSON object with every confirmed
+// diagnostic in "diagnostics", every candidate in "possible_races" (no print
+// limit; the same shape, "certainty" tells them apart) and a summary.
+// docs/reports.md documents the members.
 //
 // Strings come from traces and need not be valid UTF-8: dump the result with
 // nlohmann::ordered_json::error_handler_t::replace, or dump() throws.

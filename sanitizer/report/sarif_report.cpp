@@ -126,11 +126,39 @@ json sarif_rules() {
   return rules;
 }
 
+json side_properties(const operation_ref& op) {
+  return {{"mode", to_string(op.mode)}, {"origin", to_string(op.origin)}};
+}
+
+// What SARIF has no place for: the certainty, each side's access kind and
+// footprint origin, and the exact conflicting bytes.
+json result_properties(const diagnostic& d) {
+  json properties = json::object();
+  properties["certainty"] = to_string(d.certainty);
+  properties["current"] = side_properties(d.current);
+  if (d.previous) properties["previous"] = side_properties(*d.previous);
+  if (d.overlap_size > 0) {
+    json ranges = json::array();
+    for (const auto& r : conflict_ranges(d)) {
+      ranges.push_back({{"offset", r.offset}, {"size", r.size}});
+    }
+    properties["conflict"] = {{"offset", d.overlap_offset},
+                              {"size", d.overlap_size},
+                              {"ranges", std::move(ranges)},
+                              {"rangeCount", conflict_range_count(d)},
+                              {"bytes", conflict_byte_count(d)}};
+  }
+  return properties;
+}
+
 json sarif_result(const diagnostic& d, symbolizer& symbols, const report_options& options) {
   const log_tables& tables = symbols.tables();
   const alloc_id shown = shown_allocation(d);
   const auto current = describe_access(d.current, tables, shown);
-  std::string message = headline(d, tables) + ". " + current;
+  std::string message = is_candidate(d) ? "Possible " + headline(d, tables) +
+                                              " (guessed footprint, not confirmed by a "
+                                              "measurement; rerun with --precise). " + current
+                                        : headline(d, tables) + ". " + current;
   message += ".";
   if (d.previous) message += " " + describe_previous(*d.previous, tables, shown) + ".";
   if (const auto why = explanation(d)) message += " " + *why;
@@ -142,7 +170,8 @@ json sarif_result(const diagnostic& d, symbolizer& symbols, const report_options
   json result = json::object();
   result["ruleId"] = to_string(d.kind);
   result["ruleIndex"] = static_cast<int>(d.kind);
-  result["level"] = describe(d.kind).level;
+  // A candidate is no promise: a note, whatever its rule's level.
+  result["level"] = is_candidate(d) ? std::string_view("note") : describe(d.kind).level;
   result["message"] = {{"text", message}};
   if (auto location = source_location(d.current.stack, symbols, options, current)) {
     result["locations"] = json::array({std::move(*location)});
@@ -175,8 +204,9 @@ json sarif_result(const diagnostic& d, symbolizer& symbols, const report_options
   if (d.previous) add_call_site(f, *d.previous, symbols, options);
   result["partialFingerprints"] = {{"streamsanCallSites/v1", f.hex()}};
   result["occurrenceCount"] = d.count;
-  if (!fix.empty()) result["properties"] = {{"fix", fix}};
   result["stacks"] = json::array({sarif_stack(d.current.stack, symbols, options, current)});
+  result["properties"] = result_properties(d);
+  if (!fix.empty()) result["properties"]["fix"] = fix;
   return result;
 }
 

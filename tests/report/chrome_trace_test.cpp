@@ -71,6 +71,16 @@ TEST(ChromeTrace, TheConflictingPairIsMarkedAndCarriesStacks) {
   EXPECT_TRUE(missing);
 }
 
+TEST(ChromeTrace, CandidatesAreCountedNotDrawn) {
+  auto candidate = testing::race_with_timeline(testing::inferred_candidate());
+  auto confirmed = testing::race_with_timeline(testing::stream_race_diagnostic());
+  const auto trace = trace_of({candidate, confirmed});
+  const auto& other = trace.at("otherData");
+  EXPECT_EQ(other.at("warnings"), 1);
+  EXPECT_EQ(other.at("possible_races"), 1);
+  EXPECT_EQ(other.at("races").size(), 1u);
+}
+
 TEST(ChromeTrace, WithoutTimelinesIsStillAValidTrace) {
   const auto trace = trace_of(testing::every_kind_diagnostics());
   EXPECT_TRUE(trace.at("traceEvents").empty());

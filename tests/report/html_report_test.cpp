@@ -89,6 +89,18 @@ TEST(HtmlReport, FixHintsMarkCode) {
   EXPECT_THAT(html, HasSubstr("No timeline was kept for this race."));
 }
 
+TEST(HtmlReport, CandidatesAreListedUnderTheWarningsNotAsWarnings) {
+  const auto tables = testing::report_tables();
+  const auto html = page({testing::inferred_candidate(), testing::measured_atomic_race()}, tables);
+  EXPECT_EQ(count(html, "<section class=\"warning\""), 1u);
+  EXPECT_THAT(html, HasSubstr("<h1>streamsan: 1 warning</h1>"));
+  EXPECT_THAT(html, HasSubstr("<section class=\"possible\"><h2>Possible races</h2>"));
+  EXPECT_THAT(html, HasSubstr("possible races (guessed footprints, not confirmed by a "
+                              "measurement): 1"));
+  EXPECT_THAT(html, HasSubstr("rerun with --precise"));
+  EXPECT_THAT(page({testing::measured_atomic_race()}, tables), Not(HasSubstr("Possible races")));
+}
+
 TEST(HtmlEscaped, EscapesTheFiveCharacters) {
   EXPECT_EQ(html_escaped("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
 }

@@ -53,7 +53,10 @@ TEST(JsonReport, StreamRaceHasEveryPart) {
   EXPECT_EQ(d.at("allocation").at("memory"), "device");
   EXPECT_EQ(d.at("allocation").at("address"), "0x7f0000000000");
   EXPECT_EQ(d.at("allocation").at("site")[0].at("function"), "make_buffers()");
-  EXPECT_EQ(d.at("overlap"), json::parse(R"({"offset":0,"size":4096})"));
+  EXPECT_EQ(d.at("certainty"), "confirmed");
+  EXPECT_EQ(current.at("origin"), "exact");
+  EXPECT_EQ(d.at("overlap"), json::parse(R"({"offset":0,"size":4096,
+      "ranges":[{"offset":0,"size":4096}],"range_count":1,"bytes":4096})"));
   EXPECT_EQ(d.at("event"), nullptr);
 }
 
@@ -124,6 +127,47 @@ TEST(JsonReport, NamesThatAreNotUtf8AreReplacedWhenDumped) {
   const auto report = report_of({testing::stream_race_diagnostic()}, tables);
   const auto text = report.dump(-1, ' ', false, json::error_handler_t::replace);
   EXPECT_EQ(json::parse(text).at("diagnostics")[0].at("current").at("name"), "s\xEF\xBF\xBDm");
+}
+
+TEST(JsonReport, MeasuredAtomicRaceCarriesModesOriginsAndRanges) {
+  const auto tables = testing::report_tables();
+  const auto report = report_of({testing::measured_atomic_race()}, tables);
+  const auto& d = report.at("diagnostics")[0];
+  EXPECT_EQ(d.at("certainty"), "confirmed");
+  EXPECT_EQ(d.at("current").at("mode"), "atomic");
+  EXPECT_EQ(d.at("current").at("origin"), "measured");
+  EXPECT_EQ(d.at("previous").at("mode"), "write");
+  EXPECT_EQ(d.at("previous").at("origin"), "exact");
+  EXPECT_EQ(d.at("overlap"), json::parse(R"({"offset":16,"size":16,
+      "ranges":[{"offset":16,"size":4},{"offset":28,"size":4}],"range_count":2,"bytes":8})"));
+  EXPECT_EQ(d.at("current").at("description"),
+            "Atomic access of 20 bytes at offset 16 (measured footprint) by kernel 'sum' on "
+            "stream#2 (thread#1)");
+}
+
+TEST(JsonReport, CandidatesArePossibleRacesNotDiagnostics) {
+  const auto tables = testing::report_tables();
+  const auto report =
+      report_of({testing::inferred_candidate(), testing::stream_race_diagnostic(),
+                 testing::half_measured_candidate()},
+                tables);
+  ASSERT_EQ(report.at("diagnostics").size(), 1u);
+  EXPECT_EQ(report.at("diagnostics")[0].at("certainty"), "confirmed");
+  const auto& possible = report.at("possible_races");
+  ASSERT_EQ(possible.size(), 2u);
+  EXPECT_EQ(possible[0].at("certainty"), "candidate");
+  EXPECT_EQ(possible[0].at("count"), 3);
+  EXPECT_EQ(possible[0].at("current").at("origin"), "inferred");
+  EXPECT_EQ(possible[0].at("previous").at("origin"), "inferred");
+  EXPECT_EQ(possible[1].at("current").at("origin"), "measured");
+  EXPECT_EQ(possible[1].at("overlap").at("ranges").size(), 2u);
+  EXPECT_EQ(possible[1].at("overlap").at("range_count"), 12);
+  EXPECT_EQ(possible[1].at("overlap").at("bytes"), 192);
+  const auto& summary = report.at("summary");
+  EXPECT_EQ(summary.at("warnings"), 1);
+  EXPECT_EQ(summary.at("occurrences"), 3);
+  EXPECT_EQ(summary.at("possible_races"), 2);
+  EXPECT_EQ(summary.at("by_kind"), json::parse(R"({"stream-race":1})"));
 }
 
 }  // namespace

@@ -114,6 +114,56 @@ TEST(SarifReport, StreamRaceIsLocatedAtTheCurrentCallSiteWithRelatedLocations) {
             "launch_sum(float const*)");
 }
 
+TEST(SarifReport, ACandidateIsANoteWithItsCertaintyInThePropertyBag) {
+  const auto tables = testing::report_tables();
+  const auto candidate = testing::half_measured_candidate();
+  const auto sarif = sarif_of({candidate}, tables);
+  const auto& result = only_result(sarif);
+  EXPECT_EQ(result.at("level"), "note");
+  EXPECT_EQ(result.at("ruleId"), "stream-race");
+  EXPECT_EQ(result.at("message").at("text").get<std::string>().rfind(
+                "Possible stream-race (read-after-write) on alloc#5 'B' (device memory, 4096 "
+                "bytes) (guessed footprint, not confirmed by a measurement; rerun with "
+                "--precise). Read of 4096 bytes at offset 0 (measured footprint) by kernel 'sum'",
+                0),
+            0u)
+      << result.at("message");
+  auto properties = result.at("properties");
+  EXPECT_TRUE(properties.contains("fix"));  // the fix hint shares the bag
+  properties.erase("fix");
+  EXPECT_EQ(properties, json::parse(R"({
+      "certainty":"candidate",
+      "current":{"mode":"read","origin":"measured"},
+      "previous":{"mode":"read-write","origin":"inferred"},
+      "conflict":{"offset":0,"size":1024,
+                  "ranges":[{"offset":0,"size":16},{"offset":64,"size":16}],
+                  "rangeCount":12,"bytes":192}})"));
+  // Confirmed later, the same call sites keep their fingerprint.
+  auto confirmed = candidate;
+  confirmed.certainty = diagnostic_certainty::confirmed;
+  const auto later_sarif = sarif_of({confirmed}, tables);
+  const auto& later = only_result(later_sarif);
+  EXPECT_EQ(later.at("level"), "error");
+  EXPECT_EQ(later.at("partialFingerprints"), result.at("partialFingerprints"));
+}
+
+TEST(SarifReport, ConfirmedResultsCarryModesOriginsAndRanges) {
+  const auto tables = testing::report_tables();
+  const auto sarif = sarif_of({testing::measured_atomic_race()}, tables);
+  const auto& result = only_result(sarif);
+  EXPECT_EQ(result.at("level"), "error");
+  EXPECT_EQ(result.at("properties").at("certainty"), "confirmed");
+  EXPECT_EQ(result.at("properties").at("current"),
+            json::parse(R"({"mode":"atomic","origin":"measured"})"));
+  EXPECT_EQ(result.at("properties").at("conflict").at("rangeCount"), 2);
+  const auto sync = testing::every_kind_diagnostics()[6];  // unrecorded-event: no bytes
+  const auto sync_sarif = sarif_of({sync}, tables);
+  const auto& sync_result = only_result(sync_sarif);
+  EXPECT_EQ(sync_result.at("level"), "warning");
+  EXPECT_FALSE(sync_result.at("properties").contains("conflict"));
+  EXPECT_FALSE(sync_result.at("properties").contains("previous"));
+}
+
 TEST(SarifReport, PathsOutsideTheRootBecomeFileUris) {
   const auto tables = testing::report_tables();
   const auto sarif = sarif_of({testing::stream_race_diagnostic()}, tables, "/elsewhere");
