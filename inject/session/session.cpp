@@ -138,8 +138,24 @@ bool session::suppressed(const diagnostic& d) const {
   return suppressions_.match(d, symbols).has_value();
 }
 
+// A candidate (Note [Candidates and confirmed diagnostics]) is no report:
+// the kernels whose footprints were guessed are measured on their next
+// launches, and a measured conflict at the same call sites confirms it.
+void session::measure_candidate(const diagnostic& d) {
+  if (!sanitizer_) return;
+  for (const operation_ref* side : inferred_sides(d)) {
+    if (side->op != operation_kind::kernel) continue;
+    const std::string_view name = engine_.tables().string(side->name);
+    if (!name.empty()) sanitizer_->measure_kernel(name, candidate_measurements);
+  }
+}
+
 // Note [Reports at exit]: under the recorder's lock.
 void session::on_diagnostic(const diagnostic& d) {
+  if (is_candidate(d)) {
+    measure_candidate(d);
+    return;
+  }
   if (!config_.options.halt_on_error || suppressed(d)) return;
   dispatcher_.stop();
   const auto kept = print_report();
@@ -175,10 +191,11 @@ std::uint64_t session::print_report() noexcept {
     ro.color = out == &std::cerr && use_color(options.color, STDERR_FILENO);
     streamsan::print_report(*out, options.format, input, symbols, ro);
     out->flush();
-    return filtered.kept.size();
+    // Possible races (candidates) are listed, not counted.
+    return confirmed_count(filtered.kept);
   } catch (const std::exception& e) {
     std::cerr << "streamsan: printing the report failed: " << e.what() << '\n';
-    return engine_.diagnostics().size();
+    return confirmed_count(engine_.diagnostics());
   }
 }
 

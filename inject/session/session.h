@@ -94,6 +94,9 @@ class session {
 
  private:
   void on_diagnostic(const diagnostic& d);
+  void measure_candidate(const diagnostic& d);
+  // Launches of a candidate's kernel measured to confirm or refute it.
+  static constexpr unsigned candidate_measurements = 4;
   // Reads back every measured launch and releases the log (at exit).
   void settle_footprints() noexcept;
   class nvtx_to_model;
