@@ -81,6 +81,9 @@ T* alloc(const char* name, std::size_t bytes) {
   void* p;
   CHECK(cudaMalloc(&p, bytes));
   CHECK(cudaMemset(p, 0, bytes));
+  // The memset runs on the legacy stream; the kernels below on non-blocking
+  // streams are not ordered after it without this.
+  CHECK(cudaDeviceSynchronize());
   std::printf("alloc %s %p %zu\n", name, p, bytes);
   return static_cast<T*>(p);
 }
