@@ -35,6 +35,9 @@
 #include "inject/cupti/cupti_subscriber.h"
 #include "inject/model/cuda_model.h"
 #include "inject/model/driver_queries.h"
+#include "inject/nvtx/nvtx_injection.h"
+#include "inject/precise/footprint_resolver.h"
+#include "inject/sanitizer_api/sanitizer_source.h"
 #include "inject/session/options.h"
 #include "sanitizer/engine/engine.h"
 #include "sanitizer/log/recorder.h"
@@ -66,8 +69,10 @@ class session {
   session(const session&) = delete;
   session& operator=(const session&) = delete;
 
-  // Subscribes to the callbacks (inject/cupti, Note [Enabling once]); throws
-  // std::runtime_error with CUPTI's reason.
+  // Subscribes the capture source the options and the machine allow (Note
+  // [Two capture sources] in docs/injection.md): the Compute Sanitizer API,
+  // else CUPTI (Note [Enabling once]). Throws std::runtime_error with the
+  // reason.
   void subscribe();
   // subscribe() unless another thread is subscribing; false when not done.
   bool try_subscribe() noexcept;
@@ -79,11 +84,22 @@ class session {
   call_site capture_call_site() noexcept { return call_sites_.capture(0); }
   const sanitizer_options& options() const noexcept { return config_.options; }
 
+  // NVTX initialized (InitializeInjectionNvtx2, at the program's first NVTX
+  // call, maybe before cuInit): our own NVTX handlers take the ranges (Note
+  // [NVTX without CUPTI]). Returns NVTX's success value.
+  int nvtx_initialized(const void* get_export_table) noexcept;
+
   // Prints the report and records the result, once (Note [Reports at exit]).
   void finish() noexcept;
 
  private:
   void on_diagnostic(const diagnostic& d);
+  void measure_candidate(const diagnostic& d);
+  // Launches of a candidate's kernel measured to confirm or refute it.
+  static constexpr unsigned candidate_measurements = 4;
+  // Reads back every measured launch and releases the log (at exit).
+  void settle_footprints() noexcept;
+  class nvtx_to_model;
   bool suppressed(const diagnostic& d) const;
   // Returns the number of diagnostics left after suppressions.
   std::uint64_t print_report() noexcept;
@@ -95,12 +111,18 @@ class session {
   suppressions suppressions_;
   recorder recorder_;
   engine engine_;
+  // Between the recorder and every consumer: holds the log behind a launch
+  // whose measured footprint is not back (Note [Measured footprints arrive
+  // late]).
+  precise::footprint_resolver resolver_;
   std::unique_ptr<trace_writer> trace_;
   std::unique_ptr<record_sink> debug_dump_;  // STREAMSAN_DEBUG=2
   cuda_model model_;
   unwinder_call_sites call_sites_;
   api_dispatcher dispatcher_;
   cupti_subscriber callbacks_;
+  std::unique_ptr<sanitizer_source> sanitizer_;  // when the Sanitizer API is the source
+  std::unique_ptr<nvtx::listener> nvtx_;
   std::atomic<bool> finished_{false};
 };
 
