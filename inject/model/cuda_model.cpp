@@ -335,6 +335,7 @@ bool cuda_model::take_annotation_locked(stream_id s, std::vector<access>& out) {
 
 void cuda_model::kernel_launched(const call_site& at, stream_arg s, std::uintptr_t kernel,
                                  const kernel_arguments& args, std::string_view fallback_name) {
+  const std::uint64_t measurement = take_expected_measured_launch();
   const stream_ref on = prepare(s);
   model_lock lock(mutex_);
   const stream_id stream = resolve_stream(lock, at, on);
@@ -347,7 +348,8 @@ void cuda_model::kernel_launched(const call_site& at, stream_arg s, std::uintptr
                                                : fallback_name);
   if (!take_annotation_locked(stream, scratch_)) {
     scratch_.clear();
-    if (info) infer_accesses(info->plans, args, allocations_, scratch_);
+    if (info) infer_accesses(info->plans, args, allocations_, scratch_, &info->learned);
+    await_measurement_locked(measurement, kernel, info, args);
   }
   emit(at, kernel_launch{stream, name, scratch_});
 }
@@ -433,7 +435,7 @@ void cuda_model::graph_instantiated(const call_site& at, std::uintptr_t exec,
         kernel_info uncached;
         const auto& info = kernel_info_for(lock, n.kernel, uncached);
         out.name = info.name;
-        infer_accesses(info.plans, n.args, allocations_, accesses[i]);
+        infer_accesses(info.plans, n.args, allocations_, accesses[i], &info.learned);
         break;
       }
       case raw_node_kind::memcpy: {

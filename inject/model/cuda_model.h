@@ -63,6 +63,8 @@
 #include "inject/model/driver_queries.h"
 #include "inject/model/handle_table.h"
 #include "inject/model/host_function_listener.h"
+#include "inject/precise/footprint_decode.h"
+#include "inject/precise/footprint_resolver.h"
 #include "sanitizer/log/recorder.h"
 
 namespace streamsan::injection {
@@ -182,11 +184,48 @@ class cuda_model {
   std::size_t live_allocations() const;
   model_footprint footprint() const;
 
+  // ---- exact footprints (cuda_model_measurement.cpp) ----
+  // Note [Measured footprints arrive late]: the records of measured
+  // launches wait in `resolver` (the recorder's sink in front of the engine)
+  // until measured_launch_done(). Without a resolver nothing is measured.
+  void set_footprint_resolver(precise::footprint_resolver* resolver) noexcept;
+  // The next kernel_launched() on the calling thread is measured launch
+  // `id` (a launch_tracker id); cleared by that launch or by clear_...().
+  void expect_measured_launch(std::uint64_t id) noexcept;
+  void clear_expected_measured_launch() noexcept;
+  // A measured launch's footprint came back: its record takes the measured
+  // accesses, or keeps its inferred ones when the footprint is incomplete,
+  // and its kernel learns what its pointer words do (Note [Learned access
+  // modes]). An unknown id (the launch call failed) is ignored.
+  void measured_launch_done(std::uint64_t id, const precise::decoded_footprint& decoded);
+  // Slots (pages x access kinds) a measured launch of `kernel` with `args`
+  // may need: what its inferred footprint spans; 0 when unknown.
+  std::uint32_t estimate_footprint_slots(std::uintptr_t kernel, const kernel_arguments& args);
+  // The measured intervals as accesses of the allocations that held them at
+  // `epoch` (Note [Looking up the past]); memory streamsan does not track is
+  // left out.
+  static std::vector<access> measured_accesses(const precise::decoded_footprint& decoded,
+                                               const allocation_map& allocations,
+                                               std::uint64_t epoch);
+
  private:
   struct kernel_info {
     string_id name{};
     std::vector<param_plan> plans;
+    learned_modes learned;  // Note [Learned access modes]
   };
+  // A measured launch whose footprint has not come back.
+  struct pending_measurement {
+    precise::footprint_resolver::token token = 0;
+    std::uintptr_t kernel = 0;
+    std::vector<pointer_word> words;
+    std::uint64_t epoch = 0;
+  };
+  // At kernel_launched(): registers the launch the calling thread expects to
+  // be measured, before its record is emitted.
+  void await_measurement_locked(std::uint64_t id, std::uintptr_t kernel,
+                                const kernel_info* info, const kernel_arguments& args);
+  static std::uint64_t take_expected_measured_launch() noexcept;
   using model_lock = std::unique_lock<std::mutex>;
   // A stream argument with the driver's answer it may need (the device of a
   // default stream), asked before the lock: Note [No driver calls under the
@@ -236,6 +275,8 @@ class cuda_model {
   allocation_map allocations_;
   std::vector<access> scratch_;
   host_function_listener* host_functions_ = nullptr;
+  precise::footprint_resolver* resolver_ = nullptr;
+  std::unordered_map<std::uint64_t, pending_measurement> pending_measurements_;
 };
 
 }  // namespace streamsan::injection

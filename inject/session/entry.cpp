@@ -17,27 +17,6 @@ using streamsan::access_mode;
 using streamsan::injection::annotated_range;
 namespace process_session = streamsan::injection::process_session;
 
-// CUPTI's own NVTX entry point: NVTX_INJECTION64_PATH names this library
-// (streamsan run sets both variables to it) and NVTX hands over to CUPTI,
-// whose NVTX callbacks the session subscribes to.
-void* cupti_symbol(const char* name) {
-  std::string path;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* data) {
-        const std::string_view n = info->dlpi_name ? info->dlpi_name : "";
-        if (n.find("libcupti.so") == std::string_view::npos) return 0;
-        *static_cast<std::string*>(data) = n;
-        return 1;
-      },
-      &path);
-  if (path.empty()) return nullptr;
-  void* lib = dlopen(path.c_str(), RTLD_NOLOAD | RTLD_LAZY);
-  if (lib == nullptr) return nullptr;
-  void* sym = dlsym(lib, name);
-  dlclose(lib);
-  return sym;
-}
-
 access_mode mode_of(int m) {
   switch (m) {
     case STREAMSAN_READ: return access_mode::read;
@@ -56,20 +35,14 @@ STREAMSAN_EXPORT int InitializeInjection(void) {
 
 // NVTX_INJECTION64_PATH: called at the program's first NVTX call, which may
 // come before any CUDA call; the session starts then so that the range is
-// not lost.
+// not lost, and our own NVTX handlers take the ranges (Note [NVTX without
+// CUPTI]).
 STREAMSAN_EXPORT int InitializeInjectionNvtx2(void* get_export_table) {
-  // cuda_initialized() tries again and reports a failure then.
-  process_session::start().try_subscribe();
-  using init_fn = int (*)(void*);
-  auto* fn = reinterpret_cast<init_fn>(cupti_symbol("InitializeInjectionNvtx2"));
-  return fn != nullptr ? fn(get_export_table) : 0;
+  return process_session::start().nvtx_initialized(get_export_table);
 }
 
-STREAMSAN_EXPORT int InitializeInjectionNvtxExtension(void* module_info) {
-  using init_fn = int (*)(void*);
-  auto* fn = reinterpret_cast<init_fn>(cupti_symbol("InitializeInjectionNvtxExtension"));
-  return fn != nullptr ? fn(module_info) : 0;
-}
+// NVTX's extensions (payloads, counters, memory ranges) order nothing.
+STREAMSAN_EXPORT int InitializeInjectionNvtxExtension(void*) { return 0; }
 
 STREAMSAN_EXPORT void streamsan_inject_annotate_next_launch(struct CUstream_st* stream,
                                                       const streamsan_range* ranges,

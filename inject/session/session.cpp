@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -26,13 +28,39 @@ std::string expand_pid(std::string path) {
   return path;
 }
 
+// Call-stack keys of the NVTX handlers (Note [Path cache]).
+enum nvtx_call : std::uint32_t { nvtx_push = 1, nvtx_pop = 2, nvtx_mark = 3, nvtx_other = 4 };
+
 }  // namespace
+
+// NVTX ranges and marks into the model, with the caller's stack.
+class session::nvtx_to_model final : public nvtx::listener {
+ public:
+  nvtx_to_model(cuda_model& model, call_site_source& sites) : model_(model), sites_(sites) {}
+  void range_pushed(std::string_view message) override {
+    model_.range_pushed(here(nvtx_push), message);
+  }
+  void range_popped() override { model_.range_popped(here(nvtx_pop)); }
+  void marked(std::string_view message) override { model_.marked(here(nvtx_mark), message); }
+  void unmodelled(std::string_view api) override { model_.unmodelled(here(nvtx_other), api); }
+
+ private:
+  call_site here(nvtx_call c) { return sites_.capture(path_key(path_domain::nvtx, c, 0, 0)); }
+  cuda_model& model_;
+  call_site_source& sites_;
+};
 
 session::session(session_config config, driver_queries& driver)
     : config_(std::move(config)),
-      recorder_(recorder_options{config_.options.stack_depth > 0, config_.options.stack_depth}),
+      // A few frames more than shown: the report folds the CUDA runtime's
+      // and nvcc's stub frames into one line (Note [Stacks start at the user]).
+      recorder_(recorder_options{config_.options.stack_depth > 0,
+                                 std::min(config_.options.stack_depth + 8, 64u)}),
+      engine_(engine_options{.timeline_window = draws_timelines(config_.options.format)
+                                                    ? default_timeline_window
+                                                    : 0}),
       model_(recorder_, driver),
-      call_sites_(config_.options.stack_depth),
+      call_sites_(config_.options.stack_depth == 0 ? 0 : std::min(config_.options.stack_depth + 8, 64u)),
       dispatcher_(model_, call_sites_),
       callbacks_(dispatcher_, model_, call_sites_) {
   const auto& options = config_.options;
@@ -44,11 +72,14 @@ session::session(session_config config, driver_queries& driver)
     }
   }
   engine_.set_diagnostic_callback([this](const diagnostic& d) { on_diagnostic(d); });
-  recorder_.add_sink(engine_);
+  recorder_.add_sink(resolver_);
+  resolver_.add_downstream(engine_);
+  model_.set_footprint_resolver(&resolver_);
+  nvtx_ = std::make_unique<nvtx_to_model>(model_, call_sites_);
   if (config_.debug >= 2) {
     // Every record as a JSON line on stderr, for whoever works on streamsan.
     debug_dump_ = std::make_unique<jsonl_dumper>(std::cerr);
-    recorder_.add_sink(*debug_dump_);
+    resolver_.add_downstream(*debug_dump_);
   }
   if (!options.record.empty()) {
     try {
@@ -56,14 +87,76 @@ session::session(session_config config, driver_queries& driver)
     } catch (const std::exception& e) {
       throw session_input_error("record=" + options.record + ": " + e.what());
     }
-    recorder_.add_sink(*trace_);
+    resolver_.add_downstream(*trace_);
   }
   // The ThreadSanitizer bridge, when the program was built with
   // -fsanitize=thread (docs/tsan-bridge.md).
   tsan_ = std::make_unique<tsan_attachment>(engine_, model_, config_.tsan_bridge);
 }
 
-void session::subscribe() { callbacks_.enable(); }
+capture_plan plan_capture(const sanitizer_options& options, bool tsan_bridge_usable) {
+  capture_plan plan{options.capture, tsan_bridge_usable, {}};
+  if (!tsan_bridge_usable || options.capture == capture_source::cupti) return plan;
+  if (options.precise || options.capture == capture_source::sanitizer_api) {
+    plan.tsan_bridge = false;
+    plan.note = std::string("streamsan: ") +
+                (options.precise ? "--precise" : "capture=sanitizer") +
+                " delivers kernel launches late, with their measured footprints; the "
+                "ThreadSanitizer bridge needs them at the call and stays off (host accesses "
+                "are seen only through annotations)";
+    return plan;
+  }
+  plan.capture = capture_source::cupti;
+  plan.note =
+      "streamsan: with the ThreadSanitizer bridge, kernels are not measured (the bridge needs "
+      "each launch at the call): footprints stay inferred (guessed from their arguments); "
+      "possible races are listed but not confirmed";
+  return plan;
+}
+
+void session::subscribe() {
+  const auto& options = config_.options;
+  // Note [The ThreadSanitizer bridge needs records at the call]
+  const auto plan = plan_capture(options, tsan_ && tsan_->active());
+  if (!plan.note.empty()) std::fprintf(stderr, "%s\n", plan.note.c_str());
+  if (!plan.tsan_bridge) tsan_.reset();
+  std::string why;
+  if (plan.capture != capture_source::cupti) {
+    sanitizer_ = sanitizer_source::create(
+        dispatcher_, model_,
+        options.precise ? measurement_policy::every_launch : measurement_policy::on_demand, why);
+    if (sanitizer_) {
+      try {
+        sanitizer_->enable();
+        return;
+      } catch (const std::exception& e) {
+        why = e.what();
+        sanitizer_.reset();
+      }
+    }
+    if (options.capture == capture_source::sanitizer_api) {
+      throw std::runtime_error("capture=sanitizer: " + why);
+    }
+    // Note [Two capture sources]: CUPTI sees the same calls but cannot
+    // measure, so footprints stay inferred and candidates unconfirmed.
+    if (!options.precise) why = why.substr(0, why.find('\n'));
+    std::fprintf(stderr,
+                 "streamsan: %s%s\nstreamsan: kernel footprints stay inferred (guessed from "
+                 "their arguments); possible races are listed but not confirmed\n",
+                 options.precise ? "--precise needs the Compute Sanitizer API: " : "",
+                 why.c_str());
+  }
+  callbacks_.enable();
+}
+
+int session::nvtx_initialized(const void* get_export_table) noexcept {
+  return nvtx::install_nvtx_injection(get_export_table, *nvtx_);
+}
+
+void session::settle_footprints() noexcept {
+  if (sanitizer_) sanitizer_->drain();
+  resolver_.release_all();
+}
 
 bool session::try_subscribe() noexcept { return callbacks_.try_enable(); }
 
@@ -73,8 +166,24 @@ bool session::suppressed(const diagnostic& d) const {
   return suppressions_.match(d, symbols).has_value();
 }
 
+// A candidate (Note [Candidates and confirmed diagnostics]) is no report:
+// the kernels whose footprints were guessed are measured on their next
+// launches, and a measured conflict at the same call sites confirms it.
+void session::measure_candidate(const diagnostic& d) {
+  if (!sanitizer_) return;
+  for (const operation_ref* side : inferred_sides(d)) {
+    if (side->op != operation_kind::kernel) continue;
+    const std::string_view name = engine_.tables().string(side->name);
+    if (!name.empty()) sanitizer_->measure_kernel(name, candidate_measurements);
+  }
+}
+
 // Note [Reports at exit]: under the recorder's lock.
 void session::on_diagnostic(const diagnostic& d) {
+  if (is_candidate(d)) {
+    measure_candidate(d);
+    return;
+  }
   if (!config_.options.halt_on_error || suppressed(d)) return;
   dispatcher_.stop();
   const auto kept = print_report();
@@ -93,6 +202,8 @@ std::uint64_t session::print_report() noexcept {
                        engine_.records_processed(), filtered.suppressed};
     report_options ro;
     if (options.print_limit != 0) ro.print_limit = options.print_limit;
+    ro.stacks.raw = options.raw_stacks;
+    ro.stacks.depth = options.stack_depth;
     std::ofstream file;
     std::ostream* out = &std::cerr;
     if (!options.log_path.empty()) {
@@ -105,12 +216,14 @@ std::uint64_t session::print_report() noexcept {
         out = &file;
       }
     }
+    ro.color = out == &std::cerr && use_color(options.color, STDERR_FILENO);
     streamsan::print_report(*out, options.format, input, symbols, ro);
     out->flush();
-    return filtered.kept.size();
+    // Possible races (candidates) are listed, not counted.
+    return confirmed_count(filtered.kept);
   } catch (const std::exception& e) {
     std::cerr << "streamsan: printing the report failed: " << e.what() << '\n';
-    return engine_.diagnostics().size();
+    return confirmed_count(engine_.diagnostics());
   }
 }
 
@@ -161,22 +274,49 @@ void session::print_debug_counters() const {
                static_cast<unsigned long long>(u.scans),
                static_cast<unsigned long long>(u.path_hits),
                static_cast<unsigned long long>(u.path_misses), live_unwinder_states());
+  if (!sanitizer_) return;
+  const auto m = sanitizer_->stats();
+  std::fprintf(stderr,
+               "streamsan: debug: sanitizer api_callbacks=%llu launches=%llu measured=%llu "
+               "incomplete=%llu failed=%llu waits=%llu slots=%llu read_back=%llu "
+               "modules_patched=%llu unpatched=%llu\n",
+               static_cast<unsigned long long>(m.api_callbacks),
+               static_cast<unsigned long long>(m.launches),
+               static_cast<unsigned long long>(m.measured),
+               static_cast<unsigned long long>(m.incomplete),
+               static_cast<unsigned long long>(m.failed),
+               static_cast<unsigned long long>(m.waits),
+               static_cast<unsigned long long>(m.pages),
+               static_cast<unsigned long long>(m.bytes_read_back),
+               static_cast<unsigned long long>(m.modules_patched),
+               static_cast<unsigned long long>(m.modules_unpatched));
 }
 
 // Note [Reports at exit]
 void session::finish() noexcept {
   if (finished_.exchange(true)) return;
   dispatcher_.stop();
-  // Waits for a delivery in progress; none reaches these sinks afterwards.
-  recorder_.remove_sink(engine_);
-  if (debug_dump_) recorder_.remove_sink(*debug_dump_);
-  if (trace_) recorder_.remove_sink(*trace_);
+  settle_footprints();
+  // Waits for a delivery in progress; none reaches the resolver afterwards,
+  // and what it still holds goes on to the engine, the trace and the dump.
+  recorder_.remove_sink(resolver_);
+  resolver_.release_all();
   // Work deferred behind host functions that never ran is checked now.
   if (tsan_) tsan_->finish();
   if (config_.debug >= 1) {
     print_debug_counters();
     if (tsan_ && tsan_->active()) {
       std::fprintf(stderr, "streamsan: debug: %s\n", tsan_->debug_counters().c_str());
+    }
+  }
+  // Said once: kernels of modules that could not be patched keep guessed
+  // footprints (never abort, never change the program).
+  if (sanitizer_) {
+    for (const auto& why : sanitizer_->patch_failures()) {
+      std::fprintf(stderr,
+                   "streamsan: a module could not be instrumented (%s): their footprints "
+                   "stay inferred\n",
+                   why.c_str());
     }
   }
   const auto kept = print_report();

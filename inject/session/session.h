@@ -35,6 +35,9 @@
 #include "inject/cupti/cupti_subscriber.h"
 #include "inject/model/cuda_model.h"
 #include "inject/model/driver_queries.h"
+#include "inject/nvtx/nvtx_injection.h"
+#include "inject/precise/footprint_resolver.h"
+#include "inject/sanitizer_api/sanitizer_source.h"
 #include "inject/session/options.h"
 #include "inject/tsan/tsan_attachment.h"
 #include "sanitizer/engine/engine.h"
@@ -56,6 +59,26 @@ struct session_config {
   bool tsan_bridge = true;
 };
 
+// Note [The ThreadSanitizer bridge needs records at the call]
+// The bridge mirrors each record on the thread that made the call, while
+// the call is made (Note [Streams are fibers] in sanitizer/tsan/
+// tsan_bridge.h): TSan checks the program's own host accesses in the order
+// they happen. A launch held back for its measured footprint (Note
+// [Measured footprints arrive late]) reaches the engine, and so the bridge,
+// later and perhaps on another thread: host reads made meanwhile would look
+// ordered before the kernel (missed races), and a synchronization delivered
+// on another thread would order the wrong thread (reports the engine
+// considers ordered). So with the bridge on, kernels are not measured: the
+// default capture takes the calls from CUPTI and footprints stay inferred.
+// --precise or capture=sanitizer, asked for explicitly, keep measuring and
+// leave the bridge off.
+struct capture_plan {
+  capture_source capture = capture_source::automatic;
+  bool tsan_bridge = false;
+  std::string note;  // one line for stderr, or empty
+};
+capture_plan plan_capture(const sanitizer_options& options, bool tsan_bridge_usable);
+
 // A file the options name (suppressions, record) cannot be used; what()
 // names it and says why.
 class session_input_error : public std::runtime_error {
@@ -70,8 +93,10 @@ class session {
   session(const session&) = delete;
   session& operator=(const session&) = delete;
 
-  // Subscribes to the callbacks (inject/cupti, Note [Enabling once]); throws
-  // std::runtime_error with CUPTI's reason.
+  // Subscribes the capture source the options and the machine allow (Note
+  // [Two capture sources] in docs/injection.md): the Compute Sanitizer API,
+  // else CUPTI (Note [Enabling once]). Throws std::runtime_error with the
+  // reason.
   void subscribe();
   // subscribe() unless another thread is subscribing; false when not done.
   bool try_subscribe() noexcept;
@@ -83,11 +108,22 @@ class session {
   call_site capture_call_site() noexcept { return call_sites_.capture(0); }
   const sanitizer_options& options() const noexcept { return config_.options; }
 
+  // NVTX initialized (InitializeInjectionNvtx2, at the program's first NVTX
+  // call, maybe before cuInit): our own NVTX handlers take the ranges (Note
+  // [NVTX without CUPTI]). Returns NVTX's success value.
+  int nvtx_initialized(const void* get_export_table) noexcept;
+
   // Prints the report and records the result, once (Note [Reports at exit]).
   void finish() noexcept;
 
  private:
   void on_diagnostic(const diagnostic& d);
+  void measure_candidate(const diagnostic& d);
+  // Launches of a candidate's kernel measured to confirm or refute it.
+  static constexpr unsigned candidate_measurements = 4;
+  // Reads back every measured launch and releases the log (at exit).
+  void settle_footprints() noexcept;
+  class nvtx_to_model;
   bool suppressed(const diagnostic& d) const;
   // Returns the number of diagnostics left after suppressions.
   std::uint64_t print_report() noexcept;
@@ -99,12 +135,18 @@ class session {
   suppressions suppressions_;
   recorder recorder_;
   engine engine_;
+  // Between the recorder and every consumer: holds the log behind a launch
+  // whose measured footprint is not back (Note [Measured footprints arrive
+  // late]).
+  precise::footprint_resolver resolver_;
   std::unique_ptr<trace_writer> trace_;
   std::unique_ptr<record_sink> debug_dump_;  // STREAMSAN_DEBUG=2
   cuda_model model_;
   unwinder_call_sites call_sites_;
   api_dispatcher dispatcher_;
   cupti_subscriber callbacks_;
+  std::unique_ptr<sanitizer_source> sanitizer_;  // when the Sanitizer API is the source
+  std::unique_ptr<nvtx::listener> nvtx_;
   std::unique_ptr<tsan_attachment> tsan_;  // docs/tsan-bridge.md
   std::atomic<bool> finished_{false};
 };

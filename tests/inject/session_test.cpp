@@ -69,15 +69,27 @@ class program {
     model_.stream_created(at_, stream_b, 0, 0);
     model_.allocated(at_, buffer, 256, memory_kind::device);
   }
+  // A kernel that writes the whole buffer, declared exactly (an annotation):
+  // a guessed footprint would make its races candidates, not reports.
   void fill(std::uintptr_t stream) {
     std::uint64_t dst = buffer;
     void* params[] = {&dst};
+    const annotated_range whole[] = {{buffer, 256, access_mode::write}};
+    model_.annotate_next_launch({stream}, whole);
     model_.kernel_launched(at_, {stream}, fill_kernel, kernel_arguments::from_pointers(params));
   }
   // Two streams write the buffer unordered: one stream-race.
   void race() {
     fill(stream_a);
     fill(stream_b);
+  }
+  // The same with footprints guessed from the arguments: a candidate.
+  void guessed_race() {
+    for (const auto stream : {stream_a, stream_b}) {
+      std::uint64_t dst = buffer;
+      void* params[] = {&dst};
+      model_.kernel_launched(at_, {stream}, fill_kernel, kernel_arguments::from_pointers(params));
+    }
   }
 
  private:
@@ -213,6 +225,23 @@ TEST_F(Session, FinishWhileThreadsKeepRecording) {
   EXPECT_NO_THROW(trace_records());
 }
 
+// A race that needs a guessed footprint is a possible race: listed in the
+// report, not counted for the exit status, and no reason to halt.
+TEST_F(Session, CandidatesAreListedNotCountedAndDoNotHalt) {
+  auto c = config();
+  c.options.halt_on_error = true;
+  session s(c, driver);
+  program p(s.model());
+  p.setup();
+  p.guessed_race();
+  EXPECT_EQ(result().processes_finished, 0u);  // still running
+  s.finish();
+  EXPECT_EQ(result().processes_finished, 1u);
+  EXPECT_EQ(result().diagnostics, 0u);
+  const auto report = read_file(dir / "report.json");
+  EXPECT_NE(report.find("\"certainty\": \"candidate\""), std::string::npos) << report;
+}
+
 // halt_on_error: a suppressed diagnostic changes nothing. It used to print
 // a report, append a "finished" line and close the trace mid-run, and to
 // make a finish() on another thread meanwhile return without a report.
@@ -296,6 +325,51 @@ TEST_F(Session, HaltOnErrorWhileFinishingPrintsOnceAndEnds) {
   const auto r = result();
   EXPECT_EQ(r.processes_finished, 1u);
   EXPECT_EQ(r.diagnostics, 1u);
+}
+
+// Note [The ThreadSanitizer bridge needs records at the call]
+TEST(CapturePlan, WithoutTheBridgeTheOptionsDecide) {
+  sanitizer_options o;
+  for (const auto c : {capture_source::automatic, capture_source::cupti,
+                       capture_source::sanitizer_api}) {
+    o.capture = c;
+    const auto plan = plan_capture(o, false);
+    EXPECT_EQ(plan.capture, c);
+    EXPECT_FALSE(plan.tsan_bridge);
+    EXPECT_EQ(plan.note, "");
+  }
+}
+
+TEST(CapturePlan, TheBridgeTakesCallsFromCuptiInTheDefaultMode) {
+  const auto plan = plan_capture(sanitizer_options{}, true);
+  EXPECT_EQ(plan.capture, capture_source::cupti);
+  EXPECT_TRUE(plan.tsan_bridge);
+  EXPECT_NE(plan.note.find("kernels are not measured"), std::string::npos) << plan.note;
+}
+
+TEST(CapturePlan, CuptiAskedForKeepsTheBridgeWithoutANote) {
+  sanitizer_options o;
+  o.capture = capture_source::cupti;
+  const auto plan = plan_capture(o, true);
+  EXPECT_EQ(plan.capture, capture_source::cupti);
+  EXPECT_TRUE(plan.tsan_bridge);
+  EXPECT_EQ(plan.note, "");
+}
+
+TEST(CapturePlan, PreciseOrSanitizerAskedForTurnsTheBridgeOff) {
+  sanitizer_options precise;
+  precise.precise = true;
+  auto plan = plan_capture(precise, true);
+  EXPECT_EQ(plan.capture, capture_source::automatic);
+  EXPECT_FALSE(plan.tsan_bridge);
+  EXPECT_EQ(plan.note.rfind("streamsan: --precise delivers kernel launches late", 0), 0u)
+      << plan.note;
+  sanitizer_options sanitizer;
+  sanitizer.capture = capture_source::sanitizer_api;
+  plan = plan_capture(sanitizer, true);
+  EXPECT_EQ(plan.capture, capture_source::sanitizer_api);
+  EXPECT_FALSE(plan.tsan_bridge);
+  EXPECT_EQ(plan.note.rfind("streamsan: capture=sanitizer delivers", 0), 0u) << plan.note;
 }
 
 }  // namespace
