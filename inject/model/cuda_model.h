@@ -146,6 +146,11 @@ class cuda_model {
   // ---- graphs ----
   void capture_began(const call_site& at, stream_arg s);
   void capture_ended(const call_site& at, stream_arg s, std::uintptr_t graph);
+  // Whether any stream is capturing now (no lock: the measuring source asks
+  // at every launch; Note [Nothing of ours while a stream captures]).
+  bool any_capture_active() const noexcept {
+    return captures_active_.load(std::memory_order_acquire) != 0;
+  }
   void graph_destroyed(std::uintptr_t graph);
   void graph_instantiated(const call_site& at, std::uintptr_t exec, std::uintptr_t graph);
   void graph_exec_destroyed(std::uintptr_t exec);
@@ -260,6 +265,8 @@ class cuda_model {
   std::map<std::int32_t, stream_id> legacy_streams_;  // by device
   std::map<std::pair<std::uint32_t, std::int32_t>, stream_id> per_thread_streams_;
   std::unordered_map<std::uint32_t, graph_id> capturing_;  // raw(stream_id) -> graph
+  std::atomic<std::size_t> captures_active_{0};           // capturing_.size(), unlocked
+  void capturing_changed() noexcept { captures_active_.store(capturing_.size(), std::memory_order_release); }
   std::unordered_map<std::uintptr_t, kernel_info> kernels_;
   std::atomic<std::uint64_t> modules_unloaded_{0};  // unloads counted, no lock
   std::uint64_t kernels_unloads_seen_ = 0;          // when kernels_ was last dropped

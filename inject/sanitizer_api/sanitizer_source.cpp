@@ -210,7 +210,8 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
                       d.callbackSite == SANITIZER_API_ENTER ? api_site::entry : api_site::exit,
                       d.functionParams, d.functionReturnValue, d.functionName};
   if (call.site == api_site::entry) {
-    if (tracker.in_flight() > 0) poll(false);
+    // Note [Nothing of ours while a stream captures]
+    if (tracker.in_flight() > 0 && !model.any_capture_active()) poll(false);
     // A driver launch nested in a runtime launch is the same launch.
     if (const auto request = this_thread.in_launch_call ? std::nullopt : decode_launch(call)) {
       this_thread.launch_domain = domain;
@@ -283,7 +284,15 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
     this_thread.key = {k.function, s};
   }
   if (module == nullptr) return;
-  std::string why;
+  // Note [Nothing of ours while a stream captures]
+  // In cudaStreamCaptureModeGlobal (the default) an allocation, a
+  // synchronous copy or a module (un)load anywhere in the process
+  // invalidates the capture, and a measurement needs the first two (its
+  // table, its read-back) and patching the third. So while any stream
+  // captures, no launch is measured (it keeps its inferred footprint), no
+  // read-back is polled, and no module is patched or unpatched: all of it
+  // resumes at the first launch after the capture ends.
+  if (model.any_capture_active()) return;
   // Work issued to a capturing stream does not run (S-GRAPH-1), and our own
   // memset on that stream would end the capture: measured as a graph node,
   // not here.
@@ -375,7 +384,8 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
   switch (cbid) {
     case SANITIZER_CBID_RESOURCE_MODULE_LOADED: {
       const auto& m = *static_cast<const Sanitizer_ResourceModuleData*>(data);
-      patch(m.context, m.module);
+      // Patched at its first launch once the capture has ended instead.
+      if (!model.any_capture_active()) patch(m.context, m.module);
       return;
     }
     case SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING: {
