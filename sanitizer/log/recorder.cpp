@@ -46,8 +46,8 @@ void recorder::add_sink(record_sink& sink) {
     sink.on_record(record{{seq, thread_id{}, stack_id{}},
                           stack_define{stack_id{i}, *stack_frames_[i]}});
   }
-  for (const auto& t : threads_) {
-    sink.on_record(record{{seq, t.id, stack_id{}}, thread_start{t.name}});
+  for (const auto& [id, name] : threads_) {
+    sink.on_record(record{{seq, thread_id{id}, stack_id{}}, thread_start{name}});
   }
   sinks_.push_back(&sink);
 }
@@ -72,8 +72,17 @@ void recorder::name_current_thread(std::string_view name) {
   // A known thread is renamed by a second thread_start.
   const auto id = this_thread.id;
   const auto name_id = intern_locked(name);
-  threads_[raw(id) - 1].name = name_id;
+  threads_[raw(id)] = name_id;
   deliver_locked({next_seq_++, id, stack_id{}}, thread_start{name_id});
+}
+
+void recorder::thread_exited() {
+  std::lock_guard lock(mutex_);
+  if (this_thread.generation != generation_) return;  // never recorded here
+  const thread_id id = this_thread.id;
+  this_thread = thread_cache{};
+  threads_.erase(raw(id));
+  deliver_locked({next_seq_++, id, stack_id{}}, thread_exit{});
 }
 
 thread_id recorder::thread_locked(std::string_view name) {
@@ -81,7 +90,7 @@ thread_id recorder::thread_locked(std::string_view name) {
   const thread_id id{++last_thread_};
   this_thread = thread_cache{generation_, id};
   const auto name_id = name.empty() ? string_id{} : intern_locked(name);
-  threads_.push_back(thread_entry{id, name_id});
+  threads_.emplace(raw(id), name_id);
   deliver_locked({next_seq_++, id, stack_id{}}, thread_start{name_id});
   return id;
 }

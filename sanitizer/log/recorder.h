@@ -13,8 +13,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <functional>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <span>
 #include <string>
@@ -46,6 +47,14 @@ class recorder {
   // thread_start record.
   thread_id current_thread();
   void name_current_thread(std::string_view name);
+  // The calling host thread ends: emits its thread_exit record, after which
+  // the engine retires its clock slot (Note [Retiring context slots]). Call
+  // it as the last thing the thread does (a thread_local or pthread key
+  // destructor), never for the main thread, whose thread_locals die at exit()
+  // before static destructors that may still record. Nothing happens for a
+  // thread that never recorded; a thread that records again afterwards gets
+  // a new id and a new thread_start, as a new thread.
+  void thread_exited();
 
   string_id intern(std::string_view text);
 
@@ -112,11 +121,9 @@ class recorder {
   std::vector<std::string_view> string_texts_;  // index = raw(string_id)
   std::unordered_map<std::vector<std::uint64_t>, stack_id, frames_hash, frames_equal> stacks_;
   std::vector<const std::vector<std::uint64_t>*> stack_frames_;  // index = raw(stack_id)
-  struct thread_entry {
-    thread_id id;
-    string_id name;
-  };
-  std::vector<thread_entry> threads_;
+  // Live threads (raw id -> name), replayed to a sink added later; an
+  // exited thread leaves, so thread churn does not grow it.
+  std::map<std::uint32_t, string_id> threads_;
 };
 
 }  // namespace streamsan

@@ -79,6 +79,55 @@ TEST(Recorder, NamingANewThreadEmitsOneThreadStart) {
   EXPECT_EQ(thread_starts, 1);
 }
 
+TEST(Recorder, AnEndingThreadLogsThreadExitAsItsLastRecord) {
+  recorder rec({.capture_stacks = false});
+  collecting_sink sink;
+  rec.add_sink(sink);
+  thread_id worker{};
+  std::thread([&] {
+    rec.emit(device_synchronize{0});
+    worker = rec.current_thread();
+    rec.thread_exited();
+  }).join();
+  ASSERT_FALSE(sink.kinds.empty());
+  EXPECT_EQ(sink.kinds.back(), record_body(thread_exit{}).index());
+  EXPECT_EQ(sink.headers.back().thread, worker);
+}
+
+TEST(Recorder, AThreadThatNeverRecordedLogsNoExit) {
+  recorder rec({.capture_stacks = false});
+  collecting_sink sink;
+  rec.add_sink(sink);
+  std::thread([&] { rec.thread_exited(); }).join();
+  EXPECT_TRUE(sink.kinds.empty());
+}
+
+TEST(Recorder, RecordingAfterThreadExitStartsANewThread) {
+  recorder rec({.capture_stacks = false});
+  collecting_sink sink;
+  rec.add_sink(sink);
+  const auto before = rec.current_thread();
+  rec.thread_exited();
+  const auto after = rec.current_thread();
+  EXPECT_NE(before, after);
+  EXPECT_EQ(sink.kinds.back(), record_body(thread_start{}).index());
+  EXPECT_EQ(sink.headers.back().thread, after);
+}
+
+TEST(Recorder, LateSinkLearnsOnlyThreadsStillRunning) {
+  recorder rec({.capture_stacks = false});
+  std::thread([&] {
+    rec.emit(device_synchronize{0});
+    rec.thread_exited();
+  }).join();
+  const auto main_id = rec.current_thread();
+  collecting_sink late;
+  rec.add_sink(late);
+  ASSERT_EQ(late.headers.size(), 1u);
+  EXPECT_EQ(late.kinds[0], record_body(thread_start{}).index());
+  EXPECT_EQ(late.headers[0].thread, main_id);
+}
+
 TEST(Recorder, LateSinkReceivesEarlierDefinitions) {
   recorder rec({.capture_stacks = false});
   const auto name = rec.intern("axpy");
