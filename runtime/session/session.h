@@ -145,6 +145,10 @@ struct thread_state {
   int nvtx_depth = 0;
 };
 
+// The calling thread records into session `number`: it will log its
+// thread_exit when it ends (Note [Threads end in the log], session.cpp).
+void note_recording_thread(std::uint64_t number) noexcept;
+
 class session {
  public:
   session(const runtime_options& options, std::uint64_t number);
@@ -164,7 +168,10 @@ class session {
   bool logging() const noexcept { return logging_.load(std::memory_order_relaxed); }
   void set_logging(bool on) noexcept { logging_.store(on, std::memory_order_relaxed); }
   // Emits `body`, attributing it to the API function's caller.
-  void emit(const record_body& body) { log.emit(body, 2); }
+  void emit(const record_body& body) {
+    note_recording_thread(number);
+    log.emit(body, 2);
+  }
   string_id intern(std::string_view text) { return log.intern(text); }
 
   // ---- state, guarded by mutex ----
