@@ -95,6 +95,16 @@ class access_history {
     std::vector<access_entry> reads;
   };
   const std::vector<segment>& segments() const noexcept { return segments_; }
+  // Visits every stored access: each segment's last write (possibly none)
+  // and its reads. The sweep of Note [Retiring context slots] relies on it
+  // seeing every epoch the history holds.
+  template <class F>
+  void for_each_entry(F&& f) const {
+    for (const auto& s : segments_) {
+      f(s.write);
+      for (const auto& r : s.reads) f(r);
+    }
+  }
   std::size_t read_count() const noexcept;
   std::size_t bytes_held() const noexcept;
 
