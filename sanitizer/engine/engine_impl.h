@@ -1,10 +1,11 @@
 // The engine's state and rules. Private to sanitizer/engine; the rules are
 // split by topic:
-//   engine.cpp          public API, dispatch, NVTX, unmodelled calls
-//   ordering_rules.cpp  threads, streams, events, host synchronization
-//   memory_rules.cpp    allocations, frees, accesses, launches, copies
-//   graph_rules.cpp     stream capture, graph instantiation and launch
-//   engine_reports.cpp  turning conflicts into diagnostics
+//   engine.cpp              public API, dispatch, NVTX, unmodelled calls
+//   ordering_rules.cpp      threads, streams, events, host synchronization
+//   context_retirement.cpp  stream destroy, thread exit, reuse of their slots
+//   memory_rules.cpp        allocations, frees, accesses, launches, copies
+//   graph_rules.cpp         stream capture, graph instantiation and launch
+//   engine_reports.cpp      turning conflicts into diagnostics
 #pragma once
 
 #include <cstdint>
@@ -138,7 +139,14 @@ class engine_impl {
   // Checks an event used by a host synchronization (S-EVENT-3, -4, S-GRAPH-1):
   // true when the event's snapshot may be joined.
   bool event_orders_host(const record_header& h, event_id id, operation_kind op);
+  // ---- dead contexts (Note [Retiring context slots]) ----
+  // Destroys the stream's context and remembers the stream for a while.
+  void retire_stream(stream_state& s);
+  // Reuses the slots of dead contexts that no stored epoch names, when due.
+  void sweep_dead_contexts();
+
   void start_capture(stream_state& s, graph_id graph);
+  void end_capture(stream_state& s);
   // Pulls `s` into the capture of `graph` if that capture is still going on.
   bool begin_capture(stream_state& s, graph_id graph);
 
@@ -186,6 +194,7 @@ class engine_impl {
   allocation_table allocations_;
   id_table<event_id, event_state> events_;
   std::deque<event_id> dead_events_;  // destroyed, oldest first
+  std::deque<stream_id> dead_streams_;  // destroyed, oldest first
   id_table<graph_id, stored_graph> graphs_;
   std::vector<stream_state*> capturing_;
   nvtx_paths nvtx_{first_engine_string_id};

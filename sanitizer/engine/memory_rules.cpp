@@ -109,6 +109,7 @@ void engine_impl::on(const record_header& h, const alloc_record& r) {
   if (r.kind != memory_kind::stream_ordered) return;
   // Note [Stream-ordered allocations]
   stream_state& s = stream_for(h, t, r.stream, operation_kind::alloc);
+  if (s.destroyed) return;  // Note [Work on a destroyed stream]
   if (s.capturing) return;  // a graph allocation node; its launches order it
   a->created = entry_for(h, t, enqueue(t, s), operation_kind::alloc, r.label);
   a->created.alloc = r.alloc;
@@ -137,7 +138,7 @@ void engine_impl::on(const record_header& h, const free_record& r) {
     case free_mode::synchronizing:
       op.when = host_action(t);
       if (const device_state* d = contexts_.find_device(a->ref.device)) {
-        for (const context_slot s : d->streams) contexts_.join(*t.context, contexts_.context(s));
+        for (const execution_context* c : d->streams) contexts_.join(*t.context, *c);
       }
       check_free(*a, op, *t.context);
       break;
@@ -147,9 +148,12 @@ void engine_impl::on(const record_header& h, const free_record& r) {
       break;
     case free_mode::stream_ordered: {
       stream_state& s = stream_for(h, t, r.stream, operation_kind::free);
+      if (s.destroyed) return;  // Note [Work on a destroyed stream]
       if (s.capturing) return;  // a graph free node
       op.when = enqueue(t, s);
       check_free(*a, op, *s.context);
+      a->free_context = context_kind::stream;
+      a->free_stream = s.id;
       break;
     }
     case free_mode::cached:
@@ -167,6 +171,7 @@ void engine_impl::stream_work(const record_header& h, stream_id stream, operatio
                               string_id name, std::span<const access> accesses) {
   thread_state& t = thread_of(h);
   stream_state& s = stream_for(h, t, stream, op);
+  if (s.destroyed) return;  // Note [Work on a destroyed stream]
   if (s.capturing) {
     stats_.accesses_captured += accesses.size();
     return;
@@ -216,6 +221,7 @@ void engine_impl::on(const record_header& h, const memcpy_record& r) { copy(h, r
 void engine_impl::copy(const record_header& h, const memcpy_record& r) {
   thread_state& t = thread_of(h);
   stream_state& s = stream_for(h, t, r.stream, operation_kind::memcpy);
+  if (s.destroyed) return;  // Note [Work on a destroyed stream]
   if (s.capturing) {
     stats_.accesses_captured += 2;
     return;
@@ -255,6 +261,7 @@ void engine_impl::copy(const record_header& h, const memcpy_record& r) {
 void engine_impl::on(const record_header& h, const memset_record& r) {
   thread_state& t = thread_of(h);
   stream_state& s = stream_for(h, t, r.stream, operation_kind::memset);
+  if (s.destroyed) return;  // Note [Work on a destroyed stream]
   if (s.capturing) {
     ++stats_.accesses_captured;
     return;
