@@ -110,7 +110,7 @@ class access_history {
 
  private:
   // One segment exactly covered by the access: check, then record.
-  static void apply_exact(segment& s, const access_entry& entry, clock_view clock,
+  [[gnu::always_inline]] static void apply_exact(segment& s, const access_entry& entry, clock_view clock,
                           std::vector<history_conflict>& conflicts) {
     if (writes(entry.mode)) {
       check(s, s.begin, s.end, true, clock, conflicts, conflicts.size());
