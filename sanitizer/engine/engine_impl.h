@@ -165,7 +165,11 @@ class engine_impl {
   }
   void apply_accesses(std::span<const access> accesses, access_entry& entry,
                       const execution_context& context);
+  void apply_accesses_inline(std::span<const access> accesses, access_entry& entry,
+                             const execution_context& context);
   void apply_access(const access& a, access_entry& entry, const execution_context& context);
+  void apply_access(const access& a, allocation* al, access_entry& entry,
+                    const execution_context& context);
   // A free checks like a write at `context` (Note [Frees check like writes]).
   void check_free(allocation& a, const access_entry& free_op, const execution_context& context);
   void copy(const record_header& h, const memcpy_record& r);

@@ -40,9 +40,9 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
 }  // namespace
 
 // Inlined into the launch path: it runs for every access of every launch.
-[[gnu::always_inline]] inline void engine_impl::apply_access(const access& a, access_entry& entry,
-                               const execution_context& context) {
-  allocation* al = allocations_.find(a.range.alloc);  // none is never in the table
+[[gnu::always_inline]] inline void engine_impl::apply_access(const access& a, allocation* al,
+                                                             access_entry& entry,
+                                                             const execution_context& context) {
   if (al == nullptr) [[unlikely]] {
     ++(is_none(a.range.alloc) ? stats_.accesses_untracked : stats_.accesses_unknown_alloc);
     return;
@@ -57,7 +57,7 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
     return;
   }
   // Note [Stream-ordered allocations]
-  if (!context.clock.covers(root.created.when) && !root.created.when.is_none()) [[unlikely]] {
+  if (!root.created.when.is_none() && !context.clock.covers(root.created.when)) [[unlikely]] {
     report_use_before_alloc(*al, entry);
   }
   ++stats_.accesses_checked;
@@ -70,9 +70,20 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
   }
 }
 
+void engine_impl::apply_access(const access& a, access_entry& entry,
+                               const execution_context& context) {
+  apply_access(a, allocations_.find(a.range.alloc), entry, context);  // none is never found
+}
+
+// Inlined into the launch path (stream_work), like apply_access.
+[[gnu::always_inline]] inline void engine_impl::apply_accesses_inline(
+    std::span<const access> accesses, access_entry& entry, const execution_context& context) {
+  for (const access& a : accesses) apply_access(a, allocations_.find(a.range.alloc), entry, context);
+}
+
 void engine_impl::apply_accesses(std::span<const access> accesses, access_entry& entry,
                                  const execution_context& context) {
-  for (const access& a : accesses) apply_access(a, entry, context);
+  apply_accesses_inline(accesses, entry, context);
 }
 
 void engine_impl::check_free(allocation& a, const access_entry& free_op,
@@ -167,8 +178,12 @@ void engine_impl::on(const record_header& h, const free_record& r) {
 
 // ---- work ----
 
-void engine_impl::stream_work(const record_header& h, stream_id stream, operation_kind op,
-                              string_id name, std::span<const access> accesses) {
+// Inlined into its two handlers: with the accesses, the whole launch path
+// is one function (no calls on the common path).
+[[gnu::always_inline]] inline void engine_impl::stream_work(const record_header& h,
+                                                            stream_id stream, operation_kind op,
+                                                            string_id name,
+                                                            std::span<const access> accesses) {
   thread_state& t = thread_of(h);
   stream_state& s = stream_for(h, t, stream, op);
   if (s.destroyed) return;  // Note [Work on a destroyed stream]
@@ -177,7 +192,7 @@ void engine_impl::stream_work(const record_header& h, stream_id stream, operatio
     return;
   }
   access_entry entry = entry_for(h, t, enqueue(t, s), op, name);
-  apply_accesses(accesses, entry, *s.context);
+  apply_accesses_inline(accesses, entry, *s.context);
 }
 
 void engine_impl::on(const record_header& h, const kernel_launch& r) {
