@@ -137,8 +137,11 @@ class engine_impl {
     contexts_.join_snapshot(*t.context, e.snapshot, e.source, e.source_version);
   }
   // Checks an event used by a host synchronization (S-EVENT-3, -4, S-GRAPH-1):
-  // true when the event's snapshot may be joined.
-  bool event_orders_host(const record_header& h, event_id id, operation_kind op);
+  // true when the event's snapshot may be joined. A never-recorded event is
+  // reported only when `unrecorded_is_misuse` (Note [Queries of unrecorded
+  // events]).
+  bool event_orders_host(const record_header& h, event_id id, operation_kind op,
+                         bool unrecorded_is_misuse);
   // ---- dead contexts (Note [Retiring context slots]) ----
   // Destroys the stream's context and remembers the stream for a while.
   void retire_stream(stream_state& s);
