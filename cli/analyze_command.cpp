@@ -1,5 +1,8 @@
 // streamsan analyze TRACE: replays a trace file into the engine and reports
-// what it finds (text, JSON or SARIF), after suppressions.
+// what it finds (text, JSON, SARIF, an HTML page with race timelines, or a
+// Chrome trace of them), after suppressions.
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,6 +17,8 @@
 #include "sanitizer/engine/engine.h"
 #include "sanitizer/log/trace_error.h"
 #include "sanitizer/log/trace_reader.h"
+#include "sanitizer/report/color.h"
+#include "sanitizer/report/fix_hint.h"
 #include "sanitizer/report/report_format.h"
 #include "sanitizer/report/suppressions.h"
 
@@ -33,6 +38,8 @@ struct analyze_options {
   bool builtin_suppressions = true;
   bool print_suppressions = false;
   report_options report;
+  color_mode color = color_mode::automatic;
+  std::optional<fix_vocabulary> vocabulary;  // nullopt: detect from the stacks
   bool allow_truncated = false;
 };
 
@@ -44,12 +51,15 @@ po::options_description option_descriptions() {
   po::options_description options("options");
   options.add_options()
       ("help,h", "print this help and exit")
-      ("format", po::value<std::string>()->value_name("text|json|sarif")->default_value("text"),
-       "report format")
+      ("format",
+       po::value<std::string>()->value_name("text|json|sarif|html|chrome-trace")->default_value("text"),
+       "report format; html: one self-contained page with a timeline per race; chrome-trace: "
+       "the timelines for chrome://tracing or Perfetto")
       ("output,o", po::value<std::string>()->value_name("FILE"),
        "write the report to FILE instead of standard output")
       ("error-exitcode", po::value<long long>()->value_name("N"),
-       "exit status when warnings remain after suppressions (default 66; 0 turns it off)")
+       "exit status when warnings remain after suppressions (default 66; 0 turns it off); "
+       "possible races never count")
       ("suppressions", po::value<std::string>()->value_name("FILE"),
        "suppression file: race:PATTERN, sync:PATTERN, KIND:PATTERN or "
        "called_from_lib:PATTERN lines")
@@ -64,6 +74,15 @@ po::options_description option_descriptions() {
        "text format: print at most N warnings, then say how many more there are")
       ("source-root", po::value<std::string>()->value_name("DIR"),
        "show source paths relative to DIR (SARIF: defaults to the current directory)")
+      ("stack-depth", po::value<long long>()->value_name("N"),
+       "show at most N of the program's own frames per stack (0: all recorded)")
+      ("raw-stacks",
+       "show every recorded frame: CUDA, launch stubs, streamsan and main's callers included")
+      ("color", po::value<std::string>()->value_name("auto|always|never")->default_value("auto"),
+       "colour the text report (auto: when writing to a terminal)")
+      ("fix-style", po::value<std::string>()->value_name("auto|cuda|runtime")->default_value("auto"),
+       "API the fix hints use: cuda (cudaEventRecord...), runtime (wait_stream, record_stream); "
+       "auto: runtime when the stacks pass through the streamsan runtime")
       ("allow-truncated",
        "accept a trace whose writer died before closing it (no end-of-trace marker)");
   return options;
@@ -73,9 +92,11 @@ std::string help_text() {
   std::ostringstream out;
   out << usage_line
       << "\nReports the races and synchronization errors in a trace recorded by the\n"
-         "streamsan runtime (a trace_writer). Exit status: 0 when nothing is\n"
-         "reported, --error-exitcode (66) when something is, 2 for a bad option,\n"
-         "3 for an unreadable or corrupt trace or suppression file.\n\n"
+         "streamsan runtime (a trace_writer). Races found with guessed (inferred)\n"
+         "kernel footprints and never confirmed by a measured one are listed as\n"
+         "possible races, not reported. Exit status: 0 when nothing is reported,\n"
+         "--error-exitcode (66) when something is, 2 for a bad option, 3 for an\n"
+         "unreadable or corrupt trace or suppression file.\n\n"
       << option_descriptions();
   return out.str();
 }
@@ -121,7 +142,8 @@ std::optional<analyze_options> parse(std::span<const std::string> args) {
   const auto format = vm["format"].as<std::string>();
   const auto parsed_format = parse_report_format(format);
   if (!parsed_format) {
-    throw usage_error{"--format must be text, json or sarif, not '" + format + "'"};
+    throw usage_error{"--format must be " + std::string(report_format_names) + ", not '" +
+                      format + "'"};
   }
   options.format = *parsed_format;
   if (vm.count("output")) options.output = vm["output"].as<std::string>();
@@ -141,6 +163,20 @@ std::optional<analyze_options> parse(std::span<const std::string> args) {
     // GitHub code scanning wants paths relative to the repository root,
     // which is where the analysis normally runs.
     options.report.source_root = std::filesystem::current_path();
+  }
+  if (vm.count("stack-depth")) {
+    options.report.stacks.depth = static_cast<std::size_t>(in_range(vm, "stack-depth", 0, 1000));
+  }
+  options.report.stacks.raw = vm.count("raw-stacks") > 0;
+  const auto color = vm["color"].as<std::string>();
+  const auto parsed_color = parse_color_mode(color);
+  if (!parsed_color) throw usage_error{"--color must be auto, always or never, not '" + color + "'"};
+  options.color = *parsed_color;
+  if (const auto style = vm["fix-style"].as<std::string>(); style != "auto") {
+    options.vocabulary = parse_fix_vocabulary(style);
+    if (!options.vocabulary) {
+      throw usage_error{"--fix-style must be auto, cuda or runtime, not '" + style + "'"};
+    }
   }
   options.allow_truncated = vm.count("allow-truncated") > 0;
   return options;
@@ -175,7 +211,9 @@ int analyze_command(std::span<const std::string> args) {
   }
   if (options.builtin_suppressions) rules.append(suppressions::builtin());
 
-  engine eng;
+  engine_options engine_config;
+  if (draws_timelines(options.format)) engine_config.timeline_window = default_timeline_window;
+  engine eng(engine_config);
   try {
     trace_reader reader(options.trace, {.allow_missing_end = options.allow_truncated});
     reader.read_all(eng);
@@ -191,6 +229,13 @@ int analyze_command(std::span<const std::string> args) {
   // are valid (Note [Symbols travel with the trace]).
   symbolizer symbols(eng.tables(), symbol_source::log_only);
   const auto kept = apply_suppressions(eng.diagnostics(), rules, symbols);
+  report_options report = options.report;
+  report.vocabulary = options.vocabulary.value_or(detect_vocabulary(eng.diagnostics(), symbols));
+  // Colour only for text, on a terminal unless forced; a file never asks.
+  const color_mode color = options.output && options.color == color_mode::automatic
+                               ? color_mode::never
+                               : options.color;
+  report.color = options.format == report_format::text && use_color(color, STDOUT_FILENO);
   const report_input input{.diagnostics = kept.kept,
                            .tables = eng.tables(),
                            .unmodelled_calls = &eng.unmodelled_calls(),
@@ -206,7 +251,7 @@ int analyze_command(std::span<const std::string> args) {
   if (options.output) {
     std::ofstream file(*options.output, std::ios::binary | std::ios::trunc);
     if (file) {
-      print_report(file, options.format, input, symbols, options.report);
+      print_report(file, options.format, input, symbols, report);
       print_rules(file);
     }
     file.flush();
@@ -215,11 +260,12 @@ int analyze_command(std::span<const std::string> args) {
       return exit_code::failed;
     }
   } else {
-    print_report(std::cout, options.format, input, symbols, options.report);
+    print_report(std::cout, options.format, input, symbols, report);
     print_rules(std::cout);
     std::cout.flush();
   }
-  return kept.kept.empty() ? exit_code::ok : options.error_exitcode;
+  // Candidates are no promise: only confirmed diagnostics fail the analysis.
+  return confirmed_count(kept.kept) == 0 ? exit_code::ok : options.error_exitcode;
 }
 
 }  // namespace streamsan::cli

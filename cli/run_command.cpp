@@ -50,14 +50,22 @@ po::options_description describe_options() {
        "streamsan or in its build tree)")
       ("log-path", po::value<std::string>(), "write the report here instead of stderr "
        "(%p = process id)")
-      ("format", po::value<std::string>(), "report format: text, json or sarif")
+      ("format", po::value<std::string>(), "report format: text, json, sarif, html or chrome-trace")
       ("suppressions", po::value<std::string>(), "suppressions file")
       ("print-limit", po::value<std::string>(), "print at most N diagnostics (0 = all)")
       ("halt-on-error", "stop the program at the first diagnostic")
       ("record", po::value<std::string>(), "also write the access log to this trace file")
       ("stack-depth", po::value<std::string>(), "call-stack frames per operation (0 = off)")
       ("error-exitcode", po::value<std::string>(),
-       "exit status when diagnostics were found (default 66; 0 = the program's)");
+       "exit status when diagnostics were found (default 66; 0 = the program's)")
+      ("precise", "measure the exact footprint of every kernel launch (needs the Compute "
+       "Sanitizer API; slower, like compute-sanitizer)")
+      ("color", po::value<std::string>(), "colour in a text report on a terminal: auto, always "
+       "or never")
+      ("raw-stacks", "show every recorded frame, nothing folded")
+      ("capture", po::value<std::string>(),
+       "where CUDA calls are taken from: auto (the Compute Sanitizer API when installed, "
+       "else CUPTI), cupti or sanitizer");
   return d;
 }
 
@@ -96,7 +104,7 @@ std::optional<run_request> parse_request(std::span<const std::string> args, int&
         {"log-path", "log_path"},       {"format", "format"},
         {"suppressions", "suppressions"}, {"print-limit", "print_limit"},
         {"record", "record"},           {"stack-depth", "stack_depth"},
-        {"error-exitcode", "error_exitcode"}};
+        {"error-exitcode", "error_exitcode"}, {"capture", "capture"}, {"color", "color"}};
     for (const auto& [flag, key] : keys) {
       if (vm.count(flag)) {
         try {
@@ -107,6 +115,8 @@ std::optional<run_request> parse_request(std::span<const std::string> args, int&
       }
     }
     if (vm.count("halt-on-error")) req.options.halt_on_error = true;
+    if (vm.count("precise")) req.options.precise = true;
+    if (vm.count("raw-stacks")) req.options.raw_stacks = true;
   } catch (const injection::option_error& e) {
     std::cerr << "streamsan run: " << e.what() << '\n';
     status = exit_code::usage;

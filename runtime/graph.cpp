@@ -140,7 +140,7 @@ void graph::capture_end() {
     std::vector<graph_node> nodes;
     nodes.reserve(capture->nodes().size());
     for (const auto& n : capture->nodes()) {
-      nodes.push_back(graph_node{n.kind, s.intern(n.name), n.accesses});
+      nodes.push_back(graph_node{n.kind, s.intern(n.name), n.accesses, n.stack});
     }
     std::vector<graph_edge> edges;
     edges.reserve(capture->edges().size());

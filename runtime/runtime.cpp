@@ -63,6 +63,15 @@ runtime_options options_from_environment() {
     else if (v == "error") o.sync_debug = sync_debug_mode::error;
     else bad("STREAMSAN_SYNC_DEBUG", v, "off, warn or error");
   }
+  if (const auto v = env("STREAMSAN_COLOR"); !v.empty()) {
+    const auto mode = parse_color_mode(v);
+    if (!mode) bad("STREAMSAN_COLOR", v, "auto, always or never");
+    o.report_color = *mode;
+  }
+  const auto depth = number("STREAMSAN_STACK_DEPTH", 0);
+  if (depth > 1000) bad("STREAMSAN_STACK_DEPTH", env("STREAMSAN_STACK_DEPTH"), "0..1000");
+  o.report_stack_depth = static_cast<std::uint32_t>(depth);
+  o.raw_stacks = flag("STREAMSAN_RAW_STACKS", false);
   return o;
 }
 

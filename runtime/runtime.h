@@ -17,6 +17,7 @@
 
 #include "runtime/backend/backend.h"
 #include "runtime/sync_debug.h"
+#include "sanitizer/report/color.h"
 
 namespace streamsan::rt {
 
@@ -43,6 +44,13 @@ struct runtime_options {
   // 0 keeps the program's own status). See Note [Reports change the exit
   // status].
   int exit_code_on_report = 66;
+  // Sanitizer mode's reports: colour (STREAMSAN_COLOR=auto|always|never;
+  // auto: when stderr is a terminal), the program's frames shown per stack
+  // (STREAMSAN_STACK_DEPTH, 0 = all recorded), every frame unfolded
+  // (STREAMSAN_RAW_STACKS=1). See docs/reports.md.
+  color_mode report_color = color_mode::automatic;
+  std::uint32_t report_stack_depth = 0;
+  bool raw_stacks = false;
 };
 
 // The options the environment variables above describe; throws usage_error

@@ -19,9 +19,9 @@ void feed(engine& eng, const std::vector<record>& records) {
   for (const record& r : records) eng.on_record(r);
 }
 
-void launch_throughput(benchmark::State& state, bool racy) {
+void launch_throughput(benchmark::State& state, bool racy, engine_options options = {}) {
   const synthetic_log log = bench::make_synthetic_log(racy);
-  engine eng;
+  engine eng(options);
   feed(eng, log.setup);
   for (auto _ : state) feed(eng, log.period);
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(log.launches_per_period));
@@ -35,6 +35,15 @@ BENCHMARK(BM_EngineLaunches)->Unit(benchmark::kMillisecond);
 
 void BM_EngineLaunchesAllRacing(benchmark::State& state) { launch_throughput(state, true); }
 BENCHMARK(BM_EngineLaunchesAllRacing)->Unit(benchmark::kMillisecond);
+
+// What the operation window for race timelines costs when a report format
+// asks for it (--format html / chrome-trace; off otherwise).
+void BM_EngineLaunchesWithTimeline(benchmark::State& state) {
+  engine_options options;
+  options.timeline_window = default_timeline_window;
+  launch_throughput(state, false, options);
+}
+BENCHMARK(BM_EngineLaunchesWithTimeline)->Unit(benchmark::kMillisecond);
 
 // Memory must stay flat as the log grows for a fixed set of live
 // allocations: run N records through a fresh engine and report what it holds.

@@ -67,6 +67,10 @@ echo "verdicts: $pass passed, $fail failed"
 echo "NVTX and counters of the API tour:"
 grep -A1 -e '-- api_tour' "$out/verdicts.log" | grep debug
 
+echo "== stream and thread churn (issue #16): natively, then under streamsan run"
+timeout 300 "$ex/stream_churn"; echo "native: exit $?"
+STREAMSAN_DEBUG=1 timeout 600 "$streamsan" run -- "$ex/stream_churn"; echo "streamsan run: exit $?"
+
 echo "== overhead"
 REPEATS=${REPEATS:-5}
 "$here/bench/overhead.sh" "$streamsan" "$here/bench/launch_bound" "$here/bench/pipeline" "$REPEATS" \

@@ -14,7 +14,7 @@ cuda_lib=$(dirname "$(readlink -f "$(command -v nvcc)")")/../lib64
 cp -L "$cuda_lib/libcupti.so.13" "$dest/cupti/"
 for p in "$build"/examples/programs/*_racy "$build"/examples/programs/*_fixed \
          "$build"/examples/programs/api_tour_legacy "$build"/examples/programs/api_tour_per_thread \
-         "$build/examples/programs/gpu_probe"; do
+         "$build/examples/programs/stream_churn" "$build/examples/programs/gpu_probe"; do
   install -m 755 "$p" "$dest/examples/"
 done
 

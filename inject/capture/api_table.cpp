@@ -36,7 +36,9 @@ void api_table::add(std::initializer_list<std::uint32_t> cbids, const api_handle
 }
 
 const api_tables& api_tables::standard() {
-  static const api_tables tables = [] {
+  // Never destroyed: the dispatcher reads it for callbacks that come after
+  // the static destructors ran (Note [Nesting is tracked while stopped]).
+  static const api_tables* tables = new api_tables([] {
     api_tables t;
     add_stream_handlers(t);
     add_event_handlers(t);
@@ -47,8 +49,8 @@ const api_tables& api_tables::standard() {
     add_host_function_handlers(t);
     add_graph_handlers(t);
     return t;
-  }();
-  return tables;
+  }());
+  return *tables;
 }
 
 }  // namespace streamsan::injection

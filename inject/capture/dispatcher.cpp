@@ -43,7 +43,6 @@ bool api_dispatcher::is_inert(api_domain domain, std::uint32_t cbid) const noexc
 }
 
 void api_dispatcher::dispatch(const api_call& call) noexcept {
-  if (!active()) return;
   try {
     if (call.domain == api_domain::runtime) {
       on_runtime(call);
@@ -55,6 +54,12 @@ void api_dispatcher::dispatch(const api_call& call) noexcept {
   }
 }
 
+// Note [Nesting is tracked while stopped]
+// A call that enters while callbacks are modelled and returns while they are
+// not (stop() at exit, on another thread) must still end its nesting, or its
+// thread would take every later call for a nested one and record nothing
+// more. The runtime nesting is therefore kept for every callback; only the
+// modelling waits for active().
 void api_dispatcher::on_runtime(const api_call& call) {
   auto& t = this_thread;
   const api_entry& e = tables_.runtime[call.cbid];
@@ -63,6 +68,7 @@ void api_dispatcher::on_runtime(const api_call& call) {
     t.runtime_cbid = call.cbid;
     t.runtime_launch = e.handler.kernel_launch;
     t.launch_modelled = false;
+    if (!active()) return;
     api_calls_.fetch_add(1, std::memory_order_relaxed);
     if (e.handler.on_entry) run(e.handler.on_entry, e, call, false);
     return;
@@ -71,11 +77,12 @@ void api_dispatcher::on_runtime(const api_call& call) {
   // calls were modelled at the driver level.
   if (t.runtime_depth == 0) return;
   if (--t.runtime_depth > 0) return;
-  model_exit(e, call);
   t.runtime_launch = false;
+  if (active()) model_exit(e, call);
 }
 
 void api_dispatcher::on_driver(const api_call& call) {
+  if (!active()) return;  // driver calls keep no nesting
   auto& t = this_thread;
   const api_entry& e = tables_.driver[call.cbid];
   const bool exit = call.site == api_site::exit;

@@ -58,8 +58,9 @@ class api_dispatcher {
 
   // Callbacks are modelled between start() (the source is subscribed) and
   // stop() (process exit: what the CUDA runtime does while it tears down is
-  // not the program's doing). resume() undoes stop() once started
-  // (halt_on_error, when the diagnostic was suppressed).
+  // not the program's doing). resume() undoes stop() once started. A source
+  // hands over every runtime and driver callback even while stopped: the
+  // nesting of calls is kept (Note [Nesting is tracked while stopped]).
   void start() noexcept { started_.store(true, std::memory_order_release); resume(); }
   void stop() noexcept { active_.store(false, std::memory_order_release); }
   void resume() noexcept {

@@ -3,6 +3,7 @@
 
 #include "inject/capture/api_params.h"
 #include "inject/capture/api_table.h"
+#include "inject/capture/launch_decoding.h"
 #include "inject/stack/symbol_names.h"
 
 namespace streamsan::injection {
@@ -73,6 +74,44 @@ void driver_launch_cooperative_kernel(api_context& c) {
 void modules_unloaded(api_context& c) { c.model.modules_unloaded(); }
 
 }  // namespace
+
+std::optional<launch_request> decode_launch(const api_call& call) noexcept {
+  if (call.params == nullptr) return std::nullopt;
+  const auto request = [](const void* kernel, void* const* params, void* const* extra,
+                          const void* stream) {
+    return launch_request{handle_of(kernel), kernel_arguments::from_launch(params, extra), stream};
+  };
+  if (call.domain == api_domain::runtime) {
+    switch (call.cbid) {
+      case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+      case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000: {
+        const auto& p = *static_cast<const cuda_launch_kernel_params*>(call.params);
+        return request(p.kernel, p.args, nullptr, p.stream);
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+  switch (call.cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+      const auto& p = *static_cast<const cuLaunchKernel_params*>(call.params);
+      return request(p.f, p.kernelParams, p.extra, p.hStream);
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+      const auto& p = *static_cast<const cuLaunchKernelEx_params*>(call.params);
+      return request(p.f, p.kernelParams, p.extra, p.config ? p.config->hStream : nullptr);
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
+      const auto& p = *static_cast<const cuLaunchCooperativeKernel_params*>(call.params);
+      return request(p.f, p.kernelParams, nullptr, p.hStream);
+    }
+    default:
+      return std::nullopt;
+  }
+}
 
 void add_launch_handlers(api_tables& t) {
   t.runtime.add({CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,

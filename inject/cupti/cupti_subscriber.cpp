@@ -144,12 +144,15 @@ cupti_callback_counts cupti_subscriber::callbacks_received() const noexcept {
 
 void cupti_subscriber::on_callback(std::uint32_t domain, std::uint32_t cbid, const void* data) {
   if (domain < received_.size()) received_[domain].fetch_add(1, std::memory_order_relaxed);
-  if (!dispatcher_.active()) return;
   try {
     switch (domain) {
+      // Even while stopped: Note [Nesting is tracked while stopped].
       case CUPTI_CB_DOMAIN_RUNTIME_API:
       case CUPTI_CB_DOMAIN_DRIVER_API: on_api(domain, cbid, data); break;
-      case CUPTI_CB_DOMAIN_NVTX: on_nvtx(cbid, data); break;
+      case CUPTI_CB_DOMAIN_NVTX:
+        if (dispatcher_.active()) on_nvtx(cbid, data);
+        break;
+      // Kernel handles die with their module whether or not we model.
       case CUPTI_CB_DOMAIN_RESOURCE: on_resource(cbid); break;
       default: break;
     }

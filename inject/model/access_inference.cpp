@@ -70,26 +70,90 @@ void add_access(std::vector<access>& out, const access& a) {
   out.push_back(a);
 }
 
-void infer_accesses(std::span<const param_plan> plans, const kernel_arguments& args,
-                    const allocation_map& allocations, std::vector<access>& out) {
-  out.clear();
+std::optional<std::uint8_t> learned_modes::mode_of(word_ref w) const {
+  const auto it = modes_.find(w);
+  if (it == modes_.end()) return std::nullopt;
+  return it->second;
+}
+
+void learned_modes::learn(word_ref w, std::uint8_t mode_bits) { modes_[w] |= mode_bits; }
+
+namespace {
+
+// Calls f(word, value) for every 8-byte-aligned word of every non-scalar
+// parameter (Note [Kernel access inference]).
+template <class F>
+void for_each_word(std::span<const param_plan> plans, const kernel_arguments& args, F&& f) {
   if (args.empty()) return;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const param_plan& p = plans[i];
     if (p.kind == param_class::scalar) continue;
-    const access_mode mode =
-        p.kind == param_class::pointer_to_const ? access_mode::read : access_mode::read_write;
-    // The words of this parameter that are 8-byte aligned in the buffer.
     const std::uint32_t first = (8 - p.offset % 8) % 8;
     for (std::uint32_t at = first; at + 8 <= p.size; at += 8) {
       std::uint64_t word = 0;
       if (!args.read_word(i, p, at, word) || word == 0) continue;
-      const auto hit = allocations.find(word);
-      if (!hit) continue;
-      const std::uint64_t size = hit->block.size > hit->offset ? hit->block.size - hit->offset : 0;
-      add_access(out, access{byte_range{hit->block.id, hit->offset, size}, mode});
+      f(word_ref{static_cast<std::uint32_t>(i), at}, p, word);
     }
   }
+}
+
+}  // namespace
+
+std::vector<pointer_word> pointer_words(std::span<const param_plan> plans,
+                                        const kernel_arguments& args,
+                                        const allocation_map& allocations) {
+  std::vector<pointer_word> out;
+  for_each_word(plans, args, [&](word_ref w, const param_plan&, std::uint64_t value) {
+    if (const auto hit = allocations.find(value)) out.push_back({w, hit->block.id, hit->offset});
+  });
+  return out;
+}
+
+void learn_from_measurement(std::span<const pointer_word> words,
+                            std::span<const access> measured, learned_modes& into) {
+  std::vector<std::uint8_t> modes(words.size(), 0);
+  for (const auto& a : measured) {
+    // The word into the same allocation closest below the access, else the
+    // lowest one into it.
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      if (words[i].alloc != a.range.alloc) continue;
+      const bool below = words[i].offset <= a.range.offset;
+      if (!best) {
+        best = i;
+        continue;
+      }
+      const auto& b = words[*best];
+      const bool best_below = b.offset <= a.range.offset;
+      if ((below && (!best_below || words[i].offset > b.offset)) ||
+          (!below && !best_below && words[i].offset < b.offset)) {
+        best = i;
+      }
+    }
+    if (best) modes[*best] |= static_cast<std::uint8_t>(a.mode);
+  }
+  for (std::size_t i = 0; i < words.size(); ++i) into.learn(words[i].word, modes[i]);
+}
+
+void infer_accesses(std::span<const param_plan> plans, const kernel_arguments& args,
+                    const allocation_map& allocations, std::vector<access>& out,
+                    const learned_modes* learned) {
+  out.clear();
+  for_each_word(plans, args, [&](word_ref w, const param_plan& p, std::uint64_t value) {
+    access_mode mode =
+        p.kind == param_class::pointer_to_const ? access_mode::read : access_mode::read_write;
+    if (learned != nullptr) {
+      if (const auto bits = learned->mode_of(w)) {
+        if (*bits == 0) return;  // measured: this word's memory is not used
+        mode = static_cast<access_mode>(*bits);
+      }
+    }
+    const auto hit = allocations.find(value);
+    if (!hit) return;
+    const std::uint64_t size = hit->block.size > hit->offset ? hit->block.size - hit->offset : 0;
+    add_access(out, access{byte_range{hit->block.id, hit->offset, size}, mode,
+                           access_origin::inferred});
+  });
 }
 
 }  // namespace streamsan::injection

@@ -14,7 +14,10 @@
 // into a single access (lowest offset, union of modes).
 #pragma once
 
+#include <compare>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -71,9 +74,58 @@ class kernel_arguments {
   std::size_t buffer_size_ = 0;
 };
 
-// Appends the inferred accesses to `out` (cleared first).
+// Note [Learned access modes]
+// A measured launch (--precise, or a candidate being confirmed) shows what
+// each pointer word of the kernel's arguments really does: every measured
+// interval is attributed to the word that points into its allocation
+// closest below it (the slice it indexes from), and a word that no interval
+// is attributed to was not used. Later launches whose footprints are
+// inferred take the learned mode instead of the one from the parameter's
+// type: a weight read through a non-const pointer is a read, the buffer of a
+// struct that the kernel never touches is no access at all. Modes only grow
+// (a union over measured launches), so a kernel that touches a buffer on
+// some launches keeps it. What a kernel touches through pointers loaded from
+// memory is not attributed to a word and is seen only when measured.
+struct word_ref {
+  std::uint32_t param = 0;  // index into the plans
+  std::uint32_t at = 0;     // byte offset of the word in the parameter
+  friend auto operator<=>(const word_ref&, const word_ref&) = default;
+};
+
+class learned_modes {
+ public:
+  bool empty() const noexcept { return modes_.empty(); }
+  // The access_mode bits measured for the word (0: measured and unused);
+  // nullopt when no measurement covered it.
+  std::optional<std::uint8_t> mode_of(word_ref w) const;
+  void learn(word_ref w, std::uint8_t mode_bits);
+
+ private:
+  std::map<word_ref, std::uint8_t> modes_;
+};
+
+// A pointer word of one launch: which word, and where it pointed.
+struct pointer_word {
+  word_ref word;
+  alloc_id alloc{};
+  std::uint64_t offset = 0;  // into the allocation
+};
+
+// The words of `args` that point into tracked allocations.
+std::vector<pointer_word> pointer_words(std::span<const param_plan> plans,
+                                        const kernel_arguments& args,
+                                        const allocation_map& allocations);
+
+// Attributes a complete measured footprint to the launch's pointer words
+// (Note [Learned access modes]).
+void learn_from_measurement(std::span<const pointer_word> words,
+                            std::span<const access> measured, learned_modes& into);
+
+// Appends the inferred accesses to `out` (cleared first), origin inferred;
+// words with a learned mode take it (`learned` may be null).
 void infer_accesses(std::span<const param_plan> plans, const kernel_arguments& args,
-                    const allocation_map& allocations, std::vector<access>& out);
+                    const allocation_map& allocations, std::vector<access>& out,
+                    const learned_modes* learned = nullptr);
 
 // Adds an access to `out`, folding it into an existing access to the same
 // allocation (lowest offset, extent to the furthest end, union of modes).

@@ -30,7 +30,10 @@ std::size_t allocation_map::insert(const allocation& a) {
     it = live_.erase(it);
     ++retired;
   }
-  live_.emplace(a.base, a);
+  allocation entry = a;
+  entry.born = ++epoch_;
+  entry.died = ~std::uint64_t{0};
+  live_.emplace(entry.base, entry);
   return retired;
 }
 
@@ -55,7 +58,16 @@ std::optional<address_hit> allocation_map::find(std::uint64_t address) const {
   return address_hit{it->second, address - it->second.base, true};
 }
 
-void allocation_map::remember_freed(const allocation& a) {
+const allocation* allocation_map::find_at(std::uint64_t address, std::uint64_t epoch) const {
+  if (const auto* a = find_live(address); a != nullptr && a->born <= epoch) return a;
+  const auto it = containing(freed_, address);
+  if (it == freed_.end()) return nullptr;
+  const allocation& f = it->second;
+  return f.born <= epoch && epoch < f.died ? &f : nullptr;
+}
+
+void allocation_map::remember_freed(allocation a) {
+  a.died = ++epoch_;
   if (freed_capacity_ == 0) return;
   freed_[a.base] = a;
   freed_order_.emplace_back(a.base, a.id);

@@ -1,3 +1,11 @@
+// Note [Looking up the past]
+// A launch's measured footprint comes back after the launch (Note [Measured
+// footprints arrive late]), when the memory it touched may have been freed
+// and handed out again. Every insert and retirement advances the map's
+// epoch; an entry remembers the epochs of its life, and find_at(address,
+// epoch) answers with the allocation that held the address then: the live
+// one if it was already there, else one from the freed history that was.
+//
 // Address -> allocation resolution for the injection library: an interval map
 // of the live allocations plus a bounded history of freed ones, so that a
 // kernel argument that still points into freed memory is attributed to the
@@ -27,6 +35,10 @@ struct allocation {
   std::uint64_t size = 0;
   memory_kind kind = memory_kind::device;
   std::int32_t device = 0;
+  // The map's epochs (Note [Looking up the past]) at which it was inserted
+  // and retired; set by the map.
+  std::uint64_t born = 0;
+  std::uint64_t died = ~std::uint64_t{0};
 };
 
 struct address_hit {
@@ -55,17 +67,35 @@ class allocation_map {
   // The live allocation containing `address` only.
   const allocation* find_live(std::uint64_t address) const;
 
+  // The allocation that contained `address` at `epoch` (an earlier
+  // epoch()), live or freed since; nullptr when none (or when its entry has
+  // left the bounded freed history).
+  const allocation* find_at(std::uint64_t address, std::uint64_t epoch) const;
+  // The current epoch: advanced by every insert and retirement.
+  std::uint64_t epoch() const noexcept { return epoch_; }
+  // The live allocations overlapping [begin, end), in address order.
+  template <class F>
+  void for_each_live_overlapping(std::uint64_t begin, std::uint64_t end, F&& f) const {
+    auto it = live_.upper_bound(begin);
+    if (it != live_.begin()) --it;
+    for (; it != live_.end() && it->first < end; ++it) {
+      const allocation& a = it->second;
+      if (a.base + (a.size == 0 ? 1 : a.size) > begin) f(a);
+    }
+  }
+
   std::size_t live_count() const noexcept { return live_.size(); }
   std::size_t freed_count() const noexcept { return freed_order_.size(); }
 
  private:
-  void remember_freed(const allocation& a);
+  void remember_freed(allocation a);
 
   std::map<std::uint64_t, allocation> live_;  // by base
   // Freed ranges by base; a later free of the same range replaces the entry.
   std::map<std::uint64_t, allocation> freed_;
   std::deque<std::pair<std::uint64_t, alloc_id>> freed_order_;  // oldest first
   std::size_t freed_capacity_;
+  std::uint64_t epoch_ = 0;
 };
 
 }  // namespace streamsan::injection

@@ -1,6 +1,7 @@
 #include "inject/model/cuda_model.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace streamsan::injection {
 namespace {
@@ -33,12 +34,42 @@ graph_node_kind node_kind(raw_node_kind k) {
   return graph_node_kind::other;
 }
 
+// Note [Threads end in the log]
+void thread_exit_hook(void* model) {
+  try {
+    static_cast<cuda_model*>(model)->thread_exited();
+  } catch (...) {
+    // The thread ends either way; its state is then kept.
+  }
+}
+
 }  // namespace
 
-cuda_model::cuda_model(recorder& rec, driver_queries& driver) : rec_(rec), driver_(driver) {}
+cuda_model::cuda_model(recorder& rec, driver_queries& driver) : rec_(rec), driver_(driver) {
+  thread_key_created_ = pthread_key_create(&thread_key_, thread_exit_hook) == 0;
+}
+
+cuda_model::~cuda_model() {
+  if (thread_key_created_) pthread_key_delete(thread_key_);
+}
 
 void cuda_model::emit(const call_site& at, const record_body& body) {
+  if (thread_key_created_ && pthread_getspecific(thread_key_) == nullptr) {
+    pthread_setspecific(thread_key_, this);
+  }
   rec_.emit_with_stack(body, at.frames);
+}
+
+void cuda_model::thread_exited() {
+  std::lock_guard lock(mutex_);
+  const std::uint32_t thread = raw(rec_.current_thread());
+  auto it = per_thread_streams_.lower_bound({thread, std::numeric_limits<std::int32_t>::min()});
+  while (it != per_thread_streams_.end() && it->first.first == thread) {
+    annotations_.erase(raw(it->second));
+    capturing_.erase(raw(it->second));
+    it = per_thread_streams_.erase(it);
+  }
+  rec_.thread_exited();
 }
 
 // ---- streams ----
@@ -50,11 +81,17 @@ stream_id cuda_model::new_stream_locked(const call_site& at, std::int32_t device
   return id;
 }
 
-stream_id cuda_model::resolve_stream_locked(const call_site& at, stream_arg s) {
+cuda_model::stream_ref cuda_model::prepare(stream_arg s) {
   std::uintptr_t h = s.handle;
   if (h == 0) h = s.per_thread_default ? per_thread_stream_handle : legacy_stream_handle;
+  const bool default_stream = h == legacy_stream_handle || h == per_thread_stream_handle;
+  return stream_ref{h, default_stream ? driver_.current_device() : 0};
+}
+
+stream_id cuda_model::resolve_stream(model_lock& lock, const call_site& at, stream_ref s) {
+  const std::uintptr_t h = s.handle;
   if (h == legacy_stream_handle) {
-    const std::int32_t device = driver_.current_device();
+    const std::int32_t device = s.device;
     if (const auto it = legacy_streams_.find(device); it != legacy_streams_.end()) {
       return it->second;
     }
@@ -63,7 +100,7 @@ stream_id cuda_model::resolve_stream_locked(const call_site& at, stream_arg s) {
     return id;
   }
   if (h == per_thread_stream_handle) {
-    const std::int32_t device = driver_.current_device();
+    const std::int32_t device = s.device;
     const auto key = std::make_pair(raw(rec_.current_thread()), device);
     if (const auto it = per_thread_streams_.find(key); it != per_thread_streams_.end()) {
       return it->second;
@@ -74,9 +111,12 @@ stream_id cuda_model::resolve_stream_locked(const call_site& at, stream_arg s) {
   }
   if (const auto* e = streams_.find(h)) return e->id;
   // A stream made where we could not see it (inside a library, or before
-  // the callbacks were enabled): ask the driver what it is.
+  // the callbacks were enabled): ask the driver what it is, unlocked.
+  lock.unlock();
   const auto d = driver_.describe_stream(h);
-  const stream_description desc = d.value_or(stream_description{driver_.current_device(), 0, 0});
+  const stream_description desc = d ? *d : stream_description{driver_.current_device(), 0, 0};
+  lock.lock();
+  if (const auto* e = streams_.find(h)) return e->id;  // another thread was first
   const auto id = new_stream_locked(
       at, desc.device,
       (desc.flags & cuda_stream_non_blocking) ? stream_flavor::non_blocking
@@ -88,20 +128,21 @@ stream_id cuda_model::resolve_stream_locked(const call_site& at, stream_arg s) {
 
 void cuda_model::stream_created(const call_site& at, std::uintptr_t handle, unsigned flags,
                                 std::int32_t priority) {
+  const std::int32_t device = driver_.current_device();
   std::lock_guard lock(mutex_);
   const auto id = new_stream_locked(
-      at, driver_.current_device(),
+      at, device,
       (flags & cuda_stream_non_blocking) ? stream_flavor::non_blocking : stream_flavor::blocking,
       priority);
   streams_.create(handle, id);
 }
 
 void cuda_model::stream_destroyed(const call_site& at, std::uintptr_t handle) {
-  std::lock_guard lock(mutex_);
-  const auto* e = streams_.find(handle);
+  const stream_ref stream = prepare({handle, false});
+  model_lock lock(mutex_);
   // Destroying a destroyed stream is reported through the engine's
   // destroyed_stream_use, so the record goes out either way.
-  const stream_id id = e ? e->id : resolve_stream_locked(at, stream_arg{handle, false});
+  const stream_id id = resolve_stream(lock, at, stream);
   streams_.destroy(handle);
   annotations_.erase(raw(id));
   capturing_.erase(raw(id));
@@ -109,18 +150,21 @@ void cuda_model::stream_destroyed(const call_site& at, std::uintptr_t handle) {
 }
 
 void cuda_model::stream_synchronized(const call_site& at, stream_arg s) {
-  std::lock_guard lock(mutex_);
-  emit(at, stream_synchronize{resolve_stream_locked(at, s)});
+  const stream_ref stream = prepare(s);
+  model_lock lock(mutex_);
+  emit(at, stream_synchronize{resolve_stream(lock, at, stream)});
 }
 
 void cuda_model::stream_queried(const call_site& at, stream_arg s, bool complete) {
-  std::lock_guard lock(mutex_);
-  emit(at, stream_query{resolve_stream_locked(at, s), complete});
+  const stream_ref stream = prepare(s);
+  model_lock lock(mutex_);
+  emit(at, stream_query{resolve_stream(lock, at, stream), complete});
 }
 
 void cuda_model::device_synchronized(const call_site& at) {
+  const std::int32_t device = driver_.current_device();
   std::lock_guard lock(mutex_);
-  emit(at, device_synchronize{driver_.current_device()});
+  emit(at, device_synchronize{device});
 }
 
 // ---- events ----
@@ -149,15 +193,17 @@ void cuda_model::event_destroyed(const call_site& at, std::uintptr_t handle) {
 }
 
 void cuda_model::event_recorded(const call_site& at, std::uintptr_t event, stream_arg s) {
-  std::lock_guard lock(mutex_);
-  const auto e = resolve_event_locked(at, event);
-  emit(at, event_record{e, resolve_stream_locked(at, s)});
+  const stream_ref stream = prepare(s);
+  model_lock lock(mutex_);
+  const stream_id on = resolve_stream(lock, at, stream);
+  emit(at, event_record{resolve_event_locked(at, event), on});
 }
 
 void cuda_model::stream_waited_event(const call_site& at, stream_arg s, std::uintptr_t event) {
-  std::lock_guard lock(mutex_);
-  const auto e = resolve_event_locked(at, event);
-  emit(at, event_wait{e, resolve_stream_locked(at, s)});
+  const stream_ref stream = prepare(s);
+  model_lock lock(mutex_);
+  const stream_id on = resolve_stream(lock, at, stream);
+  emit(at, event_wait{resolve_event_locked(at, event), on});
 }
 
 void cuda_model::event_synchronized(const call_site& at, std::uintptr_t event) {
@@ -174,9 +220,10 @@ void cuda_model::event_queried(const call_site& at, std::uintptr_t event, bool c
 
 void cuda_model::allocated(const call_site& at, std::uint64_t address, std::uint64_t size,
                            memory_kind kind, std::optional<stream_arg> stream) {
-  std::lock_guard lock(mutex_);
   const std::int32_t device = driver_.current_device();
-  const stream_id s = stream ? resolve_stream_locked(at, *stream) : stream_id{};
+  const auto on = stream ? std::optional(prepare(*stream)) : std::nullopt;
+  model_lock lock(mutex_);
+  const stream_id s = on ? resolve_stream(lock, at, *on) : stream_id{};
   const alloc_id id = rec_.new_alloc_id();
   allocations_.insert(allocation{id, address, size, kind, device});
   alloc_record r;
@@ -191,48 +238,75 @@ void cuda_model::allocated(const call_site& at, std::uint64_t address, std::uint
 
 void cuda_model::freed(const call_site& at, std::uint64_t address, free_mode mode,
                        std::optional<stream_arg> stream) {
-  std::lock_guard lock(mutex_);
+  const auto on = stream ? std::optional(prepare(*stream)) : std::nullopt;
+  model_lock lock(mutex_);
   const auto a = allocations_.erase(address);
   if (!a) return;  // cudaFree(0), or memory we never saw allocated
-  const stream_id s = stream ? resolve_stream_locked(at, *stream) : stream_id{};
+  // The address is out of the map already: the driver hands it out again
+  // only once this free returns (Note [Frees and destroys on entry]).
+  const stream_id s = on ? resolve_stream(lock, at, *on) : stream_id{};
   emit(at, free_record{a->id, mode, s});
 }
 
-byte_range cuda_model::resolve_range_locked(const memory_region& r, memory_kind& kind) {
-  if (const auto hit = allocations_.find(r.address)) {
-    kind = hit->block.kind;
-    const std::uint64_t room = hit->block.size > hit->offset ? hit->block.size - hit->offset : 0;
-    return byte_range{hit->block.id, hit->offset, std::min(r.size, room)};
-  }
+std::optional<byte_range> cuda_model::tracked_range_locked(const memory_region& r,
+                                                           memory_kind& kind) const {
+  const auto hit = allocations_.find(r.address);
+  if (!hit) return std::nullopt;
+  kind = hit->block.kind;
+  const std::uint64_t room = hit->block.size > hit->offset ? hit->block.size - hit->offset : 0;
+  return byte_range{hit->block.id, hit->offset, std::min(r.size, room)};
+}
+
+byte_range cuda_model::resolve_range(model_lock& lock, const memory_region& r,
+                                     memory_kind& kind) {
+  if (const auto tracked = tracked_range_locked(r, kind)) return *tracked;
+  // Memory streamsan never saw allocated: the driver says what it is.
+  lock.unlock();
   kind = driver_.untracked_memory_kind(r.address, r.side);
+  lock.lock();
+  if (const auto tracked = tracked_range_locked(r, kind)) return *tracked;  // allocated meanwhile
   return byte_range{alloc_id{}, 0, r.size};
 }
 
 void cuda_model::copied(const call_site& at, stream_arg s, const memory_region& dst,
                         const memory_region& src, bool async) {
-  std::lock_guard lock(mutex_);
+  const stream_ref stream = prepare(s);
+  model_lock lock(mutex_);
   memcpy_record r;
-  r.stream = resolve_stream_locked(at, s);
-  r.dst = resolve_range_locked(dst, r.dst_kind);
-  r.src = resolve_range_locked(src, r.src_kind);
+  r.stream = resolve_stream(lock, at, stream);
+  r.dst = resolve_range(lock, dst, r.dst_kind);
+  r.src = resolve_range(lock, src, r.src_kind);
   r.async = async;
   emit(at, r);
 }
 
 void cuda_model::memset(const call_site& at, stream_arg s, const memory_region& dst,
                         bool async) {
-  std::lock_guard lock(mutex_);
+  const stream_ref stream = prepare(s);
+  model_lock lock(mutex_);
   memset_record r;
-  r.stream = resolve_stream_locked(at, s);
-  r.dst = resolve_range_locked(dst, r.dst_kind);
+  r.stream = resolve_stream(lock, at, stream);
+  r.dst = resolve_range(lock, dst, r.dst_kind);
   r.async = async;
   emit(at, r);
 }
 
 // ---- work ----
 
-const cuda_model::kernel_info& cuda_model::kernel_locked(std::uintptr_t kernel) {
+// Note [Kernel handles die with their module]
+void cuda_model::forget_unloaded_kernels_locked() {
+  const auto unloads = modules_unloaded_.load(std::memory_order_acquire);
+  if (unloads == kernels_unloads_seen_) return;
+  kernels_.clear();
+  kernels_unloads_seen_ = unloads;
+}
+
+const cuda_model::kernel_info& cuda_model::kernel_info_for(model_lock& lock, std::uintptr_t kernel,
+                                                           kernel_info& uncached) {
+  forget_unloaded_kernels_locked();
   if (const auto it = kernels_.find(kernel); it != kernels_.end()) return it->second;
+  const auto unloads = modules_unloaded_.load(std::memory_order_acquire);
+  lock.unlock();
   kernel_info info;
   if (const auto d = driver_.describe_kernel(kernel)) {
     const auto sig = parse_kernel_signature(d->mangled_name);
@@ -241,7 +315,14 @@ const cuda_model::kernel_info& cuda_model::kernel_locked(std::uintptr_t kernel) 
   } else {
     info.name = rec_.intern("<unknown kernel>");
   }
-  return kernels_.emplace(kernel, std::move(info)).first->second;
+  lock.lock();
+  forget_unloaded_kernels_locked();
+  if (modules_unloaded_.load(std::memory_order_acquire) != unloads) {
+    // A module went away while we asked: the answer is this call's only.
+    uncached = std::move(info);
+    return uncached;
+  }
+  return kernels_.try_emplace(kernel, std::move(info)).first->second;
 }
 
 bool cuda_model::take_annotation_locked(stream_id s, std::vector<access>& out) {
@@ -254,41 +335,49 @@ bool cuda_model::take_annotation_locked(stream_id s, std::vector<access>& out) {
 
 void cuda_model::kernel_launched(const call_site& at, stream_arg s, std::uintptr_t kernel,
                                  const kernel_arguments& args, std::string_view fallback_name) {
-  std::lock_guard lock(mutex_);
-  const stream_id stream = resolve_stream_locked(at, s);
-  // References into kernels_ stay valid across rehashing.
-  const kernel_info* info = kernel != 0 ? &kernel_locked(kernel) : nullptr;
+  const std::uint64_t measurement = take_expected_measured_launch();
+  const stream_ref on = prepare(s);
+  model_lock lock(mutex_);
+  const stream_id stream = resolve_stream(lock, at, on);
+  // Last to let go of the lock: `info` is valid while it is held.
+  kernel_info uncached;
+  const kernel_info* info = kernel != 0 ? &kernel_info_for(lock, kernel, uncached) : nullptr;
   const string_id name =
       info ? info->name
            : rec_.intern(fallback_name.empty() ? std::string_view("<unknown kernel>")
                                                : fallback_name);
   if (!take_annotation_locked(stream, scratch_)) {
     scratch_.clear();
-    if (info) infer_accesses(info->plans, args, allocations_, scratch_);
+    if (info) infer_accesses(info->plans, args, allocations_, scratch_, &info->learned);
+    await_measurement_locked(measurement, kernel, info, args);
   }
   emit(at, kernel_launch{stream, name, scratch_});
 }
 
 void cuda_model::host_function_launched(const call_site& at, stream_arg s, std::uintptr_t fn) {
-  std::lock_guard lock(mutex_);
-  const stream_id stream = resolve_stream_locked(at, s);
+  const stream_ref on = prepare(s);
+  const string_id name = rec_.intern(driver_.function_name(fn));
+  model_lock lock(mutex_);
+  const stream_id stream = resolve_stream(lock, at, on);
   if (!take_annotation_locked(stream, scratch_)) scratch_.clear();
-  emit(at, host_func{stream, rec_.intern(driver_.function_name(fn)), scratch_});
+  emit(at, host_func{stream, name, scratch_});
 }
 
 // ---- graphs ----
 
 void cuda_model::capture_began(const call_site& at, stream_arg s) {
-  std::lock_guard lock(mutex_);
-  const stream_id stream = resolve_stream_locked(at, s);
+  const stream_ref on = prepare(s);
+  model_lock lock(mutex_);
+  const stream_id stream = resolve_stream(lock, at, on);
   const graph_id g = rec_.new_graph_id();
   capturing_[raw(stream)] = g;
   emit(at, graph_capture_begin{stream, g});
 }
 
 void cuda_model::capture_ended(const call_site& at, stream_arg s, std::uintptr_t graph) {
-  std::lock_guard lock(mutex_);
-  const stream_id stream = resolve_stream_locked(at, s);
+  const stream_ref on = prepare(s);
+  model_lock lock(mutex_);
+  const stream_id stream = resolve_stream(lock, at, on);
   graph_id g{};
   if (const auto it = capturing_.find(raw(stream)); it != capturing_.end()) {
     g = it->second;
@@ -305,15 +394,23 @@ void cuda_model::graph_destroyed(std::uintptr_t graph) {
 
 void cuda_model::graph_instantiated(const call_site& at, std::uintptr_t exec,
                                     std::uintptr_t graph) {
-  std::lock_guard lock(mutex_);
   const auto described = driver_.describe_graph(graph);
   const graph_id id = rec_.new_graph_id();
-  graph_execs_.create(exec, id);
   if (!described) {
+    std::lock_guard lock(mutex_);
+    graph_execs_.create(exec, id);
     emit(at, unmodelled_call{rec_.intern("cudaGraphInstantiate (graph not readable)")});
     emit(at, graph_instantiate{id, {}, {}});
     return;
   }
+  // Names are asked before the lock is taken, like every driver answer.
+  std::vector<string_id> host_names(described->nodes.size());
+  for (std::size_t i = 0; i < described->nodes.size(); ++i) {
+    const raw_graph_node& n = described->nodes[i];
+    if (n.kind != raw_node_kind::host) continue;
+    host_names[i] = rec_.intern(driver_.function_name(n.host_fn));
+  }
+  model_lock lock(mutex_);
   // Each node's accesses live in one vector; spans are taken once all exist.
   std::vector<std::vector<access>> accesses(described->nodes.size());
   std::vector<graph_node> nodes(described->nodes.size());
@@ -323,15 +420,17 @@ void cuda_model::graph_instantiated(const call_site& at, std::uintptr_t exec,
     out.kind = node_kind(n.kind);
     switch (n.kind) {
       case raw_node_kind::kernel: {
-        const auto& info = kernel_locked(n.kernel);
+        // Used before anything else lets go of the lock.
+        kernel_info uncached;
+        const auto& info = kernel_info_for(lock, n.kernel, uncached);
         out.name = info.name;
-        infer_accesses(info.plans, n.args, allocations_, accesses[i]);
+        infer_accesses(info.plans, n.args, allocations_, accesses[i], &info.learned);
         break;
       }
       case raw_node_kind::memcpy: {
         memory_kind kind;
-        const byte_range d = resolve_range_locked(n.dst, kind);
-        const byte_range s = resolve_range_locked(n.src, kind);
+        const byte_range d = resolve_range(lock, n.dst, kind);
+        const byte_range s = resolve_range(lock, n.src, kind);
         if (!is_none(s.alloc)) add_access(accesses[i], access{s, access_mode::read});
         if (!is_none(d.alloc)) add_access(accesses[i], access{d, access_mode::write});
         out.name = rec_.intern("memcpy");
@@ -339,13 +438,13 @@ void cuda_model::graph_instantiated(const call_site& at, std::uintptr_t exec,
       }
       case raw_node_kind::memset: {
         memory_kind kind;
-        const byte_range d = resolve_range_locked(n.dst, kind);
+        const byte_range d = resolve_range(lock, n.dst, kind);
         if (!is_none(d.alloc)) accesses[i].push_back(access{d, access_mode::write});
         out.name = rec_.intern("memset");
         break;
       }
       case raw_node_kind::host:
-        out.name = rec_.intern(driver_.function_name(n.host_fn));
+        out.name = host_names[i];
         break;
       case raw_node_kind::empty:
       case raw_node_kind::event_record:
@@ -360,6 +459,7 @@ void cuda_model::graph_instantiated(const call_site& at, std::uintptr_t exec,
   std::vector<graph_edge> edges;
   edges.reserve(described->edges.size());
   for (const auto& [from, to] : described->edges) edges.push_back(graph_edge{from, to});
+  graph_execs_.create(exec, id);
   emit(at, graph_instantiate{id, nodes, edges});
 }
 
@@ -369,8 +469,9 @@ void cuda_model::graph_exec_destroyed(std::uintptr_t exec) {
 }
 
 void cuda_model::graph_launched(const call_site& at, std::uintptr_t exec, stream_arg s) {
-  std::lock_guard lock(mutex_);
-  const stream_id stream = resolve_stream_locked(at, s);
+  const stream_ref on = prepare(s);
+  model_lock lock(mutex_);
+  const stream_id stream = resolve_stream(lock, at, on);
   const auto* e = graph_execs_.find(exec);
   if (e == nullptr) {
     emit(at, unmodelled_call{rec_.intern("cudaGraphLaunch (graph instantiated unseen)")});
@@ -412,8 +513,9 @@ std::vector<access> cuda_model::resolve_annotation_locked(
 }
 
 void cuda_model::annotate_next_launch(stream_arg s, std::span<const annotated_range> ranges) {
-  std::lock_guard lock(mutex_);
-  const stream_id stream = resolve_stream_locked(call_site{}, s);
+  const stream_ref on = prepare(s);
+  model_lock lock(mutex_);
+  const stream_id stream = resolve_stream(lock, call_site{}, on);
   annotations_[raw(stream)] = resolve_annotation_locked(ranges);
 }
 
@@ -430,14 +532,20 @@ void cuda_model::unmodelled(const call_site& at, std::string_view api) {
   emit(at, unmodelled_call{rec_.intern(api)});
 }
 
-void cuda_model::modules_unloaded() {
-  std::lock_guard lock(mutex_);
-  kernels_.clear();
-}
+// Note [Kernel handles die with their module]: no lock, the driver may hold
+// its own while it reports the unload.
+void cuda_model::modules_unloaded() { modules_unloaded_.fetch_add(1, std::memory_order_acq_rel); }
 
 std::size_t cuda_model::live_allocations() const {
   std::lock_guard lock(mutex_);
   return allocations_.live_count();
+}
+
+model_footprint cuda_model::footprint() const {
+  std::lock_guard lock(mutex_);
+  return model_footprint{streams_.size(),          events_.size(),
+                         per_thread_streams_.size(), annotations_.size(),
+                         allocations_.live_count(), allocations_.freed_count()};
 }
 
 }  // namespace streamsan::injection

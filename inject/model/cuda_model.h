@@ -6,8 +6,48 @@
 // Thread-safe: one mutex serializes the model, so that a handle created on
 // one thread is known before another thread uses it, and the log order is the
 // order in which calls completed.
+//
+// Note [Threads end in the log]
+// A host thread that recorded through the model logs thread_exit when it
+// ends, so that the engine can retire its clock slot and its per-thread
+// default streams, and the model forgets the thread's per-thread default
+// streams: memory stays bounded by the threads alive, in thread pools that
+// come and go. The hook is a pthread key set at the thread's first record;
+// key destructors run after every thread_local destructor of the thread
+// (which may still call CUDA: a per-thread handle released at thread exit),
+// and never for the main thread when the process exits, which keeps
+// recording from static destructors and the report's atexit handler. A
+// record from a later key destructor (another library's) comes as from a
+// new thread, which logs its own thread_exit in the next round.
+//
+// Note [No driver calls under the model's lock]
+// The model asks the driver (driver_queries) for the current device, for
+// streams, kernels, graphs and untracked memory it did not see made. The
+// driver may hold locks of its own while it runs a callback (a context
+// destroy, a module unload, a call of another thread) that needs the model:
+// asking the driver with the model's lock held is a lock-order inversion
+// waiting to happen. So no query runs under the lock: what a call needs is
+// asked before the lock is taken where the call's arguments tell (the device
+// of a default stream, the graph, host function names), and a table miss
+// (an unknown stream, an uncached kernel, untracked memory) lets go of the
+// lock, asks and takes it again. Helpers that may let go (resolve_stream,
+// resolve_range, kernel_info_for) run before an operation reads or changes
+// anything else, or (kernel_info_for) last, and nothing points into the
+// model's tables across them; an id they returned can only have gone stale
+// meanwhile if another thread destroyed its object during this very call,
+// a race in the program.
+//
+// Note [Kernel handles die with their module]
+// A CUfunction or CUkernel may be handed out again once its module or
+// library is unloaded. The resource callbacks that say so run inside the
+// driver, so modules_unloaded() takes no lock: it counts the unload, and the
+// next call that needs a kernel description drops the cache first. A
+// description asked while an unload happened serves its own call only.
 #pragma once
 
+#include <pthread.h>
+
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -22,6 +62,8 @@
 #include "inject/model/allocation_map.h"
 #include "inject/model/driver_queries.h"
 #include "inject/model/handle_table.h"
+#include "inject/precise/footprint_decode.h"
+#include "inject/precise/footprint_resolver.h"
 #include "sanitizer/log/recorder.h"
 
 namespace streamsan::injection {
@@ -49,9 +91,22 @@ struct annotated_range {
   access_mode mode = access_mode::read_write;
 };
 
+// How much the model keeps (for tests and benchmarks of its memory bound).
+struct model_footprint {
+  std::size_t stream_handles = 0;  // live + tombstones
+  std::size_t event_handles = 0;
+  std::size_t per_thread_streams = 0;
+  std::size_t annotations = 0;
+  std::size_t live_allocations = 0;
+  std::size_t freed_allocations = 0;
+};
+
 class cuda_model {
  public:
   cuda_model(recorder& rec, driver_queries& driver);
+  // Threads that outlive the model no longer report their end to it; none
+  // may be using it.
+  ~cuda_model();
   cuda_model(const cuda_model&) = delete;
   cuda_model& operator=(const cuda_model&) = delete;
 
@@ -110,30 +165,93 @@ class cuda_model {
 
   // A call the model does not handle; counted and listed at exit.
   void unmodelled(const call_site& at, std::string_view api);
-  // Kernel handles may be recycled once their module is unloaded.
+  // Kernel handles may be recycled once their module is unloaded. Takes no
+  // lock: Note [Kernel handles die with their module].
   void modules_unloaded();
 
+  // The calling thread ends (Note [Threads end in the log]); its thread-exit
+  // hook calls this, tests may too.
+  void thread_exited();
+
   std::size_t live_allocations() const;
+  model_footprint footprint() const;
+
+  // ---- exact footprints (cuda_model_measurement.cpp) ----
+  // Note [Measured footprints arrive late]: the records of measured
+  // launches wait in `resolver` (the recorder's sink in front of the engine)
+  // until measured_launch_done(). Without a resolver nothing is measured.
+  void set_footprint_resolver(precise::footprint_resolver* resolver) noexcept;
+  // The next kernel_launched() on the calling thread is measured launch
+  // `id` (a launch_tracker id); cleared by that launch or by clear_...().
+  void expect_measured_launch(std::uint64_t id) noexcept;
+  void clear_expected_measured_launch() noexcept;
+  // A measured launch's footprint came back: its record takes the measured
+  // accesses, or keeps its inferred ones when the footprint is incomplete,
+  // and its kernel learns what its pointer words do (Note [Learned access
+  // modes]). An unknown id (the launch call failed) is ignored.
+  void measured_launch_done(std::uint64_t id, const precise::decoded_footprint& decoded);
+  // Slots (pages x access kinds) a measured launch of `kernel` with `args`
+  // may need: what its inferred footprint spans; 0 when unknown.
+  std::uint32_t estimate_footprint_slots(std::uintptr_t kernel, const kernel_arguments& args);
+  // The measured intervals as accesses of the allocations that held them at
+  // `epoch` (Note [Looking up the past]); memory streamsan does not track is
+  // left out.
+  static std::vector<access> measured_accesses(const precise::decoded_footprint& decoded,
+                                               const allocation_map& allocations,
+                                               std::uint64_t epoch);
 
  private:
   struct kernel_info {
     string_id name{};
     std::vector<param_plan> plans;
+    learned_modes learned;  // Note [Learned access modes]
+  };
+  // A measured launch whose footprint has not come back.
+  struct pending_measurement {
+    precise::footprint_resolver::token token = 0;
+    std::uintptr_t kernel = 0;
+    std::vector<pointer_word> words;
+    std::uint64_t epoch = 0;
+  };
+  // At kernel_launched(): registers the launch the calling thread expects to
+  // be measured, before its record is emitted.
+  void await_measurement_locked(std::uint64_t id, std::uintptr_t kernel,
+                                const kernel_info* info, const kernel_arguments& args);
+  static std::uint64_t take_expected_measured_launch() noexcept;
+  using model_lock = std::unique_lock<std::mutex>;
+  // A stream argument with the driver's answer it may need (the device of a
+  // default stream), asked before the lock: Note [No driver calls under the
+  // model's lock].
+  struct stream_ref {
+    std::uintptr_t handle = 0;  // 0 resolved to the legacy or per-thread handle
+    std::int32_t device = 0;    // a default stream's
   };
 
   void emit(const call_site& at, const record_body& body);
-  stream_id resolve_stream_locked(const call_site& at, stream_arg s);
+  stream_ref prepare(stream_arg s);
+  // These may let go of the lock and take it again (Note [No driver calls
+  // under the model's lock]).
+  stream_id resolve_stream(model_lock& lock, const call_site& at, stream_ref s);
+  byte_range resolve_range(model_lock& lock, const memory_region& r, memory_kind& kind);
+  // Valid while the lock is held; `uncached` holds an answer that may not
+  // be cached (Note [Kernel handles die with their module]).
+  const kernel_info& kernel_info_for(model_lock& lock, std::uintptr_t kernel,
+                                     kernel_info& uncached);
+  void forget_unloaded_kernels_locked();
+  std::optional<byte_range> tracked_range_locked(const memory_region& r, memory_kind& kind) const;
   stream_id new_stream_locked(const call_site& at, std::int32_t device, stream_flavor flavor,
                               std::int32_t priority);
   event_id resolve_event_locked(const call_site& at, std::uintptr_t handle);
-  const kernel_info& kernel_locked(std::uintptr_t kernel);
-  byte_range resolve_range_locked(const memory_region& r, memory_kind& kind);
   std::vector<access> resolve_annotation_locked(std::span<const annotated_range> ranges);
   bool take_annotation_locked(stream_id s, std::vector<access>& out);
 
   recorder& rec_;
   driver_queries& driver_;
   mutable std::mutex mutex_;
+  // Note [Threads end in the log]; thread_key_created_ false when the
+  // process ran out of keys (threads are then never retired).
+  pthread_key_t thread_key_{};
+  bool thread_key_created_ = false;
 
   handle_table<stream_id> streams_;
   handle_table<event_id> events_;
@@ -143,9 +261,13 @@ class cuda_model {
   std::map<std::pair<std::uint32_t, std::int32_t>, stream_id> per_thread_streams_;
   std::unordered_map<std::uint32_t, graph_id> capturing_;  // raw(stream_id) -> graph
   std::unordered_map<std::uintptr_t, kernel_info> kernels_;
+  std::atomic<std::uint64_t> modules_unloaded_{0};  // unloads counted, no lock
+  std::uint64_t kernels_unloads_seen_ = 0;          // when kernels_ was last dropped
   std::unordered_map<std::uint32_t, std::vector<access>> annotations_;  // raw(stream_id)
   allocation_map allocations_;
   std::vector<access> scratch_;
+  precise::footprint_resolver* resolver_ = nullptr;
+  std::unordered_map<std::uint64_t, pending_measurement> pending_measurements_;
 };
 
 }  // namespace streamsan::injection

@@ -8,12 +8,18 @@
 // recycled handle is a new object. destroy() leaves a tombstone so that a use
 // of the destroyed handle is still attributed to the destroyed object (the
 // engine reports destroyed_stream_use / destroyed_event_use) until the
-// driver hands the handle out again. No other state is keyed by handles.
+// driver hands the handle out again, or until `tombstone_capacity` objects
+// destroyed later pushed it out (oldest first): memory is bounded by the live
+// handles plus that many, however many objects a program makes. No other
+// state is keyed by handles.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 namespace streamsan::injection {
 
@@ -25,6 +31,9 @@ class handle_table {
     bool destroyed = false;
   };
 
+  explicit handle_table(std::size_t tombstone_capacity = 1024)
+      : tombstone_capacity_(tombstone_capacity) {}
+
   // Binds `handle` to `id` (a fresh id for a new object).
   void create(std::uintptr_t handle, Id id) { entries_[handle] = entry{id, false}; }
 
@@ -33,6 +42,8 @@ class handle_table {
     const auto it = entries_.find(handle);
     if (it == entries_.end() || it->second.destroyed) return std::nullopt;
     it->second.destroyed = true;
+    tombstones_.emplace_back(handle, it->second.id);
+    if (tombstones_.size() > tombstone_capacity_) forget_oldest_tombstone();
     return it->second.id;
   }
 
@@ -42,10 +53,21 @@ class handle_table {
     return it == entries_.end() ? nullptr : &it->second;
   }
 
+  // Handles known: the live ones and the tombstones.
   std::size_t size() const noexcept { return entries_.size(); }
 
  private:
+  void forget_oldest_tombstone() {
+    const auto [handle, id] = tombstones_.front();
+    tombstones_.pop_front();
+    // The handle may have been handed out again since (a live entry now).
+    const auto it = entries_.find(handle);
+    if (it != entries_.end() && it->second.destroyed && it->second.id == id) entries_.erase(it);
+  }
+
   std::unordered_map<std::uintptr_t, entry> entries_;
+  std::deque<std::pair<std::uintptr_t, Id>> tombstones_;  // oldest first
+  std::size_t tombstone_capacity_;
 };
 
 }  // namespace streamsan::injection

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "sanitizer/report/color.h"
 #include "sanitizer/report/report_format.h"
 
 namespace streamsan::injection {
@@ -28,7 +29,21 @@ class option_error : public std::runtime_error {
 inline constexpr std::string_view options_variable = "STREAMSAN_OPTIONS";
 inline constexpr std::string_view option_keys =
     "log_path, format, suppressions, print_limit, halt_on_error, record, stack_depth, "
-    "error_exitcode";
+    "error_exitcode, precise, capture, color, raw_stacks";
+
+// Which API the library takes CUDA calls from (Note [Two capture sources] in
+// docs/injection.md): the Compute Sanitizer API when it is installed (it can
+// measure footprints), else CUPTI; or one of them by name.
+enum class capture_source : std::uint8_t { automatic, cupti, sanitizer_api };
+
+inline std::string_view to_string(capture_source c) noexcept {
+  switch (c) {
+    case capture_source::automatic: return "auto";
+    case capture_source::cupti: return "cupti";
+    case capture_source::sanitizer_api: return "sanitizer";
+  }
+  return "auto";
+}
 
 struct sanitizer_options {
   // Where the report goes; empty = stderr. "%p" is replaced by the process id,
@@ -48,6 +63,15 @@ struct sanitizer_options {
   std::uint32_t stack_depth = 16;
   // The exit status of a run that found diagnostics; 0 keeps the program's.
   int error_exitcode = 66;
+  // Measure every kernel launch's footprint (Note [Which launches are
+  // measured]); needs the Compute Sanitizer API.
+  bool precise = false;
+  capture_source capture = capture_source::automatic;
+  // Colour in a text report on stderr (never in log_path files).
+  color_mode color = color_mode::automatic;
+  // Every recorded frame in stacks, nothing folded (Note [Stacks start at
+  // the user]).
+  bool raw_stacks = false;
 
   bool operator==(const sanitizer_options&) const = default;
 };
@@ -87,7 +111,8 @@ inline void set_option(sanitizer_options& o, std::string_view key, std::string_v
     if (const auto format = parse_report_format(value)) {
       o.format = *format;
     } else {
-      throw option_error("format=" + std::string(value) + ": expected text, json or sarif");
+      throw option_error("format=" + std::string(value) + ": expected " +
+                         std::string(report_format_names));
     }
   } else if (key == "suppressions") {
     o.suppressions = value;
@@ -101,6 +126,26 @@ inline void set_option(sanitizer_options& o, std::string_view key, std::string_v
     o.stack_depth = detail::parse_count(key, value, 64);
   } else if (key == "error_exitcode") {
     o.error_exitcode = static_cast<int>(detail::parse_count(key, value, 255));
+  } else if (key == "precise") {
+    o.precise = detail::parse_flag(key, value);
+  } else if (key == "color") {
+    if (const auto mode = parse_color_mode(value)) {
+      o.color = *mode;
+    } else {
+      throw option_error("color=" + std::string(value) + ": expected auto, always or never");
+    }
+  } else if (key == "raw_stacks") {
+    o.raw_stacks = detail::parse_flag(key, value);
+  } else if (key == "capture") {
+    if (value == "auto") {
+      o.capture = capture_source::automatic;
+    } else if (value == "cupti") {
+      o.capture = capture_source::cupti;
+    } else if (value == "sanitizer") {
+      o.capture = capture_source::sanitizer_api;
+    } else {
+      throw option_error("capture=" + std::string(value) + ": expected auto, cupti or sanitizer");
+    }
   } else {
     throw option_error("unknown option '" + std::string(key) + "' (known: " +
                        std::string(option_keys) + ")");
@@ -168,6 +213,11 @@ inline std::string to_string(const sanitizer_options& o) {
   add("record", o.record);
   add("stack_depth", std::to_string(o.stack_depth));
   add("error_exitcode", std::to_string(o.error_exitcode));
+  add("precise", o.precise ? "1" : "0");
+  add("capture", to_string(o.capture));
+  add("color", o.color == color_mode::always ? "always" : o.color == color_mode::never ? "never"
+                                                                                   : "auto");
+  add("raw_stacks", o.raw_stacks ? "1" : "0");
   return out;
 }
 

@@ -1,43 +1,23 @@
 #include "inject/session/session.h"
 
-#include <dlfcn.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <mutex>
 #include <string>
 
-#include "cli/exit_codes.h"
-#include "inject/stack/fast_unwinder.h"
 #include "inject/session/run_result.h"
+#include "inject/stack/fast_unwinder.h"
 #include "sanitizer/log/jsonl_dump.h"
 #include "sanitizer/report/report_format.h"
 #include "sanitizer/report/symbolizer.h"
 
 namespace streamsan::injection {
 namespace {
-
-std::atomic<session*> running{nullptr};
-std::once_flag start_once;
-
-[[noreturn]] void fail(const std::string& message, int status) {
-  std::fprintf(stderr, "streamsan: %s\n", message.c_str());
-  std::fflush(stderr);
-  std::_Exit(status);
-}
-
-sanitizer_options read_options() {
-  const char* text = std::getenv(std::string(options_variable).c_str());
-  if (text == nullptr) return {};
-  try {
-    return parse_options(text);
-  } catch (const option_error& e) {
-    fail(std::string(options_variable) + ": " + e.what(), exit_code::usage);
-  }
-}
 
 std::string expand_pid(std::string path) {
   const std::string pid = std::to_string(::getpid());
@@ -47,129 +27,159 @@ std::string expand_pid(std::string path) {
   return path;
 }
 
-// The file this library was loaded from, to hide its frames.
-std::string own_path() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<const void*>(&own_path), &info) != 0 && info.dli_fname) {
-    return info.dli_fname;
-  }
-  return "libstreamsan_inject.so";
-}
-
-// The modules whose frames reports do not show (see fast_unwinder.h); again
-// once the driver is loaded, if the session started before it.
-void hide_internal_modules() {
-  const std::string self = own_path();
-  const std::string_view internal[] = {"libcuda.so", "libcupti.so", "libcudart.so",
-                                       "libnvrtc", self};
-  set_internal_modules(internal);
-}
-
-void finish_at_exit() {
-  if (auto* s = session::current()) s->finish();
-}
+// Call-stack keys of the NVTX handlers (Note [Path cache]).
+enum nvtx_call : std::uint32_t { nvtx_push = 1, nvtx_pop = 2, nvtx_mark = 3, nvtx_other = 4 };
 
 }  // namespace
 
-session::session(sanitizer_options options)
-    : options_(std::move(options)),
-      recorder_(recorder_options{options_.stack_depth > 0, options_.stack_depth}),
-      model_(recorder_, driver_),
-      call_sites_(options_.stack_depth),
+// NVTX ranges and marks into the model, with the caller's stack.
+class session::nvtx_to_model final : public nvtx::listener {
+ public:
+  nvtx_to_model(cuda_model& model, call_site_source& sites) : model_(model), sites_(sites) {}
+  void range_pushed(std::string_view message) override {
+    model_.range_pushed(here(nvtx_push), message);
+  }
+  void range_popped() override { model_.range_popped(here(nvtx_pop)); }
+  void marked(std::string_view message) override { model_.marked(here(nvtx_mark), message); }
+  void unmodelled(std::string_view api) override { model_.unmodelled(here(nvtx_other), api); }
+
+ private:
+  call_site here(nvtx_call c) { return sites_.capture(path_key(path_domain::nvtx, c, 0, 0)); }
+  cuda_model& model_;
+  call_site_source& sites_;
+};
+
+session::session(session_config config, driver_queries& driver)
+    : config_(std::move(config)),
+      // A few frames more than shown: the report folds the CUDA runtime's
+      // and nvcc's stub frames into one line (Note [Stacks start at the user]).
+      recorder_(recorder_options{config_.options.stack_depth > 0,
+                                 std::min(config_.options.stack_depth + 8, 64u)}),
+      engine_(engine_options{.timeline_window = draws_timelines(config_.options.format)
+                                                    ? default_timeline_window
+                                                    : 0}),
+      model_(recorder_, driver),
+      call_sites_(config_.options.stack_depth == 0 ? 0 : std::min(config_.options.stack_depth + 8, 64u)),
       dispatcher_(model_, call_sites_),
       callbacks_(dispatcher_, model_, call_sites_) {
-  if (!options_.suppressions.empty()) {
+  const auto& options = config_.options;
+  if (!options.suppressions.empty()) {
     try {
-      suppressions_ = suppressions::load(options_.suppressions);
+      suppressions_ = suppressions::load(options.suppressions);
     } catch (const std::exception& e) {
-      fail(e.what(), exit_code::bad_input);
+      throw session_input_error(e.what());
     }
   }
   engine_.set_diagnostic_callback([this](const diagnostic& d) { on_diagnostic(d); });
-  recorder_.add_sink(engine_);
-  if (const char* debug = std::getenv("STREAMSAN_DEBUG"); debug && std::string_view(debug) == "2") {
+  recorder_.add_sink(resolver_);
+  resolver_.add_downstream(engine_);
+  model_.set_footprint_resolver(&resolver_);
+  nvtx_ = std::make_unique<nvtx_to_model>(model_, call_sites_);
+  if (config_.debug >= 2) {
     // Every record as a JSON line on stderr, for whoever works on streamsan.
     debug_dump_ = std::make_unique<jsonl_dumper>(std::cerr);
-    recorder_.add_sink(*debug_dump_);
+    resolver_.add_downstream(*debug_dump_);
   }
-  if (!options_.record.empty()) {
+  if (!options.record.empty()) {
     try {
-      trace_ = std::make_unique<trace_writer>(expand_pid(options_.record));
+      trace_ = std::make_unique<trace_writer>(expand_pid(options.record));
     } catch (const std::exception& e) {
-      fail(std::string("record=") + options_.record + ": " + e.what(), exit_code::bad_input);
+      throw session_input_error("record=" + options.record + ": " + e.what());
     }
-    recorder_.add_sink(*trace_);
+    resolver_.add_downstream(*trace_);
   }
-  hide_internal_modules();
 }
 
-void session::cuda_initialized() {
-  static std::once_flag once;
-  std::call_once(once, [this] {
-    try {
-      driver_.resolve();
-    } catch (const std::exception& e) {
-      fail(std::string("cannot start: ") + e.what(), exit_code::cannot_run);
+void session::subscribe() {
+  const auto& options = config_.options;
+  std::string why;
+  if (options.capture != capture_source::cupti) {
+    sanitizer_ = sanitizer_source::create(
+        dispatcher_, model_,
+        options.precise ? measurement_policy::every_launch : measurement_policy::on_demand, why);
+    if (sanitizer_) {
+      try {
+        sanitizer_->enable();
+        return;
+      } catch (const std::exception& e) {
+        why = e.what();
+        sanitizer_.reset();
+      }
     }
-    hide_internal_modules();
-    try {
-      callbacks_.enable();
-    } catch (const std::exception& e) {
-      fail(std::string("cannot subscribe to CUDA callbacks: ") + e.what(), exit_code::cannot_run);
+    if (options.capture == capture_source::sanitizer_api) {
+      throw std::runtime_error("capture=sanitizer: " + why);
     }
-  });
+    // Note [Two capture sources]: CUPTI sees the same calls but cannot
+    // measure, so footprints stay inferred and candidates unconfirmed.
+    if (!options.precise) why = why.substr(0, why.find('\n'));
+    std::fprintf(stderr,
+                 "streamsan: %s%s\nstreamsan: kernel footprints stay inferred (guessed from "
+                 "their arguments); possible races are listed but not confirmed\n",
+                 options.precise ? "--precise needs the Compute Sanitizer API: " : "",
+                 why.c_str());
+  }
+  callbacks_.enable();
 }
 
-void session::try_subscribe() noexcept {
-  // cuda_initialized() tries again and reports a failure then.
-  callbacks_.try_enable();
+int session::nvtx_initialized(const void* get_export_table) noexcept {
+  return nvtx::install_nvtx_injection(get_export_table, *nvtx_);
 }
 
-session& session::start() {
-  std::call_once(start_once, [] {
-    const auto options = read_options();
-    session* s = nullptr;
-    try {
-      s = new session(options);  // lives until the process ends
-    } catch (const std::exception& e) {
-      fail(std::string("cannot start: ") + e.what(), exit_code::cannot_run);
-    }
-    if (const char* result = std::getenv(std::string(result_file_variable).c_str())) {
-      append_result_line(result, started_line(::getpid()));
-    }
-    running.store(s, std::memory_order_release);
-    std::atexit(finish_at_exit);
-  });
-  return *running.load(std::memory_order_acquire);
+void session::settle_footprints() noexcept {
+  if (sanitizer_) sanitizer_->drain();
+  resolver_.release_all();
 }
 
-session* session::current() noexcept { return running.load(std::memory_order_acquire); }
+bool session::try_subscribe() noexcept { return callbacks_.try_enable(); }
 
-void session::on_diagnostic(const diagnostic&) {
-  if (!options_.halt_on_error) return;
-  // Called by the engine under the recorder's lock: print and leave without
-  // going through anything that records.
-  if (finished_.exchange(true)) return;
+bool session::suppressed(const diagnostic& d) const {
+  if (suppressions_.empty()) return false;
+  symbolizer symbols(engine_.tables(), symbol_source::log_then_this_process);
+  return suppressions_.match(d, symbols).has_value();
+}
+
+// A candidate (Note [Candidates and confirmed diagnostics]) is no report:
+// the kernels whose footprints were guessed are measured on their next
+// launches, and a measured conflict at the same call sites confirms it.
+void session::measure_candidate(const diagnostic& d) {
+  if (!sanitizer_) return;
+  for (const operation_ref* side : inferred_sides(d)) {
+    if (side->op != operation_kind::kernel) continue;
+    const std::string_view name = engine_.tables().string(side->name);
+    if (!name.empty()) sanitizer_->measure_kernel(name, candidate_measurements);
+  }
+}
+
+// Note [Reports at exit]: under the recorder's lock.
+void session::on_diagnostic(const diagnostic& d) {
+  if (is_candidate(d)) {
+    measure_candidate(d);
+    return;
+  }
+  if (!config_.options.halt_on_error || suppressed(d)) return;
   dispatcher_.stop();
   const auto kept = print_report();
+  close_trace();
   write_result(kept);
-  if (kept > 0) std::_Exit(options_.error_exitcode != 0 ? options_.error_exitcode : 1);
-  finished_.store(false);  // suppressed: keep going
-  dispatcher_.resume();
+  const int status = config_.options.error_exitcode;
+  std::_Exit(status != 0 ? status : 1);
 }
 
 std::uint64_t session::print_report() noexcept {
+  const auto& options = config_.options;
   try {
     symbolizer symbols(engine_.tables(), symbol_source::log_then_this_process);
     const auto filtered = apply_suppressions(engine_.diagnostics(), suppressions_, symbols);
     report_input input{filtered.kept, engine_.tables(), &engine_.unmodelled_calls(),
                        engine_.records_processed(), filtered.suppressed};
     report_options ro;
-    if (options_.print_limit != 0) ro.print_limit = options_.print_limit;
+    if (options.print_limit != 0) ro.print_limit = options.print_limit;
+    ro.stacks.raw = options.raw_stacks;
+    ro.stacks.depth = options.stack_depth;
     std::ofstream file;
     std::ostream* out = &std::cerr;
-    if (!options_.log_path.empty()) {
-      const std::string path = expand_pid(options_.log_path);
+    if (!options.log_path.empty()) {
+      const std::string path = expand_pid(options.log_path);
       file.open(path);
       if (!file) {
         std::cerr << "streamsan: cannot write the report to " << path
@@ -178,48 +188,51 @@ std::uint64_t session::print_report() noexcept {
         out = &file;
       }
     }
-    streamsan::print_report(*out, options_.format, input, symbols, ro);
+    ro.color = out == &std::cerr && use_color(options.color, STDERR_FILENO);
+    streamsan::print_report(*out, options.format, input, symbols, ro);
     out->flush();
-    return filtered.kept.size();
+    // Possible races (candidates) are listed, not counted.
+    return confirmed_count(filtered.kept);
   } catch (const std::exception& e) {
     std::cerr << "streamsan: printing the report failed: " << e.what() << '\n';
-    return engine_.diagnostics().size();
+    return confirmed_count(engine_.diagnostics());
   }
 }
 
-void session::write_result(std::uint64_t diagnostics) noexcept {
-  if (trace_) {
-    try {
-      trace_->close();
-    } catch (const std::exception& e) {
-      std::cerr << "streamsan: " << e.what() << '\n';
-    }
+void session::close_trace() noexcept {
+  if (!trace_) return;
+  try {
+    trace_->close();
+  } catch (const std::exception& e) {
+    std::cerr << "streamsan: " << e.what() << '\n';
   }
-  const char* result = std::getenv(std::string(result_file_variable).c_str());
-  if (result == nullptr) return;
+}
+
+void session::write_result(std::uint64_t diagnostics) const noexcept {
+  if (config_.result_file.empty()) return;
   std::uint64_t unmodelled = 0;
   for (const auto& [name, count] : engine_.unmodelled_calls()) unmodelled += count;
-  append_result_line(result, finished_line(process_result{::getpid(), dispatcher_.api_calls(),
-                                                          diagnostics, unmodelled}));
+  append_result_line(config_.result_file,
+                     finished_line(process_result{::getpid(), dispatcher_.api_calls(),
+                                                  diagnostics, unmodelled}));
 }
 
 // STREAMSAN_DEBUG=1: counters for whoever works on streamsan itself.
-static void print_debug_counters(const engine& eng, const api_dispatcher& dispatcher,
-                                 const cupti_subscriber& callbacks) {
-  const auto c = callbacks.callbacks_received();
+void session::print_debug_counters() const {
+  const auto c = callbacks_.callbacks_received();
   const auto u = current_thread_unwinder_stats();
-  const auto e = eng.statistics();
+  const auto e = engine_.statistics();
   std::fprintf(stderr,
                "streamsan: debug: callbacks runtime=%llu driver=%llu resource=%llu nvtx=%llu "
                "api_calls=%llu records=%llu accesses_checked=%llu "
                "untracked=%llu unknown_alloc=%llu implicit_streams=%llu ignored=%llu | "
                "unwinder (this thread): captures=%llu slow=%llu rules=%llu scans=%llu "
-               "path_hits=%llu path_misses=%llu\n",
+               "path_hits=%llu path_misses=%llu; threads with unwinder state: %zu\n",
                static_cast<unsigned long long>(c.runtime),
                static_cast<unsigned long long>(c.driver),
                static_cast<unsigned long long>(c.resource),
                static_cast<unsigned long long>(c.nvtx),
-               static_cast<unsigned long long>(dispatcher.api_calls()),
+               static_cast<unsigned long long>(dispatcher_.api_calls()),
                static_cast<unsigned long long>(e.records),
                static_cast<unsigned long long>(e.accesses_checked),
                static_cast<unsigned long long>(e.accesses_untracked),
@@ -231,16 +244,48 @@ static void print_debug_counters(const engine& eng, const api_dispatcher& dispat
                static_cast<unsigned long long>(u.rules_computed),
                static_cast<unsigned long long>(u.scans),
                static_cast<unsigned long long>(u.path_hits),
-               static_cast<unsigned long long>(u.path_misses));
+               static_cast<unsigned long long>(u.path_misses), live_unwinder_states());
+  if (!sanitizer_) return;
+  const auto m = sanitizer_->stats();
+  std::fprintf(stderr,
+               "streamsan: debug: sanitizer api_callbacks=%llu launches=%llu measured=%llu "
+               "incomplete=%llu failed=%llu waits=%llu slots=%llu read_back=%llu "
+               "modules_patched=%llu unpatched=%llu\n",
+               static_cast<unsigned long long>(m.api_callbacks),
+               static_cast<unsigned long long>(m.launches),
+               static_cast<unsigned long long>(m.measured),
+               static_cast<unsigned long long>(m.incomplete),
+               static_cast<unsigned long long>(m.failed),
+               static_cast<unsigned long long>(m.waits),
+               static_cast<unsigned long long>(m.pages),
+               static_cast<unsigned long long>(m.bytes_read_back),
+               static_cast<unsigned long long>(m.modules_patched),
+               static_cast<unsigned long long>(m.modules_unpatched));
 }
 
+// Note [Reports at exit]
 void session::finish() noexcept {
   if (finished_.exchange(true)) return;
   dispatcher_.stop();
-  if (const char* debug = std::getenv("STREAMSAN_DEBUG"); debug && *debug && *debug != '0') {
-    print_debug_counters(engine_, dispatcher_, callbacks_);
+  settle_footprints();
+  // Waits for a delivery in progress; none reaches the resolver afterwards,
+  // and what it still holds goes on to the engine, the trace and the dump.
+  recorder_.remove_sink(resolver_);
+  resolver_.release_all();
+  if (config_.debug >= 1) print_debug_counters();
+  // Said once: kernels of modules that could not be patched keep guessed
+  // footprints (never abort, never change the program).
+  if (sanitizer_) {
+    for (const auto& why : sanitizer_->patch_failures()) {
+      std::fprintf(stderr,
+                   "streamsan: a module could not be instrumented (%s): their footprints "
+                   "stay inferred\n",
+                   why.c_str());
+    }
   }
-  write_result(print_report());
+  const auto kept = print_report();
+  close_trace();
+  write_result(kept);
 }
 
 }  // namespace streamsan::injection

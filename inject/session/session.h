@@ -1,27 +1,43 @@
 // One sanitized process: the options, the recorder with its sinks (the live
 // engine, optionally a trace writer), the model, the dispatcher and its CUPTI
-// source, and
-// the report printed at exit.
+// source, and the report printed at exit. process_session.h makes the
+// process's one session; tests make their own over a fake driver and a fake
+// CUPTI.
 //
 // Note [Reports at exit]
-// The report is printed by an atexit handler that the session registers when
-// the driver initializes it (at cuInit, so after the CUDA runtime registered
-// its own teardown, which therefore runs later). The handler first stops the
+// The report is printed by an atexit handler that the process's session
+// registers when it starts (at cuInit, so after the CUDA runtime registered
+// its own teardown, which therefore runs later). finish() first stops the
 // callbacks, so that the runtime's teardown is not taken for the program's
-// doing, then applies suppressions, prints, closes the trace and appends the
-// "finished" line of Note [The result file]. halt_on_error does the same from
-// the diagnostic callback and ends the process with error_exitcode.
+// doing. Callbacks already past that point on other threads may still be
+// delivering a record; finish() takes the engine, the trace writer and the
+// debug dump off the recorder, which waits for the delivery in progress (the
+// recorder's lock) and makes it the last one they see. Only then does it
+// read the engine's diagnostics, print, close the trace and append the
+// "finished" line of Note [The result file]. Records made later (a thread
+// still running while the process exits) reach no sink.
+//
+// halt_on_error: the engine calls on_diagnostic() during a delivery, under
+// the recorder's lock, so nothing else is delivered meanwhile. A suppressed
+// diagnostic changes nothing; any other one is printed with the report so
+// far, the result is written and the process ends with error_exitcode. A
+// finish() on another thread waits on the recorder's lock meanwhile, and
+// never runs: the report is printed once.
 #pragma once
 
 #include <atomic>
 #include <memory>
-#include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "inject/capture/call_sites.h"
 #include "inject/capture/dispatcher.h"
 #include "inject/cupti/cupti_subscriber.h"
-#include "inject/driver/cuda_driver_queries.h"
 #include "inject/model/cuda_model.h"
+#include "inject/model/driver_queries.h"
+#include "inject/nvtx/nvtx_injection.h"
+#include "inject/precise/footprint_resolver.h"
+#include "inject/sanitizer_api/sanitizer_source.h"
 #include "inject/session/options.h"
 #include "sanitizer/engine/engine.h"
 #include "sanitizer/log/recorder.h"
@@ -30,52 +46,83 @@
 
 namespace streamsan::injection {
 
+// What a session is told by its environment.
+struct session_config {
+  sanitizer_options options;
+  // STREAMSAN_RESULT_FILE (Note [The result file]); empty: none.
+  std::string result_file;
+  // STREAMSAN_DEBUG: 1 prints counters at exit, 2 also every record.
+  int debug = 0;
+};
+
+// A file the options name (suppressions, record) cannot be used; what()
+// names it and says why.
+class session_input_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class session {
  public:
-  // Starts the process's session once (later calls return it). On bad
-  // options it prints why and ends the process: running unsanitized while
-  // the user believes otherwise would be worse.
-  static session& start();
-  // The running session, or nullptr before start().
-  static session* current() noexcept;
-
-  // The driver is loaded (InitializeInjection, from cuInit): resolve its
-  // entry points, hide its frames and subscribe to the callbacks. Ends the
-  // process if it cannot.
-  void cuda_initialized();
-  // NVTX initialized first (InitializeInjectionNvtx2): subscribe now if
-  // CUPTI allows it before cuInit, else cuda_initialized() will.
-  void try_subscribe() noexcept;
-
-  cuda_model& model() noexcept { return model_; }
-  // The calling thread's stack (outside callbacks: annotations).
-  call_site capture_call_site() noexcept { return call_sites_.capture(0); }
-  const sanitizer_options& options() const noexcept { return options_; }
-
-  // Prints the report and records the result; idempotent.
-  void finish() noexcept;
-
+  // Throws session_input_error for unusable files the options name.
+  session(session_config config, driver_queries& driver);
   session(const session&) = delete;
   session& operator=(const session&) = delete;
 
+  // Subscribes the capture source the options and the machine allow (Note
+  // [Two capture sources] in docs/injection.md): the Compute Sanitizer API,
+  // else CUPTI (Note [Enabling once]). Throws std::runtime_error with the
+  // reason.
+  void subscribe();
+  // subscribe() unless another thread is subscribing; false when not done.
+  bool try_subscribe() noexcept;
+
+  cuda_model& model() noexcept { return model_; }
+  // The recorder every record goes through (tests add sinks to it).
+  recorder& log() noexcept { return recorder_; }
+  // The calling thread's stack (outside callbacks: annotations).
+  call_site capture_call_site() noexcept { return call_sites_.capture(0); }
+  const sanitizer_options& options() const noexcept { return config_.options; }
+
+  // NVTX initialized (InitializeInjectionNvtx2, at the program's first NVTX
+  // call, maybe before cuInit): our own NVTX handlers take the ranges (Note
+  // [NVTX without CUPTI]). Returns NVTX's success value.
+  int nvtx_initialized(const void* get_export_table) noexcept;
+
+  // Prints the report and records the result, once (Note [Reports at exit]).
+  void finish() noexcept;
+
  private:
-  explicit session(sanitizer_options options);
   void on_diagnostic(const diagnostic& d);
+  void measure_candidate(const diagnostic& d);
+  // Launches of a candidate's kernel measured to confirm or refute it.
+  static constexpr unsigned candidate_measurements = 4;
+  // Reads back every measured launch and releases the log (at exit).
+  void settle_footprints() noexcept;
+  class nvtx_to_model;
+  bool suppressed(const diagnostic& d) const;
   // Returns the number of diagnostics left after suppressions.
   std::uint64_t print_report() noexcept;
-  void write_result(std::uint64_t diagnostics) noexcept;
+  void print_debug_counters() const;
+  void close_trace() noexcept;
+  void write_result(std::uint64_t diagnostics) const noexcept;
 
-  sanitizer_options options_;
+  session_config config_;
   suppressions suppressions_;
   recorder recorder_;
   engine engine_;
+  // Between the recorder and every consumer: holds the log behind a launch
+  // whose measured footprint is not back (Note [Measured footprints arrive
+  // late]).
+  precise::footprint_resolver resolver_;
   std::unique_ptr<trace_writer> trace_;
   std::unique_ptr<record_sink> debug_dump_;  // STREAMSAN_DEBUG=2
-  cuda_driver_queries driver_;
   cuda_model model_;
   unwinder_call_sites call_sites_;
   api_dispatcher dispatcher_;
   cupti_subscriber callbacks_;
+  std::unique_ptr<sanitizer_source> sanitizer_;  // when the Sanitizer API is the source
+  std::unique_ptr<nvtx::listener> nvtx_;
   std::atomic<bool> finished_{false};
 };
 

@@ -32,10 +32,19 @@ struct address_range {
   std::uint64_t end = 0;
 };
 
-std::mutex modules_mutex;
-std::vector<std::string> internal_name_parts;
-std::shared_ptr<const std::vector<address_range>> internal_ranges =
-    std::make_shared<std::vector<address_range>>();
+// Never destroyed: captures may run after this library's static destructors
+// (a program's static destructor that calls CUDA, Note [Per-thread state
+// outlives the thread's thread_locals]).
+struct module_config {
+  std::mutex mutex;
+  std::vector<std::string> name_parts;  // under mutex
+  std::shared_ptr<const std::vector<address_range>> ranges =  // under mutex
+      std::make_shared<std::vector<address_range>>();
+};
+module_config& modules() {
+  static module_config* config = new module_config;
+  return *config;
+}
 std::atomic<bool> hide_static_cudart{true};
 std::atomic<std::uint64_t> modules_generation{1};
 
@@ -43,7 +52,7 @@ int collect_ranges(dl_phdr_info* info, std::size_t, void* data) {
   auto* out = static_cast<std::vector<address_range>*>(data);
   const std::string_view name = info->dlpi_name ? info->dlpi_name : "";
   bool internal = false;
-  for (const auto& part : internal_name_parts) {
+  for (const auto& part : modules().name_parts) {
     if (!name.empty() && name.find(part) != std::string_view::npos) internal = true;
   }
   if (!internal) return 0;
@@ -484,8 +493,8 @@ struct thread_state {
   void refresh_modules() {
     const auto g = modules_generation.load(std::memory_order_acquire);
     if (g == generation) return;
-    std::lock_guard lock(modules_mutex);
-    ranges = internal_ranges;
+    std::lock_guard lock(modules().mutex);
+    ranges = modules().ranges;
     generation = modules_generation.load(std::memory_order_relaxed);
     std::fill(table.get(), table.get() + slots, entry{});
     used = 0;
@@ -521,10 +530,52 @@ struct thread_state {
   }
 };
 
+// Note [Per-thread state outlives the thread's thread_locals]
+// glibc's exit() destroys the main thread's thread_locals first and runs the
+// atexit handlers and static destructors afterwards; a program's static
+// whose destructor frees device memory makes a CUDA call then, which is
+// captured like any other. A thread's state is therefore not a thread_local
+// object: it is allocated at the thread's first capture and found through a
+// thread_local pointer, which has no destructor. A pthread key owns it and
+// frees it when the thread ends: key destructors run after every
+// thread_local destructor of the thread (which may still call CUDA), and
+// never for the main thread when the process exits, whose state lives until
+// the very end. A capture from a later key destructor (another library's)
+// makes a new state, freed in the next round of key destructors. So memory
+// is one state per live thread that captured (about 134 KiB, docs/injection.md).
+std::atomic<std::size_t> live_states{0};
+thread_local thread_state* current_state = nullptr;
+
+void free_thread_state(void* state) {
+  delete static_cast<thread_state*>(state);
+  current_state = nullptr;
+  live_states.fetch_sub(1, std::memory_order_relaxed);
+}
+
+struct owner_key {
+  pthread_key_t key{};
+  bool created = false;  // false: keys ran out, states leak at thread exit
+};
+
+const owner_key& state_key() {
+  static const owner_key key = [] {
+    owner_key k;
+    k.created = pthread_key_create(&k.key, free_thread_state) == 0;
+    return k;
+  }();
+  return key;
+}
+
 thread_state& this_thread() {
-  thread_local thread_state state;
-  state.refresh_modules();
-  return state;
+  thread_state* state = current_state;
+  if (state == nullptr) [[unlikely]] {
+    state = new thread_state;
+    live_states.fetch_add(1, std::memory_order_relaxed);
+    if (const auto& key = state_key(); key.created) pthread_setspecific(key.key, state);
+    current_state = state;
+  }
+  state->refresh_modules();
+  return *state;
 }
 
 // Note [Stack scanning]: the first application return address above `from`.
@@ -567,11 +618,12 @@ _Unwind_Reason_Code slow_step(_Unwind_Context* ctx, void* arg) {
 }  // namespace
 
 void set_internal_modules(std::span<const std::string_view> name_parts) {
-  std::lock_guard lock(modules_mutex);
-  internal_name_parts.assign(name_parts.begin(), name_parts.end());
+  auto& config = modules();
+  std::lock_guard lock(config.mutex);
+  config.name_parts.assign(name_parts.begin(), name_parts.end());
   auto ranges = std::make_shared<std::vector<address_range>>();
   dl_iterate_phdr(collect_ranges, ranges.get());
-  internal_ranges = std::move(ranges);
+  config.ranges = std::move(ranges);
   modules_generation.fetch_add(1, std::memory_order_release);
 }
 
@@ -691,5 +743,7 @@ __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out
 }
 
 unwinder_stats current_thread_unwinder_stats() noexcept { return this_thread().stats; }
+
+std::size_t live_unwinder_states() noexcept { return live_states.load(std::memory_order_relaxed); }
 
 }  // namespace streamsan::injection

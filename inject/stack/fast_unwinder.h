@@ -81,4 +81,8 @@ std::size_t capture_stack_slow(std::span<std::uint64_t> out) noexcept;
 // This thread's counters.
 unwinder_stats current_thread_unwinder_stats() noexcept;
 
+// Threads whose unwinder state is allocated: those that captured and have
+// not ended (the main thread's state lives until the process ends).
+std::size_t live_unwinder_states() noexcept;
+
 }  // namespace streamsan::injection

@@ -13,6 +13,7 @@
 #include "sanitizer/engine/engine.h"
 #include "sanitizer/log/recorder.h"
 #include "sanitizer/log/trace_writer.h"
+#include "sanitizer/report/report_input.h"
 #include "sanitizer/report/symbolizer.h"
 
 namespace streamsan::rt {
@@ -37,6 +38,7 @@ class sanitizer_sinks final : public record_sink {
   void print(const diagnostic& d);
 
   const bool print_;
+  report_options report_;
   mutable std::mutex mutex_;
   std::unique_ptr<engine> engine_;
   std::unique_ptr<symbolizer> symbols_;  // over engine_->tables(); live, so this process too

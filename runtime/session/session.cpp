@@ -9,6 +9,7 @@
 
 #include "runtime/allocator/caching_allocator_impl.h"
 #include "runtime/session/sanitizer_sinks.h"
+#include "sanitizer/report/report_input.h"
 
 namespace streamsan::rt {
 namespace {
@@ -55,16 +56,17 @@ void stop_locked() noexcept {
 // Note [Reports change the exit status]
 // A sanitizer that prints a report and lets the process exit 0 is easy to
 // miss in CI. Like ThreadSanitizer (exitcode=66), a sanitizing session that
-// reported anything ends the process with options.exit_code_on_report once
-// the summary is printed; _Exit skips the remaining atexit handlers, which
-// is what TSan does too. Explicit shutdown() calls (tests, the harness)
+// reported anything (candidates do not count) ends the process with
+// options.exit_code_on_report once the summary is printed; _Exit skips the
+// remaining atexit handlers, which is what TSan does too. Explicit shutdown() calls (tests, the harness)
 // never exit.
 void finish_at_exit() noexcept {
   int status = 0;
   {
     std::lock_guard lock(lifecycle_mutex);
     if (running && running->sinks && running->options.sanitize &&
-        running->options.exit_code_on_report != 0 && !running->sinks->diagnostics().empty()) {
+        running->options.exit_code_on_report != 0 &&
+        confirmed_count(running->sinks->diagnostics()) > 0) {
       status = running->options.exit_code_on_report;
     }
     stop_locked();
@@ -106,7 +108,9 @@ session::session(const runtime_options& opts, std::uint64_t n)
     : options(opts),
       number(n),
       device(make_backend(opts.backend, opts.sim)),
-      log(recorder_options{.capture_stacks = opts.capture_stacks}) {
+      // Room for the runtime's own frames, which reports fold, above the
+      // program's.
+      log(recorder_options{.capture_stacks = opts.capture_stacks, .stack_depth = 24}) {
   device_count = device->device_count();
   legacy.assign(static_cast<std::size_t>(device_count), stream_id{});
   join_events.assign(static_cast<std::size_t>(device_count), std::nullopt);
@@ -336,8 +340,13 @@ void session::forbid_device_sync_during_capture(int d, const describe& what) {
 void session::add_capture_node(stream_state& s, graph_node_kind kind, std::string_view name,
                                std::span<const access> accesses) {
   auto* capture = capture_of(s);
+  // The node's stack is the capturing call's (Note [Stacks start at the
+  // user] folds the runtime's own frames), so a graph-node race shows where
+  // each node came from rather than the instantiation.
+  const stack_id stack = logging() ? log.capture_stack() : stack_id{};
   capture->add_node(s.id, capture_node{kind, std::string(name),
-                                       std::vector<access>(accesses.begin(), accesses.end())});
+                                       std::vector<access>(accesses.begin(), accesses.end()),
+                                       stack});
 }
 
 event_handle session::join_event(int d) {

@@ -119,6 +119,7 @@ struct capture_node {
   graph_node_kind kind = graph_node_kind::kernel;
   std::string name;
   std::vector<access> accesses;
+  stack_id stack{};  // the capturing call, for graph_node::stack
 };
 
 using runtime_capture = capture_builder<stream_id, event_id, capture_node>;
@@ -167,10 +168,13 @@ class session {
   recorder log;
   bool logging() const noexcept { return logging_.load(std::memory_order_relaxed); }
   void set_logging(bool on) noexcept { logging_.store(on, std::memory_order_relaxed); }
-  // Emits `body`, attributing it to the API function's caller.
+  // Emits `body` with the whole stack of the call: reports fold the
+  // runtime's own frames into one line naming the call ("launch of
+  // fill<<<…>>> from main at app.cpp:12", Note [Stacks start at the user]
+  // in sanitizer/report/frame_kind.h), whatever the compiler inlined.
   void emit(const record_body& body) {
     note_recording_thread(number);
-    log.emit(body, 2);
+    log.emit(body);
   }
   string_id intern(std::string_view text) { return log.intern(text); }
 

@@ -10,7 +10,7 @@ namespace {
 using segment = access_history::segment;
 
 bool same_state(const segment& a, const segment& b) noexcept {
-  return a.write == b.write && a.reads == b.reads;
+  return a.write == b.write && a.reads == b.reads && a.atomics == b.atomics;
 }
 
 }  // namespace
@@ -51,8 +51,9 @@ void access_history::apply_general(std::uint64_t begin, std::uint64_t end,
                                    std::size_t first) {
   // Segments [first, last) overlap [begin, end). They are replaced by the
   // pieces built in scratch_: the untouched prefix of the first, the
-  // accessed range (split at old boundaries for reads, one piece for a
-  // write), gaps that had no history, and the untouched suffix of the last.
+  // accessed range (split at old boundaries for reads and atomics, one
+  // piece for a write), gaps that had no history, and the untouched suffix
+  // of the last.
   std::size_t last = first;
   while (last < segments_.size() && segments_[last].begin < end) ++last;
   const bool is_write = writes(entry.mode);
@@ -67,21 +68,17 @@ void access_history::apply_general(std::uint64_t begin, std::uint64_t end,
     }
   };
   const auto fresh = [&](std::uint64_t b, std::uint64_t e) {
-    segment s{b, e, access_entry{}, {}};
-    if (is_write) {
-      s.write = entry;
-    } else {
-      s.reads.push_back(entry);
-    }
+    segment s{b, e, access_entry{}, {}, {}};
+    record(s, entry, entry.mode, clock.view());
     return s;
   };
 
   std::optional<segment> suffix;
   if (first < last) {
     const segment& head = segments_[first];
-    if (head.begin < begin) emit(segment{head.begin, begin, head.write, head.reads});
+    if (head.begin < begin) emit(segment{head.begin, begin, head.write, head.reads, head.atomics});
     const segment& tail = segments_[last - 1];
-    if (tail.end > end) suffix = segment{end, tail.end, tail.write, tail.reads};
+    if (tail.end > end) suffix = segment{end, tail.end, tail.write, tail.reads, tail.atomics};
   }
 
   std::uint64_t pos = begin;
@@ -89,11 +86,11 @@ void access_history::apply_general(std::uint64_t begin, std::uint64_t end,
     const segment& old = segments_[i];
     const std::uint64_t b = std::max(old.begin, begin);
     const std::uint64_t e = std::min(old.end, end);
-    check(old, b, e, is_write, clock.view(), conflicts, first_conflict);
+    check(old, b, e, entry.mode, clock.view(), conflicts, first_conflict);
     if (is_write) continue;  // one piece for the whole range, below
     if (b > pos) emit(fresh(pos, b));
-    segment piece{b, e, old.write, old.reads};
-    record_read(piece, entry, clock.view());
+    segment piece{b, e, old.write, old.reads, old.atomics};
+    record(piece, entry, entry.mode, clock.view());
     emit(std::move(piece));
     pos = e;
   }
@@ -128,8 +125,8 @@ void access_history::find_unordered(std::uint64_t begin, std::uint64_t end,
   auto it = std::partition_point(segments_.begin(), segments_.end(),
                                  [&](const segment& s) { return s.end <= begin; });
   for (; it != segments_.end() && it->begin < end; ++it) {
-    check(*it, std::max(it->begin, begin), std::min(it->end, end), true, clock.view(),
-                  conflicts, first_conflict);
+    check(*it, std::max(it->begin, begin), std::min(it->end, end), access_mode::write,
+          clock.view(), conflicts, first_conflict);
   }
 }
 
@@ -144,9 +141,17 @@ std::size_t access_history::read_count() const noexcept {
   return n;
 }
 
+std::size_t access_history::atomic_count() const noexcept {
+  std::size_t n = 0;
+  for (const auto& s : segments_) n += s.atomics.size();
+  return n;
+}
+
 std::size_t access_history::bytes_held() const noexcept {
   std::size_t bytes = (segments_.capacity() + scratch_.capacity()) * sizeof(segment);
-  for (const auto& s : segments_) bytes += s.reads.capacity() * sizeof(access_entry);
+  for (const auto& s : segments_) {
+    bytes += (s.reads.capacity() + s.atomics.capacity()) * sizeof(access_entry);
+  }
   return bytes;
 }
 

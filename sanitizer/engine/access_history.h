@@ -1,18 +1,18 @@
 // What happened to the bytes of one root allocation: for every byte range,
-// the last write and the reads since it.
+// the last plain write, and the reads and the atomics since it.
 //
 // Note [Byte-exact shadow segments]
 // ThreadSanitizer keeps a few shadow cells per 8 application bytes. Device
 // buffers are large and are accessed a whole tensor (or a tile) at a time, so
 // the history here is a sorted vector of non-overlapping byte segments
-// [begin, end), each with one state: the last write and the reads since it.
-// An access that covers part of a segment splits it, so conflicts are byte
-// exact: two streams writing disjoint halves of one buffer never conflict,
-// and a partial overlap conflicts on exactly the overlapping bytes. After a
-// write, the whole written range has one state again and becomes a single
-// segment (adjacent segments with equal state are merged), so the number of
-// segments is bounded by the distinct boundaries live accesses use, not by
-// the length of the log.
+// [begin, end), each with one state: the last write, the reads since it and
+// the atomics since it. An access that covers part of a segment splits it,
+// so conflicts are byte exact: two streams writing disjoint halves of one
+// buffer never conflict, and a partial overlap conflicts on exactly the
+// overlapping bytes. After a write, the whole written range has one state
+// again and becomes a single segment (adjacent segments with equal state are
+// merged), so the number of segments is bounded by the distinct boundaries
+// live accesses use, not by the length of the log.
 //
 // Note [Bounded read sets]
 // A read drops every earlier read that happens before it (TSan does the same
@@ -20,6 +20,23 @@
 // races with it also races with the new read or is ordered after both. All
 // reads of one context are ordered, so a segment holds at most one read per
 // context, and a write clears the set.
+//
+// Note [Atomic access sets]
+// Two atomics never race with each other; an atomic races with a plain read
+// or write of the same bytes (Note [Atomics are their own access kind],
+// sanitizer/log/record.h). So an atomic does not replace the last write nor
+// clear the reads: it joins a third set, the atomics since the last write,
+// bounded exactly as the reads are (an atomic drops the earlier atomics it is
+// ordered after), and cleared by a plain write. A mode with several bits is
+// recorded in every place one of its bits belongs: a write in the write slot
+// (whatever else it does, it conflicts with everything), a read+atomic in
+// both sets. Checking compares the current mode with each unordered stored
+// entry through conflicts(): the write slot always; the reads unless the
+// current access only reads; the atomics unless it is only atomic. An entry
+// skipped that way (a read+atomic in the read set, seen by a plain read) is
+// also in the other set, or was dropped there for an atomic ordered after
+// it, which then conflicts instead. Each (hazard, previous access) is
+// reported once per apply, even when the entry sits in two sets.
 #pragma once
 
 #include <cstddef>
@@ -48,6 +65,7 @@ struct access_entry {
   std::uint32_t graph_node = 0;
   operation_kind op = operation_kind::kernel;
   access_mode mode = access_mode::read;
+  access_origin origin = access_origin::exact;
 
   friend bool operator==(const access_entry&, const access_entry&) = default;
 };
@@ -62,7 +80,7 @@ struct history_conflict {
 
 class access_history {
  public:
-  // Checks the access [begin, end) with `mode` by the context whose clock is
+  // Checks the access [begin, end) with `entry.mode` by the context whose clock is
   // `clock` against the history, appends the conflicts to `conflicts` (one
   // per previous access and hazard, with the hull of the bytes in conflict),
   // and records the access.
@@ -82,7 +100,7 @@ class access_history {
   }
 
   // Appends every access to [begin, end) that `clock` does not cover, as if
-  // a write at `clock` happened (a free: Note [Frees check like writes]).
+  // a plain write at `clock` happened (a free: Note [Frees check like writes]).
   void find_unordered(std::uint64_t begin, std::uint64_t end, const vector_clock& clock,
                       std::vector<history_conflict>& conflicts) const;
 
@@ -93,71 +111,117 @@ class access_history {
     std::uint64_t end = 0;
     access_entry write;  // write.when.is_none(): never written
     std::vector<access_entry> reads;
+    std::vector<access_entry> atomics;  // Note [Atomic access sets]
   };
   const std::vector<segment>& segments() const noexcept { return segments_; }
-  // Visits every stored access: each segment's last write (possibly none)
-  // and its reads. The sweep of Note [Retiring context slots] relies on it
-  // seeing every epoch the history holds.
+  // Visits every stored access: each segment's last write (possibly none),
+  // its reads and its atomics. The sweep of Note [Retiring context slots]
+  // relies on it seeing every epoch the history holds.
   template <class F>
   void for_each_entry(F&& f) const {
     for (const auto& s : segments_) {
       f(s.write);
       for (const auto& r : s.reads) f(r);
+      for (const auto& a : s.atomics) f(a);
     }
   }
   std::size_t read_count() const noexcept;
+  std::size_t atomic_count() const noexcept;
   std::size_t bytes_held() const noexcept;
 
  private:
-  // One segment exactly covered by the access: check, then record.
-  [[gnu::always_inline]] static void apply_exact(segment& s, const access_entry& entry, clock_view clock,
+  // One segment exactly covered by the access: check, then record. Plain
+  // reads and writes, nearly every access, get their own copy with the mode
+  // folded in. Always inlined: it is the launch path's innermost step.
+  [[gnu::always_inline]] static void apply_exact(segment& s, const access_entry& entry,
+                                                 clock_view clock,
                           std::vector<history_conflict>& conflicts) {
-    if (writes(entry.mode)) {
-      check(s, s.begin, s.end, true, clock, conflicts, conflicts.size());
+    switch (entry.mode) {
+      case access_mode::read:
+        apply_exact_as(access_mode::read, s, entry, clock, conflicts);
+        return;
+      case access_mode::write:
+        apply_exact_as(access_mode::write, s, entry, clock, conflicts);
+        return;
+      case access_mode::read_write:
+      case access_mode::atomic:
+      case access_mode::read_atomic:
+      case access_mode::write_atomic:
+      case access_mode::read_write_atomic:
+        apply_exact_as(entry.mode, s, entry, clock, conflicts);
+        return;
+    }
+  }
+
+  [[gnu::always_inline]] static void apply_exact_as(access_mode mode, segment& s,
+                                                    const access_entry& entry, clock_view clock,
+                                                    std::vector<history_conflict>& conflicts) {
+    check(s, s.begin, s.end, mode, clock, conflicts, conflicts.size());
+    record(s, entry, mode, clock);
+  }
+
+  // Note [Atomic access sets]: every unordered stored access whose mode
+  // conflicts with `mode`. Only accesses the current context is not ordered
+  // after count.
+  [[gnu::always_inline]] static void check(const segment& s, std::uint64_t begin,
+                                           std::uint64_t end, access_mode mode, clock_view clock,
+                                           std::vector<history_conflict>& out, std::size_t first) {
+    if (!clock.covers(s.write.when) && !s.write.when.is_none()) [[unlikely]] {
+      check_entry(s.write, begin, end, mode, out, first);
+    }
+    if (writes(mode) || is_atomic(mode)) {
+      for (const auto& r : s.reads) {
+        if (!clock.covers(r.when)) [[unlikely]] check_entry(r, begin, end, mode, out, first);
+      }
+    }
+    if (writes(mode) || reads(mode)) {
+      for (const auto& a : s.atomics) {
+        if (!clock.covers(a.when)) [[unlikely]] check_entry(a, begin, end, mode, out, first);
+      }
+    }
+  }
+
+  static void check_entry(const access_entry& previous, std::uint64_t begin, std::uint64_t end,
+                          access_mode mode, std::vector<history_conflict>& out,
+                          std::size_t first) {
+    if (conflicts(mode, previous.mode)) {
+      note_conflict(out, first, hazard_between(mode, previous.mode), previous, begin, end);
+    }
+  }
+
+  // A write replaces the segment's state; a read and an atomic join their
+  // sets (a read+atomic both). `mode` is entry.mode.
+  [[gnu::always_inline]] static void record(segment& s, const access_entry& entry,
+                                            access_mode mode, clock_view clock) {
+    if (writes(mode)) {
       s.write = entry;
       s.reads.clear();
-    } else {
-      check(s, s.begin, s.end, false, clock, conflicts, conflicts.size());
-      record_read(s, entry, clock);
+      s.atomics.clear();
+      return;
     }
+    if (reads(mode)) record_bounded(s.reads, entry, clock);
+    if (is_atomic(mode)) record_bounded(s.atomics, entry, clock);
   }
 
-  // A read conflicts with the last write (RAW); a write with the last write
-  // (WAW) and with every read since (WAR). Only accesses the current context
-  // is not ordered after count.
-  static void check(const segment& s, std::uint64_t begin, std::uint64_t end, bool is_write,
-                    clock_view clock, std::vector<history_conflict>& out, std::size_t first) {
-    if (!clock.covers(s.write.when) && !s.write.when.is_none()) [[unlikely]] {
-      note_conflict(out, first,
-                    is_write ? hazard::write_after_write : hazard::read_after_write, s.write,
-                    begin, end);
-    }
-    if (!is_write) return;
-    for (const auto& r : s.reads) {
-      if (!clock.covers(r.when)) [[unlikely]] {
-        note_conflict(out, first, hazard::write_after_read, r, begin, end);
-      }
-    }
-  }
-
-  // Note [Bounded read sets]. The new read takes the place of the first read
-  // it is ordered after; further such reads are swapped out with the last
-  // one (the order of a read set carries no meaning).
-  static void record_read(segment& s, const access_entry& entry, clock_view clock) {
-    auto& reads = s.reads;
+  // Note [Bounded read sets], for reads and atomics alike. The new access
+  // takes the place of the first one it is ordered after; further such
+  // accesses are swapped out with the last one (the order of a set carries
+  // no meaning).
+  static void record_bounded(std::vector<access_entry>& set, const access_entry& entry,
+                             clock_view clock) {
     bool placed = false;
-    for (std::size_t i = 0; i < reads.size();) {
-      if (!clock.covers(reads[i].when)) {
+    for (std::size_t i = 0; i < set.size();) {
+      if (!clock.covers(set[i].when)) {
         ++i;
       } else if (!placed) {
-        reads[i++] = entry;
+        set[i++] = entry;
         placed = true;
       } else {
-        if (i + 1 != reads.size()) reads[i] = reads.back();
-        reads.pop_back();
+        if (i + 1 != set.size()) set[i] = set.back();
+        set.pop_back();
       }
     }
-    if (!placed) reads.push_back(entry);
+    if (!placed) set.push_back(entry);
   }
 
   // One conflict per (hazard, previous access) within one apply call; its

@@ -43,12 +43,18 @@ void engine_impl::on(const record_header& h, const thread_exit&) {
     if (s != nullptr && !s->destroyed) retire_stream(*s);
   }
   last_thread_ = nullptr;
+  forget_context(t->context->slot, nullptr);
   contexts_.exit_thread(h.thread);
   sweep_dead_contexts();
 }
 
 void engine_impl::retire_stream(stream_state& s) {
-  contexts_.destroy_stream(s);
+  if (s.context == nullptr) {
+    contexts_.destroy_stream(s);
+  } else {
+    const context_slot slot = s.context->slot;
+    forget_context(slot, contexts_.destroy_stream(s));
+  }
   dead_streams_.push_back(s.id);
   while (dead_streams_.size() > options_.remembered_destroyed_streams) {
     if (stream_state* old = contexts_.find_stream(dead_streams_.front())) {
@@ -56,6 +62,18 @@ void engine_impl::retire_stream(stream_state& s) {
       contexts_.forget_stream(dead_streams_.front());
     }
     dead_streams_.pop_front();
+  }
+}
+
+void engine_impl::forget_context(context_slot slot, const execution_context* heir) {
+  near_.forget(slot);
+  if (!window_) return;
+  // A destroyed stream's floor stands for it in later joins (rule 1), so in
+  // the window its lane takes over the stream's last operation.
+  if (heir != nullptr) {
+    window_->hand_over_lane(slot, heir->slot);
+  } else {
+    window_->forget_lane(slot);
   }
 }
 

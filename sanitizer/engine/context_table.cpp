@@ -228,9 +228,9 @@ execution_context& context_table::floor_for(device_state& d, stream_flavor flavo
   return **floor;
 }
 
-void context_table::destroy_stream(stream_state& s) {
+const execution_context* context_table::destroy_stream(stream_state& s) {
   s.destroyed = true;
-  if (s.context == nullptr) return;
+  if (s.context == nullptr) return nullptr;
   execution_context& c = *s.context;
   device_state& d = *s.device;
   const auto drop = [&](context_list& list) { std::erase(list, &c); };
@@ -238,9 +238,11 @@ void context_table::destroy_stream(stream_state& s) {
   drop(d.blocking);
   drop(d.legacy);
   // Rule 1: S-STREAM-9, its pending work still completes and still counts.
-  join(floor_for(d, s.flavor), c);
+  execution_context& floor = floor_for(d, s.flavor);
+  join(floor, c);
   s.context = nullptr;
   kill(c);
+  return &floor;
 }
 
 device_state* context_table::find_device(std::int32_t device) noexcept {

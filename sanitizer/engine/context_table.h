@@ -184,8 +184,9 @@ class context_table {
   stream_state& create_stream(stream_id id, std::int32_t device, stream_flavor flavor,
                               execution_context& creator);
   // The stream is destroyed: its context dies, its clock joins its device's
-  // floor. The stream_state stays (destroyed) until forget_stream.
-  void destroy_stream(stream_state& s);
+  // floor, which is returned (nullptr if it was destroyed before). The
+  // stream_state stays (destroyed) until forget_stream.
+  const execution_context* destroy_stream(stream_state& s);
   void forget_stream(stream_id id) noexcept { streams_.erase(id); }
 
   device_state* find_device(std::int32_t device) noexcept;

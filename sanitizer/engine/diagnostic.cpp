@@ -71,6 +71,80 @@ std::string_view to_string(access_mode mode) noexcept {
     case access_mode::read: return "read";
     case access_mode::write: return "write";
     case access_mode::read_write: return "read-write";
+    case access_mode::atomic: return "atomic";
+    case access_mode::read_atomic: return "read+atomic";
+    case access_mode::write_atomic: return "write+atomic";
+    case access_mode::read_write_atomic: return "read-write+atomic";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(access_origin origin) noexcept {
+  switch (origin) {
+    case access_origin::exact: return "exact";
+    case access_origin::measured: return "measured";
+    case access_origin::inferred: return "inferred";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(diagnostic_certainty certainty) noexcept {
+  switch (certainty) {
+    case diagnostic_certainty::confirmed: return "confirmed";
+    case diagnostic_certainty::candidate: return "candidate";
+  }
+  return "unknown";
+}
+
+std::vector<const operation_ref*> inferred_sides(const diagnostic& d) {
+  std::vector<const operation_ref*> sides;
+  if (d.current.origin == access_origin::inferred) sides.push_back(&d.current);
+  if (d.previous && d.previous->origin == access_origin::inferred) sides.push_back(&*d.previous);
+  return sides;
+}
+
+std::vector<byte_interval> conflict_ranges(const diagnostic& d) {
+  if (!d.ranges.empty()) return d.ranges;
+  if (d.overlap_size == 0) return {};
+  return {byte_interval{d.overlap_offset, d.overlap_size}};
+}
+
+std::uint64_t conflict_range_count(const diagnostic& d) noexcept {
+  if (d.range_count != 0) return d.range_count;
+  if (!d.ranges.empty()) return d.ranges.size();
+  return d.overlap_size == 0 ? 0 : 1;
+}
+
+std::uint64_t conflict_byte_count(const diagnostic& d) noexcept {
+  if (d.conflict_bytes != 0) return d.conflict_bytes;
+  if (d.ranges.empty()) return d.overlap_size;
+  std::uint64_t bytes = 0;
+  for (const auto& r : d.ranges) bytes += r.size;
+  return bytes;
+}
+
+std::string_view to_string(cause_kind kind) noexcept {
+  switch (kind) {
+    case cause_kind::unrecorded_event: return "unrecorded-event";
+    case cause_kind::synchronized_other_stream: return "synchronized-other-stream";
+    case cause_kind::waited_other_stream: return "waited-other-stream";
+    case cause_kind::query_not_ready: return "query-not-ready";
+    case cause_kind::event_recorded_before_producer: return "event-recorded-before-producer";
+    case cause_kind::host_function_on_other_stream: return "host-function-on-other-stream";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(timeline_edge_kind kind) noexcept {
+  switch (kind) {
+    case timeline_edge_kind::issue: return "issue";
+    case timeline_edge_kind::event: return "event";
+    case timeline_edge_kind::stream_sync: return "stream-sync";
+    case timeline_edge_kind::wait_stream: return "wait-stream";
+    case timeline_edge_kind::device_sync: return "device-sync";
+    case timeline_edge_kind::default_stream: return "default-stream";
+    case timeline_edge_kind::copy_return: return "copy-return";
+    case timeline_edge_kind::graph_dependency: return "graph-dependency";
   }
   return "unknown";
 }

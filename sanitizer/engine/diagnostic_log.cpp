@@ -26,6 +26,12 @@ diagnostic_log::key diagnostic_log::key_of(const diagnostic& d) noexcept {
   return k;
 }
 
+diagnostic_log::key diagnostic_log::sites_of(const diagnostic& d) noexcept {
+  key k = key_of(d);
+  k.hazard_kind = hazard::none;
+  return k;
+}
+
 std::size_t diagnostic_log::key_hash::operator()(const key& k) const noexcept {
   std::uint64_t h = 0x9e3779b97f4a7c15ull;
   const auto mix = [&h](std::uint64_t v) {
@@ -40,21 +46,6 @@ std::size_t diagnostic_log::key_hash::operator()(const key& k) const noexcept {
   mix((std::uint64_t{raw(k.alloc)} << 32) | raw(k.event));
   mix(raw(k.stream));
   return static_cast<std::size_t>(h);
-}
-
-bool diagnostic_log::add(const diagnostic& d) {
-  if (deduplicate_) {
-    const auto [it, inserted] = index_.try_emplace(key_of(d), diagnostics_.size());
-    if (!inserted) {
-      ++diagnostics_[it->second].count;
-      ++duplicates_;
-      return false;
-    }
-  }
-  diagnostics_.push_back(d);
-  diagnostics_.back().count = 1;
-  if (callback_) callback_(diagnostics_.back());
-  return true;
 }
 
 }  // namespace streamsan

@@ -45,11 +45,16 @@ engine_impl::engine_impl(engine_options options)
     : diagnostics_(options.deduplicate),
       options_(options),
       contexts_(options.context_sweep_batch),
-      allocations_(options.remembered_dead_objects) {}
+      allocations_(options.remembered_dead_objects) {
+  if (options.timeline_window > 0) {
+    window_ = std::make_unique<operation_window>(options.timeline_window, options.timeline_ops);
+  }
+}
 
 void engine_impl::on_record(const record& r) {
   ++stats_.records;
   std::visit([&](const auto& body) { on(r.header, body); }, r.body);
+  if (!pending_.empty()) [[unlikely]] report_pending();
 }
 
 engine_statistics engine_impl::statistics() const {
@@ -67,9 +72,17 @@ engine_statistics engine_impl::statistics() const {
     if (a.root != &a) return;
     s.history_segments += a.history.segments().size();
     s.history_reads += a.history.read_count();
+    s.history_atomics += a.history.atomic_count();
     s.history_bytes += a.history.bytes_held();
   });
   events_.for_each([&](event_id, const event_state& e) { s.clock_bytes += e.snapshot.bytes_held(); });
+  s.report_bytes = near_.bytes_held() + (window_ ? window_->bytes_held() : 0);
+  for (const diagnostic& d : diagnostics_.all()) {
+    if (d.timeline) {
+      s.report_bytes += d.timeline->ops.capacity() * sizeof(timeline_op) +
+                        d.timeline->edges.capacity() * sizeof(timeline_edge);
+    }
+  }
   return s;
 }
 

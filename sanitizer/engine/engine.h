@@ -46,7 +46,17 @@ struct engine_options {
   // have died (Note [Retiring context slots]). 0: never reuse slots (every
   // clock then grows with every stream and thread ever seen; for testing).
   std::uint32_t context_sweep_batch = 64;
+  // Note [Race timelines]: how many recent operations the engine keeps for
+  // race pictures (0: none, the default; the HTML and Chrome-trace reports
+  // ask for it), how many of them one race's timeline shows, and for how
+  // many races a timeline is kept (later ones get none).
+  std::uint32_t timeline_window = 0;
+  std::uint32_t timeline_ops = 40;
+  std::uint32_t timeline_races = 64;
 };
+
+// A window that suits the HTML and Chrome-trace reports.
+inline constexpr std::uint32_t default_timeline_window = 512;
 
 // Counters for what the engine saw but did not turn into diagnostics, and
 // for the memory it holds. Cheap to read (walks the live allocations).
@@ -63,6 +73,7 @@ struct engine_statistics {
   std::uint64_t unknown_frees = 0;          // free of an id never allocated
   std::uint64_t ignored_records = 0;        // duplicate creates, bad graph edges, ...
   std::uint64_t duplicate_diagnostics = 0;  // folded into an earlier entry
+  std::uint64_t confirmed_candidates = 0;   // candidates a measured conflict confirmed
   // Memory held.
   std::uint64_t contexts = 0;               // live streams + host threads
   std::uint64_t dead_contexts = 0;          // dead, slot still named by stored accesses
@@ -73,8 +84,10 @@ struct engine_statistics {
   std::uint64_t remembered_allocations = 0; // freed, kept for use-after-free
   std::uint64_t history_segments = 0;
   std::uint64_t history_reads = 0;
+  std::uint64_t history_atomics = 0;
   std::uint64_t history_bytes = 0;          // segments + read sets, by capacity
   std::uint64_t clock_bytes = 0;            // vector clocks of contexts and events
+  std::uint64_t report_bytes = 0;           // near-miss calls, timeline window and timelines
 };
 
 class engine_impl;
@@ -90,12 +103,16 @@ class engine final : public record_sink {
 
   void on_record(const record& r) override;  // feed every record, in log order
 
-  // Called once per NEW diagnostic (after dedup) when it is found: live
-  // printing. The reference is valid only during the call.
+  // Called once per NEW diagnostic (after dedup) when it is found, and once
+  // more when a candidate becomes confirmed (Note [Deduplication]): live
+  // printing prints what is_candidate() says is not a candidate, and the
+  // capture side measures the kernels inferred_sides() names of what is.
+  // The reference is valid only during the call.
   void set_diagnostic_callback(std::function<void(const diagnostic&)> callback);
 
   // Deduplicated (same kind + same pair of call sites => one entry, count++),
-  // in the order found.
+  // in the order found; candidates and confirmed diagnostics alike
+  // (diagnostic::certainty).
   const std::vector<diagnostic>& diagnostics() const noexcept;
 
   // Strings, stacks and frame symbols seen, plus the NVTX range paths the

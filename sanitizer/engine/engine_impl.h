@@ -5,12 +5,14 @@
 //   context_retirement.cpp  stream destroy, thread exit, reuse of their slots
 //   memory_rules.cpp        allocations, frees, accesses, launches, copies
 //   graph_rules.cpp         stream capture, graph instantiation and launch
-//   engine_reports.cpp      turning conflicts into diagnostics
+//   engine_reports.cpp      turning conflicts into diagnostics, their causes
+//   engine_timeline.cpp     the operation window for race timelines
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,7 +24,9 @@
 #include "sanitizer/engine/diagnostic_log.h"
 #include "sanitizer/engine/engine.h"
 #include "sanitizer/engine/id_table.h"
+#include "sanitizer/engine/near_misses.h"
 #include "sanitizer/engine/nvtx_paths.h"
+#include "sanitizer/engine/operation_window.h"
 #include "sanitizer/log/log_tables.h"
 #include "sanitizer/log/record.h"
 
@@ -39,17 +43,54 @@ struct event_state {
   bool recorded_in_capture = false;  // its last record was captured
   graph_id capture_graph{};
   std::uint32_t flags = event_flag_none;
+  record_site last_record;      // for causes (Note [Causes])
+  std::uint64_t record_op = 0;  // the record in the operation window
 };
 
 struct stored_graph_node {
   graph_node_kind kind = graph_node_kind::kernel;
   string_id name{};
   std::vector<access> accesses;
+  stack_id stack{};  // where it was added or captured
 };
 
 struct stored_graph {
   std::vector<stored_graph_node> nodes;
 };
+
+// A diagnostic found while one record is applied, not yet in the log
+// (Note [One diagnostic per pair of operations]): a conflict from an access
+// history, a use after free or before allocation.
+struct pending_diagnostic {
+  diagnostic d;
+  // The two accesses (for the cause and timeline of a new report, and, with
+  // d's operation fields, who they are) and the window's operation then.
+  access_entry current;
+  access_entry previous;
+  std::uint64_t window_op = 0;
+  // Conflicts from an access history: later conflicts of the same pair of
+  // accesses merge into this one.
+  bool merges = false;
+  // Conflicts: the offset of d.allocation in its root, and the conflicting
+  // bytes in root coordinates (unsorted, possibly overlapping). The first
+  // piece is kept inline: most conflicts have one, and the report path
+  // allocates nothing for them.
+  std::uint64_t root_offset = 0;
+  std::uint32_t pieces = 0;
+  std::pair<std::uint64_t, std::uint64_t> first_piece;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> more_pieces;
+  void add_piece(std::uint64_t begin, std::uint64_t end) {
+    if (pieces++ == 0) {
+      first_piece = {begin, end};
+    } else {
+      more_pieces.emplace_back(begin, end);
+    }
+  }
+};
+
+// Fills p.d's conflicting bytes (hull, ranges, counts), relative to its
+// allocation, from p's pieces (engine_reports.cpp).
+void set_conflict_ranges(pending_diagnostic& p);
 
 class engine_impl {
  public:
@@ -139,12 +180,19 @@ class engine_impl {
   // Checks an event used by a host synchronization (S-EVENT-3, -4, S-GRAPH-1):
   // true when the event's snapshot may be joined. A never-recorded event is
   // reported only when `unrecorded_is_misuse` (Note [Queries of unrecorded
-  // events]).
+  // events]). `call` remembers the event's record (Note [Causes]).
   bool event_orders_host(const record_header& h, event_id id, operation_kind op,
-                         bool unrecorded_is_misuse);
+                         bool unrecorded_is_misuse, ordering_call& call);
+  // A host synchronization with event `event` (synchronize or query).
+  void host_waits_for_event(const record_header& h, event_id event, operation_kind op,
+                            bool complete);
   // ---- dead contexts (Note [Retiring context slots]) ----
   // Destroys the stream's context and remembers the stream for a while.
   void retire_stream(stream_state& s);
+  // What the engine keeps per slot for reports (near misses, the window's
+  // lane) is dropped when the slot's context dies: a later owner of the
+  // slot must not inherit it. `heir`: the floor that stands for it, if any.
+  void forget_context(context_slot slot, const execution_context* heir);
   // Reuses the slots of dead contexts that no stored epoch names, when due.
   void sweep_dead_contexts();
 
@@ -190,11 +238,73 @@ class engine_impl {
                         diagnostic_kind lifetime_kind);
   void report_use_after_free(const allocation& a, const access_entry& current);
   void report_use_before_alloc(const allocation& a, const access_entry& current);
-  void report_sync_error(const record_header& h, diagnostic_kind kind, operation_kind op,
-                         stream_id stream, event_id event);
-  void emit(const diagnostic& d) {
-    if (!diagnostics_.add(d)) ++stats_.duplicate_diagnostics;
+  // Returns the diagnostic's id (a repeat's: the first report's).
+  std::uint32_t report_sync_error(const record_header& h, diagnostic_kind kind,
+                                  operation_kind op, stream_id stream, event_id event);
+  std::uint32_t emit(const diagnostic& d) {
+    return emit(d, [](diagnostic&) {});
   }
+  // Into the log now (after what is pending, to keep the order found); the
+  // certainty is fixed here (Note [Candidates and confirmed diagnostics]).
+  template <class Enrich>
+  std::uint32_t emit(const diagnostic& d, Enrich&& enrich) {
+    if (!pending_.empty()) [[unlikely]] report_pending();
+    return add_to_log(d, enrich);
+  }
+  template <class Enrich>
+  std::uint32_t add_to_log(diagnostic& d, Enrich& enrich) {
+    d.certainty = certainty_of(d.current, d.previous ? &*d.previous : nullptr);
+    const auto added = diagnostics_.add(d, enrich);
+    if (!added.fresh) ++stats_.duplicate_diagnostics;
+    if (added.confirmed) ++stats_.confirmed_candidates;
+    return added.id;
+  }
+  template <class Enrich>
+  std::uint32_t add_to_log(const diagnostic& d, Enrich& enrich) {
+    diagnostic copy = d;
+    return add_to_log(copy, enrich);
+  }
+  // Races wait in pending_ until the record is applied, then go to the log
+  // in the order found (Note [One diagnostic per pair of operations]).
+  void defer(const diagnostic& d, const access_entry& current, const access_entry& previous) {
+    pending_diagnostic& p = pending_.emplace_back();
+    p.d = d;
+    p.current = current;
+    p.previous = previous;
+    p.window_op = current_op_;
+  }
+  void report_pending();
+  // A new race between `current` and `previous`: its cause (Note [Causes])
+  // and timeline (Note [Race timelines]).
+  void enrich_race(diagnostic& d, const access_entry& current, const access_entry& previous);
+  ordering_call ordering_call_of(const record_header& h, const thread_state& t,
+                                 operation_kind op) const noexcept;
+  static void remember_event(ordering_call& call, const event_state& e) noexcept {
+    call.has_source = e.recorded;
+    call.source = e.source;
+    call.source_stream = e.last_record.stream;
+    call.record = e.last_record;
+    call.unrecorded = !e.recorded;
+  }
+
+  // ---- the operation window (engine_timeline.cpp); only when window_ ----
+  timeline_op timeline_op_of(const record_header& h, operation_kind op, context_kind context,
+                             stream_id stream, string_id name) const noexcept;
+  // An operation on stream `s` issued by `t`, with its issue and
+  // default-stream edges; becomes current_op_.
+  std::uint64_t window_stream_op(const record_header& h, const thread_state& t,
+                                 const stream_state& s, operation_kind op, string_id name,
+                                 event_id event = {}, stream_id target = {});
+  // An action of host thread `t`; becomes current_op_.
+  std::uint64_t window_host_op(const record_header& h, const thread_state& t,
+                               operation_kind op, string_id name, event_id event = {},
+                               stream_id target = {}, bool not_ready = false);
+  // A synchronous copy or memset on `s` returned to the host thread `t`.
+  void copy_returns(const record_header& h, const thread_state& t, const stream_state& s,
+                    operation_kind op);
+  // The host thread joined stream `s` (synchronize, complete query, copy).
+  void window_host_joins_stream(const thread_state& t, std::uint64_t host_op,
+                                const stream_state& s, timeline_edge_kind kind);
 
   engine_options options_;
   context_table contexts_;
@@ -206,6 +316,11 @@ class engine_impl {
   std::vector<stream_state*> capturing_;
   nvtx_paths nvtx_{first_engine_string_id};
   std::vector<history_conflict> conflicts_;  // scratch for one access
+  near_misses near_;                          // Note [Near misses are cheap]
+  std::unique_ptr<operation_window> window_;  // Note [The window is bounded]
+  std::uint64_t current_op_ = 0;              // the window's operation being checked
+  std::uint32_t timelines_kept_ = 0;
+  std::vector<pending_diagnostic> pending_;  // found while applying one record
 
   // The last thread seen: consecutive records usually come from one thread.
   thread_id last_thread_id_{};

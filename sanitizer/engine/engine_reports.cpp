@@ -8,9 +8,119 @@
 // not CUDA's business: their accesses may be ordered by locks the log never
 // shows, which ThreadSanitizer sees and streamsan does not, so such pairs are
 // only counted (engine_statistics::host_host_conflicts).
+//
+// Note [One diagnostic per pair of operations]
+// A kernel's footprint is a list of accesses: one per buffer for a declared
+// or inferred footprint, but a measured one has an interval per run of
+// bytes touched, so one launch can meet another on many intervals of one
+// allocation. The history finds a conflict per pair of accesses; reporting
+// each as a diagnostic would fold them into one entry whose count no longer
+// says how often the race happened. So conflicts wait until the whole record
+// is applied, and the conflicts of one pair of operations (the same two
+// accesses' epochs and operations, allocation, hazard and footprint origins)
+// become one diagnostic: each side's modes united and its accesses' hull,
+// and the exact conflicting ranges, sorted and merged (the first
+// max_listed_ranges listed, all of them counted). Every diagnostic of the
+// record then goes to the log in the order it was found, and only there is
+// deduplicated and its certainty fixed (Note [Candidates and confirmed
+// diagnostics]); the cause and the timeline of a new report are computed
+// then, with the window's operation of the moment the conflict was found.
+#include <algorithm>
+
 #include "sanitizer/engine/engine_impl.h"
 
 namespace streamsan {
+namespace {
+
+bool same_operation(const operation_ref& a, const operation_ref& b) noexcept {
+  return a.seq == b.seq && a.op == b.op && a.name == b.name && a.graph == b.graph &&
+         a.graph_node == b.graph_node && a.alloc == b.alloc && a.origin == b.origin;
+}
+
+std::uint64_t end_of(const operation_ref& op) noexcept {
+  std::uint64_t end;
+  return __builtin_add_overflow(op.offset, op.size, &end) ? ~std::uint64_t{0} : end;
+}
+
+// Adds `extra`'s mode and extent to the side `into` of the same operation.
+void unite(operation_ref& into, const operation_ref& extra) noexcept {
+  into.mode = into.mode | extra.mode;
+  const std::uint64_t begin = std::min(into.offset, extra.offset);
+  const std::uint64_t end = std::max(end_of(into), end_of(extra));
+  into.offset = begin;
+  into.size = end - begin;
+}
+
+// Fills d's conflicting bytes, relative to its allocation (which starts at
+// `root_offset` in the root), from `pieces` in root coordinates: sorted and
+// merged, the first max_listed_ranges listed when there are several.
+void set_ranges(diagnostic& d, std::vector<std::pair<std::uint64_t, std::uint64_t>>& pieces,
+                std::uint64_t root_offset) {
+  std::sort(pieces.begin(), pieces.end());
+  std::vector<byte_interval> merged;
+  std::uint64_t count = 0, bytes = 0, hull_begin = 0, hull_end = 0;
+  for (std::size_t i = 0; i < pieces.size();) {
+    auto [begin, end] = pieces[i];
+    for (++i; i < pieces.size() && pieces[i].first <= end; ++i) end = std::max(end, pieces[i].second);
+    const std::uint64_t relative = begin >= root_offset ? begin - root_offset : 0;
+    const std::uint64_t relative_end = end >= root_offset ? end - root_offset : 0;
+    if (relative_end <= relative) continue;
+    if (count == 0) hull_begin = relative;
+    hull_end = relative_end;
+    ++count;
+    bytes += relative_end - relative;
+    if (merged.size() < max_listed_ranges) merged.push_back({relative, relative_end - relative});
+  }
+  d.overlap_offset = hull_begin;
+  d.overlap_size = hull_end - hull_begin;
+  if (count > 1) d.ranges = std::move(merged);  // one range is the hull
+  d.range_count = count;
+  d.conflict_bytes = bytes;
+}
+
+bool runs_on_stream(operation_kind op) noexcept {
+  switch (op) {
+    case operation_kind::kernel:
+    case operation_kind::memcpy:
+    case operation_kind::memset:
+    case operation_kind::host_func:
+    case operation_kind::graph_node:
+    case operation_kind::event_record:
+    case operation_kind::event_wait:
+    case operation_kind::stream_wait_stream:
+    case operation_kind::graph_launch:
+      return true;
+    case operation_kind::host_access:
+    case operation_kind::alloc:
+    case operation_kind::free:
+    case operation_kind::event_synchronize:
+    case operation_kind::event_query:
+    case operation_kind::stream_synchronize:
+    case operation_kind::stream_query:
+    case operation_kind::device_synchronize:
+    case operation_kind::stream_destroy:
+    case operation_kind::event_destroy:
+      return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+void set_conflict_ranges(pending_diagnostic& p) {
+  diagnostic& d = p.d;
+  if (p.pieces == 0) return;
+  if (p.pieces > 1 || p.first_piece.first < p.root_offset) {
+    p.more_pieces.push_back(p.first_piece);
+    set_ranges(d, p.more_pieces, p.root_offset);
+    return;
+  }
+  const auto [begin, end] = p.first_piece;  // the common case: no allocation
+  d.overlap_offset = begin - p.root_offset;
+  d.overlap_size = end > begin ? end - begin : 0;
+  d.range_count = d.overlap_size > 0 ? 1 : 0;
+  d.conflict_bytes = d.overlap_size;
+}
 
 operation_ref engine_impl::ref_of(const access_entry& e) const noexcept {
   operation_ref o;
@@ -26,6 +136,7 @@ operation_ref engine_impl::ref_of(const access_entry& e) const noexcept {
   o.thread = e.thread;
   o.name = e.name;
   o.mode = e.mode;
+  o.origin = e.origin;
   o.offset = e.offset;
   o.size = e.size;
   o.stack = e.stack;
@@ -38,30 +149,60 @@ operation_ref engine_impl::ref_of(const access_entry& e) const noexcept {
 
 void engine_impl::report_conflicts(const allocation& a, const access_entry& current,
                                    diagnostic_kind lifetime_kind) {
-  const context_kind current_kind = ref_of(current).context;
+  const operation_ref current_ref = ref_of(current);
   for (const history_conflict& c : conflicts_) {
     const operation_ref previous = ref_of(c.previous);
-    if (current_kind == context_kind::host_thread &&
+    if (current_ref.context == context_kind::host_thread &&
         previous.context == context_kind::host_thread) {
       ++stats_.host_host_conflicts;  // Note [Race kinds]
       continue;
     }
-    diagnostic d;
+    diagnostic_kind kind = diagnostic_kind::host_device_race;
     if (lifetime_kind == diagnostic_kind::free_while_in_use) {
-      d.kind = lifetime_kind;
-    } else if (current_kind == context_kind::stream && previous.context == context_kind::stream) {
-      d.kind = diagnostic_kind::stream_race;
-    } else {
-      d.kind = diagnostic_kind::host_device_race;
+      kind = lifetime_kind;
+    } else if (current_ref.context == context_kind::stream &&
+               previous.context == context_kind::stream) {
+      kind = diagnostic_kind::stream_race;
     }
-    d.hazard_kind = c.kind;
-    d.current = ref_of(current);
-    d.previous = previous;
-    d.allocation = a.ref;
-    d.overlap_offset = c.begin >= a.root_offset ? c.begin - a.root_offset : 0;
-    d.overlap_size = c.end - c.begin;
-    emit(d);
+    // Note [One diagnostic per pair of operations]
+    const auto same_pair = [&](const pending_diagnostic& p) {
+      return p.merges && p.d.kind == kind && p.d.hazard_kind == c.kind &&
+             p.current.when == current.when && p.previous.when == c.previous.when &&
+             p.d.allocation->id == a.ref.id && same_operation(p.d.current, current_ref) &&
+             same_operation(*p.d.previous, previous);
+    };
+    const auto found = std::find_if(pending_.begin(), pending_.end(), same_pair);
+    if (found != pending_.end()) {
+      unite(found->d.current, current_ref);
+      unite(*found->d.previous, previous);
+      found->add_piece(c.begin, c.end);
+      continue;
+    }
+    pending_diagnostic& p = pending_.emplace_back();
+    p.d.kind = kind;
+    p.d.hazard_kind = c.kind;
+    p.d.current = current_ref;
+    p.d.previous = previous;
+    p.d.allocation = a.ref;
+    p.current = current;
+    p.previous = c.previous;
+    p.window_op = current_op_;
+    p.merges = true;
+    p.root_offset = a.root_offset;
+    p.add_piece(c.begin, c.end);
   }
+}
+
+void engine_impl::report_pending() {
+  const std::uint64_t window_op = current_op_;
+  for (pending_diagnostic& p : pending_) {
+    set_conflict_ranges(p);
+    current_op_ = p.window_op;
+    auto enrich = [&](diagnostic& fresh) { enrich_race(fresh, p.current, p.previous); };
+    add_to_log(p.d, enrich);
+  }
+  current_op_ = window_op;
+  pending_.clear();
 }
 
 void engine_impl::report_use_after_free(const allocation& a, const access_entry& current) {
@@ -75,7 +216,7 @@ void engine_impl::report_use_after_free(const allocation& a, const access_entry&
   d.allocation = a.ref;
   d.overlap_offset = current.offset;
   d.overlap_size = current.size;
-  emit(d);
+  defer(d, current, dead.free_op);
 }
 
 void engine_impl::report_use_before_alloc(const allocation& a, const access_entry& current) {
@@ -86,24 +227,62 @@ void engine_impl::report_use_before_alloc(const allocation& a, const access_entr
   d.allocation = a.ref;
   d.overlap_offset = current.offset;
   d.overlap_size = current.size;
-  emit(d);
+  defer(d, current, a.root->created);
 }
 
-void engine_impl::report_sync_error(const record_header& h, diagnostic_kind kind,
-                                    operation_kind op, stream_id stream, event_id event) {
+std::uint32_t engine_impl::report_sync_error(const record_header& h, diagnostic_kind kind,
+                                             operation_kind op, stream_id stream,
+                                             event_id event) {
   const thread_state& t = thread_of(h);
   diagnostic d;
   d.kind = kind;
   d.current.seq = h.seq;
   d.current.op = op;
-  d.current.context = context_kind::host_thread;
+  // Stream operations (a wait, a record, a launch) run on the stream they
+  // name; synchronizations and destroys are the host's.
+  d.current.context = runs_on_stream(op) && !is_none(stream) ? context_kind::stream
+                                                              : context_kind::host_thread;
   d.current.stream = stream;
   d.current.thread = h.thread;
   d.current.stack = h.stack;
   d.current.nvtx_range = t.nvtx.empty() ? string_id{} : t.nvtx.back();
   d.event = event;
   d.stream = stream;
-  emit(d);
+  return emit(d);
+}
+
+ordering_call engine_impl::ordering_call_of(const record_header& h, const thread_state& t,
+                                            operation_kind op) const noexcept {
+  ordering_call c;
+  c.seq = h.seq;
+  c.op = op;
+  c.thread = h.thread;
+  c.stack = h.stack;
+  c.nvtx = t.nvtx.empty() ? string_id{} : t.nvtx.back();
+  return c;
+}
+
+void engine_impl::enrich_race(diagnostic& d, const access_entry& current,
+                              const access_entry& previous) {
+  if (d.previous) {
+    const race_sides sides{d.current, *d.previous, previous.when.slot()};
+    d.cause = find_cause(near_.find(current.when.slot()), sides);
+    // Note [Causes]: the warning about the call itself links to the race.
+    if (d.cause && d.cause->reported_as != 0) {
+      if (diagnostic* call = diagnostics_.find(d.cause->reported_as)) {
+        call->failed_to_prevent.push_back(d.id);
+      }
+    }
+  }
+  if (window_ && current_op_ != 0 && timelines_kept_ < options_.timeline_races) {
+    timeline_op fallback{};
+    if (d.previous) {
+      const operation_ref& p = *d.previous;
+      fallback = timeline_op_of({p.seq, p.thread, p.stack}, p.op, p.context, p.stream, p.name);
+    }
+    d.timeline = window_->cut(current_op_, previous.seq, previous.when.slot(), fallback);
+    if (d.timeline) ++timelines_kept_;
+  }
 }
 
 }  // namespace streamsan

@@ -1,7 +1,9 @@
 #include "sanitizer/engine/graph_conflicts.h"
 
 #include <algorithm>
-#include <unordered_set>
+#include <map>
+#include <tuple>
+#include <unordered_map>
 
 namespace streamsan {
 namespace {
@@ -12,12 +14,27 @@ struct flat_access {
   const access* a = nullptr;
 };
 
-hazard hazard_of(access_mode current, access_mode previous) noexcept {
-  if (writes(current)) {
-    return writes(previous) ? hazard::write_after_write : hazard::write_after_read;
-  }
-  return hazard::read_after_write;
+graph_side side_of(const access& a) noexcept {
+  return graph_side{a.range.alloc, a.mode, a.origin, a.range.offset, a.range.size};
 }
+
+std::uint64_t end_of(std::uint64_t offset, std::uint64_t size) noexcept {
+  std::uint64_t end;
+  return __builtin_add_overflow(offset, size, &end) ? ~std::uint64_t{0} : end;
+}
+
+void unite(graph_side& side, const access& a) noexcept {
+  side.mode = side.mode | a.mode;
+  const std::uint64_t begin = std::min(side.offset, a.range.offset);
+  const std::uint64_t end =
+      std::max(end_of(side.offset, side.size), end_of(a.range.offset, a.range.size));
+  side.offset = begin;
+  side.size = end - begin;
+}
+
+// What keeps two conflicts of one node pair apart.
+using group_key = std::tuple<std::uint32_t, std::uint32_t, hazard, alloc_id, alloc_id,
+                             access_origin, access_origin>;
 
 }  // namespace
 
@@ -36,7 +53,8 @@ std::vector<graph_conflict> find_graph_conflicts(
   });
 
   std::vector<graph_conflict> out;
-  std::unordered_set<std::uint64_t> reported;  // node pairs
+  std::map<group_key, std::size_t> groups;
+  std::unordered_map<std::uint64_t, bool> unordered_pairs;  // memo of !order.ordered
   for (std::size_t i = 0; i < flat.size(); ++i) {
     const flat_access& x = flat[i];
     // Sorted by begin: the accesses overlapping x that start at or after it
@@ -44,26 +62,40 @@ std::vector<graph_conflict> find_graph_conflicts(
     for (std::size_t j = i + 1; j < flat.size(); ++j) {
       const flat_access& y = flat[j];
       if (y.range.root != x.range.root || y.range.begin >= x.range.end) break;
-      if (x.node == y.node) continue;
-      if (!writes(x.a->mode) && !writes(y.a->mode)) continue;
+      if (x.node == y.node || !conflicts(x.a->mode, y.a->mode)) continue;
       const auto lo = std::min(x.node, y.node);
       const auto hi = std::max(x.node, y.node);
       const std::uint64_t pair = (std::uint64_t{lo} << 32) | hi;
-      if (reported.contains(pair) || order.ordered(lo, hi)) continue;
-      reported.insert(pair);
+      auto [memo, fresh] = unordered_pairs.try_emplace(pair, false);
+      if (fresh) memo->second = !order.ordered(lo, hi);
+      if (!memo->second) continue;
       const flat_access& prev = x.node == lo ? x : y;
       const flat_access& cur = x.node == lo ? y : x;
-      graph_conflict c;
-      c.previous_node = lo;
-      c.current_node = hi;
-      c.previous = prev.a;
-      c.current = cur.a;
-      c.overlap = root_range{x.range.root, y.range.begin, std::min(x.range.end, y.range.end)};
-      c.kind = hazard_of(cur.a->mode, prev.a->mode);
-      out.push_back(c);
+      const hazard kind = hazard_between(cur.a->mode, prev.a->mode);
+      const group_key key{lo, hi, kind, cur.a->range.alloc, prev.a->range.alloc,
+                          cur.a->origin, prev.a->origin};
+      const std::pair<std::uint64_t, std::uint64_t> overlap{
+          y.range.begin, std::min(x.range.end, y.range.end)};
+      const auto [group, added] = groups.try_emplace(key, out.size());
+      if (added) {
+        graph_conflict c;
+        c.previous_node = lo;
+        c.current_node = hi;
+        c.kind = kind;
+        c.previous = side_of(*prev.a);
+        c.current = side_of(*cur.a);
+        c.root = x.range.root;
+        c.ranges.push_back(overlap);
+        out.push_back(std::move(c));
+        continue;
+      }
+      graph_conflict& c = out[group->second];
+      unite(c.previous, *prev.a);
+      unite(c.current, *cur.a);
+      c.ranges.push_back(overlap);
     }
   }
-  std::sort(out.begin(), out.end(), [](const graph_conflict& a, const graph_conflict& b) {
+  std::stable_sort(out.begin(), out.end(), [](const graph_conflict& a, const graph_conflict& b) {
     return a.previous_node != b.previous_node ? a.previous_node < b.previous_node
                                               : a.current_node < b.current_node;
   });

@@ -19,12 +19,76 @@
 // context); the pairs that can run concurrently were reported once, at
 // instantiation, as graph_node_race (Note [Graph node ordering]).
 #include <algorithm>
+#include <deque>
+#include <unordered_set>
 
 #include "sanitizer/engine/engine_impl.h"
 #include "sanitizer/engine/graph_conflicts.h"
 #include "sanitizer/engine/graph_reachability.h"
 
 namespace streamsan {
+namespace {
+
+constexpr std::size_t max_dependencies_shown = 8;
+
+std::vector<graph_node_ref> dependencies_of(std::uint32_t node, const graph_instantiate& r) {
+  std::vector<graph_node_ref> out;
+  for (const graph_edge& e : r.edges) {
+    if (e.to != node || e.from >= r.nodes.size()) continue;
+    if (out.size() == max_dependencies_shown) break;
+    out.push_back({e.from, r.nodes[e.from].name});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+  return out;
+}
+
+// Note [Race timelines] for a graph: the two nodes and, up to `limit`
+// nodes, their neighbours by dependency edges, nearest first; the edges
+// among them are the ones that exist.
+std::shared_ptr<race_timeline> graph_timeline(const graph_instantiate& r, const record_header& h,
+                                              std::uint32_t previous, std::uint32_t current,
+                                              std::size_t limit) {
+  std::unordered_set<std::uint32_t> kept{previous, current};
+  std::deque<std::uint32_t> frontier{previous, current};
+  while (!frontier.empty() && kept.size() < limit) {
+    const std::uint32_t n = frontier.front();
+    frontier.pop_front();
+    for (const graph_edge& e : r.edges) {
+      if (kept.size() >= limit) break;
+      if (e.from >= r.nodes.size() || e.to >= r.nodes.size()) continue;
+      const std::uint32_t other = e.from == n ? e.to : e.to == n ? e.from : n;
+      if (other != n && kept.insert(other).second) frontier.push_back(other);
+    }
+  }
+  std::vector<std::uint32_t> nodes(kept.begin(), kept.end());
+  std::sort(nodes.begin(), nodes.end());
+  auto timeline = std::make_shared<race_timeline>();
+  timeline->graph = true;
+  std::vector<std::uint32_t> position(r.nodes.size(), ~0u);
+  for (const std::uint32_t n : nodes) {
+    position[n] = static_cast<std::uint32_t>(timeline->ops.size());
+    timeline_op o;
+    o.seq = h.seq;
+    o.op = operation_kind::graph_node;
+    o.context = context_kind::stream;
+    o.thread = h.thread;
+    o.name = r.nodes[n].name;
+    o.stack = is_none(r.nodes[n].stack) ? h.stack : r.nodes[n].stack;
+    o.graph = r.graph;
+    o.graph_node = n;
+    timeline->ops.push_back(o);
+  }
+  for (const graph_edge& e : r.edges) {
+    if (e.from >= r.nodes.size() || e.to >= r.nodes.size()) continue;
+    if (position[e.from] == ~0u || position[e.to] == ~0u) continue;
+    timeline->edges.push_back({position[e.from], position[e.to], timeline_edge_kind::graph_dependency});
+  }
+  timeline->previous = position[previous];
+  timeline->current = position[current];
+  return timeline;
+}
+
+}  // namespace
 
 void engine_impl::start_capture(stream_state& s, graph_id graph) {
   s.capturing = true;
@@ -84,7 +148,8 @@ void engine_impl::on(const record_header& h, const graph_instantiate& r) {
   g.nodes.clear();
   g.nodes.reserve(r.nodes.size());
   for (const graph_node& n : r.nodes) {
-    g.nodes.push_back(stored_graph_node{n.kind, n.name, {n.accesses.begin(), n.accesses.end()}});
+    g.nodes.push_back(
+        stored_graph_node{n.kind, n.name, {n.accesses.begin(), n.accesses.end()}, n.stack});
   }
 
   graph_reachability order(r.nodes.size(), r.edges);
@@ -98,34 +163,49 @@ void engine_impl::on(const record_header& h, const graph_instantiate& r) {
     return root_range{raw(al->root->ref.id), begin, end};
   };
   const string_id nvtx = t.nvtx.empty() ? string_id{} : t.nvtx.back();
-  const auto node_ref = [&](std::uint32_t node, const access& a) {
+  const auto node_ref = [&](std::uint32_t node, const graph_side& side) {
     operation_ref o;
     o.seq = h.seq;
     o.op = operation_kind::graph_node;
     o.context = context_kind::stream;  // a node runs on the device; no stream yet
     o.thread = h.thread;
     o.name = r.nodes[node].name;
-    o.mode = a.mode;
-    o.offset = a.range.offset;
-    o.size = a.range.size;
-    o.stack = h.stack;
+    o.mode = side.mode;
+    o.origin = side.origin;
+    o.offset = side.offset;
+    o.size = side.size;
+    // Where the node was added or captured; the instantiation when unknown.
+    o.stack = is_none(r.nodes[node].stack) ? h.stack : r.nodes[node].stack;
     o.nvtx_range = nvtx;
     o.graph = r.graph;
     o.graph_node = node;
-    o.alloc = a.range.alloc;
+    o.alloc = side.alloc;
     return o;
   };
-  for (const graph_conflict& c : find_graph_conflicts(r.nodes, order, resolve)) {
-    const allocation& a = *allocations_.find(c.current->range.alloc);
-    diagnostic d;
-    d.kind = diagnostic_kind::graph_node_race;
-    d.hazard_kind = c.kind;
-    d.current = node_ref(c.current_node, *c.current);
-    d.previous = node_ref(c.previous_node, *c.previous);
-    d.allocation = a.ref;
-    d.overlap_offset = c.overlap.begin - a.root_offset;
-    d.overlap_size = c.overlap.end - c.overlap.begin;
-    emit(d);
+  for (graph_conflict& c : find_graph_conflicts(r.nodes, order, resolve)) {
+    const allocation& a = *allocations_.find(c.current.alloc);
+    pending_diagnostic p;
+    p.d.kind = diagnostic_kind::graph_node_race;
+    p.d.hazard_kind = c.kind;
+    p.d.current = node_ref(c.current_node, c.current);
+    p.d.previous = node_ref(c.previous_node, c.previous);
+    p.d.allocation = a.ref;
+    p.root_offset = a.root_offset;
+    for (const auto& [begin, end] : c.ranges) p.add_piece(begin, end);
+    set_conflict_ranges(p);
+    emit(p.d, [&](diagnostic& fresh) {
+      graph_gap gap;
+      gap.instantiated = h.stack;
+      gap.node_count = static_cast<std::uint32_t>(r.nodes.size());
+      gap.previous_depends_on = dependencies_of(c.previous_node, r);
+      gap.current_depends_on = dependencies_of(c.current_node, r);
+      fresh.graph = std::move(gap);
+      if (window_ && timelines_kept_ < options_.timeline_races) {
+        fresh.timeline =
+            graph_timeline(r, h, c.previous_node, c.current_node, options_.timeline_ops);
+        ++timelines_kept_;
+      }
+    });
   }
 }
 
@@ -141,6 +221,7 @@ void engine_impl::on(const record_header& h, const graph_launch& r) {
     return;
   }
   const epoch when = enqueue(t, s);
+  if (window_) [[unlikely]] window_stream_op(h, t, s, operation_kind::graph_launch, {});
   if (g == nullptr) {
     ++stats_.unknown_graph_launches;
     return;

@@ -73,6 +73,7 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
   entry.offset = a.range.offset;
   entry.size = a.range.size;
   entry.mode = a.mode;
+  entry.origin = a.origin;
   allocation& root = *al->root;
   if (al->ref.freed || root.ref.freed) [[unlikely]] {
     report_use_after_free(*al, entry);
@@ -145,6 +146,7 @@ void engine_impl::on(const record_header& h, const alloc_record& r) {
   if (s.destroyed) return;  // Note [Work on a destroyed stream]
   if (s.capturing) return;  // a graph allocation node; its launches order it
   a->created = entry_for(h, t, enqueue(t, s), operation_kind::alloc, r.label);
+  if (window_) [[unlikely]] window_stream_op(h, t, s, operation_kind::alloc, r.label);
   a->created.alloc = r.alloc;
   a->created.size = r.size;
   a->created.mode = access_mode::write;
@@ -163,6 +165,7 @@ void engine_impl::on(const record_header& h, const free_record& r) {
   op.mode = access_mode::write;
   if (a->ref.freed || a->root->ref.freed) {
     op.when = host_action(t);
+    if (window_) [[unlikely]] window_host_op(h, t, operation_kind::free, a->ref.label);
     report_use_after_free(*a, op);  // a double free
     return;
   }
@@ -175,15 +178,26 @@ void engine_impl::on(const record_header& h, const free_record& r) {
     mode = free_mode::unsynchronized;
   }
   switch (mode) {
-    case free_mode::synchronizing:
+    case free_mode::synchronizing: {
       op.when = host_action(t);
-      if (const device_state* d = contexts_.find_device(a->ref.device)) {
+      const device_state* d = contexts_.find_device(a->ref.device);
+      if (d != nullptr) {
         for (const execution_context* c : d->streams) contexts_.join(*t.context, *c);
+      }
+      if (window_) [[unlikely]] {
+        const auto id = window_host_op(h, t, operation_kind::free, a->ref.label);
+        if (d != nullptr) {
+          for (const execution_context* c : d->streams) {
+            window_->join(c->slot, id, timeline_edge_kind::device_sync);
+          }
+        }
       }
       check_free(*a, op, *t.context);
       break;
+    }
     case free_mode::unsynchronized:
       op.when = host_action(t);
+      if (window_) [[unlikely]] window_host_op(h, t, operation_kind::free, a->ref.label);
       check_free(*a, op, *t.context);
       break;
     case free_mode::stream_ordered: {
@@ -191,6 +205,7 @@ void engine_impl::on(const record_header& h, const free_record& r) {
       if (s.destroyed) return;  // Note [Work on a destroyed stream]
       if (s.capturing) return;  // a graph free node
       op.when = enqueue(t, s);
+      if (window_) [[unlikely]] window_stream_op(h, t, s, operation_kind::free, a->ref.label);
       check_free(*a, op, *s.context);
       a->free_context = context_kind::stream;
       a->free_stream = s.id;
@@ -221,6 +236,7 @@ void engine_impl::on(const record_header& h, const free_record& r) {
     return;
   }
   access_entry entry = entry_for(h, t, enqueue(t, s), op, name);
+  if (window_) [[unlikely]] window_stream_op(h, t, s, op, name);
   apply_accesses_inline(accesses, entry, *s.context);
 }
 
@@ -237,6 +253,7 @@ void engine_impl::on(const record_header& h, const host_func& r) {
 void engine_impl::on(const record_header& h, const host_access& r) {
   thread_state& t = thread_of(h);
   access_entry entry = entry_for(h, t, host_action(t), operation_kind::host_access, r.what);
+  if (window_) [[unlikely]] window_host_op(h, t, operation_kind::host_access, r.what);
   apply_accesses(r.accesses, entry, *t.context);
 }
 
@@ -296,17 +313,24 @@ void engine_impl::copy(const record_header& h, const memcpy_record& r) {
   if (copy_stages_source(r.async, src_kind, dst_kind)) {
     access_entry staged = entry_for(h, t, host_action(t), operation_kind::memcpy, {});
     host_joins_stream(t, s);  // the stream sync, before the copy's own joins
+    if (window_) [[unlikely]] {
+      const auto id = window_host_op(h, t, operation_kind::memcpy, {});
+      window_host_joins_stream(t, id, s, timeline_edge_kind::stream_sync);
+    }
     apply_access(src, staged, *t.context);
     access_entry entry = entry_for(h, t, enqueue(t, s), operation_kind::memcpy, {});
+    if (window_) [[unlikely]] window_stream_op(h, t, s, operation_kind::memcpy, {});
     apply_access(dst, entry, *s.context);
     return;
   }
   access_entry entry = entry_for(h, t, enqueue(t, s), operation_kind::memcpy, {});
+  if (window_) [[unlikely]] window_stream_op(h, t, s, operation_kind::memcpy, {});
   apply_access(src, entry, *s.context);
   apply_access(dst, entry, *s.context);
   if (copy_completes_before_return(r.async, src_kind, dst_kind)) {
     host_action(t);
     host_joins_stream(t, s);
+    if (window_) [[unlikely]] copy_returns(h, t, s, operation_kind::memcpy);
   }
 }
 
@@ -319,10 +343,12 @@ void engine_impl::on(const record_header& h, const memset_record& r) {
     return;
   }
   access_entry entry = entry_for(h, t, enqueue(t, s), operation_kind::memset, {});
+  if (window_) [[unlikely]] window_stream_op(h, t, s, operation_kind::memset, {});
   apply_access(access{r.dst, access_mode::write}, entry, *s.context);
   if (memset_completes_before_return(r.async, effective_kind(r.dst_kind, r.dst.alloc))) {
     host_action(t);
     host_joins_stream(t, s);
+    if (window_) [[unlikely]] copy_returns(h, t, s, operation_kind::memset);
   }
 }
 

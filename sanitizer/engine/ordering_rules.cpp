@@ -122,6 +122,18 @@ void engine_impl::host_waits_for_stream(const record_header& h, stream_id stream
     return;
   }
   if (complete) host_joins_stream(t, s);
+  // Note [Causes]: which stream the host waited for, or did not.
+  ordering_call call = ordering_call_of(h, t, op);
+  call.has_source = true;
+  call.source = s.context->slot;
+  call.source_stream = stream;
+  call.not_ready = !complete;
+  near_miss_slot& calls = near_.at(t.context->slot);
+  (complete ? calls.last_sync : calls.last_not_ready) = call;
+  if (window_) [[unlikely]] {
+    const auto id = window_host_op(h, t, op, {}, {}, stream, !complete);
+    if (complete) window_host_joins_stream(t, id, s, timeline_edge_kind::stream_sync);
+  }
 }
 
 // S-STREAM-5: the host waits for all work submitted to the stream.
@@ -152,6 +164,17 @@ void engine_impl::on(const record_header& h, const stream_wait_stream& r) {
   prepare(t, waited);
   prepare(t, waiter);
   contexts_.join(*waiter.context, *waited.context);
+  ordering_call call = ordering_call_of(h, t, operation_kind::stream_wait_stream);
+  call.stream = r.waiter;
+  call.has_source = true;
+  call.source = waited.context->slot;
+  call.source_stream = r.waited;
+  near_.at(waiter.context->slot).last_wait = call;
+  if (window_) [[unlikely]] {
+    const auto id =
+        window_stream_op(h, t, waiter, operation_kind::stream_wait_stream, {}, {}, r.waited);
+    window_->join(waited.context->slot, id, timeline_edge_kind::wait_stream);
+  }
 }
 
 void engine_impl::on(const record_header& h, const device_synchronize& r) {
@@ -171,6 +194,12 @@ void engine_impl::on(const record_header& h, const device_synchronize& r) {
   // S-SYNC-1: all work of all streams of the device, destroyed ones
   // included (through the floors: Note [Retiring context slots]).
   for (const execution_context* c : device->streams) contexts_.join(*t.context, *c);
+  if (window_) [[unlikely]] {
+    const auto id = window_host_op(h, t, operation_kind::device_synchronize, {});
+    for (const execution_context* c : device->streams) {
+      window_->join(c->slot, id, timeline_edge_kind::device_sync);
+    }
+  }
 }
 
 // ---- events ----
@@ -234,6 +263,10 @@ void engine_impl::on(const record_header& h, const event_record& r) {
   e.recorded_in_capture = false;
   e.device_known = true;
   e.device = s.device_index;
+  e.last_record = record_site{h.seq, s.context->slot, r.stream, h.thread, h.stack};
+  if (window_) [[unlikely]] {
+    e.record_op = window_stream_op(h, t, s, operation_kind::event_record, {}, r.event);
+  }
 }
 
 void engine_impl::on(const record_header& h, const event_wait& r) {
@@ -253,15 +286,25 @@ void engine_impl::on(const record_header& h, const event_wait& r) {
     return;
   }
   prepare(t, s);
+  // Note [Causes]: what the wait ordered the stream after, if anything.
+  ordering_call call = ordering_call_of(h, t, operation_kind::event_wait);
+  call.stream = r.stream;
+  call.event = r.event;
+  remember_event(call, e);
   if (!e.recorded) {
     // S-EVENT-3: a no-op that orders nothing, and almost always a bug.
-    report_sync_error(h, diagnostic_kind::unrecorded_event, operation_kind::event_wait,
-                      r.stream, r.event);
-    return;
+    call.reported_as = report_sync_error(h, diagnostic_kind::unrecorded_event,
+                                         operation_kind::event_wait, r.stream, r.event);
+  } else {
+    // S-EVENT-2: later work on the stream waits for the captured work. Any
+    // device may wait (S-EVENT-6).
+    contexts_.join_snapshot(*s.context, e.snapshot, e.source, e.source_version);
   }
-  // S-EVENT-2: later work on the stream waits for the captured work. Any
-  // device may wait (S-EVENT-6).
-  contexts_.join_snapshot(*s.context, e.snapshot, e.source, e.source_version);
+  near_.at(s.context->slot).last_wait = call;
+  if (window_) [[unlikely]] {
+    const auto id = window_stream_op(h, t, s, operation_kind::event_wait, {}, r.event);
+    if (e.recorded) window_->edge(e.record_op, id, timeline_edge_kind::event);
+  }
 }
 
 event_state* engine_impl::live_event(const record_header& h, event_id id, stream_id stream,
@@ -273,7 +316,7 @@ event_state* engine_impl::live_event(const record_header& h, event_id id, stream
 }
 
 bool engine_impl::event_orders_host(const record_header& h, event_id id, operation_kind op,
-                                    bool unrecorded_is_misuse) {
+                                    bool unrecorded_is_misuse, ordering_call& call) {
   const event_state* live = live_event(h, id, {}, op);
   if (live == nullptr) return false;
   const event_state& e = *live;
@@ -281,31 +324,50 @@ bool engine_impl::event_orders_host(const record_header& h, event_id id, operati
     report_sync_error(h, diagnostic_kind::sync_during_capture, op, {}, id);
     return false;
   }
+  call.event = id;
+  remember_event(call, e);
   if (!e.recorded) {
-    if (unrecorded_is_misuse) report_sync_error(h, diagnostic_kind::unrecorded_event, op, {}, id);
+    if (unrecorded_is_misuse) {
+      call.reported_as = report_sync_error(h, diagnostic_kind::unrecorded_event, op, {}, id);
+    }
     return false;
   }
   return true;
 }
 
-void engine_impl::on(const record_header& h, const event_synchronize& r) {
+// S-EVENT-4: event synchronize makes the host wait for the captured work.
+// S-SYNC-2: a query that returned true orders like a synchronize; false
+// orders nothing. The misuse checks apply either way, except that a query
+// of a never-recorded event is not one (Note [Queries of unrecorded
+// events]); it is still remembered, so that a race it fails to prevent
+// names it as the cause.
+void engine_impl::host_waits_for_event(const record_header& h, event_id event,
+                                       operation_kind op, bool complete) {
   thread_state& t = thread_of(h);
   host_action(t);
-  // S-EVENT-4: the host waits for the captured work.
-  if (event_orders_host(h, r.event, operation_kind::event_synchronize, true)) {
-    host_joins_event(t, *events_.find(r.event));
+  ordering_call call = ordering_call_of(h, t, op);
+  const bool misuse = op == operation_kind::event_synchronize;
+  const bool orders = event_orders_host(h, event, op, misuse, call) && complete;
+  const event_state* e = orders ? events_.find(event) : nullptr;
+  if (e != nullptr) host_joins_event(t, *e);
+  if (!is_none(call.event)) {
+    // Note [Causes]
+    call.not_ready = !complete && !call.unrecorded;
+    near_miss_slot& calls = near_.at(t.context->slot);
+    (call.not_ready ? calls.last_not_ready : calls.last_sync) = call;
+  }
+  if (window_) [[unlikely]] {
+    const auto id = window_host_op(h, t, op, {}, event, {}, !complete);
+    if (e != nullptr) window_->edge(e->record_op, id, timeline_edge_kind::event);
   }
 }
 
+void engine_impl::on(const record_header& h, const event_synchronize& r) {
+  host_waits_for_event(h, r.event, operation_kind::event_synchronize, true);
+}
+
 void engine_impl::on(const record_header& h, const event_query& r) {
-  thread_state& t = thread_of(h);
-  host_action(t);
-  // S-SYNC-2: a query that returned true orders like a synchronize; false
-  // orders nothing. The misuse checks apply either way, except that a query
-  // of a never-recorded event is not one (Note [Queries of unrecorded events]).
-  if (event_orders_host(h, r.event, operation_kind::event_query, false) && r.complete) {
-    host_joins_event(t, *events_.find(r.event));
-  }
+  host_waits_for_event(h, r.event, operation_kind::event_query, r.complete);
 }
 
 }  // namespace streamsan

@@ -117,12 +117,16 @@ struct byte_range {
   alloc_id alloc{};
   std::uint64_t offset = 0;
   std::uint64_t size = 0;
+
+  friend bool operator==(const byte_range&, const byte_range&) = default;
 };
 
 struct access {
   byte_range range;
   access_mode mode = access_mode::read;
   access_origin origin = access_origin::exact;
+
+  friend bool operator==(const access&, const access&) = default;
 };
 
 enum class stream_flavor : std::uint8_t {

@@ -122,31 +122,50 @@ stack_id recorder::intern_stack_locked(std::span<const std::uint64_t> frames) {
   return id;
 }
 
-void recorder::emit(const record_body& body, unsigned skip_frames) {
-  // Capture raw return addresses outside the lock; symbolization waits until
-  // a report is printed.
-  constexpr std::size_t max_frames = 64;
-  std::array<const void*, max_frames + 1> raw_frames{};
-  std::array<std::uint64_t, max_frames> frames{};
-  std::size_t depth = 0;
-  if (options_.capture_stacks && options_.stack_depth > 0) {
-    const std::size_t wanted = std::min<std::size_t>(options_.stack_depth, max_frames);
-    // +1 skips emit() itself.
-    // The buffer size bounds the depth; the count includes a terminating 0.
-    const std::size_t stored = boost::stacktrace::safe_dump_to(
-        skip_frames + 1, raw_frames.data(), (wanted + 1) * sizeof(raw_frames[0]));
-    depth = std::min(stored > 0 ? stored - 1 : 0, wanted);
-    while (depth > 0 && raw_frames[depth - 1] == nullptr) --depth;
-    for (std::size_t i = 0; i < depth; ++i) {
-      frames[i] = reinterpret_cast<std::uint64_t>(raw_frames[i]);
-    }
-  }
+constexpr std::size_t max_frames = 64;
 
+[[gnu::noinline]] std::size_t recorder::capture_frames(unsigned skip_frames,
+                                                   std::span<std::uint64_t> frames) const {
+  // Raw return addresses only; symbolization waits until a report is printed.
+  if (!options_.capture_stacks || options_.stack_depth == 0) return 0;
+  std::array<const void*, max_frames + 1> raw_frames{};
+  const std::size_t wanted = std::min<std::size_t>({options_.stack_depth, max_frames, frames.size()});
+  // +2 skips this function and its caller (emit, capture_stack). The buffer
+  // size bounds the depth; the count includes a terminating 0.
+  const std::size_t stored = boost::stacktrace::safe_dump_to(
+      skip_frames + 2, raw_frames.data(), (wanted + 1) * sizeof(raw_frames[0]));
+  std::size_t depth = std::min(stored > 0 ? stored - 1 : 0, wanted);
+  while (depth > 0 && raw_frames[depth - 1] == nullptr) --depth;
+  for (std::size_t i = 0; i < depth; ++i) {
+    frames[i] = reinterpret_cast<std::uint64_t>(raw_frames[i]);
+  }
+  return depth;
+}
+
+void recorder::emit(const record_body& body, unsigned skip_frames) {
+  // Capture outside the lock.
+  std::array<std::uint64_t, max_frames> frames{};
+  const std::size_t depth = capture_frames(skip_frames, frames);
   std::lock_guard lock(mutex_);
   const auto thread = thread_locked({});
   const auto stack =
       depth > 0 ? intern_stack_locked({frames.data(), depth}) : stack_id{};
   deliver_locked({next_seq_++, thread, stack}, body);
+}
+
+stack_id recorder::capture_stack(unsigned skip_frames) {
+  std::array<std::uint64_t, max_frames> frames{};
+  const std::size_t depth = capture_frames(skip_frames, frames);
+  if (depth == 0) return stack_id{};
+  std::lock_guard lock(mutex_);
+  return intern_stack_locked({frames.data(), depth});
+}
+
+stack_id recorder::intern_stack(std::span<const std::uint64_t> frames) {
+  if (frames.size() > options_.stack_depth) frames = frames.first(options_.stack_depth);
+  if (!options_.capture_stacks || frames.empty()) return stack_id{};
+  std::lock_guard lock(mutex_);
+  return intern_stack_locked(frames);
 }
 
 void recorder::emit_with_stack(const record_body& body,

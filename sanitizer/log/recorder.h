@@ -73,6 +73,15 @@ class recorder {
   // and that need a faster unwinder than emit()'s.
   void emit_with_stack(const record_body& body, std::span<const std::uint64_t> frames);
 
+  // The calling thread's call stack, interned (its stack_define delivered),
+  // for a record that carries a stack in its body (graph_node::stack); none
+  // when stacks are off. skip_frames drops the innermost frames.
+  stack_id capture_stack(unsigned skip_frames = 0);
+  // Interns a stack the producer captured itself (as for emit_with_stack),
+  // for a record body that carries one; none for an empty span or when
+  // stacks are off.
+  stack_id intern_stack(std::span<const std::uint64_t> frames);
+
   std::uint64_t records_emitted() const noexcept;
   const recorder_options& options() const noexcept { return options_; }
 
@@ -100,6 +109,9 @@ class recorder {
     }
   };
 
+  // Raw return addresses of the caller of the function that calls this
+  // (plus skip_frames), innermost first; returns how many were stored.
+  std::size_t capture_frames(unsigned skip_frames, std::span<std::uint64_t> frames) const;
   thread_id thread_locked(std::string_view name);
   stack_id intern_stack_locked(std::span<const std::uint64_t> frames);
   string_id intern_locked(std::string_view text);

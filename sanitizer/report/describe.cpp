@@ -13,7 +13,22 @@ std::string capitalized(std::string text) {
   return text;
 }
 
-// Operations that read or write a byte range (the rest order or free).
+std::string bytes(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " byte" : " bytes"); }
+
+std::string module_and_offset(const symbol_info& symbol) {
+  const auto name = std::filesystem::path(symbol.module).filename().string();
+  return "(" + name + "+" + hex(symbol.module_offset) + ")";
+}
+
+// " (measured footprint)", " (inferred footprint)", or "" for an exact
+// extent (the API's own, a declared access, an annotation).
+std::string footprint_note(access_origin origin) {
+  if (origin == access_origin::exact) return {};
+  return " (" + std::string(to_string(origin)) + " footprint)";
+}
+
+}  // namespace
+
 bool accesses_memory(operation_kind op) noexcept {
   switch (op) {
     case operation_kind::kernel:
@@ -41,15 +56,6 @@ bool accesses_memory(operation_kind op) noexcept {
   return false;
 }
 
-std::string bytes(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " byte" : " bytes"); }
-
-std::string module_and_offset(const symbol_info& symbol) {
-  const auto name = std::filesystem::path(symbol.module).filename().string();
-  return "(" + name + "+" + hex(symbol.module_offset) + ")";
-}
-
-}  // namespace
-
 std::string hex(std::uint64_t value) {
   char buffer[24];
   std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
@@ -73,6 +79,11 @@ std::string describe_operation(const operation_ref& op, const log_tables& tables
   }
   switch (op.context) {
     case context_kind::stream:
+      // A graph node of an instantiated graph runs on no stream yet.
+      if (op.op == operation_kind::graph_node && is_none(op.stream)) {
+        text += " (" + to_string(op.thread) + ")";
+        break;
+      }
       text += " on " + to_string(op.stream) + " (" + to_string(op.thread) + ")";
       break;
     case context_kind::host_thread:
@@ -82,13 +93,22 @@ std::string describe_operation(const operation_ref& op, const log_tables& tables
   return text;
 }
 
+std::string access_kind(access_mode mode) {
+  std::string text(to_string(mode));
+  if (is_atomic(mode)) text += " access";
+  return text;
+}
+
 std::string describe_access(const operation_ref& op, const log_tables& tables,
                             alloc_id shown) {
   std::string text;
-  if (accesses_memory(op.op)) {
-    text = capitalized(std::string(to_string(op.mode))) + " of " + bytes(op.size) +
-           " at offset " + std::to_string(op.offset);
+  // A launch reported before its accesses were seen (on a destroyed
+  // stream, say) has no range to describe.
+  if (accesses_memory(op.op) && (op.size > 0 || !is_none(op.alloc))) {
+    text = capitalized(access_kind(op.mode)) + " of " + bytes(op.size) + " at offset " +
+           std::to_string(op.offset);
     if (!is_none(op.alloc) && op.alloc != shown) text += " of " + to_string(op.alloc);
+    text += footprint_note(op.origin);
     text += " by " + describe_operation(op, tables);
   } else {
     text = capitalized(describe_operation(op, tables));
@@ -108,6 +128,29 @@ std::string describe_previous(const operation_ref& op, const log_tables& tables,
   std::string text = describe_access(op, tables, shown);
   if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
   return "Previous " + text;
+}
+
+std::string describe_ranges(const diagnostic& d) {
+  const auto ranges = conflict_ranges(d);
+  std::string text;
+  for (const auto& r : ranges) {
+    if (!text.empty()) text += ", ";
+    text += "[" + std::to_string(r.offset) + ", " + std::to_string(r.offset + r.size) + ")";
+  }
+  if (conflict_range_count(d) > ranges.size()) text += ", …";
+  return text;
+}
+
+std::string describe_conflict_bytes(const diagnostic& d) {
+  const std::uint64_t count = conflict_range_count(d);
+  std::string text = describe_ranges(d);
+  if (const alloc_id shown = shown_allocation(d); !is_none(shown)) text += " of " + to_string(shown);
+  if (count > conflict_ranges(d).size()) {
+    text += " (" + std::to_string(count) + " ranges, " + bytes(conflict_byte_count(d)) + ")";
+  } else if (count > 1) {
+    text += " (" + bytes(conflict_byte_count(d)) + ")";
+  }
+  return text;
 }
 
 std::string kind_and_hazard(const diagnostic& d) {
@@ -186,16 +229,6 @@ std::string describe_frame(std::uint64_t address, const symbol_info& symbol,
     text += " " + module_and_offset(symbol);
   }
   return text;
-}
-
-std::optional<call_site> find_call_site(stack_id stack, symbolizer& symbols) {
-  const auto frames = symbols.tables().stack(stack);
-  if (frames.empty()) return std::nullopt;
-  for (const auto address : frames) {
-    const symbol_info& symbol = symbols.symbolize(address);
-    if (!symbol.file.empty()) return call_site{address, &symbol};
-  }
-  return call_site{frames.front(), &symbols.symbolize(frames.front())};
 }
 
 std::string describe_call_site(const call_site& site, const std::filesystem::path& root) {

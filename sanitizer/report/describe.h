@@ -12,6 +12,7 @@
 #include "sanitizer/engine/diagnostic.h"
 #include "sanitizer/log/log_tables.h"
 #include "sanitizer/report/symbolizer.h"
+#include "sanitizer/report/user_stack.h"
 
 namespace streamsan {
 
@@ -23,11 +24,20 @@ std::string describe_allocation(const allocation_ref& a, const log_tables& table
 // "graph node 'n' (node 3 of graph#2) on stream#1 (thread#1)".
 std::string describe_operation(const operation_ref& op, const log_tables& tables);
 
+// Operations that read or write a byte range (the rest order or free).
+bool accesses_memory(operation_kind op) noexcept;
+
+// The access kind as a report names it: "read", "write", "read-write",
+// "atomic access", "read+atomic access", ...
+std::string access_kind(access_mode mode);
+
 // What the operation did, capitalized: "Read of 4096 bytes at offset 0 by
 // kernel 'sum' on stream#2 (thread#1) in range fwd" for memory accesses,
 // "Event wait on stream#2 (thread#1)" for everything else. When the
 // operation accessed another allocation than `shown` (the report's; a
 // caching allocator reused the bytes) it says which: "at offset 0 of alloc#7".
+// A kernel footprint that was measured or inferred says so after the bytes:
+// "Atomic access of 4 bytes at offset 0 (measured footprint) by kernel ...".
 std::string describe_access(const operation_ref& op, const log_tables& tables,
                             alloc_id shown = {});
 
@@ -37,6 +47,15 @@ std::string describe_previous(const operation_ref& op, const log_tables& tables,
 
 // The allocation a diagnostic's report is about (none when it has none).
 alloc_id shown_allocation(const diagnostic& d) noexcept;
+
+// The conflicting byte ranges: "[0, 4096)", "[0, 16), [32, 48)", and ", …"
+// when more ranges conflict than the diagnostic lists.
+std::string describe_ranges(const diagnostic& d);
+
+// What a report's "Conflicting bytes:" line says: "[0, 4096) of alloc#3",
+// "[0, 16), [32, 48) of alloc#3 (32 bytes)", "[0, 16), … of alloc#3
+// (40 ranges, 640 bytes)".
+std::string describe_conflict_bytes(const diagnostic& d);
 
 // "stream-race (read-after-write)", or just the kind without a hazard.
 std::string kind_and_hazard(const diagnostic& d);
@@ -55,15 +74,6 @@ std::string display_path(std::string_view file, const std::filesystem::path& roo
 // "main demo.cpp:42", "main", "0x401000 (demo+0x1000)", "0x401000".
 std::string describe_frame(std::uint64_t address, const symbol_info& symbol,
                            const std::filesystem::path& root);
-
-// The frame a report points at: the first with a source file, else the
-// first at all. nullopt for an empty stack.
-struct call_site {
-  std::uint64_t address = 0;
-  const symbol_info* symbol = nullptr;  // owned by the symbolizer or tables
-  bool has_source() const noexcept { return symbol != nullptr && !symbol->file.empty(); }
-};
-std::optional<call_site> find_call_site(stack_id stack, symbolizer& symbols);
 
 // "demo.cpp:42 in main", "in main", "(demo+0x1000)", "0x401000": where a
 // SUMMARY line says the problem is.

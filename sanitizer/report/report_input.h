@@ -13,6 +13,7 @@
 
 #include "sanitizer/engine/diagnostic.h"
 #include "sanitizer/log/log_tables.h"
+#include "sanitizer/report/user_stack.h"
 
 namespace streamsan {
 
@@ -20,21 +21,42 @@ namespace streamsan {
 using call_counts = std::map<std::string, std::uint64_t, std::less<>>;
 
 struct report_input {
+  // Confirmed diagnostics and candidates alike; each printer keeps them apart.
   std::span<const diagnostic> diagnostics;
   const log_tables& tables;
   const call_counts* unmodelled_calls = nullptr;  // none when null
   std::uint64_t records_processed = 0;
-  std::uint64_t suppressed = 0;  // diagnostics removed by suppressions
+  std::uint64_t suppressed = 0;  // diagnostics removed by suppressions (either certainty)
   // Of those, removed by built-in suppressions (suppressions::builtin()).
   std::uint64_t suppressed_builtin = 0;
 };
 
+// How many of `diagnostics` are confirmed: what an exit status counts
+// (candidates never make a program fail; Note [Candidates and confirmed
+// diagnostics]).
+inline std::size_t confirmed_count(std::span<const diagnostic> diagnostics) noexcept {
+  std::size_t n = 0;
+  for (const auto& d : diagnostics) n += is_candidate(d) ? 0 : 1;
+  return n;
+}
+
+// The words a fix hint uses (Note [Fix hints] in fix_hint.h): CUDA's API
+// for programs that call it (`streamsan run`), or the runtime's torch-shaped
+// API (its sanitizer mode, and later PyTorch).
+enum class fix_vocabulary : std::uint8_t { cuda, runtime };
+
 struct report_options {
-  // Text only: print this many warnings, then say how many were left out.
+  // Text only: print this many warnings (and list this many possible
+  // races), then say how many were left out.
   std::size_t print_limit = std::numeric_limits<std::size_t>::max();
   // Source files under this directory are shown relative to it (and become
   // relative SARIF URIs). Empty: paths are shown as the debug info has them.
   std::filesystem::path source_root;
+  // Which frames stacks show (Note [Stacks start at the user]).
+  stack_view_options stacks = {};
+  fix_vocabulary vocabulary = fix_vocabulary::cuda;
+  // Text only: ANSI colours, for a terminal (the front end decides).
+  bool color = false;
 };
 
 }  // namespace streamsan

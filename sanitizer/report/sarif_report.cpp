@@ -3,7 +3,9 @@
 #include <cctype>
 #include <cstdio>
 
+#include "sanitizer/report/cause_text.h"
 #include "sanitizer/report/describe.h"
+#include "sanitizer/report/fix_hint.h"
 #include "sanitizer/report/kind_description.h"
 
 namespace streamsan {
@@ -124,19 +126,52 @@ json sarif_rules() {
   return rules;
 }
 
+json side_properties(const operation_ref& op) {
+  return {{"mode", to_string(op.mode)}, {"origin", to_string(op.origin)}};
+}
+
+// What SARIF has no place for: the certainty, each side's access kind and
+// footprint origin, and the exact conflicting bytes.
+json result_properties(const diagnostic& d) {
+  json properties = json::object();
+  properties["certainty"] = to_string(d.certainty);
+  properties["current"] = side_properties(d.current);
+  if (d.previous) properties["previous"] = side_properties(*d.previous);
+  if (d.overlap_size > 0) {
+    json ranges = json::array();
+    for (const auto& r : conflict_ranges(d)) {
+      ranges.push_back({{"offset", r.offset}, {"size", r.size}});
+    }
+    properties["conflict"] = {{"offset", d.overlap_offset},
+                              {"size", d.overlap_size},
+                              {"ranges", std::move(ranges)},
+                              {"rangeCount", conflict_range_count(d)},
+                              {"bytes", conflict_byte_count(d)}};
+  }
+  return properties;
+}
+
 json sarif_result(const diagnostic& d, symbolizer& symbols, const report_options& options) {
   const log_tables& tables = symbols.tables();
   const alloc_id shown = shown_allocation(d);
   const auto current = describe_access(d.current, tables, shown);
-  std::string message = headline(d, tables) + ". " + current;
+  std::string message = is_candidate(d) ? "Possible " + headline(d, tables) +
+                                              " (guessed footprint, not confirmed by a "
+                                              "measurement; rerun with --precise). " + current
+                                        : headline(d, tables) + ". " + current;
   message += ".";
   if (d.previous) message += " " + describe_previous(*d.previous, tables, shown) + ".";
   if (const auto why = explanation(d)) message += " " + *why;
+  const auto cause = cause_sentence(d, tables);
+  if (cause) message += " Cause: " + *cause + ".";
+  const auto fix = fix_hint(d, tables, options.vocabulary);
+  if (!fix.empty()) message += " Fix: " + fix + ".";
 
   json result = json::object();
   result["ruleId"] = to_string(d.kind);
   result["ruleIndex"] = static_cast<int>(d.kind);
-  result["level"] = describe(d.kind).level;
+  // A candidate is no promise: a note, whatever its rule's level.
+  result["level"] = is_candidate(d) ? std::string_view("note") : describe(d.kind).level;
   result["message"] = {{"text", message}};
   if (auto location = source_location(d.current.stack, symbols, options, current)) {
     result["locations"] = json::array({std::move(*location)});
@@ -145,6 +180,12 @@ json sarif_result(const diagnostic& d, symbolizer& symbols, const report_options
   if (d.previous) {
     const auto text = describe_previous(*d.previous, tables, shown);
     if (auto location = source_location(d.previous->stack, symbols, options, text)) {
+      (*location)["id"] = related.size() + 1;
+      related.push_back(std::move(*location));
+    }
+  }
+  if (cause && d.cause->kind != cause_kind::host_function_on_other_stream) {
+    if (auto location = source_location(d.cause->call.stack, symbols, options, "Cause: " + *cause)) {
       (*location)["id"] = related.size() + 1;
       related.push_back(std::move(*location));
     }
@@ -164,6 +205,8 @@ json sarif_result(const diagnostic& d, symbolizer& symbols, const report_options
   result["partialFingerprints"] = {{"streamsanCallSites/v1", f.hex()}};
   result["occurrenceCount"] = d.count;
   result["stacks"] = json::array({sarif_stack(d.current.stack, symbols, options, current)});
+  result["properties"] = result_properties(d);
+  if (!fix.empty()) result["properties"]["fix"] = fix;
   return result;
 }
 

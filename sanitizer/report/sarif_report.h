@@ -2,7 +2,10 @@
 // viewers: one rule per diagnostic kind, one result per diagnostic, located
 // at the first frame of the current stack that has a source file, with the
 // previous access and the allocation as related locations and a stable
-// fingerprint of the kind and the call sites. docs/reports.md has details.
+// fingerprint of the kind and the call sites. A candidate (Note [Candidates
+// and confirmed diagnostics]) is a result of level "note"; every result's
+// property bag carries the certainty, each side's mode and footprint origin,
+// and the conflicting bytes. docs/reports.md has details.
 //
 // Strings come from traces and need not be valid UTF-8: dump the result with
 // nlohmann::ordered_json::error_handler_t::replace, or dump() throws.

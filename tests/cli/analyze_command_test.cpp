@@ -19,6 +19,7 @@ namespace {
 using ::testing::ContainsRegex;
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 using testing::run_streamsan;
 
@@ -28,14 +29,24 @@ struct program {
   alloc_id buffer;
 };
 
-[[gnu::noinline]] void cli_test_fill(program& p) {
-  const streamsan::access writes[] = {{{p.buffer, 0, 256}, access_mode::write}};
+[[gnu::noinline]] void cli_test_fill(program& p, access_origin origin = access_origin::exact) {
+  const streamsan::access writes[] = {{{p.buffer, 0, 256}, access_mode::write, origin}};
   p.rec.emit(kernel_launch{p.s1, p.rec.intern("fill"), writes});
 }
 
-[[gnu::noinline]] void cli_test_sum(program& p) {
-  const streamsan::access reads[] = {{{p.buffer, 0, 256}, access_mode::read}};
+[[gnu::noinline]] void cli_test_sum(program& p, access_origin origin = access_origin::exact) {
+  const streamsan::access reads[] = {{{p.buffer, 0, 256}, access_mode::read, origin}};
   p.rec.emit(kernel_launch{p.s2, p.rec.intern("sum"), reads});
+}
+
+// Two non-blocking streams and a 256-byte buffer 'buf'.
+program start_program(recorder& rec) {
+  program p{rec, rec.new_stream_id(), rec.new_stream_id(), rec.new_alloc_id()};
+  rec.emit(stream_create{p.s1, 0, stream_flavor::non_blocking, 0});
+  rec.emit(stream_create{p.s2, 0, stream_flavor::non_blocking, 0});
+  rec.emit(alloc_record{p.buffer, memory_kind::device, 0, 256, 0x7000, {}, {}, 0,
+                        rec.intern("buf")});
+  return p;
 }
 
 enum class ordering { none, event };
@@ -46,11 +57,7 @@ void record_program(const std::filesystem::path& path, ordering order, int unmod
   recorder rec({.capture_stacks = true, .stack_depth = 6});
   trace_writer writer(path);
   rec.add_sink(writer);
-  program p{rec, rec.new_stream_id(), rec.new_stream_id(), rec.new_alloc_id()};
-  rec.emit(stream_create{p.s1, 0, stream_flavor::non_blocking, 0});
-  rec.emit(stream_create{p.s2, 0, stream_flavor::non_blocking, 0});
-  rec.emit(alloc_record{p.buffer, memory_kind::device, 0, 256, 0x7000, {}, {}, 0,
-                        rec.intern("buf")});
+  program p = start_program(rec);
   cli_test_fill(p);
   if (order == ordering::event) {
     const auto e = rec.new_event_id();
@@ -61,6 +68,23 @@ void record_program(const std::filesystem::path& path, ordering order, int unmod
   cli_test_sum(p);
   for (int i = 0; i < unmodelled; ++i) rec.emit(unmodelled_call{rec.intern("cudaMemAdvise")});
   rec.emit(device_synchronize{0});
+  rec.remove_sink(writer);
+  writer.close();
+}
+
+// The racy program, one round per entry: fill and sum with footprints of
+// that origin (inferred: a guess, a candidate; measured: a confirmation),
+// from the same call sites each round.
+void record_rounds(const std::filesystem::path& path, std::initializer_list<access_origin> rounds) {
+  recorder rec({.capture_stacks = true, .stack_depth = 6});
+  trace_writer writer(path);
+  rec.add_sink(writer);
+  program p = start_program(rec);
+  for (const access_origin origin : rounds) {
+    cli_test_fill(p, origin);
+    cli_test_sum(p, origin);
+    rec.emit(device_synchronize{0});
+  }
   rec.remove_sink(writer);
   writer.close();
 }
@@ -116,7 +140,7 @@ TEST_F(AnalyzeCommand, UnknownOptionIsAUsageError) {
 
 TEST_F(AnalyzeCommand, BadOptionValuesAreUsageErrors) {
   EXPECT_EQ(run_streamsan({"analyze", "t.bin", "--format", "xml"}).err,
-            "streamsan analyze: --format must be text, json or sarif, not 'xml'\n"
+            "streamsan analyze: --format must be text, json, sarif, html or chrome-trace, not 'xml'\n"
             "usage: streamsan analyze TRACE [options]\n"
             "Run 'streamsan analyze --help' for the options.\n");
   const auto negative = run_streamsan({"analyze", "t.bin", "--print-limit", "-1"});
@@ -127,6 +151,12 @@ TEST_F(AnalyzeCommand, BadOptionValuesAreUsageErrors) {
   EXPECT_THAT(code.err, HasSubstr("--error-exitcode must be between 0 and 255, not 300"));
   EXPECT_EQ(run_streamsan({"analyze", "t.bin", "--error-exitcode", "x"}).exit_code, 2);
   EXPECT_EQ(run_streamsan({"analyze", "--format"}).exit_code, 2);
+  EXPECT_THAT(run_streamsan({"analyze", "t.bin", "--color", "blue"}).err,
+              StartsWith("streamsan analyze: --color must be auto, always or never, not 'blue'\n"));
+  EXPECT_THAT(run_streamsan({"analyze", "t.bin", "--fix-style", "torch"}).err,
+              StartsWith("streamsan analyze: --fix-style must be auto, cuda or runtime, not 'torch'\n"));
+  EXPECT_THAT(run_streamsan({"analyze", "t.bin", "--stack-depth", "-2"}).err,
+              HasSubstr("--stack-depth must be between 0 and 1000, not -2"));
 }
 
 TEST_F(AnalyzeCommand, NeedsExactlyOneTrace) {
@@ -333,6 +363,89 @@ TEST_F(AnalyzeCommand, KernelNamesThatAreNotUtf8StillGiveValidJson) {
   }
 }
 
+TEST_F(AnalyzeCommand, AnUnconfirmedCandidateIsListedAndExitsZero) {
+  record_rounds(dir_ / "t.bin", {access_origin::inferred, access_origin::inferred});
+  const auto r = run_streamsan({"analyze", (dir_ / "t.bin").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, Not(HasSubstr("WARNING")));
+  EXPECT_THAT(r.out, StartsWith("streamsan: possible races (guessed footprints, not confirmed by "
+                                "a measurement): 1\n"
+                                "  stream-race (read-after-write), 256 bytes of alloc#1 'buf' at "
+                                "[0, 256), seen 2 times:\n"
+                                "    kernel 'sum' on stream#2 (thread#1) at "));
+  EXPECT_THAT(r.out, HasSubstr("(read, inferred footprint) after kernel 'fill' on stream#1 "
+                               "(thread#1) at "));
+  EXPECT_THAT(r.out, EndsWith("(write, inferred footprint)\n"
+                              "streamsan: rerun with --precise to measure every launch\n"
+                              "streamsan: reported 0 warnings; 1 possible race not confirmed\n"));
+  const auto json = run_streamsan({"analyze", (dir_ / "t.bin").string(), "--format", "json"});
+  EXPECT_EQ(json.exit_code, 0);
+  const auto report = nlohmann::json::parse(json.out);
+  EXPECT_TRUE(report.at("diagnostics").empty());
+  ASSERT_EQ(report.at("possible_races").size(), 1u);
+  EXPECT_EQ(report.at("possible_races")[0].at("certainty"), "candidate");
+  EXPECT_EQ(report.at("summary").at("possible_races"), 1);
+  const auto sarif = run_streamsan({"analyze", (dir_ / "t.bin").string(), "--format", "sarif"});
+  EXPECT_EQ(sarif.exit_code, 0);
+  const auto log = nlohmann::json::parse(sarif.out);
+  EXPECT_EQ(log.at("runs")[0].at("results").at(0).at("level"), "note");
+}
+
+TEST_F(AnalyzeCommand, AMeasurementConfirmsTheCandidateAndExits66) {
+  record_rounds(dir_ / "t.bin", {access_origin::inferred, access_origin::measured});
+  const auto r = run_streamsan({"analyze", (dir_ / "t.bin").string()});
+  EXPECT_EQ(r.exit_code, 66);
+  EXPECT_THAT(r.out, HasSubstr("  Read of 256 bytes at offset 0 (measured footprint) by kernel "
+                               "'sum' on stream#2 (thread#1):\n"));
+  EXPECT_THAT(r.out, HasSubstr("  This report was seen 2 times.\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("possible race")));
+  EXPECT_THAT(r.out, EndsWith("==================\nstreamsan: reported 1 warning\n"));
+}
+
+TEST_F(AnalyzeCommand, SuppressionsApplyToCandidates) {
+  record_rounds(dir_ / "t.bin", {access_origin::inferred});
+  testing::write_file_bytes(dir_ / "supp.txt", "race:^fill$\n");
+  const auto r = run_streamsan({"analyze", (dir_ / "t.bin").string(), "--suppressions",
+                               (dir_ / "supp.txt").string()});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "streamsan: reported 0 warnings, 1 suppressed\n");
+}
+
+TEST_F(AnalyzeCommand, StackOptionsFixStyleAndColour) {
+  record_program(dir_ / "t.bin", ordering::none);
+  const auto trace = (dir_ / "t.bin").string();
+  const auto plain = run_streamsan({"analyze", trace});
+  EXPECT_EQ(plain.out.find('\033'), std::string::npos) << "a pipe gets no colour";
+  EXPECT_THAT(plain.out, HasSubstr("  Fix: make stream#2 wait for fill: `cudaEventRecord(e, stream#1)`"));
+  const auto colored = run_streamsan({"analyze", trace, "--color", "always"});
+  EXPECT_THAT(colored.out, HasSubstr("\033[1m\033[31mWARNING: streamsan: stream-race"));
+  const auto runtime = run_streamsan({"analyze", trace, "--fix-style", "runtime"});
+  EXPECT_THAT(runtime.out, HasSubstr("`stream#2.wait_stream(stream#1)`"));
+  // One user frame each; raw shows every recorded frame.
+  const auto shallow = run_streamsan({"analyze", trace, "--stack-depth", "1"});
+  EXPECT_THAT(shallow.out, ContainsRegex("    #0 [^\n]*cli_test_sum[^\n]*\n  Previous"));
+  EXPECT_THAT(shallow.out, Not(HasSubstr("    #1 ")));
+  const auto raw = run_streamsan({"analyze", trace, "--raw-stacks"});
+  EXPECT_THAT(raw.out, HasSubstr("    #5 "));
+}
+
+TEST_F(AnalyzeCommand, HtmlAndChromeTraceDrawTheRace) {
+  record_program(dir_ / "t.bin", ordering::none);
+  const auto trace = (dir_ / "t.bin").string();
+  const auto html_path = (dir_ / "r.html").string();
+  const auto html = run_streamsan({"analyze", trace, "--format", "html", "-o", html_path});
+  EXPECT_EQ(html.exit_code, 66) << html.err;
+  const auto page = testing::read_file_bytes(html_path);
+  EXPECT_THAT(page, StartsWith("<!DOCTYPE html>"));
+  EXPECT_THAT(page, HasSubstr("<path class=\"edge missing\""));
+  EXPECT_THAT(page, Not(HasSubstr("No timeline was kept")));
+  const auto chrome = run_streamsan({"analyze", trace, "--format", "chrome-trace"});
+  EXPECT_EQ(chrome.exit_code, 66);
+  const auto parsed = nlohmann::json::parse(chrome.out, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << chrome.out;
+  EXPECT_FALSE(parsed.at("traceEvents").empty());
+}
+
 TEST_F(AnalyzeCommand, DemoTraceShowsOneRace) {
   // The program tools/main-job runs; built next to streamsan.
   const auto demo = std::filesystem::path(std::getenv("STREAMSAN_BIN")).parent_path() /
@@ -359,7 +472,9 @@ TEST_F(AnalyzeCommand, BuiltinSuppressionsHideWhatALibraryDidAndCountIt) {
       {"analyze", (dir_ / "t.bin").string(), "--no-builtin-suppressions"});
   EXPECT_EQ(shown.exit_code, 66);
   EXPECT_THAT(shown.out, HasSubstr("WARNING: streamsan: unrecorded-event on event#1\n"));
-  EXPECT_THAT(shown.out, HasSubstr("#0 cublasSgemm_v2 (libcublas.so.13+0x5000)"));
+  // The library's frame folds into the program's call (Note [Stacks start
+  // at the user]).
+  EXPECT_THAT(shown.out, HasSubstr("#0 cublasSgemm_v2 from main at app.cpp:12\n"));
   const auto json = run_streamsan({"analyze", (dir_ / "t.bin").string(), "--format", "json"});
   const auto summary = nlohmann::json::parse(json.out).at("summary");
   EXPECT_EQ(summary.at("suppressed"), 1);

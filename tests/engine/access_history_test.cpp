@@ -2,10 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
+
+#include "tests/engine/engine_driver.h"
 
 namespace streamsan {
 namespace {
+
+using testing::all_access_modes;
 
 // Contexts are slots 0, 1, 2; each test builds the clocks it needs.
 access_entry entry(context_slot slot, std::uint64_t clock, access_mode mode,
@@ -200,6 +205,209 @@ TEST_F(AccessHistory, ClearReleasesEverything) {
   history.clear();
   EXPECT_TRUE(history.segments().empty());
   EXPECT_EQ(history.bytes_held(), 0u);
+}
+
+// ---- atomics (Note [Atomic access sets]) ----
+
+TEST_F(AccessHistory, AtomicsFromTwoContextsDoNotConflict) {
+  access(0, 4, entry(0, 1, access_mode::atomic, 1), clock_of(0, 1));
+  access(0, 4, entry(1, 1, access_mode::atomic, 2), clock_of(1, 1));
+  EXPECT_TRUE(conflicts.empty());
+  EXPECT_EQ(history.atomic_count(), 2u);
+}
+
+TEST_F(AccessHistory, AtomicAfterUnorderedPlainWriteIsWriteAfterWrite) {
+  access(0, 4, entry(0, 1, access_mode::write, 1), clock_of(0, 1));
+  access(0, 4, entry(1, 1, access_mode::atomic, 2), clock_of(1, 1));
+  ASSERT_EQ(conflicts.size(), 1u);
+  EXPECT_EQ(conflicts[0].kind, hazard::write_after_write);
+  EXPECT_EQ(conflicts[0].previous.seq, 1u);
+}
+
+TEST_F(AccessHistory, AtomicAfterUnorderedReadIsWriteAfterRead) {
+  access(0, 4, entry(0, 1, access_mode::read, 1), clock_of(0, 1));
+  access(0, 4, entry(1, 1, access_mode::atomic, 2), clock_of(1, 1));
+  ASSERT_EQ(conflicts.size(), 1u);
+  EXPECT_EQ(conflicts[0].kind, hazard::write_after_read);
+}
+
+TEST_F(AccessHistory, ReadAfterUnorderedAtomicIsReadAfterWrite) {
+  access(0, 4, entry(0, 1, access_mode::atomic, 1), clock_of(0, 1));
+  access(0, 4, entry(1, 1, access_mode::read, 2), clock_of(1, 1));
+  ASSERT_EQ(conflicts.size(), 1u);
+  EXPECT_EQ(conflicts[0].kind, hazard::read_after_write);
+  EXPECT_EQ(conflicts[0].previous.mode, access_mode::atomic);
+}
+
+TEST_F(AccessHistory, AnAtomicKeepsTheLastWriteAndTheReads) {
+  access(0, 4, entry(0, 1, access_mode::write, 1), clock_of(0, 1));
+  access(0, 4, entry(0, 2, access_mode::read, 2), clock_of(0, 2));
+  access(0, 4, entry(0, 3, access_mode::atomic, 3), clock_of(0, 3));
+  ASSERT_EQ(history.segments().size(), 1u);
+  EXPECT_EQ(history.segments()[0].write.seq, 1u);
+  EXPECT_EQ(history.read_count(), 1u);
+  EXPECT_EQ(history.atomic_count(), 1u);
+  // A write from another context conflicts with all three.
+  access(0, 4, entry(1, 1, access_mode::write, 4), clock_of(1, 1));
+  ASSERT_EQ(conflicts.size(), 3u);
+  EXPECT_EQ(conflicts[0].kind, hazard::write_after_write);  // the write
+  EXPECT_EQ(conflicts[1].kind, hazard::write_after_read);   // the read
+  EXPECT_EQ(conflicts[2].kind, hazard::write_after_write);  // the atomic
+  EXPECT_EQ(conflicts[2].previous.seq, 3u);
+}
+
+TEST_F(AccessHistory, AWriteClearsTheAtomics) {
+  access(0, 4, entry(0, 1, access_mode::atomic, 1), clock_of(0, 1));
+  access(0, 4, entry(0, 2, access_mode::write, 2), clock_of(0, 2));
+  EXPECT_EQ(history.atomic_count(), 0u);
+  EXPECT_EQ(history.segments()[0].write.seq, 2u);
+}
+
+TEST_F(AccessHistory, AtomicSetKeepsOneAtomicPerUnorderedContext) {
+  for (std::uint64_t t = 1; t <= 50; ++t) {
+    access(0, 4, entry(0, t, access_mode::atomic, t), clock_of(0, t));
+    access(0, 4, entry(1, t, access_mode::atomic, 100 + t), clock_of(1, t));
+  }
+  EXPECT_TRUE(conflicts.empty());
+  EXPECT_EQ(history.atomic_count(), 2u);
+}
+
+TEST_F(AccessHistory, AMixedModeIsReportedOncePerHazard) {
+  // A read+atomic lives in the read set and in the atomic set; a write
+  // meets it twice but reports it once (an atomic counts as a write).
+  access(0, 4, entry(0, 1, access_mode::read_atomic, 1), clock_of(0, 1));
+  EXPECT_EQ(history.read_count(), 1u);
+  EXPECT_EQ(history.atomic_count(), 1u);
+  access(0, 4, entry(1, 1, access_mode::write, 2), clock_of(1, 1));
+  ASSERT_EQ(conflicts.size(), 1u);
+  EXPECT_EQ(conflicts[0].kind, hazard::write_after_write);
+  EXPECT_EQ(conflicts[0].previous.mode, access_mode::read_atomic);
+}
+
+TEST_F(AccessHistory, PartialAtomicSplitsSegmentsLikeAReadAndKeepsThePieces) {
+  access(0, 100, entry(0, 1, access_mode::write, 1), clock_of(0, 1));
+  access(40, 60, entry(0, 2, access_mode::atomic, 2), clock_of(0, 2));
+  EXPECT_EQ(bounds(), (Bounds{{0, 40}, {40, 60}, {60, 100}}));
+  EXPECT_EQ(history.segments()[1].atomics.size(), 1u);
+  EXPECT_EQ(history.segments()[1].write.seq, 1u);
+  access(0, 100, entry(1, 1, access_mode::atomic, 3), clock_of(1, 1));
+  // The atomic of context 1 conflicts with the write only, on all of it.
+  ASSERT_EQ(conflicts.size(), 1u);
+  EXPECT_EQ(conflicts[0].previous.seq, 1u);
+  EXPECT_EQ(conflicts[0].begin, 0u);
+  EXPECT_EQ(conflicts[0].end, 100u);
+}
+
+TEST_F(AccessHistory, FindUnorderedReportsAtomics) {
+  access(0, 4, entry(0, 1, access_mode::atomic, 1), clock_of(0, 1));
+  vector_clock freer = clock_of(1, 1);
+  history.find_unordered(0, 4, freer, conflicts);
+  ASSERT_EQ(conflicts.size(), 1u);
+  EXPECT_EQ(conflicts[0].kind, hazard::write_after_write);
+}
+
+// ---- every pair and triple of modes against conflicts() ----
+
+std::string names(std::initializer_list<access_mode> modes) {
+  std::string out;
+  for (const auto m : modes) out += (out.empty() ? "" : " then ") + std::string(to_string(m));
+  return out;
+}
+
+// Two accesses, by two contexts, over the same bytes (the single-segment
+// path) or overlapping in part (the splitting path).
+TEST(AccessHistoryModes, EveryPairConflictsExactlyWhenTheRuleSaysSo) {
+  for (const bool partial : {false, true}) {
+    for (const access_mode first : all_access_modes) {
+      for (const access_mode second : all_access_modes) {
+        for (const bool ordered : {false, true}) {
+          access_history history;
+          std::vector<history_conflict> out;
+          history.apply(0, 64, entry(0, 1, first, 1), clock_of(0, 1), out);
+          vector_clock clock = clock_of(1, 1);
+          if (ordered) clock.set(0, 1);
+          const std::uint64_t begin = partial ? 32 : 0, end = partial ? 96 : 64;
+          history.apply(begin, end, entry(1, 1, second, 2), clock, out);
+          const bool expected = !ordered && conflicts(second, first);
+          SCOPED_TRACE(names({first, second}) + (ordered ? " ordered" : " unordered") +
+                       (partial ? " partial" : " exact"));
+          ASSERT_EQ(out.size(), expected ? 1u : 0u);
+          if (!expected) continue;
+          EXPECT_EQ(out[0].kind, hazard_between(second, first));
+          EXPECT_EQ(out[0].previous.seq, 1u);
+          EXPECT_EQ(out[0].begin, begin);
+          EXPECT_EQ(out[0].end, 64u);
+        }
+      }
+    }
+  }
+}
+
+TEST(AccessHistoryModes, TheRuleIsSymmetricAndTreatsAtomicsAsWritesForHazards) {
+  for (const access_mode a : all_access_modes) {
+    for (const access_mode b : all_access_modes) {
+      EXPECT_EQ(conflicts(a, b), conflicts(b, a)) << names({a, b});
+      if (conflicts(a, b)) {
+        EXPECT_NE(hazard_between(a, b), hazard::none) << names({a, b});
+      }
+    }
+  }
+  EXPECT_FALSE(conflicts(access_mode::atomic, access_mode::atomic));
+  EXPECT_FALSE(conflicts(access_mode::read, access_mode::read));
+  EXPECT_TRUE(conflicts(access_mode::atomic, access_mode::read));
+  EXPECT_EQ(hazard_between(access_mode::atomic, access_mode::read), hazard::write_after_read);
+  EXPECT_EQ(hazard_between(access_mode::read, access_mode::atomic), hazard::read_after_write);
+}
+
+// Note [Bounded read sets] and [Atomic access sets] drop stored accesses;
+// this checks, for every triple of modes and every ordering of two earlier
+// accesses p1 (context 0) and p2 (context 1) against a third c (context 2),
+// that a conflict is reported iff c conflicts with an earlier access it is
+// not ordered after, and that every conflict reported is one. As in
+// ThreadSanitizer, once p1 and p2 race (reported then), a write p2 may make
+// the history forget p1: only the second half holds there.
+TEST(AccessHistoryModes, EveryTripleReportsARaceIffOneExists) {
+  for (const bool partial : {false, true}) {
+    for (const access_mode m1 : all_access_modes) {
+      for (const access_mode m2 : all_access_modes) {
+        for (const access_mode m3 : all_access_modes) {
+          for (int shape = 0; shape < 8; ++shape) {
+            const bool p2_after_p1 = (shape & 1) != 0;
+            const bool c_after_p1 = (shape & 2) != 0;
+            const bool c_after_p2 = (shape & 4) != 0;
+            access_history history;
+            std::vector<history_conflict> out;
+            history.apply(0, 64, entry(0, 1, m1, 1), clock_of(0, 1), out);
+            vector_clock c2 = clock_of(1, 1);
+            if (p2_after_p1) c2.set(0, 1);
+            history.apply(0, 64, entry(1, 1, m2, 2), c2, out);
+            const bool earlier_race = !p2_after_p1 && conflicts(m2, m1);
+            EXPECT_EQ(!out.empty(), earlier_race) << names({m1, m2});
+            out.clear();
+            vector_clock c3 = clock_of(2, 1);
+            if (c_after_p2) c3.join(c2);  // transitively after p1 too when p2 is
+            if (c_after_p1) c3.set(0, 1);
+            const bool sees_p1 = !c3.covers(epoch(0, 1));
+            const bool sees_p2 = !c3.covers(epoch(1, 1));
+            const std::uint64_t begin = partial ? 16 : 0;
+            history.apply(begin, 64, entry(2, 1, m3, 3), c3, out);
+            const bool expected =
+                (sees_p1 && conflicts(m3, m1)) || (sees_p2 && conflicts(m3, m2));
+            SCOPED_TRACE(names({m1, m2, m3}) + " shape " + std::to_string(shape) +
+                         (partial ? " partial" : " exact"));
+            if (!earlier_race) {
+              EXPECT_EQ(!out.empty(), expected);
+            }
+            for (const auto& c : out) {
+              EXPECT_FALSE(c3.covers(c.previous.when));
+              EXPECT_TRUE(conflicts(m3, c.previous.mode));
+              EXPECT_EQ(c.kind, hazard_between(m3, c.previous.mode));
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -435,7 +435,23 @@ std::vector<std::string> verdicts(const engine& eng) {
     if (d.allocation) line += " alloc=" + std::to_string(raw(d.allocation->id));
     line += " bytes=" + std::to_string(d.overlap_offset) + "+" + std::to_string(d.overlap_size) +
             " e" + std::to_string(raw(d.event)) + " s" + std::to_string(raw(d.stream)) + " x" +
-            std::to_string(d.count);
+            std::to_string(d.count) + " " + std::string(to_string(d.certainty));
+    // What explains it: its cause (near misses are kept per slot) and its
+    // timeline (the window's lanes are slots).
+    if (d.cause) {
+      line += " cause=" + std::string(to_string(d.cause->kind)) + "/" + describe(d.cause->call) +
+              "/s" + std::to_string(raw(d.cause->named));
+      if (d.cause->record) line += "/rec=" + describe(*d.cause->record);
+    }
+    if (d.timeline) {
+      line += " timeline=" + std::to_string(d.timeline->previous) + ">" +
+              std::to_string(d.timeline->current) + ":";
+      for (const timeline_op& o : d.timeline->ops) line += std::to_string(o.seq) + ",";
+      for (const timeline_edge& e : d.timeline->edges) {
+        line += std::to_string(e.from) + "-" + std::string(to_string(e.kind)) + "-" +
+                std::to_string(e.to) + ",";
+      }
+    }
     out.push_back(line);
   }
   return out;
@@ -446,8 +462,8 @@ TEST(ContextRetirement, ReusingSlotsNeverChangesAVerdict) {
   for (unsigned seed = 1; seed <= 40; ++seed) {
     churn_log generator(seed);  // owns what the records' spans point into
     const std::vector<record> log = generator.make(3000);
-    engine reusing(sweep_always);
-    engine keeping(engine_options{.context_sweep_batch = 0});
+    engine reusing(engine_options{.context_sweep_batch = 1, .timeline_window = 64});
+    engine keeping(engine_options{.context_sweep_batch = 0, .timeline_window = 64});
     for (const record& r : log) {
       reusing.on_record(r);
       keeping.on_record(r);

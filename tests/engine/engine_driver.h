@@ -21,9 +21,17 @@ namespace streamsan::testing {
 
 using kind_list = std::vector<diagnostic_kind>;
 
+// Every access mode, for tables over mode pairs.
+inline constexpr access_mode all_access_modes[] = {
+    access_mode::read,        access_mode::write,        access_mode::read_write,
+    access_mode::atomic,      access_mode::read_atomic,  access_mode::write_atomic,
+    access_mode::read_write_atomic,
+};
+
 struct node_spec {
   std::string name;
   std::vector<access> accesses;
+  stack_id stack{};  // where the node was added
 };
 
 class engine_driver {
@@ -110,6 +118,14 @@ class engine_driver {
   access write(alloc_id a, std::uint64_t offset, std::uint64_t size) {
     return {{a, offset, size}, access_mode::write};
   }
+  // An access with any mode and footprint origin (whole buffer or a range).
+  access touch(alloc_id a, access_mode mode, access_origin origin = access_origin::exact) {
+    return {{a, 0, sizes_.at(a)}, mode, origin};
+  }
+  access touch(alloc_id a, std::uint64_t offset, std::uint64_t size, access_mode mode,
+               access_origin origin = access_origin::exact) {
+    return {{a, offset, size}, mode, origin};
+  }
   byte_range whole(alloc_id a) { return {a, 0, sizes_.at(a)}; }
 
   // ---- work ----
@@ -117,6 +133,9 @@ class engine_driver {
               std::string_view kernel = "kernel") {
     const std::vector<access> list(accesses);
     rec_.emit(kernel_launch{s, rec_.intern(kernel), list});
+  }
+  void launch(stream_id s, const std::vector<access>& accesses, std::string_view kernel) {
+    rec_.emit(kernel_launch{s, rec_.intern(kernel), accesses});
   }
   void host_func(stream_id s, std::initializer_list<access> accesses) {
     const std::vector<access> list(accesses);
@@ -142,7 +161,7 @@ class engine_driver {
                    const std::vector<graph_edge>& edges) {
     std::vector<graph_node> list;
     for (const auto& n : nodes) {
-      list.push_back(graph_node{graph_node_kind::kernel, rec_.intern(n.name), n.accesses});
+      list.push_back(graph_node{graph_node_kind::kernel, rec_.intern(n.name), n.accesses, n.stack});
     }
     rec_.emit(graph_instantiate{g, list, edges});
   }

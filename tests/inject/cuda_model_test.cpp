@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <future>
 #include <map>
+#include <memory>
+#include <string>
 #include <thread>
 #include <variant>
 #include <vector>
@@ -13,16 +17,35 @@
 namespace streamsan::injection {
 namespace {
 
-class CudaModel : public ::testing::Test {
+template <class Driver>
+class model_test : public ::testing::Test {
  protected:
   recorder rec{{.capture_stacks = true, .stack_depth = 4}};
-  fake_driver driver;
+  Driver driver;
   capture_sink sink;
   cuda_model model{rec, driver};
   call_site here{};
 
   void SetUp() override { rec.add_sink(sink); }
 };
+
+class CudaModel : public model_test<fake_driver> {};
+
+raw_graph_node kernel_node(std::uintptr_t kernel, void** params) {
+  raw_graph_node n;
+  n.kind = raw_node_kind::kernel;
+  n.kernel = kernel;
+  n.args = kernel_arguments::from_pointers(params);
+  return n;
+}
+
+raw_graph_node copy_node(memory_region dst, memory_region src) {
+  raw_graph_node n;
+  n.kind = raw_node_kind::memcpy;
+  n.dst = dst;
+  n.src = src;
+  return n;
+}
 
 constexpr std::uintptr_t stream_a = 0x5000;
 constexpr std::uintptr_t stream_b = 0x6000;
@@ -196,18 +219,11 @@ TEST_F(CudaModel, GraphInstantiateCarriesNodesAccessesAndEdges) {
   static std::uint64_t p = 0x10000;
   static void* params[] = {&p};
   raw_graph g;
-  raw_graph_node k;
-  k.kind = raw_node_kind::kernel;
-  k.kernel = 0xabc;
-  k.args = kernel_arguments::from_pointers(params);
   raw_graph_node m;
   m.kind = raw_node_kind::memset;
   m.dst = memory_region{0x20000, 64, memory_side::device};
-  raw_graph_node c;
-  c.kind = raw_node_kind::memcpy;
-  c.dst = memory_region{0x20000, 32, memory_side::device};
-  c.src = memory_region{0x10000, 32, memory_side::device};
-  g.nodes = {k, m, c};
+  g.nodes = {kernel_node(0xabc, params), m,
+             copy_node({0x20000, 32, memory_side::device}, {0x10000, 32, memory_side::device})};
   g.edges = {{0, 2}, {1, 2}};
   driver.graphs[0x9000] = g;
   model.graph_instantiated(here, 0x9100, 0x9000);
@@ -276,6 +292,212 @@ TEST_F(CudaModel, CallSiteFramesBecomeTheRecordStack) {
 TEST_F(CudaModel, HostFunctionIsNamed) {
   model.host_function_launched(here, {0}, 42);
   EXPECT_EQ(sink.tables.string(sink.all<host_func>().at(0).name), "host_fn_42");
+}
+
+
+// Note [Threads end in the log]
+TEST_F(CudaModel, AnEndingThreadLogsThreadExitAndForgetsItsPerThreadStream) {
+  thread_id worker{};
+  std::thread([&] {
+    model.stream_synchronized(here, {0, true});
+    const annotated_range r[] = {{0x10000, 8, access_mode::read}};
+    model.annotate_next_launch({0, true}, r);
+    worker = rec.current_thread();
+    EXPECT_EQ(model.footprint().per_thread_streams, 1u);
+  }).join();
+  EXPECT_EQ(model.footprint().per_thread_streams, 0u);
+  EXPECT_EQ(model.footprint().annotations, 0u);
+  ASSERT_FALSE(sink.records.empty());
+  EXPECT_TRUE(std::holds_alternative<thread_exit>(sink.records.back().body));
+  EXPECT_EQ(sink.records.back().header.thread, worker);
+  // The main thread records on, under its own id.
+  model.stream_synchronized(here, {0, true});
+  EXPECT_NE(sink.records.back().header.thread, worker);
+}
+
+TEST_F(CudaModel, AThreadThatNeverRecordedLogsNothing) {
+  std::thread([] {}).join();
+  EXPECT_TRUE(sink.all<thread_exit>().empty());
+}
+
+TEST_F(CudaModel, ThreadChurnKeepsOnlyTheLiveThreadsPerThreadStreams) {
+  model.stream_synchronized(here, {0, true});  // the main thread's stays
+  for (int round = 0; round < 8; ++round) {
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 8; ++i) {
+      threads.emplace_back([&] { model.stream_synchronized(here, {0, true}); });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(model.footprint().per_thread_streams, 1u) << "round " << round;
+  }
+  EXPECT_EQ(sink.all<thread_exit>().size(), 64u);
+  // Every worker had its own per-thread default stream.
+  EXPECT_EQ(sink.all<stream_create>().size(), 65u);
+}
+
+TEST_F(CudaModel, StreamChurnKeepsBoundedHandleTables) {
+  // Distinct handles, as a driver that never recycles one would hand out.
+  for (std::uintptr_t i = 1; i <= 5000; ++i) {
+    model.stream_created(here, i * 64, 0, 0);
+    model.stream_synchronized(here, {i * 64});
+    model.stream_destroyed(here, i * 64);
+  }
+  EXPECT_LE(model.footprint().stream_handles, 1024u);
+}
+
+// Note [No driver calls under the model's lock]: every driver query checks,
+// from another thread, that the model is not locked meanwhile (a thread
+// that needs the model's lock, as a driver callback would, gets it).
+class lock_probing_driver final : public fake_driver {
+ public:
+  const cuda_model* model = nullptr;
+  std::map<std::string, int> queries;
+  std::vector<std::string> asked_under_lock;
+
+  ~lock_probing_driver() override {
+    for (auto& t : stuck_probes_) t.join();
+  }
+  std::int32_t current_device() override {
+    probe("current_device");
+    return fake_driver::current_device();
+  }
+  std::optional<stream_description> describe_stream(std::uintptr_t s) override {
+    probe("describe_stream");
+    return fake_driver::describe_stream(s);
+  }
+  std::optional<kernel_description> describe_kernel(std::uintptr_t k) override {
+    probe("describe_kernel");
+    return fake_driver::describe_kernel(k);
+  }
+  std::optional<raw_graph> describe_graph(std::uintptr_t g) override {
+    probe("describe_graph");
+    return fake_driver::describe_graph(g);
+  }
+  memory_kind untracked_memory_kind(std::uint64_t address, memory_side side) override {
+    probe("untracked_memory_kind");
+    return fake_driver::untracked_memory_kind(address, side);
+  }
+  std::string function_name(std::uintptr_t fn) override {
+    probe("function_name");
+    return fake_driver::function_name(fn);
+  }
+
+ private:
+  void probe(const std::string& query) {
+    ++queries[query];
+    if (model == nullptr) return;
+    auto done = std::make_shared<std::promise<void>>();
+    auto finished = done->get_future();
+    std::thread t([m = model, done] {
+      m->footprint();  // takes the model's lock
+      done->set_value();
+    });
+    if (finished.wait_for(std::chrono::seconds(2)) == std::future_status::ready) {
+      t.join();
+      return;
+    }
+    asked_under_lock.push_back(query);
+    stuck_probes_.push_back(std::move(t));  // gets the lock once the call returns
+  }
+  std::vector<std::thread> stuck_probes_;
+};
+
+class CudaModelDriverQueries : public model_test<lock_probing_driver> {
+ protected:
+  void SetUp() override {
+    model_test::SetUp();
+    driver.model = &model;
+  }
+};
+
+TEST_F(CudaModelDriverQueries, NoQueryRunsUnderTheModelsLock) {
+  driver.kernels[0xabc] = kernel_description{"_Z1kPf", {{0, 8}}, true};
+  driver.kernels[0xdef] = kernel_description{"_Z1gPf", {{0, 8}}, true};
+  std::uint64_t p = 0x10000;
+  void* params[] = {&p};
+  raw_graph g;
+  raw_graph_node host_node;
+  host_node.kind = raw_node_kind::host;
+  host_node.host_fn = 0x1234;
+  g.nodes = {kernel_node(0xdef, params),
+             copy_node({0x10000, 64, memory_side::device},
+                       {0x900000, 64, memory_side::device}),  // untracked source
+             host_node};
+  g.edges = {{0, 1}, {1, 2}};
+  driver.graphs[0x6000] = g;
+
+  model.stream_created(here, stream_a, 0, 0);
+  model.allocated(here, 0x10000, 256, memory_kind::device);
+  model.stream_synchronized(here, {0, false});
+  model.stream_synchronized(here, {0, true});
+  model.stream_queried(here, {stream_b}, true);  // not seen created
+  model.kernel_launched(here, {stream_a}, 0xabc, kernel_arguments::from_pointers(params));
+  model.copied(here, {stream_a}, {0x10000, 64, memory_side::device},
+               {0x800000, 64, memory_side::device}, true);  // untracked source
+  model.memset(here, {0, false}, {0x700000, 64, memory_side::device}, true);
+  model.host_function_launched(here, {stream_a}, 0x1234);
+  model.graph_instantiated(here, 0x7000, 0x6000);
+  model.device_synchronized(here);
+  model.freed(here, 0x10000, free_mode::stream_ordered, stream_arg{0, false});
+
+  EXPECT_TRUE(driver.asked_under_lock.empty())
+      << "asked with the model locked: " << ::testing::PrintToString(driver.asked_under_lock);
+  for (const char* query : {"current_device", "describe_stream", "describe_kernel",
+                            "describe_graph", "untracked_memory_kind", "function_name"}) {
+    EXPECT_GT(driver.queries[query], 0) << query << " was never asked";
+  }
+  EXPECT_EQ(sink.all<graph_instantiate>().size(), 1u);
+  EXPECT_EQ(sink.all<kernel_launch>().size(), 1u);
+}
+
+// A stream another thread describes meanwhile is created once.
+TEST_F(CudaModelDriverQueries, AnUnknownStreamAskedByTwoThreadsIsOneStream) {
+  driver.model = nullptr;  // no probing: the threads race on purpose
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] { model.stream_synchronized(here, {stream_b}); });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(sink.all<stream_create>().size(), 1u);
+  const auto syncs = sink.all<stream_synchronize>();
+  ASSERT_EQ(syncs.size(), 4u);
+  for (const auto& s : syncs) EXPECT_EQ(s.stream, syncs[0].stream);
+}
+
+// Holds the model's lock: a record being emitted blocks in the sink.
+class blocking_sink final : public record_sink {
+ public:
+  std::promise<void> entered;
+  std::shared_future<void> release;
+  void on_record(const record& r) override {
+    if (!std::holds_alternative<stream_synchronize>(r.body)) return;
+    entered.set_value();
+    release.wait();
+  }
+};
+
+// Note [Kernel handles die with their module]: an unload reported while
+// another thread holds the model's lock does not wait for it, and the next
+// launch describes its kernel again.
+TEST_F(CudaModel, ModuleUnloadDoesNotWaitForTheModelsLock) {
+  driver.kernels[0xabc] = kernel_description{"_Z1kv", {}, true};
+  model.stream_created(here, stream_a, 0, 0);
+  model.kernel_launched(here, {stream_a}, 0xabc, {});
+  std::promise<void> release;
+  blocking_sink blocker;
+  blocker.release = release.get_future().share();
+  rec.add_sink(blocker);
+  std::thread holder([&] { model.stream_synchronized(here, {stream_a}); });
+  blocker.entered.get_future().wait();
+  auto unloaded = std::async(std::launch::async, [&] { model.modules_unloaded(); });
+  const bool waited = unloaded.wait_for(std::chrono::seconds(2)) != std::future_status::ready;
+  release.set_value();
+  holder.join();
+  unloaded.wait();
+  EXPECT_FALSE(waited) << "modules_unloaded() waited for the model's lock";
+  rec.remove_sink(blocker);
+  model.kernel_launched(here, {stream_a}, 0xabc, {});
+  EXPECT_EQ(driver.kernel_queries, 2);
 }
 
 }  // namespace

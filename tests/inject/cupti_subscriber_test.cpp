@@ -162,6 +162,26 @@ TEST_F(CuptiSubscriber, NothingArrivesBeforeEnable) {
   EXPECT_TRUE(sink.records.empty());
 }
 
+// Note [Nesting is tracked while stopped]: a runtime call whose exit
+// callback came while the callbacks were paused leaves its thread recording.
+TEST_F(CuptiSubscriber, ACallThatReturnsWhilePausedDoesNotSilenceItsThread) {
+  subscriber.enable();
+  const cudaStreamSynchronize_v3020_params sync{nullptr};
+  const auto entry = callback_data(CUPTI_API_ENTER, nullptr, &sync, nullptr);
+  fake_cupti::deliver(CUPTI_CB_DOMAIN_RUNTIME_API,
+                      CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &entry);
+  dispatcher.stop();
+  cudaError_t ok = cudaSuccess;
+  const auto exit = callback_data(CUPTI_API_EXIT, nullptr, &sync, &ok);
+  fake_cupti::deliver(CUPTI_CB_DOMAIN_RUNTIME_API,
+                      CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &exit);
+  dispatcher.resume();
+  void* ptr = reinterpret_cast<void*>(0x10000);
+  api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
+           cudaMalloc_v3020_params{&ptr, 256}, cudaSuccess);
+  EXPECT_EQ(sink.all<alloc_record>().size(), 1u);
+}
+
 TEST_F(CuptiSubscriber, ItsOwnDriverCallsAreNotThePrograms) {
   subscriber.enable();
   driver.kernels[0xabc] = kernel_description{"_Z1kv", {}, true};

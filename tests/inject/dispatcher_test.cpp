@@ -260,6 +260,32 @@ TEST_F(Dispatcher, NothingIsModelledWhileStopped) {
   EXPECT_EQ(sink.all<alloc_record>().size(), 1u);
 }
 
+// Note [Nesting is tracked while stopped]
+TEST_F(Dispatcher, ACallThatReturnsWhileStoppedDoesNotSilenceItsThread) {
+  char host[16] = {};
+  const cudaMemcpy_v3020_params copy{reinterpret_cast<void*>(0x10000), host, sizeof host,
+                                     cudaMemcpyHostToDevice};
+  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &copy);
+  dispatcher.stop();
+  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &copy, &runtime_ok);
+  dispatcher.resume();
+  malloc_device(0x10000, 64);
+  EXPECT_EQ(sink.all<alloc_record>().size(), 1u);
+  EXPECT_TRUE(sink.all<memcpy_record>().empty());  // its exit came while stopped
+}
+
+TEST_F(Dispatcher, ACallThatEntersWhileStoppedIsModelledFromItsExit) {
+  void* ptr = reinterpret_cast<void*>(0x10000);
+  const cudaMalloc_v3020_params p{&ptr, 64};
+  dispatcher.stop();
+  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &p);
+  dispatcher.resume();
+  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &p, &runtime_ok);
+  EXPECT_EQ(sink.all<alloc_record>().size(), 1u);
+  malloc_device(0x20000, 64);
+  EXPECT_EQ(sink.all<alloc_record>().size(), 2u);
+}
+
 TEST_F(Dispatcher, NothingIsModelledBeforeStart) {
   api_dispatcher unstarted{model, sites};
   unstarted.resume();  // resumes only what was started

@@ -91,6 +91,51 @@ TEST(FastUnwinder, HidesInternalModules) {
   EXPECT_LT(n, m);
 }
 
+// Note [Per-thread state outlives the thread's thread_locals]: memory is
+// bounded by the threads alive, however many come and go.
+TEST(FastUnwinder, ThreadStatesAreFreedWhenTheirThreadsEnd) {
+  std::array<std::uint64_t, 8> out{};
+  capture_stack(out);  // this thread's state exists
+  const std::size_t before = live_unwinder_states();
+  for (int round = 0; round < 4; ++round) {
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 16; ++i) {
+      threads.emplace_back([] {
+        std::array<std::uint64_t, 8> frames{};
+        EXPECT_GT(capture_stack(frames), 0u);
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(live_unwinder_states(), before) << "round " << round;
+  }
+}
+
+// A thread_local destructor runs before the key that frees the state: a
+// CUDA call made from it (a per-thread handle released at thread exit) is
+// captured, and the state is still freed.
+struct captures_at_thread_exit {
+  std::size_t* frames_seen = nullptr;
+  ~captures_at_thread_exit() {
+    std::array<std::uint64_t, 8> out{};
+    *frames_seen = capture_stack(out);
+  }
+};
+
+TEST(FastUnwinder, CapturesFromThreadLocalDestructors) {
+  std::array<std::uint64_t, 8> out{};
+  capture_stack(out);
+  const std::size_t before = live_unwinder_states();
+  std::size_t seen = 0;
+  std::thread([&seen] {
+    thread_local captures_at_thread_exit at_exit;
+    at_exit.frames_seen = &seen;
+    std::array<std::uint64_t, 8> frames{};
+    capture_stack(frames);
+  }).join();
+  EXPECT_GT(seen, 0u);
+  EXPECT_EQ(live_unwinder_states(), before);
+}
+
 using capture_fn = std::size_t (*)(std::span<std::uint64_t> out, std::uint64_t key) noexcept;
 
 }  // namespace

@@ -33,7 +33,8 @@ TEST(SanitizerOptions, UnknownKeyNamesTheKeyAndTheKnownOnes) {
   } catch (const option_error& e) {
     EXPECT_STREQ(e.what(),
                  "unknown option 'verbosity' (known: log_path, format, suppressions, "
-                 "print_limit, halt_on_error, record, stack_depth, error_exitcode)");
+                 "print_limit, halt_on_error, record, stack_depth, error_exitcode, precise, "
+                 "capture, color, raw_stacks)");
   }
 }
 
@@ -46,13 +47,30 @@ TEST(SanitizerOptions, BadValuesAreNamed) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(message("format=xml"), "format=xml: expected text, json or sarif");
+  EXPECT_EQ(message("format=xml"), "format=xml: expected text, json, sarif, html or chrome-trace");
+  EXPECT_EQ(message("color=rainbow"), "color=rainbow: expected auto, always or never");
   EXPECT_EQ(message("print_limit=-1"), "print_limit=-1: expected an integer from 0 to 1073741824");
   EXPECT_EQ(message("stack_depth=65"), "stack_depth=65: expected an integer from 0 to 64");
   EXPECT_EQ(message("halt_on_error=maybe"),
             "halt_on_error=maybe: expected 1/0, true/false or yes/no");
   EXPECT_EQ(message("log_path"), "'log_path' at offset 0: expected key=value");
   EXPECT_EQ(message("log_path='/tmp/x"), "log_path: unterminated quote");
+  EXPECT_EQ(message("capture=nvbit"), "capture=nvbit: expected auto, cupti or sanitizer");
+  EXPECT_EQ(message("precise=sometimes"), "precise=sometimes: expected 1/0, true/false or yes/no");
+}
+
+TEST(SanitizerOptions, PreciseAndCaptureSource) {
+  const auto o = parse_options("precise=1:capture=sanitizer");
+  EXPECT_TRUE(o.precise);
+  EXPECT_EQ(o.capture, capture_source::sanitizer_api);
+  EXPECT_EQ(parse_options("capture=cupti").capture, capture_source::cupti);
+  EXPECT_EQ(sanitizer_options{}.capture, capture_source::automatic);
+  EXPECT_FALSE(sanitizer_options{}.precise);
+  EXPECT_EQ(parse_options(to_string(o)), o);
+  const auto shown = parse_options("color=never:raw_stacks=1:format=html");
+  EXPECT_EQ(shown.color, color_mode::never);
+  EXPECT_TRUE(shown.raw_stacks);
+  EXPECT_EQ(parse_options(to_string(shown)), shown);
 }
 
 TEST(SanitizerOptions, QuotedValuesMayHoldColons) {

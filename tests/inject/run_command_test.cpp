@@ -130,14 +130,14 @@ TEST(RunCommand, FindsTheInjectionLibraryOfItsBuildTree) {
 }
 
 TEST(RunCommand, OptionsReachTheProgramCanonically) {
-  const auto o = run(with_library({"--format", "json", "--print-limit", "3", "--", "/bin/sh",
-                                   "-c", "echo \"$STREAMSAN_OPTIONS\""}),
-                     {"STREAMSAN_OPTIONS=print_limit=9:stack_depth=4"});
+  const auto o = run(with_library({"--format", "json", "--print-limit", "3", "--precise", "--",
+                                   "/bin/sh", "-c", "echo \"$STREAMSAN_OPTIONS\""}),
+                     {"STREAMSAN_OPTIONS=print_limit=9:stack_depth=4:capture=cupti"});
   EXPECT_EQ(o.status, 0);
   // The command line overrides the environment; the rest of it is kept.
   EXPECT_EQ(o.out,
             "log_path=:format=json:suppressions=:print_limit=3:halt_on_error=0:record=:"
-            "stack_depth=4:error_exitcode=66\n");
+            "stack_depth=4:error_exitcode=66:precise=1:capture=cupti:color=auto:raw_stacks=0\n");
 }
 
 TEST(RunCommand, UnknownOptionInTheEnvironmentIsAnError) {
@@ -149,7 +149,7 @@ TEST(RunCommand, UnknownOptionInTheEnvironmentIsAnError) {
 TEST(RunCommand, BadOptionsAreUsageErrors) {
   auto o = run(with_library({"--format", "xml", "--", "/bin/true"}));
   EXPECT_EQ(o.status, 2);
-  EXPECT_THAT(o.err, HasSubstr("--format: format=xml: expected text, json or sarif"));
+  EXPECT_THAT(o.err, HasSubstr("--format: format=xml: expected text, json, sarif, html or chrome-trace"));
   o = run(with_library({"--frobnicate", "--", "/bin/true"}));
   EXPECT_EQ(o.status, 2);
   EXPECT_THAT(o.err, HasSubstr("unrecognised option '--frobnicate'"));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/report/report_fixture.h"
+#include "tests/report/timeline_fixture.h"
 
 namespace streamsan {
 namespace {
@@ -42,9 +43,9 @@ TEST(JsonReport, StreamRaceHasEveryPart) {
   EXPECT_EQ(current.at("nvtx_range"), "forward/attention");
   EXPECT_EQ(current.at("stack"), json::parse(R"json([
       {"address":"0x1100","function":"launch_sum(float const*)","file":"demo.cpp","line":42,
-       "module":"/src/demo/demo","module_offset":"0x1100"},
+       "module":"/src/demo/demo","module_offset":"0x1100","kind":"user"},
       {"address":"0x2000","function":"main","file":"demo.cpp","line":60,
-       "module":"/src/demo/demo","module_offset":"0x2000"}])json"));
+       "module":"/src/demo/demo","module_offset":"0x2000","kind":"user"}])json"));
   EXPECT_EQ(d.at("previous").at("name"), "fill");
   EXPECT_EQ(d.at("previous").at("mode"), "write");
   EXPECT_EQ(d.at("allocation").at("id"), 3);
@@ -52,7 +53,10 @@ TEST(JsonReport, StreamRaceHasEveryPart) {
   EXPECT_EQ(d.at("allocation").at("memory"), "device");
   EXPECT_EQ(d.at("allocation").at("address"), "0x7f0000000000");
   EXPECT_EQ(d.at("allocation").at("site")[0].at("function"), "make_buffers()");
-  EXPECT_EQ(d.at("overlap"), json::parse(R"({"offset":0,"size":4096})"));
+  EXPECT_EQ(d.at("certainty"), "confirmed");
+  EXPECT_EQ(current.at("origin"), "exact");
+  EXPECT_EQ(d.at("overlap"), json::parse(R"({"offset":0,"size":4096,
+      "ranges":[{"offset":0,"size":4096}],"range_count":1,"bytes":4096})"));
   EXPECT_EQ(d.at("event"), nullptr);
 }
 
@@ -123,6 +127,110 @@ TEST(JsonReport, NamesThatAreNotUtf8AreReplacedWhenDumped) {
   const auto report = report_of({testing::stream_race_diagnostic()}, tables);
   const auto text = report.dump(-1, ' ', false, json::error_handler_t::replace);
   EXPECT_EQ(json::parse(text).at("diagnostics")[0].at("current").at("name"), "s\xEF\xBF\xBDm");
+}
+
+TEST(JsonReport, MeasuredAtomicRaceCarriesModesOriginsAndRanges) {
+  const auto tables = testing::report_tables();
+  const auto report = report_of({testing::measured_atomic_race()}, tables);
+  const auto& d = report.at("diagnostics")[0];
+  EXPECT_EQ(d.at("certainty"), "confirmed");
+  EXPECT_EQ(d.at("current").at("mode"), "atomic");
+  EXPECT_EQ(d.at("current").at("origin"), "measured");
+  EXPECT_EQ(d.at("previous").at("mode"), "write");
+  EXPECT_EQ(d.at("previous").at("origin"), "exact");
+  EXPECT_EQ(d.at("overlap"), json::parse(R"({"offset":16,"size":16,
+      "ranges":[{"offset":16,"size":4},{"offset":28,"size":4}],"range_count":2,"bytes":8})"));
+  EXPECT_EQ(d.at("current").at("description"),
+            "Atomic access of 20 bytes at offset 16 (measured footprint) by kernel 'sum' on "
+            "stream#2 (thread#1)");
+}
+
+TEST(JsonReport, CandidatesArePossibleRacesNotDiagnostics) {
+  const auto tables = testing::report_tables();
+  const auto report =
+      report_of({testing::inferred_candidate(), testing::stream_race_diagnostic(),
+                 testing::half_measured_candidate()},
+                tables);
+  ASSERT_EQ(report.at("diagnostics").size(), 1u);
+  EXPECT_EQ(report.at("diagnostics")[0].at("certainty"), "confirmed");
+  const auto& possible = report.at("possible_races");
+  ASSERT_EQ(possible.size(), 2u);
+  EXPECT_EQ(possible[0].at("certainty"), "candidate");
+  EXPECT_EQ(possible[0].at("count"), 3);
+  EXPECT_EQ(possible[0].at("current").at("origin"), "inferred");
+  EXPECT_EQ(possible[0].at("previous").at("origin"), "inferred");
+  EXPECT_EQ(possible[1].at("current").at("origin"), "measured");
+  EXPECT_EQ(possible[1].at("overlap").at("ranges").size(), 2u);
+  EXPECT_EQ(possible[1].at("overlap").at("range_count"), 12);
+  EXPECT_EQ(possible[1].at("overlap").at("bytes"), 192);
+  const auto& summary = report.at("summary");
+  EXPECT_EQ(summary.at("warnings"), 1);
+  EXPECT_EQ(summary.at("occurrences"), 3);
+  EXPECT_EQ(summary.at("possible_races"), 2);
+  EXPECT_EQ(summary.at("by_kind"), json::parse(R"({"stream-race":1})"));
+}
+
+}  // namespace
+}  // namespace streamsan
+
+namespace streamsan {
+namespace {
+
+TEST(JsonReportExplains, CauseLinksGraphFixAndTimeline) {
+  const auto tables = testing::report_tables();
+  auto race = testing::race_with_timeline(testing::stream_race_diagnostic());
+  race.id = 2;
+  ordering_cause c;
+  c.kind = cause_kind::unrecorded_event;
+  c.event = event_id{4};
+  c.call.op = operation_kind::event_wait;
+  c.call.stream = stream_id{2};
+  c.call.stack = stack_id{6};
+  c.reported_as = 1;
+  race.cause = c;
+  auto wait = testing::every_kind_diagnostics()[6];
+  wait.id = 1;
+  wait.failed_to_prevent = {2};
+  symbolizer symbols(tables, symbol_source::log_only);
+  const std::vector<diagnostic> diagnostics{wait, race};
+  const auto j = json_report({.diagnostics = diagnostics, .tables = tables}, symbols,
+                             {.source_root = "/src/demo"});
+  const auto& w = j.at("diagnostics")[0];
+  const auto& r = j.at("diagnostics")[1];
+  EXPECT_EQ(w.at("id"), 1);
+  EXPECT_EQ(w.at("failed_to_prevent"), json::parse("[2]"));
+  EXPECT_EQ(r.at("cause").at("kind"), "unrecorded-event");
+  EXPECT_EQ(r.at("cause").at("reported_as"), 1);
+  EXPECT_EQ(r.at("cause").at("call").at("operation"), "event wait");
+  EXPECT_EQ(r.at("cause").at("message"),
+            "stream#2 waited for event#4, which was never recorded, so the wait ordered nothing "
+            "(S-EVENT-3)");
+  EXPECT_EQ(r.at("fix"), "record event#4 after fill: `cudaEventRecord(event#4, stream#1)` before "
+                         "the wait");
+  EXPECT_TRUE(r.at("graph").is_null());
+  const auto& t = r.at("timeline");
+  EXPECT_EQ(t.at("ops").size(), 5u);
+  EXPECT_EQ(t.at("ops")[2].at("lane"), "stream#3");
+  EXPECT_EQ(t.at("edges")[1], json::parse(R"({"from":2,"to":3,"kind":"event"})"));
+  EXPECT_EQ(t.at("missing_edge"), json::parse(R"({"from":1,"to":4})"));
+  EXPECT_TRUE(w.at("timeline").is_null());
+}
+
+TEST(JsonReportExplains, GraphNodeRaceNamesTheMissingEdge) {
+  const auto tables = testing::report_tables();
+  auto d = testing::every_kind_diagnostics()[2];
+  graph_gap gap;
+  gap.node_count = 4;
+  gap.current_depends_on = {{3, string_id{7}}};
+  d.graph = gap;
+  symbolizer symbols(tables, symbol_source::log_only);
+  const std::vector<diagnostic> diagnostics{d};
+  const auto j = json_report({.diagnostics = diagnostics, .tables = tables}, symbols, {});
+  const auto& g = j.at("diagnostics")[0].at("graph");
+  EXPECT_EQ(g.at("missing_edge"), json::parse(R"({"from":0,"to":1})"));
+  EXPECT_EQ(g.at("node_count"), 4);
+  EXPECT_EQ(g.at("current_depends_on"), json::parse(R"([{"node":3,"name":"node_a"}])"));
+  EXPECT_TRUE(g.at("previous_depends_on").empty());
 }
 
 }  // namespace

@@ -205,6 +205,50 @@ std::vector<diagnostic> every_kind_diagnostics() {
   return all;
 }
 
+diagnostic measured_atomic_race() {
+  diagnostic d = race(diagnostic_kind::stream_race, hazard::write_after_write);
+  d.current = kernel(s_sum, 2, access_mode::atomic, k_sum_stack, 14);
+  d.current.origin = access_origin::measured;
+  d.current.offset = 16;
+  d.current.size = 20;
+  d.previous = kernel(s_fill, 1, access_mode::write, k_fill_stack, 13);
+  d.previous->size = 64;
+  d.overlap_offset = 16;
+  d.overlap_size = 16;
+  d.ranges = {{16, 4}, {28, 4}};
+  d.range_count = 2;
+  d.conflict_bytes = 8;
+  return d;
+}
+
+diagnostic inferred_candidate() {
+  diagnostic d = race(diagnostic_kind::stream_race, hazard::write_after_write);
+  d.certainty = diagnostic_certainty::candidate;
+  d.current = kernel(s_sum, 2, access_mode::read_write, k_sum_stack, 22);
+  d.current.origin = access_origin::inferred;
+  d.previous = kernel(s_fill, 1, access_mode::read_write, k_fill_stack, 21);
+  d.previous->origin = access_origin::inferred;
+  d.count = 3;
+  return d;
+}
+
+diagnostic half_measured_candidate() {
+  diagnostic d = race(diagnostic_kind::stream_race, hazard::read_after_write);
+  d.certainty = diagnostic_certainty::candidate;
+  d.current = kernel(s_sum, 2, access_mode::read, k_sum_stack, 32);
+  d.current.origin = access_origin::measured;
+  d.previous = kernel(s_fill, 1, access_mode::read_write, k_fill_stack, 31);
+  d.previous->origin = access_origin::inferred;
+  d.allocation->id = alloc_id{5};
+  d.allocation->label = string_id{s_b};
+  d.overlap_offset = 0;
+  d.overlap_size = 1024;
+  d.ranges = {{0, 16}, {64, 16}};
+  d.range_count = 12;
+  d.conflict_bytes = 192;
+  return d;
+}
+
 call_counts sample_unmodelled_calls() {
   return {{"cuMemMap", 1}, {"cudaMemPrefetchAsync", 3}};
 }

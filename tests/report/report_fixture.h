@@ -23,6 +23,17 @@ diagnostic stream_race_diagnostic();
 // no stacks and no allocation.
 std::vector<diagnostic> every_kind_diagnostics();
 
+// A confirmed stream race with measured footprints: an atomic access by
+// 'sum' on stream#2 against a plain write (exact extent) by 'fill' on
+// stream#1, conflicting on two ranges of alloc#3.
+diagnostic measured_atomic_race();
+
+// Candidates (Note [Candidates and confirmed diagnostics]): both sides
+// inferred (seen 3 times); and one side measured, the other inferred, with
+// more conflicting ranges than listed.
+diagnostic inferred_candidate();
+diagnostic half_measured_candidate();
+
 call_counts sample_unmodelled_calls();
 
 }  // namespace streamsan::testing

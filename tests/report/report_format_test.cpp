@@ -14,10 +14,15 @@ namespace {
 
 using ::testing::HasSubstr;
 
+constexpr report_format every_format[] = {report_format::text, report_format::json,
+                                          report_format::sarif, report_format::html,
+                                          report_format::chrome_trace};
+
 TEST(ReportFormat, ParsesEveryFormatItPrints) {
-  for (const auto format : {report_format::text, report_format::json, report_format::sarif}) {
+  for (const auto format : every_format) {
     EXPECT_EQ(parse_report_format(to_string(format)), format);
   }
+  EXPECT_EQ(parse_report_format("chrome-trace"), report_format::chrome_trace);
   EXPECT_EQ(parse_report_format("xml"), std::nullopt);
   EXPECT_EQ(parse_report_format("JSON"), std::nullopt);
 }
@@ -30,8 +35,15 @@ TEST(ReportFormat, EveryFormatPrintsANameThatIsNotUtf8) {
   tables.define_string(bad_name, "fill\xff\xfe");
   auto d = testing::stream_race_diagnostic();
   d.current.name = bad_name;
+  // A timeline, so that the Chrome trace names the kernel too.
+  auto timeline = std::make_shared<race_timeline>();
+  timeline->ops = {timeline_op{.seq = 9, .name = d.previous->name, .stack = d.previous->stack},
+                   timeline_op{.seq = 12, .name = bad_name, .stack = d.current.stack}};
+  timeline->previous = 0;
+  timeline->current = 1;
+  d.timeline = timeline;
   const std::vector<diagnostic> diagnostics{d};
-  for (const auto format : {report_format::text, report_format::json, report_format::sarif}) {
+  for (const auto format : every_format) {
     symbolizer symbols(tables, symbol_source::log_only);
     std::ostringstream out;
     ASSERT_NO_THROW(print_report(out, format, {.diagnostics = diagnostics, .tables = tables},
@@ -41,8 +53,14 @@ TEST(ReportFormat, EveryFormatPrintsANameThatIsNotUtf8) {
       case report_format::text:
         EXPECT_THAT(out.str(), HasSubstr("streamsan: reported 1 warning"));
         break;
+      case report_format::html:
+        // The browser replaces the invalid bytes; the page must still hold
+        // the warning.
+        EXPECT_THAT(out.str(), HasSubstr("<h1>streamsan: 1 warning</h1>"));
+        break;
       case report_format::json:
-      case report_format::sarif: {
+      case report_format::sarif:
+      case report_format::chrome_trace: {
         const auto parsed = nlohmann::json::parse(out.str(), nullptr, false);
         EXPECT_FALSE(parsed.is_discarded()) << to_string(format) << ": " << out.str();
         EXPECT_THAT(out.str(), HasSubstr("fill\xef\xbf\xbd"));  // U+FFFD replaces 0xff

@@ -91,7 +91,11 @@ TEST(SarifReport, StreamRaceIsLocatedAtTheCurrentCallSiteWithRelatedLocations) {
             "stream-race (read-after-write) on alloc#3 'A' (device memory, 4096 bytes). Read of "
             "4096 bytes at offset 0 by kernel 'sum' on stream#2 (thread#1) in range "
             "forward/attention. Previous write of 4096 bytes at offset 0 by kernel 'fill' on "
-            "stream#1 (thread#1).");
+            "stream#1 (thread#1). Fix: make stream#2 wait for fill: `cudaEventRecord(e, "
+            "stream#1)` after it, `cudaStreamWaitEvent(stream#2, e)` before sum.");
+  EXPECT_EQ(result.at("properties").at("fix"),
+            "make stream#2 wait for fill: `cudaEventRecord(e, stream#1)` after it, "
+            "`cudaStreamWaitEvent(stream#2, e)` before sum");
   EXPECT_EQ(result.at("locations")[0].at("physicalLocation"),
             json::parse(R"({"artifactLocation":{"uri":"demo.cpp","uriBaseId":"%SRCROOT%"},
                             "region":{"startLine":42}})"));
@@ -108,6 +112,56 @@ TEST(SarifReport, StreamRaceIsLocatedAtTheCurrentCallSiteWithRelatedLocations) {
   ASSERT_EQ(frames.size(), 2u);
   EXPECT_EQ(frames[0].at("location").at("logicalLocations")[0].at("fullyQualifiedName"),
             "launch_sum(float const*)");
+}
+
+TEST(SarifReport, ACandidateIsANoteWithItsCertaintyInThePropertyBag) {
+  const auto tables = testing::report_tables();
+  const auto candidate = testing::half_measured_candidate();
+  const auto sarif = sarif_of({candidate}, tables);
+  const auto& result = only_result(sarif);
+  EXPECT_EQ(result.at("level"), "note");
+  EXPECT_EQ(result.at("ruleId"), "stream-race");
+  EXPECT_EQ(result.at("message").at("text").get<std::string>().rfind(
+                "Possible stream-race (read-after-write) on alloc#5 'B' (device memory, 4096 "
+                "bytes) (guessed footprint, not confirmed by a measurement; rerun with "
+                "--precise). Read of 4096 bytes at offset 0 (measured footprint) by kernel 'sum'",
+                0),
+            0u)
+      << result.at("message");
+  auto properties = result.at("properties");
+  EXPECT_TRUE(properties.contains("fix"));  // the fix hint shares the bag
+  properties.erase("fix");
+  EXPECT_EQ(properties, json::parse(R"({
+      "certainty":"candidate",
+      "current":{"mode":"read","origin":"measured"},
+      "previous":{"mode":"read-write","origin":"inferred"},
+      "conflict":{"offset":0,"size":1024,
+                  "ranges":[{"offset":0,"size":16},{"offset":64,"size":16}],
+                  "rangeCount":12,"bytes":192}})"));
+  // Confirmed later, the same call sites keep their fingerprint.
+  auto confirmed = candidate;
+  confirmed.certainty = diagnostic_certainty::confirmed;
+  const auto later_sarif = sarif_of({confirmed}, tables);
+  const auto& later = only_result(later_sarif);
+  EXPECT_EQ(later.at("level"), "error");
+  EXPECT_EQ(later.at("partialFingerprints"), result.at("partialFingerprints"));
+}
+
+TEST(SarifReport, ConfirmedResultsCarryModesOriginsAndRanges) {
+  const auto tables = testing::report_tables();
+  const auto sarif = sarif_of({testing::measured_atomic_race()}, tables);
+  const auto& result = only_result(sarif);
+  EXPECT_EQ(result.at("level"), "error");
+  EXPECT_EQ(result.at("properties").at("certainty"), "confirmed");
+  EXPECT_EQ(result.at("properties").at("current"),
+            json::parse(R"({"mode":"atomic","origin":"measured"})"));
+  EXPECT_EQ(result.at("properties").at("conflict").at("rangeCount"), 2);
+  const auto sync = testing::every_kind_diagnostics()[6];  // unrecorded-event: no bytes
+  const auto sync_sarif = sarif_of({sync}, tables);
+  const auto& sync_result = only_result(sync_sarif);
+  EXPECT_EQ(sync_result.at("level"), "warning");
+  EXPECT_FALSE(sync_result.at("properties").contains("conflict"));
+  EXPECT_FALSE(sync_result.at("properties").contains("previous"));
 }
 
 TEST(SarifReport, PathsOutsideTheRootBecomeFileUris) {

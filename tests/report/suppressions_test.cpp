@@ -126,6 +126,23 @@ TEST(Suppressions, ApplyCountsWhatWasRemovedPerRule) {
   }
 }
 
+TEST(Suppressions, ApplyToCandidatesAsToConfirmedDiagnostics) {
+  const auto tables = testing::report_tables();
+  symbolizer symbols(tables, symbol_source::log_only);
+  const std::vector<diagnostic> all{testing::inferred_candidate(),
+                                    testing::half_measured_candidate(),
+                                    testing::measured_atomic_race()};
+  const auto rules = suppressions::parse("stream-race:^B$\n", "supp.txt");  // alloc#5's label
+  const auto result = apply_suppressions(all, rules, symbols);
+  EXPECT_EQ(result.suppressed, 1u);
+  ASSERT_EQ(result.kept.size(), 2u);
+  EXPECT_TRUE(is_candidate(result.kept[0]));
+  EXPECT_EQ(result.kept[0].allocation->id, alloc_id{3});
+  EXPECT_EQ(confirmed_count(result.kept), 1u);
+  const auto everything = apply_suppressions(all, suppressions::parse("race:fill\n", "s"), symbols);
+  EXPECT_EQ(everything.suppressed, 3u);
+}
+
 
 // ---- called_from_lib and the built-in library suppressions ----
 

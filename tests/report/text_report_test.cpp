@@ -2,29 +2,16 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 
+#include "sanitizer/report/describe.h"
+#include "tests/report/golden_file.h"
 #include "tests/report/report_fixture.h"
 
 namespace streamsan {
 namespace {
 
-// Compares with tests/report/golden/NAME; STREAMSAN_UPDATE_GOLDEN=1 rewrites
-// the file instead (then review the diff before committing it).
-void expect_golden(const std::string& name, const std::string& actual) {
-  const std::string path = std::string(STREAMSAN_REPORT_GOLDEN_DIR) + "/" + name;
-  if (std::getenv("STREAMSAN_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(path, std::ios::binary) << actual;
-    GTEST_SKIP() << "rewrote " << path;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden file " << path;
-  const std::string expected{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  EXPECT_EQ(actual, expected) << "golden file: " << path;
-}
+using testing::expect_golden;
 
 std::string text_report(const std::vector<diagnostic>& diagnostics, const log_tables& tables,
                         report_options options = {.source_root = "/src/demo"},
@@ -113,6 +100,112 @@ TEST(TextReport, ReusedBlockNamesTheAllocationTheOperationAccessed) {
   EXPECT_NE(text.find("\n  Previous write of 4096 bytes at offset 0 of alloc#7 by kernel 'fill'"),
             std::string::npos)
       << text;
+}
+
+// ---- footprints, atomics and candidates ----
+
+TEST(TextReport, CandidatesAndMeasuredFootprintsMatchGolden) {
+  const auto tables = testing::report_tables();
+  const auto unmodelled = testing::sample_unmodelled_calls();
+  expect_golden("possible_races.txt",
+                text_report({testing::stream_race_diagnostic(), testing::inferred_candidate(),
+                             testing::measured_atomic_race(), testing::half_measured_candidate()},
+                            tables, {.source_root = "/src/demo"}, &unmodelled, 1));
+}
+
+TEST(TextReport, AtomicAccessesAndMeasuredFootprintsAreNamed) {
+  const auto tables = testing::report_tables();
+  const auto text = text_report({testing::measured_atomic_race()}, tables);
+  EXPECT_NE(text.find("\n  Atomic access of 20 bytes at offset 16 (measured footprint) by kernel "
+                      "'sum' on stream#2 (thread#1):\n"),
+            std::string::npos)
+      << text;
+  // An exact extent (the API's own, declared, annotated) says nothing more.
+  EXPECT_NE(text.find("\n  Previous write of 64 bytes at offset 0 by kernel 'fill'"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n  Conflicting bytes: [16, 20), [28, 32) of alloc#3 (8 bytes)\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(TextReport, EveryAccessKindHasAName) {
+  EXPECT_EQ(access_kind(access_mode::read), "read");
+  EXPECT_EQ(access_kind(access_mode::write), "write");
+  EXPECT_EQ(access_kind(access_mode::read_write), "read-write");
+  EXPECT_EQ(access_kind(access_mode::atomic), "atomic access");
+  EXPECT_EQ(access_kind(access_mode::read_atomic), "read+atomic access");
+  EXPECT_EQ(access_kind(access_mode::write_atomic), "write+atomic access");
+  EXPECT_EQ(access_kind(access_mode::read_write_atomic), "read-write+atomic access");
+}
+
+TEST(TextReport, CandidatesAreListedNotWarned) {
+  const auto tables = testing::report_tables();
+  const auto text = text_report({testing::inferred_candidate()}, tables);
+  EXPECT_EQ(text.find("WARNING"), std::string::npos) << text;
+  EXPECT_EQ(text.find("=================="), std::string::npos) << text;
+  EXPECT_EQ(text,
+            "streamsan: possible races (guessed footprints, not confirmed by a measurement): 1\n"
+            "  stream-race (write-after-write), 4096 bytes of alloc#3 'A' at [0, 4096), seen 3 "
+            "times:\n"
+            "    kernel 'sum' on stream#2 (thread#1) at demo.cpp:42 (read-write, inferred "
+            "footprint) after kernel 'fill' on stream#1 (thread#1) at demo.cpp:40 (read-write, "
+            "inferred footprint)\n"
+            "streamsan: rerun with --precise to measure every launch\n"
+            "streamsan: reported 0 warnings; 1 possible race not confirmed\n");
+}
+
+TEST(TextReport, PrintLimitCountsWarningsAndCandidatesApart) {
+  const auto tables = testing::report_tables();
+  const auto text = text_report(
+      {testing::inferred_candidate(), testing::stream_race_diagnostic(),
+       testing::half_measured_candidate(), testing::measured_atomic_race()},
+      tables, {.print_limit = 1, .source_root = "/src/demo"});
+  EXPECT_NE(text.find("WARNING: streamsan: stream-race (read-after-write)"), std::string::npos);
+  EXPECT_EQ(text.find("Atomic access"), std::string::npos) << text;
+  EXPECT_NE(text.find("streamsan: … and 1 more not printed\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("measurement): 2\n  stream-race (write-after-write)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n  … and 1 more\nstreamsan: rerun with --precise"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("streamsan: reported 2 warnings; 2 possible races not confirmed\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(TextReport, WithoutCandidatesThereIsNoPossibleRacesSection) {
+  const auto tables = testing::report_tables();
+  const auto text = text_report({testing::measured_atomic_race()}, tables);
+  EXPECT_EQ(text.find("possible race"), std::string::npos) << text;
+  EXPECT_EQ(text.find("--precise"), std::string::npos) << text;
+}
+
+TEST(TextReport, ALiveCandidateBlockIsANoteNotAWarning) {
+  const auto tables = testing::report_tables();
+  symbolizer symbols(tables, symbol_source::log_only);
+  std::ostringstream live;
+  print_text_diagnostic(live, testing::inferred_candidate(), symbols);
+  EXPECT_NE(live.str().find("NOTE: streamsan: possible stream-race (write-after-write) on alloc#3 "
+                            "'A' (device memory, 4096 bytes) (guessed footprint, not confirmed "
+                            "by a measurement)\n"),
+            std::string::npos)
+      << live.str();
+  EXPECT_EQ(live.str().find("WARNING"), std::string::npos);
+}
+
+TEST(TextReport, SummaryAfterLivePrintingListsTheCandidates) {
+  const auto tables = testing::report_tables();
+  symbolizer symbols(tables, symbol_source::log_only);
+  const std::vector<diagnostic> all{testing::stream_race_diagnostic(),
+                                    testing::inferred_candidate()};
+  std::ostringstream out;
+  print_text_summary(out, {.diagnostics = all, .tables = tables}, 1, symbols);
+  EXPECT_EQ(out.str().find("more not printed"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("possible races (guessed footprints, not confirmed by a "
+                           "measurement): 1\n"),
+            std::string::npos);
+  EXPECT_NE(out.str().find("streamsan: reported 1 warning; 1 possible race not confirmed\n"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -38,7 +38,13 @@ TEST(RuntimeOptions, TheEnvironmentChoosesTheOptions) {
   const scoped_env f("STREAMSAN_SYNC_DEBUG", "warn");
   const scoped_env g("STREAMSAN_STACKS", "0");
   const scoped_env h("STREAMSAN_TRACE", "/tmp/x.streamsan-trace");
+  const scoped_env i("STREAMSAN_COLOR", "always");
+  const scoped_env j("STREAMSAN_STACK_DEPTH", "3");
+  const scoped_env k("STREAMSAN_RAW_STACKS", "1");
   const auto o = options_from_environment();
+  EXPECT_EQ(o.report_color, color_mode::always);
+  EXPECT_EQ(o.report_stack_depth, 3u);
+  EXPECT_TRUE(o.raw_stacks);
   EXPECT_TRUE(o.sanitize);
   EXPECT_EQ(o.backend, backend_kind::sim);
   EXPECT_EQ(o.sim.seed, 42u);
@@ -65,6 +71,16 @@ TEST(RuntimeOptions, MalformedValuesNameTheVariable) {
     const scoped_env e("STREAMSAN", "maybe");
     expect_error<usage_error>([] { (void)options_from_environment(); },
                               "STREAMSAN=maybe: expected 1 or 0");
+  }
+  {
+    const scoped_env e("STREAMSAN_COLOR", "blue");
+    expect_error<usage_error>([] { (void)options_from_environment(); },
+                              "STREAMSAN_COLOR=blue: expected auto, always or never");
+  }
+  {
+    const scoped_env e("STREAMSAN_STACK_DEPTH", "5000");
+    expect_error<usage_error>([] { (void)options_from_environment(); },
+                              "STREAMSAN_STACK_DEPTH=5000: expected 0..1000");
   }
 }
 

@@ -1,0 +1,52 @@
+// The launch-bound loop of the capture-overhead issue: 2 non-blocking
+// streams, 8 buffers of 1 KiB, a kernel p[i] += q[i] writing buf[i % 8] and
+// reading buf[(i + 1) % 8]; 16 launches on one stream, then an event record
+// and a wait hand over to the other. Correct (every batch is ordered after
+// the one before). Prints the time of the loop.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#define CHECK(call)                                                              \
+  do {                                                                           \
+    cudaError_t e_ = (call);                                                     \
+    if (e_ != cudaSuccess) {                                                     \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      std::exit(1);                                                              \
+    }                                                                            \
+  } while (0)
+
+__global__ void add(float* p, const float* q) { p[threadIdx.x] += q[threadIdx.x]; }
+
+int main(int argc, char** argv) {
+  const int total = argc > 1 ? std::atoi(argv[1]) : 200000;
+  constexpr int buffers = 8, floats = 256, batch = 16;
+  float* buf[buffers];
+  for (auto& b : buf) {
+    CHECK(cudaMalloc(&b, floats * sizeof(float)));
+    CHECK(cudaMemset(b, 0, floats * sizeof(float)));
+  }
+  cudaStream_t s[2];
+  cudaEvent_t handoff[2];
+  for (int k = 0; k < 2; ++k) {
+    CHECK(cudaStreamCreateWithFlags(&s[k], cudaStreamNonBlocking));
+    CHECK(cudaEventCreateWithFlags(&handoff[k], cudaEventDisableTiming));
+  }
+  CHECK(cudaDeviceSynchronize());
+  const auto start = std::chrono::steady_clock::now();
+  int current = 0;
+  for (int i = 0; i < total; ++i) {
+    add<<<1, floats, 0, s[current]>>>(buf[i % buffers], buf[(i + 1) % buffers]);
+    if ((i + 1) % batch == 0) {
+      CHECK(cudaEventRecord(handoff[current], s[current]));
+      CHECK(cudaStreamWaitEvent(s[1 - current], handoff[current], 0));
+      current = 1 - current;
+    }
+  }
+  CHECK(cudaDeviceSynchronize());
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::printf("launch_loop launches=%d elapsed_ms=%.3f us_per_launch=%.3f\n", total, ms,
+              ms * 1000.0 / total);
+  return 0;
+}

@@ -1,0 +1,240 @@
+// A probe injection library for the Compute Sanitizer API (CUDA_INJECTION64_PATH),
+// built on the production launch tracker (inject/sanitizer_api): what a bare
+// Sanitizer API subscriber costs, what patching costs, and whether measured
+// footprints are exact. PROBE_MODE chooses what it does:
+//   api         subscribe to the driver and runtime API domains, count
+//   launch      api + the launch domain
+//   patch-null  launch + patch every module at load, give launches no table
+//   track       patch at load and measure every launch (event-polled read-back)
+//   lazy        patch a module at the entry of the first launch call of one of
+//               its kernels (not at load), then measure
+//   census      count global accesses by (flags, new value, size)
+// PROBE_PRINT=1 prints each launch's measured footprint. The summary goes to
+// stderr at exit.
+#include <cuda.h>
+#include <sanitizer.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "inject/precise/footprint_decode.h"
+#include "inject/precise/footprint_layout.h"
+#include "inject/sanitizer_api/launch_tracker.h"
+#include "inject/sanitizer_api/sanitizer_library.h"
+
+namespace sp = streamsan::precise;
+namespace sa = streamsan::sanitizer_api;
+
+extern "C" const unsigned char streamsan_footprint_patches[];
+
+namespace {
+
+thread_local bool busy = false;
+struct busy_guard {
+  busy_guard() { busy = true; }
+  ~busy_guard() { busy = false; }
+};
+
+struct probe {
+  const sa::sanitizer_library* lib = nullptr;
+  std::unique_ptr<sa::launch_tracker> tracker;
+  std::string mode;
+  bool print = false;
+  std::atomic<std::uint64_t> api_callbacks{0};
+  std::atomic<std::uint64_t> launches{0};
+  std::mutex mutex;
+  std::map<CUfunction, std::string> names;
+  std::uint64_t printed = 0;
+  // lazy: modules seen loaded, patched at the next launch call's entry
+  std::set<CUmodule> loaded;
+  CUcontext last_context = nullptr;
+  std::vector<std::uint32_t> census;
+  void* census_table = nullptr;
+  Sanitizer_StreamHandle census_stream = nullptr;
+  sp::table_layout census_layout;
+};
+
+probe& the_probe() {
+  static probe* p = new probe;
+  return *p;
+}
+
+const char* kind_name(sp::footprint_kind k) {
+  switch (k) {
+    case sp::footprint_kind::read: return "read";
+    case sp::footprint_kind::write: return "write";
+    case sp::footprint_kind::atomic: return "atomic";
+  }
+  return "?";
+}
+
+void print_footprint(probe& p, sa::launch_tracker::launch_id, const sp::decoded_footprint& d) {
+  if (!p.print) return;
+  std::fprintf(stderr, "measured launch=%llu pages=%u fragmented=%u complete=%d\n",
+               static_cast<unsigned long long>(++p.printed), d.pages, d.fragmented_pages,
+               d.complete ? 1 : 0);
+  for (const auto& i : d.intervals) {
+    std::fprintf(stderr, "  %s 0x%llx 0x%llx\n", kind_name(i.kind),
+                 static_cast<unsigned long long>(i.begin), static_cast<unsigned long long>(i.end));
+  }
+}
+
+void poll(probe& p, bool wait) {
+  if (!p.tracker) return;
+  p.tracker->poll(wait, [&](auto id, const auto& d) { print_footprint(p, id, d); });
+}
+
+void patch(probe& p, CUcontext ctx, CUmodule m) {
+  std::string why;
+  if (!p.tracker->patch_module(ctx, m, why)) std::fprintf(stderr, "probe: %s\n", why.c_str());
+}
+
+void on_api(probe& p, const Sanitizer_CallbackData& d) {
+  if (!p.tracker) return;
+  if (d.callbackSite == SANITIZER_API_EXIT) {
+    p.tracker->launched();
+    return;
+  }
+  if (p.mode == "lazy" && !p.loaded.empty()) {
+    std::lock_guard lock(p.mutex);
+    for (CUmodule m : p.loaded) patch(p, p.last_context, m);
+    p.loaded.clear();
+  }
+  poll(p, false);
+}
+
+void census_begin(probe& p, const Sanitizer_LaunchData& d) {
+  if (p.census_table == nullptr) {
+    p.census_layout = sp::layout_for(1);
+    p.lib->alloc(d.context, &p.census_table, p.census_layout.bytes);
+    static sp::table_view v;
+    v = sp::view_at(reinterpret_cast<std::uintptr_t>(p.census_table), p.census_layout);
+    p.lib->memcpy_to_device(p.census_table, &v, sizeof v, d.hStream);
+    p.lib->memset(static_cast<char*>(p.census_table) + p.census_layout.bits_offset, 0,
+                  p.census_layout.bytes - p.census_layout.bits_offset, d.hStream);
+  }
+  p.census_stream = d.hStream;
+  p.lib->set_launch_callback_data(d.hLaunch, d.function, d.hStream, p.census_table);
+}
+
+void SANITIZERAPI on_callback(void* userdata, Sanitizer_CallbackDomain domain,
+                              Sanitizer_CallbackId cbid, const void* data) {
+  auto& p = *static_cast<probe*>(userdata);
+  if (busy) return;
+  busy_guard guard;
+  switch (domain) {
+    case SANITIZER_CB_DOMAIN_DRIVER_API:
+    case SANITIZER_CB_DOMAIN_RUNTIME_API:
+      p.api_callbacks.fetch_add(1, std::memory_order_relaxed);
+      on_api(p, *static_cast<const Sanitizer_CallbackData*>(data));
+      return;
+    case SANITIZER_CB_DOMAIN_RESOURCE:
+      if (cbid == SANITIZER_CBID_RESOURCE_MODULE_LOADED && p.tracker) {
+        const auto* m = static_cast<const Sanitizer_ResourceModuleData*>(data);
+        if (p.mode == "lazy") {
+          std::lock_guard lock(p.mutex);
+          p.loaded.insert(m->module);
+          p.last_context = m->context;
+        } else if (p.mode == "census") {
+          p.lib->add_patches(streamsan_footprint_patches, m->context);
+          p.lib->patch_instructions(SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS, m->module,
+                                    "streamsan_global_access_census");
+          p.lib->patch_module(m->module);
+        } else {
+          patch(p, m->context, m->module);
+        }
+      }
+      return;
+    case SANITIZER_CB_DOMAIN_LAUNCH: {
+      const auto* l = static_cast<const Sanitizer_LaunchData*>(data);
+      if (cbid == SANITIZER_CBID_LAUNCH_BEGIN) {
+        p.launches.fetch_add(1, std::memory_order_relaxed);
+        if (p.mode == "census") {
+          census_begin(p, *l);
+        } else if (p.tracker) {
+          p.tracker->launch_begin(*l, p.mode != "patch-null");
+        }
+      } else if (cbid == SANITIZER_CBID_LAUNCH_END && p.tracker) {
+        p.tracker->launch_end(*l);
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void at_exit() {
+  auto& p = the_probe();
+  busy_guard guard;
+  poll(p, true);
+  if (p.census_table != nullptr) {
+    std::vector<std::uint32_t> cells(256);
+    p.lib->memcpy_to_host(cells.data(),
+                          static_cast<char*>(p.census_table) + p.census_layout.bits_offset,
+                          cells.size() * 4, p.census_stream);
+    for (unsigned c = 0; c < cells.size(); ++c) {
+      if (cells[c] != 0) {
+        std::fprintf(stderr, "census flags=0x%x new_value=%s size_index=%u count=%u\n", c >> 4,
+                     (c >> 3) & 1 ? "yes" : "null", c & 7, cells[c]);
+      }
+    }
+  }
+  const auto s = p.tracker ? p.tracker->stats() : sa::tracker_stats{};
+  std::fprintf(stderr,
+               "probe: mode=%s api_callbacks=%llu launches=%llu measured=%llu incomplete=%llu "
+               "failed=%llu pages=%llu fragmented=%llu read_back=%llu waits=%llu patched=%llu\n",
+               p.mode.c_str(), static_cast<unsigned long long>(p.api_callbacks.load()),
+               static_cast<unsigned long long>(p.launches.load()),
+               static_cast<unsigned long long>(s.measured),
+               static_cast<unsigned long long>(s.incomplete),
+               static_cast<unsigned long long>(s.failed), static_cast<unsigned long long>(s.pages),
+               static_cast<unsigned long long>(s.fragmented_pages),
+               static_cast<unsigned long long>(s.bytes_read_back),
+               static_cast<unsigned long long>(s.waits),
+               static_cast<unsigned long long>(s.modules_patched));
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
+  auto& p = the_probe();
+  const auto loaded = sa::load_sanitizer_library();
+  if (loaded.library == nullptr) {
+    std::fprintf(stderr, "probe: %s\n", loaded.error.c_str());
+    return 0;
+  }
+  p.lib = loaded.library;
+  const char* mode = std::getenv("PROBE_MODE");
+  p.mode = mode ? mode : "api";
+  p.print = std::getenv("PROBE_PRINT") != nullptr;
+  const bool patches = p.mode == "patch-null" || p.mode == "track" || p.mode == "lazy" ||
+                       p.mode == "census";
+  if (patches) {
+    const auto driver = sa::resolve_tracker_driver();
+    if (!driver) {
+      std::fprintf(stderr, "probe: driver entry points missing\n");
+      return 0;
+    }
+    p.tracker = std::make_unique<sa::launch_tracker>(*p.lib, *driver);
+  }
+  Sanitizer_SubscriberHandle handle;
+  p.lib->subscribe(&handle, on_callback, &p);
+  p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API);
+  p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_RUNTIME_API);
+  if (p.mode != "api") p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_LAUNCH);
+  if (patches) {
+    p.lib->enable_callback(1, handle, SANITIZER_CB_DOMAIN_RESOURCE,
+                           SANITIZER_CBID_RESOURCE_MODULE_LOADED);
+  }
+  std::atexit(at_exit);
+  std::fprintf(stderr, "probe: %s, mode %s\n", p.lib->path.c_str(), p.mode.c_str());
+  return 1;
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Copies what probe-gpu.sh needs from a build folder into DEST.
+set -eu
+build=$1 dest=$2
+src=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$dest"; mkdir -p "$dest/cupti"
+install -m 755 "$build/bench/precise/libprobe_inject.so" "$build/bench/precise/libbare_cupti.so" \
+  "$build/bench/precise/footprint_probe" "$build/bench/precise/launch_loop" "$build/bench/precise/triad" \
+  "$build/bench/injection/pipeline" "$build/cli/streamsan" "$dest/"
+install -m 755 "$build"/runtime/injection/libstreamsan_inject.so "$dest/" 2>/dev/null ||
+  install -m 755 "$build"/inject/libstreamsan_inject.so "$dest/"
+strip --strip-debug "$dest"/*.so "$dest/streamsan"
+cp -L "$(dirname "$(readlink -f "$(command -v nvcc)")")/../lib64/libcupti.so.13" "$dest/cupti/"
+install -m 755 "$src/probe-gpu.sh" "$src/check_footprints.py" "$dest/"
+du -sh "$dest"

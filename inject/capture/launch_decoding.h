@@ -1,0 +1,25 @@
+// The kernel and arguments of a launch call, for a source that must know
+// them before the launch happens (the Sanitizer API source sizes a launch's
+// footprint table and patches its module at the call's entry).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "inject/capture/api_call.h"
+#include "inject/model/access_inference.h"
+
+namespace streamsan::injection {
+
+struct launch_request {
+  std::uintptr_t kernel = 0;  // a CUkernel or CUfunction (Note [CUkernel or CUfunction])
+  kernel_arguments args;
+  const void* stream = nullptr;  // the stream argument as passed (0: a default stream)
+};
+
+// The driver's kernel launches and the runtime's __cudaLaunchKernel; nullopt
+// for any other call (and for runtime launches by host stub, which name no
+// kernel handle).
+std::optional<launch_request> decode_launch(const api_call& call) noexcept;
+
+}  // namespace streamsan::injection

@@ -1,0 +1,113 @@
+#include "inject/precise/footprint_decode.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace streamsan::precise {
+namespace {
+
+bool is_one_run(const page_summary& s) {
+  const std::uint32_t begin = page_bytes - s.first;
+  return s.end > begin && s.end - begin == s.bytes;
+}
+
+void fetch_or_throw(const fetch_fn& fetch, void* out, std::uint64_t source, std::size_t size,
+                    const char* what) {
+  if (size == 0) return;
+  if (!fetch(out, source, size)) {
+    throw std::runtime_error(std::string("reading the footprint table's ") + what + " (" +
+                             std::to_string(size) + " bytes) failed");
+  }
+}
+
+}  // namespace
+
+bool page_intervals(const page_summary& summary, const std::uint32_t* bitmap,
+                    std::vector<measured_interval>& out) {
+  if (summary.bytes == 0 || summary.kind >= kind_count) return false;
+  const auto kind = static_cast<footprint_kind>(summary.kind);
+  const std::uint64_t base = summary.page << page_shift;
+  if (is_one_run(summary)) {
+    out.push_back({base + page_bytes - summary.first, base + summary.end, kind});
+    return false;
+  }
+  // Runs of set bits.
+  std::uint32_t run_begin = 0;
+  bool in_run = false;
+  for (std::uint32_t byte = 0; byte <= page_bytes; ++byte) {
+    const bool set = byte < page_bytes &&
+                     ((bitmap[byte / bits_per_word] >> (byte % bits_per_word)) & 1u) != 0;
+    if (set && !in_run) {
+      run_begin = byte;
+      in_run = true;
+    } else if (!set && in_run) {
+      out.push_back({base + run_begin, base + byte, kind});
+      in_run = false;
+    }
+  }
+  return true;
+}
+
+void coalesce(std::vector<measured_interval>& intervals) {
+  std::sort(intervals.begin(), intervals.end(), [](const auto& a, const auto& b) {
+    return a.kind != b.kind ? a.kind < b.kind : a.begin < b.begin;
+  });
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < intervals.size(); ++i) {
+    if (out > 0 && intervals[out - 1].kind == intervals[i].kind &&
+        intervals[i].begin <= intervals[out - 1].end) {
+      intervals[out - 1].end = std::max(intervals[out - 1].end, intervals[i].end);
+    } else {
+      intervals[out++] = intervals[i];
+    }
+  }
+  intervals.resize(out);
+}
+
+decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t base,
+                                   const fetch_fn& fetch, std::uint32_t expected_pages) {
+  decoded_footprint d;
+  // The counters and the first `expected_pages` summaries in one copy; a
+  // second copy only when more pages were used.
+  const std::uint32_t guess = std::min(expected_pages, layout.capacity);
+  std::vector<std::uint8_t> head(sizeof(table_counters) + std::size_t{guess} * sizeof(page_summary));
+  fetch_or_throw(fetch, head.data(), base + layout.counters_offset, head.size(),
+                 "counters and page summaries");
+  table_counters counters;
+  std::memcpy(&counters, head.data(), sizeof counters);
+  const std::uint32_t used = std::min(counters.used, layout.capacity);
+  d.complete = counters.overflow == 0 && counters.used <= layout.capacity;
+  d.pages = used;
+  std::vector<page_summary> pages(used);
+  const std::uint32_t have = std::min(used, guess);
+  std::memcpy(pages.data(), head.data() + sizeof counters, std::size_t{have} * sizeof(page_summary));
+  fetch_or_throw(fetch, pages.data() + have,
+                 base + layout.pages_offset + std::size_t{have} * sizeof(page_summary),
+                 std::size_t{used - have} * sizeof(page_summary), "page summaries");
+  d.bytes_read_back = head.size() + std::size_t{used - have} * sizeof(page_summary);
+
+  bool any_fragmented = false;
+  for (const auto& p : pages) {
+    if (p.bytes != 0 && !is_one_run(p)) any_fragmented = true;
+  }
+  // One copy of every used slot's bitmap when any slot needs one.
+  std::vector<std::uint32_t> bits;
+  if (any_fragmented) {
+    const std::size_t words = std::size_t{used} * words_per_bitmap;
+    bits.resize(words);
+    fetch_or_throw(fetch, bits.data(), base + layout.bits_offset, words * sizeof(std::uint32_t),
+                   "page bitmaps");
+    d.bytes_read_back += words * sizeof(std::uint32_t);
+  }
+  for (std::uint32_t slot = 0; slot < used; ++slot) {
+    const std::uint32_t* bitmap =
+        bits.empty() ? nullptr : bits.data() + std::size_t{slot} * words_per_bitmap;
+    d.fragmented_pages += page_intervals(pages[slot], bitmap, d.intervals) ? 1 : 0;
+  }
+  coalesce(d.intervals);
+  return d;
+}
+
+}  // namespace streamsan::precise

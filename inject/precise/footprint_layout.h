@@ -1,0 +1,138 @@
+// The device-side footprint table of one instrumented kernel launch, shared
+// by the patch code that fills it (footprint_patches.cu, on the GPU) and the
+// host code that reads it back (footprint_decode.cpp).
+//
+// Note [Footprints are coalesced on the device]
+// A kernel may make billions of global-memory accesses; bringing each back
+// (as NVIDIA's MemoryTracker sample does) costs O(accesses). Instead the
+// patch code folds every access into a per-launch table with one slot per
+// 4 KiB page and access kind (read, write, atomic) touched: a bitmap of the
+// bytes touched, the lowest and highest byte touched and the number of bytes
+// set (a slot costs 536 bytes: a footprint of N bytes needs N/8 of table per
+// kind it is accessed with).
+// A warp first merges its lanes' accesses (a coalesced warp access becomes
+// one interval), and a lane only issues atomics when it sets bits that were
+// not set yet, so re-reading the same data costs plain loads. The host reads
+// the page summaries (48 bytes a page) and fetches a page's bitmap only when
+// its bytes are not one contiguous run: bringing a launch's footprint back
+// costs O(pages touched + fragmented pages), not O(accesses).
+//
+// Slots are found through an open-addressing hash table keyed by page and
+// kind, and handed out in insertion order, so the host reads the first
+// `used` summaries. A full table takes no new key: an access that finds
+// neither its key nor room stops at the first empty bucket (at least half
+// the buckets stay empty), counts itself in `overflow` and later accesses of
+// the launch return at once. Such a launch's footprint is incomplete and is
+// not used as a measurement: the launch keeps its inferred footprint and the
+// kernel's next launch gets a larger table.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace streamsan::precise {
+
+inline constexpr std::uint32_t page_shift = 12;
+inline constexpr std::uint32_t page_bytes = 1u << page_shift;
+inline constexpr std::uint32_t bits_per_word = 32;
+inline constexpr std::uint32_t words_per_bitmap = page_bytes / bits_per_word;  // 128
+
+// What an access did to its bytes. Two atomics never race with each other;
+// an atomic and a plain access do (Note [Atomics are their own access kind]
+// in sanitizer/log/record.h).
+enum class footprint_kind : std::uint32_t { read = 0, write = 1, atomic = 2 };
+inline constexpr std::uint32_t kind_count = 3;
+
+// One slot's summary. Zero is "nothing touched", so that it can be updated
+// with atomic maxima alone: `first` holds page_bytes minus the lowest offset
+// touched (maximized), `end` one past the highest (maximized).
+struct page_summary {
+  std::uint64_t page = 0;  // address >> page_shift
+  std::uint32_t kind = 0;  // a footprint_kind
+  std::uint32_t first = 0;
+  std::uint32_t end = 0;
+  std::uint32_t bytes = 0;
+};
+static_assert(sizeof(page_summary) == 24);
+
+// The counters of one launch.
+struct table_counters {
+  std::uint32_t used = 0;      // slots handed out (may exceed capacity: then overflow)
+  std::uint32_t overflow = 0;  // accesses that found no slot
+  std::uint64_t reserved = 0;
+};
+static_assert(sizeof(table_counters) == 16);
+
+// Bytes of device memory a table of `capacity` slots takes.
+constexpr std::size_t slot_bytes = sizeof(page_summary) + words_per_bitmap * 4;
+
+// The device pointers and sizes of one table; the table_view lives in device
+// memory at the start of the table's allocation and is passed to the patch
+// code as its userdata.
+struct table_view {
+  std::uint32_t capacity = 0;     // page slots
+  std::uint32_t bucket_mask = 0;  // hash buckets - 1 (a power of two >= 2 * capacity)
+  table_counters* counters = nullptr;
+  std::uint64_t* keys = nullptr;     // [buckets] (page << 2 | kind) + 1; 0 = empty
+  std::uint32_t* slot_of = nullptr;  // [buckets] slot + 1; 0 = being published
+  page_summary* pages = nullptr;     // [capacity]
+  std::uint32_t* bits = nullptr;     // [capacity][words_per_bitmap]
+};
+
+// Where each part lies in one allocation:
+//   view | keys | slot_of | counters | pages | bits
+// Before a launch the host clears [cleared_offset, cleared_end): the hash
+// buckets and the counters, O(buckets) bytes. A slot's summary and bitmaps
+// are cleared by the lane that takes the slot, so tables of any capacity
+// cost the same to reset. After the launch the host reads
+// [counters_offset, counters_offset + 16 + used * 24) in one copy: the
+// counters and the summaries are adjacent.
+struct table_layout {
+  std::uint32_t capacity = 0;
+  std::uint32_t buckets = 0;
+  std::size_t view_offset = 0;
+  std::size_t keys_offset = 0;
+  std::size_t slot_of_offset = 0;
+  std::size_t counters_offset = 0;
+  std::size_t pages_offset = 0;
+  std::size_t bits_offset = 0;
+  std::size_t bytes = 0;
+  std::size_t cleared_offset = 0;
+  std::size_t cleared_end = 0;
+};
+
+constexpr std::size_t align_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
+
+constexpr table_layout layout_for(std::uint32_t capacity) {
+  table_layout l;
+  l.capacity = capacity;
+  std::uint32_t buckets = 1;
+  while (buckets < 2 * capacity) buckets *= 2;
+  l.buckets = buckets;
+  l.view_offset = 0;
+  l.keys_offset = align_up(sizeof(table_view), 256);
+  l.slot_of_offset = l.keys_offset + std::size_t{buckets} * sizeof(std::uint64_t);
+  l.counters_offset =
+      align_up(l.slot_of_offset + std::size_t{buckets} * sizeof(std::uint32_t), 16);
+  l.pages_offset = l.counters_offset + sizeof(table_counters);
+  l.bits_offset = align_up(l.pages_offset + std::size_t{capacity} * sizeof(page_summary), 16);
+  l.bytes = l.bits_offset + std::size_t{capacity} * words_per_bitmap * sizeof(std::uint32_t);
+  l.cleared_offset = l.keys_offset;
+  l.cleared_end = l.pages_offset;
+  return l;
+}
+
+// The view of a table whose allocation starts at `base` (a device address).
+inline table_view view_at(std::uintptr_t base, const table_layout& l) {
+  table_view v;
+  v.capacity = l.capacity;
+  v.bucket_mask = l.buckets - 1;
+  v.counters = reinterpret_cast<table_counters*>(base + l.counters_offset);
+  v.keys = reinterpret_cast<std::uint64_t*>(base + l.keys_offset);
+  v.slot_of = reinterpret_cast<std::uint32_t*>(base + l.slot_of_offset);
+  v.pages = reinterpret_cast<page_summary*>(base + l.pages_offset);
+  v.bits = reinterpret_cast<std::uint32_t*>(base + l.bits_offset);
+  return v;
+}
+
+}  // namespace streamsan::precise

@@ -1,0 +1,180 @@
+// The device functions the Compute Sanitizer API patches into instrumented
+// kernels: each global-memory access (and each asynchronous copy to or from
+// global memory) is folded into the launch's footprint table, which the
+// host passes as the callbacks' userdata (Note [Footprints are coalesced on
+// the device] in footprint_layout.h). Built with
+// `nvcc --fatbin --keep-device-functions -Xptxas --compile-as-tools-patch`
+// and embedded in the injection library.
+#include <sanitizer_patching.h>
+
+#include "inject/precise/footprint_record.h"
+
+namespace sp = streamsan::precise;
+
+namespace {
+
+// Note [What counts as an atomic]
+// The Sanitizer API passes a read-modify-write as an access with both the
+// read and the write flag (and no new value: pData is null), or with the
+// system-scope atomic flag. Prefetches touch nothing.
+__device__ __forceinline__ bool classify(std::uint32_t flags, const void* new_value,
+                                         sp::footprint_kind& kind) {
+  if (flags & SANITIZER_MEMORY_DEVICE_FLAG_PREFETCH) return false;
+  const bool r = flags & SANITIZER_MEMORY_DEVICE_FLAG_READ;
+  const bool w = flags & SANITIZER_MEMORY_DEVICE_FLAG_WRITE;
+  if ((flags & SANITIZER_MEMORY_DEVICE_FLAG_ATOMSYS) || (r && w)) {
+    kind = sp::footprint_kind::atomic;
+  } else if (w) {
+    kind = sp::footprint_kind::write;
+  } else if (r) {
+    kind = sp::footprint_kind::read;
+  } else {
+    return false;
+  }
+  (void)new_value;
+  return true;
+}
+
+__device__ __forceinline__ unsigned lane_id() {
+  unsigned id;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(id));
+  return id;
+}
+
+struct group_extent {
+  std::uint32_t begin, end, size_min, size_max;
+};
+
+// Minimum and maximum over the lanes of `group`. Tools patches may not use
+// the redux instruction (__reduce_*_sync), so: a butterfly over the warp
+// when the whole warp is one group (a coalesced access), else a walk over
+// the group's lanes with one shuffle each.
+__device__ __forceinline__ group_extent group_reduce(unsigned group, std::uint32_t begin,
+                                                     std::uint32_t end, std::uint32_t size) {
+  group_extent e{begin, end, size, size};
+  if (group == 0xffffffffu) {
+    for (int offset = 16; offset > 0; offset /= 2) {
+      e.begin = min(e.begin, __shfl_xor_sync(group, e.begin, offset));
+      e.end = max(e.end, __shfl_xor_sync(group, e.end, offset));
+      e.size_min = min(e.size_min, __shfl_xor_sync(group, e.size_min, offset));
+      e.size_max = max(e.size_max, __shfl_xor_sync(group, e.size_max, offset));
+    }
+    return e;
+  }
+  for (unsigned rest = group; rest != 0; rest &= rest - 1) {
+    const int src = __ffs(rest) - 1;
+    e.begin = min(e.begin, __shfl_sync(group, begin, src));
+    e.end = max(e.end, __shfl_sync(group, end, src));
+    e.size_min = min(e.size_min, __shfl_sync(group, size, src));
+    e.size_max = max(e.size_max, __shfl_sync(group, size, src));
+  }
+  return e;
+}
+
+// Note [A warp records an interval once]
+// The lanes of a warp that access one page with one kind form a group. When
+// the group's accesses tile one span exactly (a coalesced access), the
+// group's first lane records the span; otherwise each distinct address is
+// recorded by the first lane that has it.
+__device__ __forceinline__ void record_warp(const sp::table_view& t, std::uint64_t address,
+                                            std::uint32_t size, sp::footprint_kind kind) {
+  const unsigned active = __activemask();
+  const unsigned me = lane_id();
+  const std::uint64_t page = address >> sp::page_shift;
+  const std::uint32_t begin = static_cast<std::uint32_t>(address & (sp::page_bytes - 1));
+  const unsigned group =
+      __match_any_sync(active, (page << 2) | static_cast<std::uint32_t>(kind));
+  const unsigned same_address = __match_any_sync(group, address);
+  const bool first_of_address = static_cast<unsigned>(__ffs(same_address) - 1) == me;
+  const unsigned distinct = __popc(__ballot_sync(group, first_of_address));
+  const group_extent e = group_reduce(group, begin, begin + size, size);
+  const std::uint32_t span_begin = e.begin;
+  const std::uint32_t span_end = e.end;
+  const bool uniform = e.size_min == e.size_max;
+  const bool all_aligned = __all_sync(group, (begin - span_begin) % size == 0);
+  if (sp::group_is_dense(span_begin, span_end, distinct, uniform, all_aligned, size)) {
+    if (static_cast<unsigned>(__ffs(group) - 1) == me) {
+      sp::record_interval(t, page, span_begin, span_end, kind);
+    }
+  } else if (first_of_address || !uniform) {
+    sp::record_interval(t, page, begin, begin + size, kind);
+  }
+}
+
+__device__ __forceinline__ bool warp_leader() {
+  return static_cast<unsigned>(__ffs(__activemask()) - 1) == lane_id();
+}
+
+}  // namespace
+
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access(
+    void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
+    const void* new_value) {
+  if (userdata == nullptr) return SANITIZER_PATCH_SUCCESS;
+  sp::footprint_kind kind;
+  if (!classify(flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
+  record_warp(*static_cast<const sp::table_view*>(userdata),
+              reinterpret_cast<std::uint64_t>(ptr), size, kind);
+  return SANITIZER_PATCH_SUCCESS;
+}
+
+// The same without warp aggregation: every lane records its own access.
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_per_lane(
+    void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
+    const void* new_value) {
+  if (userdata == nullptr) return SANITIZER_PATCH_SUCCESS;
+  sp::footprint_kind kind;
+  if (!classify(flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
+  sp::record_span(*static_cast<const sp::table_view*>(userdata),
+                  reinterpret_cast<std::uint64_t>(ptr), size, kind);
+  return SANITIZER_PATCH_SUCCESS;
+}
+
+// cp.async: a global read into shared memory (src is null when nothing is read).
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_memcpy_async(
+    void* userdata, std::uint64_t, void* src, std::uint32_t, std::uint32_t size) {
+  if (userdata == nullptr || src == nullptr) return SANITIZER_PATCH_SUCCESS;
+  record_warp(*static_cast<const sp::table_view*>(userdata),
+              reinterpret_cast<std::uint64_t>(src), size, sp::footprint_kind::read);
+  return SANITIZER_PATCH_SUCCESS;
+}
+
+// Bulk copies: every active lane passes the same values, the first records.
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_bulk_global_to_shared(
+    void* userdata, std::uint64_t, std::uint64_t src, std::uint32_t, std::uint32_t,
+    std::uint32_t data, std::uint32_t) {
+  if (userdata == nullptr || !warp_leader()) return SANITIZER_PATCH_SUCCESS;
+  sp::record_span(*static_cast<const sp::table_view*>(userdata), src,
+                  std::uint64_t{data & 0xffffu} * 16, sp::footprint_kind::read);
+  return SANITIZER_PATCH_SUCCESS;
+}
+
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_bulk_shared_to_global(
+    void* userdata, std::uint64_t, std::uint64_t dst, std::uint32_t, std::uint32_t blocks) {
+  if (userdata == nullptr || !warp_leader()) return SANITIZER_PATCH_SUCCESS;
+  sp::record_span(*static_cast<const sp::table_view*>(userdata), dst, std::uint64_t{blocks} * 16,
+                  sp::footprint_kind::write);
+  return SANITIZER_PATCH_SUCCESS;
+}
+
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_bulk_reduction_to_global(
+    void* userdata, std::uint64_t, std::uint64_t dst, std::uint32_t, std::uint32_t blocks) {
+  if (userdata == nullptr || !warp_leader()) return SANITIZER_PATCH_SUCCESS;
+  sp::record_span(*static_cast<const sp::table_view*>(userdata), dst, std::uint64_t{blocks} * 16,
+                  sp::footprint_kind::atomic);
+  return SANITIZER_PATCH_SUCCESS;
+}
+
+// Probe only (bench/precise): counts accesses by (flags, new value present,
+// size) into the table's bitmap words, to learn how the driver reports each
+// kind of access.
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_census(
+    void* userdata, std::uint64_t, void*, std::uint32_t size, std::uint32_t flags,
+    const void* new_value) {
+  if (userdata == nullptr) return SANITIZER_PATCH_SUCCESS;
+  const auto& t = *static_cast<const sp::table_view*>(userdata);
+  const unsigned size_index = size <= 1 ? 0 : size <= 2 ? 1 : size <= 4 ? 2 : size <= 8 ? 3 : 4;
+  const unsigned cell = ((flags & 0xf) << 4) | ((new_value != nullptr) << 3) | size_index;
+  atomicAdd(&t.bits[cell], 1u);
+  return SANITIZER_PATCH_SUCCESS;
+}

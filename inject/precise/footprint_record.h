@@ -1,0 +1,209 @@
+// How one lane folds an interval of one page into a footprint table (Note
+// [Footprints are coalesced on the device] in footprint_layout.h). Compiled
+// for the GPU by the patch code and for the host by the unit tests, which
+// drive it from many threads: the atomics below map to CUDA's on the device
+// and to the compiler's __atomic builtins on the host.
+#pragma once
+
+#include <cstdint>
+
+#include "inject/precise/footprint_layout.h"
+
+#if defined(__CUDACC__)
+#define STREAMSAN_HD __host__ __device__ __forceinline__
+#else
+#define STREAMSAN_HD inline
+#endif
+
+namespace streamsan::precise {
+namespace lane {
+
+STREAMSAN_HD std::uint32_t load(const std::uint32_t* p) {
+#if defined(__CUDA_ARCH__)
+  return *static_cast<const volatile std::uint32_t*>(p);
+#else
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+STREAMSAN_HD std::uint64_t load(const std::uint64_t* p) {
+#if defined(__CUDA_ARCH__)
+  return *static_cast<const volatile std::uint64_t*>(p);
+#else
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+STREAMSAN_HD void publish(std::uint32_t* p, std::uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  __threadfence();
+  *static_cast<volatile std::uint32_t*>(p) = v;
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+STREAMSAN_HD std::uint64_t cas(std::uint64_t* p, std::uint64_t expected, std::uint64_t desired) {
+#if defined(__CUDA_ARCH__)
+  return atomicCAS(reinterpret_cast<unsigned long long*>(p), expected, desired);
+#else
+  __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return expected;
+#endif
+}
+STREAMSAN_HD std::uint32_t fetch_add(std::uint32_t* p, std::uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  return atomicAdd(p, v);
+#else
+  return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+#endif
+}
+STREAMSAN_HD std::uint32_t fetch_or(std::uint32_t* p, std::uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  return atomicOr(p, v);
+#else
+  return __atomic_fetch_or(p, v, __ATOMIC_ACQ_REL);
+#endif
+}
+STREAMSAN_HD void max(std::uint32_t* p, std::uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  atomicMax(p, v);
+#else
+  std::uint32_t seen = __atomic_load_n(p, __ATOMIC_RELAXED);
+  while (seen < v && !__atomic_compare_exchange_n(p, &seen, v, true, __ATOMIC_ACQ_REL,
+                                                  __ATOMIC_RELAXED)) {
+  }
+#endif
+}
+STREAMSAN_HD std::uint32_t popcount(std::uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  return __popc(v);
+#else
+  return static_cast<std::uint32_t>(__builtin_popcount(v));
+#endif
+}
+STREAMSAN_HD void pause() {
+#if defined(__CUDA_ARCH__)
+  __nanosleep(32);
+#endif
+}
+
+}  // namespace lane
+
+inline constexpr std::uint32_t slot_overflowed = 0xffffffffu;
+
+// A multiplicative hash of the page number (Fibonacci hashing): consecutive
+// pages land in different buckets.
+STREAMSAN_HD std::uint32_t page_hash(std::uint64_t page) {
+  return static_cast<std::uint32_t>((page * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+// A new slot starts empty: its summary names the page and kind, its bitmap
+// is zero. Only the lane that took the slot writes it, before publishing it.
+STREAMSAN_HD void clear_slot(const table_view& t, std::uint32_t slot, std::uint64_t page,
+                             footprint_kind kind) {
+  page_summary& s = t.pages[slot];
+  s.page = page;
+  s.kind = static_cast<std::uint32_t>(kind);
+  s.first = 0;
+  s.end = 0;
+  s.bytes = 0;
+  std::uint32_t* words = t.bits + std::uint64_t{slot} * words_per_bitmap;
+  for (std::uint32_t w = 0; w < words_per_bitmap; ++w) words[w] = 0;
+}
+
+// The slot of (`page`, `kind`), inserting it if needed; slot_overflowed
+// when the table is full. The lane that inserts a key clears and publishes
+// its slot; a lane that finds the key of a slot not yet published waits for
+// it (independent thread scheduling lets the publishing lane progress even
+// in the same warp). A full table takes no new key, so probing always ends
+// at an empty bucket.
+STREAMSAN_HD std::uint32_t find_or_insert(const table_view& t, std::uint64_t page,
+                                          footprint_kind kind) {
+  const std::uint64_t key = ((page << 2) | static_cast<std::uint32_t>(kind)) + 1;
+  std::uint32_t b = page_hash(key) & t.bucket_mask;
+  for (std::uint32_t probe = 0; probe <= t.bucket_mask; ++probe, b = (b + 1) & t.bucket_mask) {
+    std::uint64_t seen = lane::load(&t.keys[b]);
+    if (seen == 0) {
+      if (lane::load(&t.counters->used) >= t.capacity) return slot_overflowed;
+      seen = lane::cas(&t.keys[b], 0, key);
+      if (seen == 0) {
+        const std::uint32_t slot = lane::fetch_add(&t.counters->used, 1);
+        if (slot >= t.capacity) {
+          lane::publish(&t.slot_of[b], slot_overflowed);
+          return slot_overflowed;
+        }
+        clear_slot(t, slot, page, kind);
+        lane::publish(&t.slot_of[b], slot + 1);
+        return slot;
+      }
+    }
+    if (seen == key) {
+      std::uint32_t s;
+      while ((s = lane::load(&t.slot_of[b])) == 0) lane::pause();
+      return s == slot_overflowed ? slot_overflowed : s - 1;
+    }
+  }
+  return slot_overflowed;
+}
+
+// The bits [lo, hi) of one 32-bit word, 0 <= lo < hi <= 32.
+STREAMSAN_HD std::uint32_t word_mask(std::uint32_t lo, std::uint32_t hi) {
+  const std::uint32_t upto_hi = hi >= 32 ? 0xffffffffu : ((1u << hi) - 1u);
+  return upto_hi & ~((1u << lo) - 1u);
+}
+
+// Folds bytes [begin, end) of `page` (offsets within the page,
+// begin < end <= page_bytes) into the table as `kind`.
+STREAMSAN_HD void record_interval(const table_view& t, std::uint64_t page, std::uint32_t begin,
+                                  std::uint32_t end, footprint_kind kind) {
+  // An overflowed launch is not a measurement any more: stop paying for it.
+  if (lane::load(&t.counters->overflow) != 0) return;
+  const std::uint32_t slot = find_or_insert(t, page, kind);
+  if (slot == slot_overflowed) {
+    lane::fetch_add(&t.counters->overflow, 1);
+    return;
+  }
+  std::uint32_t* words = t.bits + std::uint64_t{slot} * words_per_bitmap;
+  std::uint32_t added = 0;
+  for (std::uint32_t w = begin / bits_per_word; w * bits_per_word < end; ++w) {
+    const std::uint32_t lo = begin > w * bits_per_word ? begin - w * bits_per_word : 0;
+    const std::uint32_t hi = end - w * bits_per_word < bits_per_word ? end - w * bits_per_word
+                                                                      : bits_per_word;
+    const std::uint32_t mask = word_mask(lo, hi);
+    // Re-reading bytes already recorded costs a load, not an atomic.
+    if ((lane::load(&words[w]) & mask) == mask) continue;
+    const std::uint32_t before = lane::fetch_or(&words[w], mask);
+    added += lane::popcount(mask & ~before);
+  }
+  if (added == 0) return;
+  page_summary& s = t.pages[slot];
+  lane::fetch_add(&s.bytes, added);
+  lane::max(&s.first, page_bytes - begin);
+  lane::max(&s.end, end);
+}
+
+// Folds [address, address + size) into the table, page by page (bulk copies
+// may span several pages; a plain access never does, being aligned).
+STREAMSAN_HD void record_span(const table_view& t, std::uint64_t address, std::uint64_t size,
+                              footprint_kind kind) {
+  while (size > 0) {
+    const std::uint64_t page = address >> page_shift;
+    const std::uint32_t begin = static_cast<std::uint32_t>(address & (page_bytes - 1));
+    const std::uint64_t room = page_bytes - begin;
+    const std::uint32_t len = static_cast<std::uint32_t>(size < room ? size : room);
+    record_interval(t, page, begin, begin + len, kind);
+    address += len;
+    size -= len;
+  }
+}
+
+// Whether the accesses of a group of lanes (same page, same kind) cover
+// exactly [span_begin, span_end): every lane accesses `size` bytes at an
+// offset that is a multiple of `size` from span_begin, and the distinct
+// addresses fill the span. Then one lane records the whole span.
+STREAMSAN_HD bool group_is_dense(std::uint32_t span_begin, std::uint32_t span_end,
+                                 std::uint32_t distinct_addresses, bool uniform_size,
+                                 bool all_aligned, std::uint32_t size) {
+  return uniform_size && all_aligned &&
+         std::uint64_t{span_end - span_begin} == std::uint64_t{distinct_addresses} * size;
+}
+
+}  // namespace streamsan::precise

@@ -1,0 +1,71 @@
+// Holds back the access log behind a kernel launch whose measured footprint
+// has not come back yet.
+//
+// Note [Measured footprints arrive late]
+// A launch's footprint is known only once the kernel has run, long after
+// the launch call returned, and the log must stay in issue order: the
+// launch's place in the happens-before order is its place in the log. So the
+// launch record goes out at the call, with its inferred accesses as
+// placeholders, and this sink (between the recorder and the engine, the
+// trace writer and any other consumer) holds it and every record after it
+// until resolve() supplies the measured accesses. Consumers then see the
+// launch with its measured footprint, in its place, and the records behind
+// it; reports stay in program order, only later. Nothing is reordered and
+// nothing is dropped: a launch whose measurement failed keeps its inferred
+// accesses.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "sanitizer/log/owned_record.h"
+#include "sanitizer/log/record.h"
+
+namespace streamsan::precise {
+
+class footprint_resolver final : public record_sink {
+ public:
+  using token = std::uint64_t;
+
+  void add_downstream(record_sink& sink);
+
+  // The next kernel_launch record that the calling thread emits awaits its
+  // measured footprint; resolve(token, ...) supplies it.
+  token await_next_launch();
+  // The calling thread emits no launch after all.
+  void cancel_await() noexcept;
+
+  // The launch's measured accesses, or nullopt to keep its inferred ones;
+  // delivers every record no longer held back. An unknown token (never
+  // awaited, or already resolved) is ignored.
+  void resolve(token t, std::optional<std::vector<access>> measured);
+
+  void on_record(const record& r) override;
+
+  // Gives up on every footprint still awaited (at exit, after the last
+  // read-back): those launches keep their inferred accesses, and every held
+  // record is delivered. Nothing is lost.
+  void release_all();
+
+  std::size_t held() const;      // records held back
+  std::size_t awaiting() const;  // launches whose footprint has not come back
+
+ private:
+  struct held_record {
+    owned_record record;
+    token awaiting = 0;  // 0: ready to deliver
+  };
+  void deliver(const record& r);
+  void flush_locked();
+
+  mutable std::mutex mutex_;
+  std::vector<record_sink*> downstream_;
+  std::deque<held_record> held_;
+  std::size_t awaiting_ = 0;
+  token last_token_ = 0;
+};
+
+}  // namespace streamsan::precise

@@ -1,0 +1,453 @@
+#include "inject/sanitizer_api/sanitizer_source.h"
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "inject/capture/launch_decoding.h"
+#include "inject/model/kernel_signature.h"
+#include "inject/sanitizer_api/launch_tracker.h"
+#include "inject/sanitizer_api/sanitizer_library.h"
+
+namespace streamsan::injection {
+namespace sa = streamsan::sanitizer_api;
+
+namespace {
+
+// Per host thread: inside one of our own callbacks (our driver calls are
+// not the program's), and what the entry of a launch call decided.
+struct thread_state {
+  bool busy = false;
+  bool in_launch_call = false;
+  // The launch call in progress (its exit ends in_launch_call).
+  api_domain launch_domain = api_domain::runtime;
+  std::uint32_t launch_cbid = 0;
+  bool measure_launch = false;
+  std::uint32_t slot_estimate = 0;
+  // The launch's key in measured_once, as the entry saw it.
+  std::pair<CUfunction, CUstream> key{};
+};
+thread_local thread_state this_thread;
+
+class busy_guard {
+ public:
+  busy_guard() noexcept : was_(this_thread.busy) { this_thread.busy = true; }
+  ~busy_guard() { this_thread.busy = was_; }
+  busy_guard(const busy_guard&) = delete;
+  busy_guard& operator=(const busy_guard&) = delete;
+
+ private:
+  bool was_;
+};
+
+// What the source knows of one kernel handle (a CUkernel or CUfunction).
+struct kernel_entry {
+  CUfunction function = nullptr;
+  CUmodule module = nullptr;
+  std::string name;  // the model's short name (kernel_signature)
+};
+
+}  // namespace
+
+struct sanitizer_source::impl {
+  impl(const sa::sanitizer_library& l, const sa::tracker_driver& d, api_dispatcher& disp,
+       cuda_model& m, measurement_policy p)
+      : lib(l), driver(d), dispatcher(disp), model(m), policy(p), tracker(l, d) {}
+
+  const sa::sanitizer_library& lib;
+  const sa::tracker_driver driver;
+  api_dispatcher& dispatcher;
+  cuda_model& model;
+  const measurement_policy policy;
+  sa::launch_tracker tracker;
+  Sanitizer_SubscriberHandle subscriber = nullptr;
+  std::atomic<std::uint64_t> api_callbacks{0};
+  std::atomic<std::uint64_t> launches{0};
+
+  mutable std::mutex mutex;
+  std::unordered_map<std::uintptr_t, kernel_entry> kernels;  // by launch handle
+  // (function, stream) pairs measured at least once (Note [Which launches
+  // are measured]).
+  std::set<std::pair<CUfunction, CUstream>> measured_once;
+  std::map<std::string, unsigned, std::less<>> wanted;  // name -> launches to measure
+  std::atomic<bool> any_wanted{false};
+  // Modules the Sanitizer API would not patch: why, and the kernels of
+  // theirs that were launched (they keep inferred footprints).
+  struct failure {
+    std::string why;
+    std::set<std::string> kernels;
+  };
+  std::map<CUmodule, failure> failed_modules;
+
+  static void SANITIZERAPI trampoline(void* self, Sanitizer_CallbackDomain domain,
+                                      Sanitizer_CallbackId cbid, const void* data);
+  void on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* data);
+  void on_api(api_domain domain, std::uint32_t cbid, const Sanitizer_CallbackData& d);
+  void on_launch_entry(const launch_request& request, const void* stream);
+  void on_launch(Sanitizer_CallbackId cbid, const Sanitizer_LaunchData& d);
+  void on_graph_node(const Sanitizer_GraphNodeLaunchData& d);
+  bool capturing(CUstream stream) const;
+  void on_resource(Sanitizer_CallbackId cbid, const void* data);
+  const kernel_entry& kernel_locked(std::uintptr_t handle);
+  bool wants_locked(const kernel_entry& k, CUstream stream) const;
+  void patch(CUcontext ctx, CUmodule module);
+  void unpatch(CUmodule module);
+  // Note [Launch callbacks only while patched]
+  void update_launch_callbacks();
+  bool launch_callbacks_on = false;  // under mutex
+  void poll(bool wait_all);
+};
+
+// ---- subscription ----
+
+void SANITIZERAPI sanitizer_source::impl::trampoline(void* self, Sanitizer_CallbackDomain domain,
+                                                     Sanitizer_CallbackId cbid,
+                                                     const void* data) {
+  try {
+    static_cast<impl*>(self)->on_callback(domain, cbid, data);
+  } catch (...) {
+    // Nothing may escape into the driver (Note [One table for every source]).
+  }
+}
+
+std::unique_ptr<sanitizer_source> sanitizer_source::create(api_dispatcher& dispatcher,
+                                                           cuda_model& model,
+                                                           measurement_policy policy,
+                                                           std::string& why) {
+  const auto loaded = sa::load_sanitizer_library();
+  if (loaded.library == nullptr) {
+    why = loaded.error;
+    return nullptr;
+  }
+  const auto driver = sa::resolve_tracker_driver();
+  if (!driver) {
+    why = "the CUDA driver in this process lacks an entry point the Sanitizer API source needs";
+    return nullptr;
+  }
+  return std::unique_ptr<sanitizer_source>(new sanitizer_source(
+      std::make_unique<impl>(*loaded.library, *driver, dispatcher, model, policy)));
+}
+
+sanitizer_source::sanitizer_source(std::unique_ptr<impl> i) : impl_(std::move(i)) {}
+sanitizer_source::~sanitizer_source() = default;
+
+void sanitizer_source::enable() {
+  auto& i = *impl_;
+  const auto check = [&](SanitizerResult r, const char* what) {
+    if (r != SANITIZER_SUCCESS) throw std::runtime_error(std::string(what) + ": " + i.lib.describe(r));
+  };
+  check(i.lib.subscribe(&i.subscriber, &impl::trampoline, &i), "sanitizerSubscribe");
+  check(i.lib.enable_domain(1, i.subscriber, SANITIZER_CB_DOMAIN_DRIVER_API), "enabling driver callbacks");
+  check(i.lib.enable_domain(1, i.subscriber, SANITIZER_CB_DOMAIN_RUNTIME_API), "enabling runtime callbacks");
+  // Launch and graph-node callbacks follow the patched modules (Note
+  // [Launch callbacks only while patched]).
+  for (const auto cbid : {SANITIZER_CBID_RESOURCE_MODULE_LOADED,
+                          SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
+                          SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING}) {
+    check(i.lib.enable_callback(1, i.subscriber, SANITIZER_CB_DOMAIN_RESOURCE, cbid),
+          "enabling resource callbacks");
+  }
+  // Note [Unmodelled calls are listed, inert calls are not]: no callbacks
+  // at all for calls that need nothing.
+  for (std::uint32_t cbid = 1; cbid < SANITIZER_CBID_RUNTIME_API_SIZE; ++cbid) {
+    if (i.dispatcher.is_inert(api_domain::runtime, cbid)) {
+      i.lib.enable_callback(0, i.subscriber, SANITIZER_CB_DOMAIN_RUNTIME_API, cbid);
+    }
+  }
+  for (std::uint32_t cbid = 1; cbid < SANITIZER_CBID_DRIVER_API_SIZE; ++cbid) {
+    if (i.dispatcher.is_inert(api_domain::driver, cbid)) {
+      i.lib.enable_callback(0, i.subscriber, SANITIZER_CB_DOMAIN_DRIVER_API, cbid);
+    }
+  }
+  i.dispatcher.start();
+}
+
+// ---- callbacks ----
+
+void sanitizer_source::impl::on_callback(Sanitizer_CallbackDomain domain,
+                                         Sanitizer_CallbackId cbid, const void* data) {
+  switch (domain) {
+    case SANITIZER_CB_DOMAIN_DRIVER_API:
+    case SANITIZER_CB_DOMAIN_RUNTIME_API: {
+      if (this_thread.busy) return;
+      busy_guard busy;
+      api_callbacks.fetch_add(1, std::memory_order_relaxed);
+      on_api(domain == SANITIZER_CB_DOMAIN_DRIVER_API ? api_domain::driver : api_domain::runtime,
+             cbid, *static_cast<const Sanitizer_CallbackData*>(data));
+      return;
+    }
+    case SANITIZER_CB_DOMAIN_LAUNCH: {
+      busy_guard busy;
+      on_launch(cbid, *static_cast<const Sanitizer_LaunchData*>(data));
+      return;
+    }
+    case SANITIZER_CB_DOMAIN_GRAPHS: {
+      busy_guard busy;
+      if (cbid == SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN) {
+        on_graph_node(*static_cast<const Sanitizer_GraphNodeLaunchData*>(data));
+      }
+      return;
+    }
+    case SANITIZER_CB_DOMAIN_RESOURCE: {
+      // Also while busy: a module our own query made the driver load must
+      // still be patched and its kernels' handles retired on unload.
+      busy_guard busy;
+      on_resource(cbid, data);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
+                                    const Sanitizer_CallbackData& d) {
+  if (!dispatcher.active()) return;
+  const api_call call{domain, cbid,
+                      d.callbackSite == SANITIZER_API_ENTER ? api_site::entry : api_site::exit,
+                      d.functionParams, d.functionReturnValue, d.functionName};
+  if (call.site == api_site::entry) {
+    if (tracker.in_flight() > 0) poll(false);
+    // A driver launch nested in a runtime launch is the same launch.
+    if (const auto request = this_thread.in_launch_call ? std::nullopt : decode_launch(call)) {
+      this_thread.launch_domain = domain;
+      this_thread.launch_cbid = cbid;
+      on_launch_entry(*request, request->stream);
+    }
+    dispatcher.dispatch(call);
+    return;
+  }
+  if (const auto id = tracker.launched()) model.expect_measured_launch(*id);
+  dispatcher.dispatch(call);
+  model.clear_expected_measured_launch();
+  if (this_thread.in_launch_call && this_thread.launch_cbid == cbid &&
+      this_thread.launch_domain == domain) {
+    this_thread.in_launch_call = false;
+  }
+}
+
+const kernel_entry& sanitizer_source::impl::kernel_locked(std::uintptr_t handle) {
+  if (const auto it = kernels.find(handle); it != kernels.end()) return it->second;
+  kernel_entry k;
+  // Note [CUkernel or CUfunction]: a CUkernel has a function in the
+  // current context; a CUfunction is its own.
+  if (driver.kernel_get_function(&k.function, reinterpret_cast<CUkernel>(handle)) != CUDA_SUCCESS) {
+    k.function = reinterpret_cast<CUfunction>(handle);
+  }
+  if (driver.func_get_module(&k.module, k.function) != CUDA_SUCCESS) k.module = nullptr;
+  const char* mangled = nullptr;
+  if (driver.func_get_name(&mangled, k.function) == CUDA_SUCCESS && mangled != nullptr) {
+    k.name = parse_kernel_signature(mangled).name;
+  }
+  return kernels.emplace(handle, std::move(k)).first->second;
+}
+
+bool sanitizer_source::impl::wants_locked(const kernel_entry& k, CUstream stream) const {
+  if (policy == measurement_policy::every_launch) return true;
+  if (measured_once.count({k.function, stream}) == 0) return true;
+  if (!any_wanted.load(std::memory_order_acquire)) return false;
+  const auto it = wanted.find(k.name);
+  return it != wanted.end() && it->second > 0;
+}
+
+// The entry of a launch call: decide whether the launch is measured, make
+// sure its module is patched then (not later: Note [Which launches are
+// measured]) or unpatched when nothing in it is wanted, and size its table.
+void sanitizer_source::impl::on_launch_entry(const launch_request& request, const void* stream) {
+  this_thread.in_launch_call = true;
+  this_thread.measure_launch = false;
+  this_thread.slot_estimate = 0;
+  CUmodule module = nullptr;
+  bool want = false;
+  {
+    std::lock_guard lock(mutex);
+    const kernel_entry& k = kernel_locked(request.kernel);
+    const auto s = static_cast<CUstream>(const_cast<void*>(stream));
+    module = k.module;
+    want = wants_locked(k, s);
+    if (const auto f = failed_modules.find(module); f != failed_modules.end()) {
+      f->second.kernels.insert(k.name);
+      want = false;
+    }
+    this_thread.key = {k.function, s};
+  }
+  if (module == nullptr) return;
+  std::string why;
+  // Work issued to a capturing stream does not run (S-GRAPH-1), and our own
+  // memset on that stream would end the capture: measured as a graph node,
+  // not here.
+  if (want && capturing(static_cast<CUstream>(const_cast<void*>(stream)))) want = false;
+  if (want) {
+    if (!tracker.is_patched(module)) {
+      // The module of the launching thread's context.
+      CUcontext ctx = nullptr;
+      if (driver.ctx_get_current(&ctx) == CUDA_SUCCESS && ctx != nullptr) patch(ctx, module);
+    }
+    this_thread.measure_launch = tracker.is_patched(module);
+    if (this_thread.measure_launch) {
+      this_thread.slot_estimate = model.estimate_footprint_slots(request.kernel, request.args);
+    }
+  } else if (policy == measurement_policy::on_demand && tracker.is_patched(module)) {
+    unpatch(module);  // retried at a later launch while one of it is in flight
+  }
+}
+
+void sanitizer_source::impl::on_launch(Sanitizer_CallbackId cbid, const Sanitizer_LaunchData& d) {
+  if (cbid == SANITIZER_CBID_LAUNCH_BEGIN) {
+    launches.fetch_add(1, std::memory_order_relaxed);
+    // Graph node launches happen outside a launch call: not measured yet.
+    const bool measure = this_thread.in_launch_call && this_thread.measure_launch;
+    if (measure) {
+      std::lock_guard lock(mutex);
+      measured_once.insert(this_thread.key);
+      const auto name = d.functionName ? parse_kernel_signature(d.functionName).name : std::string();
+      if (const auto it = wanted.find(name); it != wanted.end() && it->second > 0) --it->second;
+    }
+    tracker.launch_begin(d, measure, this_thread.slot_estimate);
+    this_thread.measure_launch = false;
+  } else if (cbid == SANITIZER_CBID_LAUNCH_END) {
+    tracker.launch_end(d);
+  }
+}
+
+bool sanitizer_source::impl::capturing(CUstream stream) const {
+  // Stream 0 in a launch call is a default stream; the per-thread one is the
+  // only default stream that can capture.
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  const CUstream s = stream == nullptr ? CU_STREAM_PER_THREAD : stream;
+  if (driver.stream_is_capturing(s, &status) != CUDA_SUCCESS) return false;
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+// Note [Graph nodes in patched modules]: a kernel node of a patched module
+// runs the patched code; it is not measured yet, so it gets no table (never
+// a stale one).
+void sanitizer_source::impl::on_graph_node(const Sanitizer_GraphNodeLaunchData& d) {
+  if (d.nodeType != CU_GRAPH_NODE_TYPE_KERNEL) return;
+  tracker.launch_begin(d.launchData, false);
+}
+
+void sanitizer_source::impl::patch(CUcontext ctx, CUmodule module) {
+  std::string why;
+  if (tracker.patch_module(ctx, module, why)) {
+    update_launch_callbacks();
+    return;
+  }
+  std::lock_guard lock(mutex);
+  failed_modules.emplace(module, failure{why, {}});
+}
+
+void sanitizer_source::impl::unpatch(CUmodule module) {
+  std::string why;
+  if (tracker.unpatch_module(module, why)) update_launch_callbacks();
+}
+
+// Note [Launch callbacks only while patched]
+// A measured launch needs its launch callbacks (its table goes on through
+// them), and so does every kernel of a patched module, measured or not:
+// patched code reads the launch's userdata, which must then be null, never
+// a stale pointer (graph nodes too). With no module patched (the default
+// mode's steady state) nothing needs them, and they are switched off: two
+// callbacks less per launch.
+void sanitizer_source::impl::update_launch_callbacks() {
+  const bool wanted_on = !tracker.patched_modules().empty();
+  std::lock_guard lock(mutex);
+  if (wanted_on == launch_callbacks_on) return;
+  const std::uint32_t on = wanted_on ? 1 : 0;
+  lib.enable_domain(on, subscriber, SANITIZER_CB_DOMAIN_LAUNCH);
+  lib.enable_callback(on, subscriber, SANITIZER_CB_DOMAIN_GRAPHS,
+                      SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN);
+  launch_callbacks_on = wanted_on;
+}
+
+void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* data) {
+  switch (cbid) {
+    case SANITIZER_CBID_RESOURCE_MODULE_LOADED: {
+      const auto& m = *static_cast<const Sanitizer_ResourceModuleData*>(data);
+      patch(m.context, m.module);
+      return;
+    }
+    case SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING: {
+      const auto& m = *static_cast<const Sanitizer_ResourceModuleData*>(data);
+      tracker.module_unloaded(m.module);
+      update_launch_callbacks();
+      {
+        std::lock_guard lock(mutex);
+        kernels.clear();
+        measured_once.clear();
+        failed_modules.erase(m.module);
+      }
+      model.modules_unloaded();
+      return;
+    }
+    case SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
+      {
+        std::lock_guard lock(mutex);
+        kernels.clear();
+        measured_once.clear();
+      }
+      model.modules_unloaded();
+      return;
+    default:
+      return;
+  }
+}
+
+void sanitizer_source::impl::poll(bool wait_all) {
+  tracker.poll(wait_all, [this](sa::launch_tracker::launch_id id,
+                                const precise::decoded_footprint& d) {
+    model.measured_launch_done(id, d);
+  });
+}
+
+// ---- the rest of the interface ----
+
+void sanitizer_source::measure_kernel(std::string_view name, unsigned launches) {
+  auto& i = *impl_;
+  std::lock_guard lock(i.mutex);
+  auto it = i.wanted.find(name);
+  if (it == i.wanted.end()) it = i.wanted.emplace(std::string(name), 0).first;
+  it->second = std::max(it->second, launches);
+  i.any_wanted.store(true, std::memory_order_release);
+}
+
+void sanitizer_source::drain() noexcept {
+  try {
+    busy_guard busy;
+    impl_->poll(true);
+  } catch (...) {
+  }
+}
+
+std::vector<std::string> sanitizer_source::patch_failures() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<std::string> out;
+  for (const auto& [module, f] : impl_->failed_modules) {
+    std::string kernels;
+    for (const auto& k : f.kernels) kernels += (kernels.empty() ? "" : ", ") + k;
+    out.push_back(f.why + (kernels.empty() ? "; none of its kernels was launched"
+                                           : "; kernels " + kernels));
+  }
+  return out;
+}
+
+sanitizer_source_stats sanitizer_source::stats() const {
+  const auto t = impl_->tracker.stats();
+  sanitizer_source_stats s;
+  s.api_callbacks = impl_->api_callbacks.load();
+  s.launches = impl_->launches.load();
+  s.measured = t.measured;
+  s.incomplete = t.incomplete;
+  s.failed = t.failed;
+  s.waits = t.waits;
+  s.pages = t.pages;
+  s.bytes_read_back = t.bytes_read_back;
+  s.modules_patched = t.modules_patched;
+  s.modules_unpatched = t.modules_unpatched;
+  return s;
+}
+
+}  // namespace streamsan::injection

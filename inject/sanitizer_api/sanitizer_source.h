@@ -1,0 +1,84 @@
+// The capture source on NVIDIA's Compute Sanitizer API: the same runtime and
+// driver calls as CUPTI's source, handed to the same dispatcher (Note [One
+// table for every source]), plus what only this API offers: patching
+// kernels to measure their footprints (Note [Footprints are coalesced on the
+// device]).
+//
+// Note [Which launches are measured]
+// --precise measures every launch; its modules are patched when they load.
+// The default mode measures a kernel's first launch (so every kernel learns
+// what its pointer words do, Note [Learned access modes], and a race
+// between first launches is confirmed at once) and the next launches of
+// kernels that a candidate names (measure_kernel()). Patched code costs
+// even when a launch is not measured (a bandwidth-bound kernel ran 42x
+// slower patched with no table, 56x under memcheck), so the default mode
+// patches a module only while one of its kernels is to be measured, and
+// removes the patches at the next call once nothing in it is. A module is
+// patched at the entry of the launch call (or when it loads inside it),
+// never from a launch callback, where patching hangs the driver.
+//
+// This header includes no sanitizer.h (it clashes with cupti.h): the
+// session includes both sources' headers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "inject/capture/call_sites.h"
+#include "inject/capture/dispatcher.h"
+#include "inject/model/cuda_model.h"
+
+namespace streamsan::injection {
+
+enum class measurement_policy : std::uint8_t {
+  every_launch,  // --precise
+  on_demand,     // first launches and kernels named by candidates
+};
+
+struct sanitizer_source_stats {
+  std::uint64_t api_callbacks = 0;
+  std::uint64_t launches = 0;
+  std::uint64_t measured = 0;
+  std::uint64_t incomplete = 0;  // table overflow: kept the inferred footprint
+  std::uint64_t failed = 0;
+  std::uint64_t waits = 0;
+  std::uint64_t pages = 0;
+  std::uint64_t bytes_read_back = 0;
+  std::uint64_t modules_patched = 0;
+  std::uint64_t modules_unpatched = 0;
+};
+
+class sanitizer_source {
+ public:
+  // The source, or nullptr with the reason in `why` (the Sanitizer API
+  // library or a driver entry point is missing).
+  static std::unique_ptr<sanitizer_source> create(api_dispatcher& dispatcher, cuda_model& model,
+                                                  measurement_policy policy, std::string& why);
+  ~sanitizer_source();
+  sanitizer_source(const sanitizer_source&) = delete;
+  sanitizer_source& operator=(const sanitizer_source&) = delete;
+
+  // Subscribes and starts the dispatcher; throws std::runtime_error with the
+  // Sanitizer API's message on failure.
+  void enable();
+  // The next `launches` launches of kernels with this name (the model's
+  // short name) are measured (Note [Which launches are measured]).
+  void measure_kernel(std::string_view name, unsigned launches);
+  // Reads back every measured launch still in flight (at exit, before the
+  // report). Callbacks keep coming until the dispatcher is stopped.
+  void drain() noexcept;
+  // Modules that could not be patched and why (their kernels keep inferred
+  // footprints), for the one-time note in the report.
+  std::vector<std::string> patch_failures() const;
+  sanitizer_source_stats stats() const;
+
+ private:
+  struct impl;
+  explicit sanitizer_source(std::unique_ptr<impl> i);
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace streamsan::injection

@@ -1,0 +1,77 @@
+#include "sanitizer/log/owned_record.h"
+
+#include <variant>
+
+#include "sanitizer/log/record_fields.h"
+
+namespace streamsan {
+
+// The archive of Note [One field list drives every encoding] that re-homes
+// a record's spans and views into an owned_record's storage.
+class owning_archive {
+ public:
+  explicit owning_archive(owned_record& owner) : owner_(owner) {}
+
+  template <class Id>
+  void id(std::string_view, Id&) {}
+  void string_ref(std::string_view, string_id&) {}
+  void stack_ref(std::string_view, stack_id&) {}
+  void u32(std::string_view, std::uint32_t&) {}
+  void u64(std::string_view, std::uint64_t&) {}
+  void i32(std::string_view, std::int32_t&) {}
+  void flag(std::string_view, bool&) {}
+  void address(std::string_view, std::uint64_t&) {}
+  template <class Enum>
+  void enumeration(std::string_view, Enum&) {}
+  void text(std::string_view, std::string_view& value) {
+    value = owner_.texts_.emplace_back(value);
+  }
+  void addresses(std::string_view, std::span<const std::uint64_t>& values) {
+    values = owner_.addresses_.emplace_back(values.begin(), values.end());
+  }
+  template <class T>
+  void object(std::string_view, T& value) {
+    visit_fields(*this, value);
+  }
+  template <class T>
+  void list(std::string_view, std::span<const T>& values) {
+    auto& copy = storage<T>().emplace_back(values.begin(), values.end());
+    for (auto& element : copy) visit_fields(*this, element);
+    values = copy;
+  }
+
+ private:
+  template <class T>
+  auto& storage() {
+    if constexpr (std::is_same_v<T, access>) {
+      return owner_.accesses_;
+    } else if constexpr (std::is_same_v<T, graph_node>) {
+      return owner_.nodes_;
+    } else {
+      static_assert(std::is_same_v<T, graph_edge>, "a list kind owned_record does not store");
+      return owner_.edges_;
+    }
+  }
+  owned_record& owner_;
+};
+
+owned_record::owned_record(const record& r) : record_(r) {
+  owning_archive archive(*this);
+  std::visit([&](auto& body) { visit_fields(archive, body); }, record_.body);
+}
+
+bool owned_record::replace_accesses(std::span<const access> accesses) {
+  auto& copy = accesses_.emplace_back(accesses.begin(), accesses.end());
+  if (auto* k = std::get_if<kernel_launch>(&record_.body)) {
+    k->accesses = copy;
+    return true;
+  }
+  if (auto* h = std::get_if<host_func>(&record_.body)) {
+    h->accesses = copy;
+    return true;
+  }
+  accesses_.pop_back();
+  return false;
+}
+
+}  // namespace streamsan

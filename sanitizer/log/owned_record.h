@@ -1,0 +1,39 @@
+// A record that owns its variable-length payload, for sinks that keep a
+// record past record_sink::on_record (Note [Records are views] in record.h).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "sanitizer/log/record.h"
+
+namespace streamsan {
+
+class owned_record {
+ public:
+  // Copies `r` and everything its spans and views point to.
+  explicit owned_record(const record& r);
+  owned_record(owned_record&&) noexcept = default;
+  owned_record& operator=(owned_record&&) noexcept = default;
+  owned_record(const owned_record&) = delete;
+  owned_record& operator=(const owned_record&) = delete;
+
+  const record& get() const noexcept { return record_; }
+
+  // Replaces the accesses of a kernel_launch or host_func record (the list
+  // is copied); false for any other kind.
+  bool replace_accesses(std::span<const access> accesses);
+
+ private:
+  friend class owning_archive;
+  record record_;
+  std::deque<std::vector<access>> accesses_;
+  std::deque<std::vector<graph_node>> nodes_;
+  std::deque<std::vector<graph_edge>> edges_;
+  std::deque<std::vector<std::uint64_t>> addresses_;
+  std::deque<std::string> texts_;
+};
+
+}  // namespace streamsan

@@ -1,0 +1,147 @@
+#include "sanitizer/report/user_stack.h"
+
+#include <algorithm>
+#include <span>
+
+#include "sanitizer/report/describe.h"
+
+namespace streamsan {
+namespace {
+
+struct classified {
+  std::uint64_t address;
+  const symbol_info* symbol;
+  frame_kind kind;
+};
+
+std::vector<classified> classify(std::span<const std::uint64_t> frames, symbolizer& symbols) {
+  std::vector<classified> out;
+  out.reserve(frames.size());
+  for (const auto address : frames) {
+    const symbol_info& symbol = symbols.symbolize(address);
+    out.push_back({address, &symbol, classify_frame(symbol)});
+  }
+  return out;
+}
+
+// The frames that belong to the program's own call chain: up to and
+// including main, and before a thread's entry frames.
+std::span<const classified> up_to_entry(std::span<const classified> frames) {
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    if (is_entry(frames[i].kind)) return frames.first(i);
+    if (is_main_frame(*frames[i].symbol)) return frames.first(i + 1);
+  }
+  return frames;
+}
+
+// A kernel launch's frames: nvcc's stub, CUDA's launch calls, the runtime's.
+bool is_launch_frame(const classified& f) {
+  if (f.kind == frame_kind::launch_stub) return true;
+  const std::string_view base = frame_base_name(f.symbol->function);
+  return base.starts_with("cudaLaunch") || base.starts_with("cuLaunch") ||
+         base == "streamsan::rt::launch";
+}
+
+// The name a user knows the folded call by: the outermost internal function
+// (the one the program called), without streamsan's namespace.
+std::string called_function(std::span<const classified> folded) {
+  for (std::size_t i = folded.size(); i-- > 0;) {
+    std::string_view base = frame_base_name(folded[i].symbol->function);
+    if (base.empty()) continue;
+    if (base.starts_with("streamsan::")) base.remove_prefix(11);
+    return std::string(base);
+  }
+  return {};
+}
+
+std::string folded_call(const operation_ref* op, std::span<const classified> folded,
+                        const log_tables& tables) {
+  const std::string_view name = op != nullptr ? tables.string(op->name) : std::string_view{};
+  const bool launch =
+      op != nullptr && !name.empty() &&
+      (op->op == operation_kind::kernel ||
+       (op->op == operation_kind::graph_node &&
+        std::any_of(folded.begin(), folded.end(), is_launch_frame)));
+  if (launch) return "launch of " + std::string(name) + "<<<…>>>";
+  if (auto function = called_function(folded); !function.empty()) return function;
+  return "call into " + std::string(to_string(folded.back().kind));
+}
+
+stack_line line_of(const classified& f) { return stack_line{f.address, f.symbol, f.kind, {}, 0}; }
+
+std::string frame_at(const stack_line& line, const std::filesystem::path& root) {
+  const symbol_info& s = *line.symbol;
+  std::string text = s.function.empty() ? hex(line.address) : s.function;
+  if (!s.file.empty()) {
+    text += " at " + display_path(s.file, root);
+    if (s.line != 0) text += ":" + std::to_string(s.line);
+  } else if (!s.module.empty()) {
+    text += " (" + std::filesystem::path(s.module).filename().string() + "+" +
+            hex(s.module_offset) + ")";
+  }
+  return text;
+}
+
+}  // namespace
+
+user_stack view_stack(stack_id stack, const operation_ref* op, symbolizer& symbols,
+                      const stack_view_options& options) {
+  const auto all = classify(symbols.tables().stack(stack), symbols);
+  user_stack view;
+  if (options.raw) {
+    for (const auto& f : all) view.lines.push_back(line_of(f));
+    return view;
+  }
+  const auto chain = up_to_entry(all);
+  view.dropped = all.size() - chain.size();
+  std::size_t first_user = 0;
+  while (first_user < chain.size() && is_internal(chain[first_user].kind)) ++first_user;
+  if (first_user == chain.size()) {
+    // Nothing of the program's own (a CUDA-internal thread, or symbols
+    // unknown): show what there is rather than an empty stack.
+    for (const auto& f : chain) view.lines.push_back(line_of(f));
+    return view;
+  }
+  std::size_t last_user = chain.size() - 1;
+  while (is_internal(chain[last_user].kind)) --last_user;
+  std::size_t user_frames = 0;
+  for (std::size_t i = first_user; i <= last_user; ++i) {
+    if (!is_internal(chain[i].kind)) {
+      if (options.depth != 0 && user_frames == options.depth) {
+        view.dropped += last_user + 1 - i;
+        break;
+      }
+      ++user_frames;
+    }
+    view.lines.push_back(line_of(chain[i]));
+  }
+  view.dropped += chain.size() - 1 - last_user;
+  if (first_user > 0) {
+    const auto folded = chain.first(first_user);
+    view.lines.front().folded_call = folded_call(op, folded, symbols.tables());
+    view.lines.front().folded_frames = folded.size();
+  }
+  return view;
+}
+
+std::string describe_stack_line(std::size_t index, const stack_line& line,
+                                const std::filesystem::path& root) {
+  std::string text = "#" + std::to_string(index) + " ";
+  if (line.folded_frames > 0) return text + line.folded_call + " from " + frame_at(line, root);
+  return text + describe_frame(line.address, *line.symbol, root);
+}
+
+std::optional<call_site> find_call_site(stack_id stack, symbolizer& symbols) {
+  const auto view = view_stack(stack, nullptr, symbols, {});
+  if (view.lines.empty()) return std::nullopt;
+  const stack_line* first_user = nullptr;
+  for (const auto& line : view.lines) {
+    if (is_internal(line.kind)) continue;
+    if (!line.symbol->file.empty()) return call_site{line.address, line.symbol};
+    if (first_user == nullptr) first_user = &line;
+  }
+  const stack_line& pick = first_user != nullptr ? *first_user : view.lines.front();
+  return call_site{pick.address, pick.symbol};
+}
+
+}  // namespace streamsan

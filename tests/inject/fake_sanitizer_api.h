@@ -1,0 +1,24 @@
+// Test control of the fake Compute Sanitizer API library
+// (fake_sanitizer_api.cpp, built as a shared library that the source under
+// test dlopens through STREAMSAN_SANITIZER_LIB): device memory is host
+// memory, callbacks are delivered by the test.
+#pragma once
+
+#include <sanitizer.h>
+
+#include <set>
+#include <string>
+
+extern "C" {
+// Delivers one callback to the subscriber.
+void fake_sanitizer_deliver(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
+                            const void* data);
+// The userdata the source gave launch `launch` (nullptr when none or null).
+void* fake_sanitizer_userdata(Sanitizer_LaunchHandle launch);
+bool fake_sanitizer_userdata_set(Sanitizer_LaunchHandle launch);
+bool fake_sanitizer_is_patched(CUmodule module);
+// Patching `module` fails from now on.
+void fake_sanitizer_refuse_module(CUmodule module);
+bool fake_sanitizer_domain_enabled(Sanitizer_CallbackDomain domain);
+void fake_sanitizer_reset();
+}

@@ -1,0 +1,116 @@
+// The resolver holds the log behind a launch until its measured footprint
+// comes back, then delivers everything in order with the measured accesses.
+#include "inject/precise/footprint_resolver.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "sanitizer/log/recorder.h"
+
+namespace streamsan::precise {
+namespace {
+
+struct collecting_sink : record_sink {
+  std::vector<std::uint64_t> seqs;
+  std::vector<std::vector<access>> launch_accesses;
+  void on_record(const record& r) override {
+    seqs.push_back(r.header.seq);
+    if (const auto* k = std::get_if<kernel_launch>(&r.body)) {
+      launch_accesses.emplace_back(k->accesses.begin(), k->accesses.end());
+    }
+  }
+};
+
+const std::vector<access> inferred{
+    access{{alloc_id{1}, 0, 4096}, access_mode::read_write, access_origin::inferred}};
+const std::vector<access> measured{
+    access{{alloc_id{1}, 256, 512}, access_mode::write, access_origin::measured}};
+
+class FootprintResolverTest : public ::testing::Test {
+ protected:
+  FootprintResolverTest() : rec_(recorder_options{false, 0}) {
+    resolver_.add_downstream(sink_);
+    rec_.add_sink(resolver_);
+  }
+  void launch() { rec_.emit(kernel_launch{stream_id{1}, string_id{}, inferred}); }
+  void sync() { rec_.emit(device_synchronize{0}); }
+  std::size_t delivered_after_thread_start() const { return sink_.seqs.size() - 1; }
+
+  recorder rec_;
+  footprint_resolver resolver_;
+  collecting_sink sink_;
+};
+
+TEST_F(FootprintResolverTest, UnawaitedRecordsPassStraightThrough) {
+  launch();
+  sync();
+  EXPECT_EQ(delivered_after_thread_start(), 2u);
+  EXPECT_EQ(resolver_.held(), 0u);
+}
+
+TEST_F(FootprintResolverTest, HoldsTheLogBehindAnAwaitedLaunch) {
+  sync();
+  const auto t = resolver_.await_next_launch();
+  launch();
+  sync();
+  sync();
+  EXPECT_EQ(delivered_after_thread_start(), 1u);
+  EXPECT_EQ(resolver_.held(), 3u);
+  EXPECT_EQ(resolver_.awaiting(), 1u);
+  resolver_.resolve(t, measured);
+  EXPECT_EQ(delivered_after_thread_start(), 4u);
+  EXPECT_EQ(resolver_.held(), 0u);
+  ASSERT_EQ(sink_.launch_accesses.size(), 1u);
+  EXPECT_EQ(sink_.launch_accesses[0], measured);
+  // Order is issue order.
+  EXPECT_TRUE(std::is_sorted(sink_.seqs.begin(), sink_.seqs.end()));
+}
+
+TEST_F(FootprintResolverTest, ResolutionsOutOfOrderDeliverInOrder) {
+  const auto first = resolver_.await_next_launch();
+  launch();
+  const auto second = resolver_.await_next_launch();
+  launch();
+  sync();
+  resolver_.resolve(second, measured);
+  EXPECT_EQ(delivered_after_thread_start(), 0u);  // the first still holds everything
+  resolver_.resolve(first, std::nullopt);
+  EXPECT_EQ(delivered_after_thread_start(), 3u);
+  ASSERT_EQ(sink_.launch_accesses.size(), 2u);
+  EXPECT_EQ(sink_.launch_accesses[0], inferred);  // no measurement: kept
+  EXPECT_EQ(sink_.launch_accesses[1], measured);
+}
+
+TEST_F(FootprintResolverTest, AnotherThreadsLaunchIsNotTheAwaitedOne) {
+  const auto t = resolver_.await_next_launch();
+  std::thread([&] { launch(); }).join();  // another thread's launch passes
+  EXPECT_EQ(resolver_.held(), 0u);
+  launch();  // this thread's is held
+  EXPECT_EQ(resolver_.held(), 1u);
+  resolver_.resolve(t, measured);
+  EXPECT_EQ(resolver_.held(), 0u);
+}
+
+TEST_F(FootprintResolverTest, ReleaseAllDeliversEverythingWithInferredAccesses) {
+  resolver_.await_next_launch();
+  launch();
+  sync();
+  resolver_.release_all();
+  EXPECT_EQ(delivered_after_thread_start(), 2u);
+  EXPECT_EQ(resolver_.awaiting(), 0u);
+  EXPECT_EQ(sink_.launch_accesses.at(0), inferred);
+}
+
+TEST_F(FootprintResolverTest, CancelledAndUnknownTokensChangeNothing) {
+  resolver_.await_next_launch();
+  resolver_.cancel_await();
+  launch();
+  EXPECT_EQ(resolver_.held(), 0u);
+  resolver_.resolve(12345, measured);
+  EXPECT_EQ(resolver_.held(), 0u);
+}
+
+}  // namespace
+}  // namespace streamsan::precise

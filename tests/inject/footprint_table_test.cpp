@@ -1,0 +1,182 @@
+// The footprint table on the host: many threads record intervals the way
+// lanes do on the GPU, and decoding gives back exactly the bytes recorded,
+// per kind, coalesced.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "inject/precise/footprint_decode.h"
+#include "inject/precise/footprint_record.h"
+
+namespace streamsan::precise {
+namespace {
+
+// A table in host memory, standing in for the device allocation.
+class host_table {
+ public:
+  explicit host_table(std::uint32_t capacity)
+      : layout_(layout_for(capacity)), storage_((layout_.bytes + 63) / 8 + 8, ~0ull) {
+    // Fresh device memory holds anything: only the cleared region is reset.
+    base_ = reinterpret_cast<std::uintptr_t>(storage_.data());
+    view_ = view_at(base_, layout_);
+    clear();
+  }
+  const table_view& view() const { return view_; }
+  decoded_footprint decode(std::uint32_t expected_pages = 16) const {
+    return decode_footprint(
+        layout_, base_,
+        [](void* dst, std::uint64_t src, std::size_t n) {
+          std::memcpy(dst, reinterpret_cast<const void*>(src), n);
+          return true;
+        },
+        expected_pages);
+  }
+  // As the host does before each launch.
+  void clear() {
+    std::memset(reinterpret_cast<void*>(base_ + layout_.cleared_offset), 0,
+                layout_.cleared_end - layout_.cleared_offset);
+  }
+
+ private:
+  table_layout layout_;
+  std::vector<std::uint64_t> storage_;
+  std::uintptr_t base_ = 0;
+  table_view view_;
+};
+
+constexpr std::uint64_t heap = 0x7f0000000000ull;
+
+TEST(FootprintTable, OneCoalescedIntervalNeedsNoBitmap) {
+  host_table t(16);
+  record_span(t.view(), heap + 100, 3900, footprint_kind::write);
+  const auto d = t.decode();
+  ASSERT_TRUE(d.complete);
+  EXPECT_EQ(d.pages, 1u);
+  EXPECT_EQ(d.fragmented_pages, 0u);
+  EXPECT_EQ(d.intervals,
+            (std::vector<measured_interval>{{heap + 100, heap + 4000, footprint_kind::write}}));
+}
+
+TEST(FootprintTable, IntervalsAcrossPagesJoin) {
+  host_table t(16);
+  record_span(t.view(), heap + 4000, 10000, footprint_kind::read);
+  const auto d = t.decode();
+  EXPECT_EQ(d.pages, 4u);
+  EXPECT_EQ(d.intervals,
+            (std::vector<measured_interval>{{heap + 4000, heap + 14000, footprint_kind::read}}));
+}
+
+TEST(FootprintTable, KindsStayApart) {
+  host_table t(16);
+  record_span(t.view(), heap, 8, footprint_kind::read);
+  record_span(t.view(), heap + 8, 8, footprint_kind::write);
+  record_span(t.view(), heap + 4, 8, footprint_kind::atomic);
+  EXPECT_EQ(t.decode().intervals, (std::vector<measured_interval>{
+                                      {heap, heap + 8, footprint_kind::read},
+                                      {heap + 8, heap + 16, footprint_kind::write},
+                                      {heap + 4, heap + 12, footprint_kind::atomic}}));
+}
+
+TEST(FootprintTable, StridedAccessesStayExact) {
+  host_table t(16);
+  for (std::uint64_t i = 0; i < 1024; ++i) record_span(t.view(), heap + 8 * i, 4, footprint_kind::write);
+  const auto d = t.decode();
+  EXPECT_EQ(d.fragmented_pages, 2u);
+  ASSERT_EQ(d.intervals.size(), 1024u);
+  EXPECT_EQ(d.intervals[7], (measured_interval{heap + 56, heap + 60, footprint_kind::write}));
+}
+
+TEST(FootprintTable, RepeatedAccessesAddNothing) {
+  host_table t(16);
+  for (int i = 0; i < 100; ++i) record_span(t.view(), heap + 64, 128, footprint_kind::read);
+  const auto d = t.decode();
+  EXPECT_EQ(d.intervals,
+            (std::vector<measured_interval>{{heap + 64, heap + 192, footprint_kind::read}}));
+}
+
+TEST(FootprintTable, OverflowIsReportedNotHidden) {
+  host_table t(2);
+  for (int p = 0; p < 5; ++p) record_span(t.view(), heap + p * page_bytes, 4, footprint_kind::read);
+  const auto d = t.decode();
+  EXPECT_FALSE(d.complete);
+  EXPECT_EQ(d.pages, 2u);
+}
+
+TEST(FootprintTable, AFullTableTakesNoNewKeysAndStopsRecording) {
+  host_table t(2);
+  record_span(t.view(), heap, 4, footprint_kind::read);
+  for (int p = 1; p < 50; ++p) record_span(t.view(), heap + p * page_bytes, 4, footprint_kind::write);
+  std::size_t keys = 0;
+  for (std::uint32_t b = 0; b <= t.view().bucket_mask; ++b) keys += t.view().keys[b] != 0 ? 1 : 0;
+  // Probing ends at an empty bucket: no key beyond the capacity was taken.
+  EXPECT_LE(keys, 2u);
+  // An overflowed launch records nothing more, even on a page it has.
+  record_span(t.view(), heap + 8, 4, footprint_kind::read);
+  EXPECT_EQ(t.view().pages[0].bytes, 4u);
+  EXPECT_FALSE(t.decode().complete);
+}
+
+TEST(FootprintTable, ClearingStartsAFreshLaunch) {
+  host_table t(4);
+  record_span(t.view(), heap, 64, footprint_kind::write);
+  t.clear();
+  record_span(t.view(), heap + page_bytes, 8, footprint_kind::read);
+  EXPECT_EQ(t.decode().intervals, (std::vector<measured_interval>{
+                                      {heap + page_bytes, heap + page_bytes + 8, footprint_kind::read}}));
+}
+
+// Threads race on the same pages, like warps of one kernel; the decoded
+// footprint is exactly the union of what they recorded.
+TEST(FootprintTable, ConcurrentRecordingIsExact) {
+  host_table t(256);
+  constexpr int threads = 8;
+  std::vector<std::vector<measured_interval>> recorded(threads);
+  std::vector<std::thread> pool;
+  for (int k = 0; k < threads; ++k) {
+    pool.emplace_back([&, k] {
+      std::mt19937_64 rng(k);
+      for (int i = 0; i < 4000; ++i) {
+        const std::uint64_t offset = rng() % (64 * page_bytes);
+        const std::uint64_t size = 1 + rng() % 64;
+        const auto kind = static_cast<footprint_kind>(rng() % kind_count);
+        record_span(t.view(), heap + offset, size, kind);
+        recorded[k].push_back({heap + offset, heap + offset + size, kind});
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  std::vector<measured_interval> expected;
+  for (auto& r : recorded) expected.insert(expected.end(), r.begin(), r.end());
+  coalesce(expected);
+  const auto d = t.decode();
+  EXPECT_TRUE(d.complete);
+  EXPECT_EQ(d.intervals, expected);
+}
+
+TEST(FootprintTable, ReadsBackInOneCopyWhenThePageCountIsExpected) {
+  host_table t(64);
+  for (int p = 0; p < 10; ++p) record_span(t.view(), heap + p * page_bytes, 8, footprint_kind::read);
+  EXPECT_EQ(t.decode(10).bytes_read_back, sizeof(table_counters) + 10 * sizeof(page_summary));
+  // Fewer expected: a second copy fetches the rest, and nothing is lost.
+  const auto d = t.decode(4);
+  EXPECT_EQ(d.bytes_read_back, sizeof(table_counters) + 10 * sizeof(page_summary));
+  EXPECT_EQ(d.intervals.size(), 10u);
+}
+
+TEST(FootprintTable, DenseGroupRule) {
+  // 32 lanes x 4 bytes, consecutive: one interval.
+  EXPECT_TRUE(group_is_dense(0, 128, 32, true, true, 4));
+  // Two lanes on one address, one lane 4 bytes further: a gap would be
+  // hidden if duplicates counted twice.
+  EXPECT_FALSE(group_is_dense(0, 12, 2, true, true, 4));
+  // Mixed sizes or misaligned lanes are never merged.
+  EXPECT_FALSE(group_is_dense(0, 8, 2, false, true, 4));
+  EXPECT_FALSE(group_is_dense(0, 8, 2, true, false, 4));
+}
+
+}  // namespace
+}  // namespace streamsan::precise

@@ -1,0 +1,163 @@
+// The model's side of exact footprints: inferred accesses say so, a measured
+// launch's record waits for its footprint and takes it, the measurement is
+// mapped onto the allocations of the launch's time, and kernels learn what
+// their pointer words do.
+#include <gtest/gtest.h>
+
+#include <variant>
+#include <vector>
+
+#include "inject/model/cuda_model.h"
+#include "inject/precise/footprint_resolver.h"
+#include "tests/inject/capture_sink.h"
+#include "tests/inject/fake_driver.h"
+
+namespace streamsan::injection {
+namespace {
+
+namespace sp = streamsan::precise;
+
+constexpr std::uintptr_t stream_a = 0x5000;
+constexpr std::uintptr_t kernel = 0xabc;
+constexpr std::uint64_t base_a = 0x700000000000;
+constexpr std::uint64_t base_b = 0x700000100000;
+
+class MeasuredFootprint : public ::testing::Test {
+ protected:
+  recorder rec{{.capture_stacks = false, .stack_depth = 0}};
+  fake_driver driver;
+  capture_sink sink;
+  sp::footprint_resolver resolver;
+  cuda_model model{rec, driver};
+  call_site here{};
+
+  void SetUp() override {
+    resolver.add_downstream(sink);
+    rec.add_sink(resolver);
+    model.set_footprint_resolver(&resolver);
+    // k(two_buffers {float* a; float* b;}, int n): a struct of two pointers.
+    driver.kernels[kernel] = kernel_description{"_Z1k11two_buffersi", {{0, 16}, {16, 4}}, true};
+    model.allocated(here, base_a, 1 << 20, memory_kind::device);
+    model.allocated(here, base_b, 1 << 20, memory_kind::device);
+  }
+  void launch(std::uint64_t a, std::uint64_t b, std::uint64_t measured_id = 0) {
+    struct {
+      std::uint64_t a, b;
+    } pair{a, b};
+    int n = 0;
+    void* params[] = {&pair, &n};
+    if (measured_id != 0) model.expect_measured_launch(measured_id);
+    model.kernel_launched(here, {stream_a}, kernel, kernel_arguments::from_pointers(params));
+  }
+  static sp::decoded_footprint footprint(std::vector<sp::measured_interval> intervals,
+                                         bool complete = true) {
+    sp::decoded_footprint d;
+    d.intervals = std::move(intervals);
+    d.complete = complete;
+    return d;
+  }
+  std::vector<access> last_launch() const { return sink.last<kernel_launch>().accesses; }
+};
+
+TEST_F(MeasuredFootprint, InferredAccessesSayTheyAreInferred) {
+  launch(base_a, base_b);
+  const auto accesses = last_launch();
+  ASSERT_EQ(accesses.size(), 2u);
+  for (const auto& a : accesses) {
+    EXPECT_EQ(a.origin, access_origin::inferred);
+    EXPECT_EQ(a.mode, access_mode::read_write);
+  }
+}
+
+TEST_F(MeasuredFootprint, AMeasuredLaunchWaitsAndTakesItsFootprint) {
+  launch(base_a, base_b, 7);
+  EXPECT_TRUE(sink.all<kernel_launch>().empty());  // held back
+  model.stream_synchronized(here, {stream_a});
+  EXPECT_TRUE(sink.all<stream_synchronize>().empty());  // behind it
+  model.measured_launch_done(7, footprint({{base_b + 64, base_b + 192, sp::footprint_kind::write}}));
+  const auto accesses = last_launch();
+  ASSERT_EQ(accesses.size(), 1u);
+  EXPECT_EQ(accesses[0].range.offset, 64u);
+  EXPECT_EQ(accesses[0].range.size, 128u);
+  EXPECT_EQ(accesses[0].mode, access_mode::write);
+  EXPECT_EQ(accesses[0].origin, access_origin::measured);
+  EXPECT_EQ(sink.all<stream_synchronize>().size(), 1u);
+}
+
+TEST_F(MeasuredFootprint, AnIncompleteFootprintKeepsTheInferredAccesses) {
+  launch(base_a, base_b, 3);
+  model.measured_launch_done(3, footprint({{base_b, base_b + 4, sp::footprint_kind::write}}, false));
+  const auto accesses = last_launch();
+  ASSERT_EQ(accesses.size(), 2u);
+  EXPECT_EQ(accesses[0].origin, access_origin::inferred);
+}
+
+TEST_F(MeasuredFootprint, KernelsLearnWhatTheirPointerWordsDo) {
+  launch(base_a, base_b, 1);
+  // The kernel wrote b and never touched a.
+  model.measured_launch_done(1, footprint({{base_b, base_b + 4096, sp::footprint_kind::write}}));
+  launch(base_a, base_b);
+  const auto accesses = last_launch();
+  ASSERT_EQ(accesses.size(), 1u);
+  EXPECT_EQ(accesses[0].range.offset, 0u);
+  EXPECT_EQ(accesses[0].mode, access_mode::write);
+  EXPECT_EQ(accesses[0].origin, access_origin::inferred);
+}
+
+TEST_F(MeasuredFootprint, ReadOnlyThroughANonConstPointerIsLearnedAsARead) {
+  launch(base_a, base_b, 1);
+  model.measured_launch_done(1, footprint({{base_a, base_a + 64, sp::footprint_kind::read},
+                                           {base_b, base_b + 64, sp::footprint_kind::atomic}}));
+  launch(base_a, base_b);
+  const auto accesses = last_launch();
+  ASSERT_EQ(accesses.size(), 2u);
+  EXPECT_EQ(accesses[0].mode, access_mode::read);
+  EXPECT_EQ(accesses[1].mode, access_mode::atomic);
+}
+
+TEST_F(MeasuredFootprint, MeasurementsMapOntoTheAllocationsOfTheLaunchsTime) {
+  launch(base_a, base_b, 5);
+  const alloc_id a_then = sink.all<alloc_record>().at(0).alloc;
+  // a is freed and its address handed out again before the footprint is back.
+  model.freed(here, base_a, free_mode::synchronizing);
+  model.allocated(here, base_a, 1 << 20, memory_kind::device);
+  model.measured_launch_done(5, footprint({{base_a, base_a + 8, sp::footprint_kind::read}}));
+  const auto accesses = last_launch();
+  ASSERT_EQ(accesses.size(), 1u);
+  EXPECT_EQ(accesses[0].range.alloc, a_then);
+}
+
+TEST_F(MeasuredFootprint, IntervalsAcrossAllocationsAndUntrackedMemorySplit) {
+  allocation_map map;
+  map.insert({alloc_id{1}, 0x1000, 0x100});
+  map.insert({alloc_id{2}, 0x1100, 0x100});
+  map.insert({alloc_id{3}, 0x1400, 0x100});
+  const auto accesses = cuda_model::measured_accesses(
+      footprint({{0x10f0, 0x1410, sp::footprint_kind::write}}), map, map.epoch());
+  ASSERT_EQ(accesses.size(), 3u);
+  EXPECT_EQ(accesses[0].range, (byte_range{alloc_id{1}, 0xf0, 0x10}));
+  EXPECT_EQ(accesses[1].range, (byte_range{alloc_id{2}, 0, 0x100}));
+  EXPECT_EQ(accesses[2].range, (byte_range{alloc_id{3}, 0, 0x10}));
+}
+
+TEST_F(MeasuredFootprint, AnUnknownMeasurementChangesNothing) {
+  launch(base_a, base_b);
+  model.measured_launch_done(99, footprint({}));
+  EXPECT_EQ(resolver.held(), 0u);
+}
+
+TEST(AllocationMapEpochs, AnswersWithTheAllocationOfThen) {
+  allocation_map map;
+  map.insert({alloc_id{1}, 0x1000, 0x100});
+  const auto then = map.epoch();
+  map.erase(0x1000);
+  map.insert({alloc_id{2}, 0x1000, 0x100});
+  ASSERT_NE(map.find_at(0x1010, then), nullptr);
+  EXPECT_EQ(map.find_at(0x1010, then)->id, alloc_id{1});
+  EXPECT_EQ(map.find_at(0x1010, map.epoch())->id, alloc_id{2});
+  // Before anything existed.
+  EXPECT_EQ(map.find_at(0x1010, 0), nullptr);
+}
+
+}  // namespace
+}  // namespace streamsan::injection

@@ -1,0 +1,237 @@
+// The Compute Sanitizer API source over a fake Sanitizer API library and a
+// fake driver: which launches it measures, how a measured footprint reaches
+// the log in its place, and what it does for capturing streams, graph nodes
+// and modules it cannot patch (Note [Which launches are measured]).
+#include "inject/sanitizer_api/sanitizer_source.h"
+
+#include <gtest/gtest.h>
+#include <sanitizer.h>
+
+#include <variant>
+
+#include "inject/precise/footprint_record.h"
+#include "inject/precise/footprint_resolver.h"
+#include "tests/inject/capture_sink.h"
+#include "tests/inject/fake_cuda_driver.h"
+#include "tests/inject/fake_driver.h"
+#include "tests/inject/fake_sanitizer_api.h"
+
+namespace streamsan::injection {
+namespace {
+
+namespace sp = streamsan::precise;
+
+const auto ctx = reinterpret_cast<CUcontext>(0xc0);
+const auto module_a = reinterpret_cast<CUmodule>(0xa000);
+const auto fill = reinterpret_cast<CUfunction>(0xf111);
+const auto stream_1 = reinterpret_cast<CUstream>(0x5001);
+const auto stream_2 = reinterpret_cast<CUstream>(0x5002);
+constexpr std::uint64_t buffer = 0x7e0000000000;
+
+// cuLaunchKernel's parameters as generated_cuda_meta.h lays them out (that
+// header cannot meet sanitizer.h in one translation unit).
+struct launch_params {
+  CUfunction f;
+  unsigned int grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+  CUstream hStream;
+  void** kernelParams;
+  void** extra;
+};
+
+class no_call_sites final : public call_site_source {
+ public:
+  call_site capture(std::uint64_t) noexcept override { return {}; }
+};
+
+class SanitizerSource : public ::testing::Test {
+ protected:
+  recorder rec{{.capture_stacks = false, .stack_depth = 0}};
+  fake_driver driver;
+  capture_sink sink;
+  sp::footprint_resolver resolver;
+  cuda_model model{rec, driver};
+  no_call_sites sites;
+  api_dispatcher dispatcher{model, sites};
+  std::unique_ptr<sanitizer_source> source;
+  std::uintptr_t next_launch = 0x100;
+
+  void start(measurement_policy policy, bool refuse_module = false) {
+    fake_sanitizer_reset();
+    if (refuse_module) fake_sanitizer_refuse_module(module_a);
+    fake_cuda_hold_events(false);
+    resolver.add_downstream(sink);
+    rec.add_sink(resolver);
+    model.set_footprint_resolver(&resolver);
+    driver.kernels[reinterpret_cast<std::uintptr_t>(fill)] =
+        kernel_description{"_Z4fillPfi", {{0, 8}, {8, 4}}, true};
+    fake_cuda_define_function(fill, module_a, "_Z4fillPfi");
+    model.allocated({}, buffer, 1 << 20, memory_kind::device);
+    std::string why;
+    source = sanitizer_source::create(dispatcher, model, policy, why);
+    ASSERT_NE(source, nullptr) << why;
+    source->enable();
+    Sanitizer_ResourceModuleData m{};
+    m.context = ctx;
+    m.module = module_a;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_LOADED, &m);
+  }
+
+  void api(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const char* name,
+           const void* params) {
+    Sanitizer_CallbackData d{};
+    d.callbackSite = SANITIZER_API_ENTER;
+    d.functionName = name;
+    d.functionParams = params;
+    d.context = ctx;
+    fake_sanitizer_deliver(domain, cbid, &d);
+    const CUresult ok = CUDA_SUCCESS;
+    d.callbackSite = SANITIZER_API_EXIT;
+    d.functionReturnValue = &ok;
+    fake_sanitizer_deliver(domain, cbid, &d);
+  }
+
+  // A launch of fill(buffer + offset, n) on `stream`; the "kernel" writes
+  // [offset, offset + bytes) through the table it was given, if any.
+  // Returns whether the launch was given a table.
+  bool launch(CUstream stream, std::uint64_t offset, std::uint64_t bytes) {
+    std::uint64_t out = buffer + offset;
+    int n = static_cast<int>(bytes / 4);
+    void* args[] = {&out, &n};
+    launch_params p{};
+    p.f = fill;
+    p.hStream = stream;
+    p.kernelParams = args;
+    Sanitizer_CallbackData d{};
+    d.callbackSite = SANITIZER_API_ENTER;
+    d.functionName = "cuLaunchKernel";
+    d.functionParams = &p;
+    d.context = ctx;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuLaunchKernel, &d);
+    Sanitizer_LaunchData l{};
+    l.context = ctx;
+    l.stream = stream;
+    l.hStream = reinterpret_cast<Sanitizer_StreamHandle>(stream);
+    l.module = module_a;
+    l.function = fill;
+    l.functionName = "_Z4fillPfi";
+    l.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(next_launch++);
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_BEGIN, &l);
+    auto* table = static_cast<const sp::table_view*>(fake_sanitizer_userdata(l.hLaunch));
+    if (table != nullptr) sp::record_span(*table, out, bytes, sp::footprint_kind::write);
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_END, &l);
+    const CUresult ok = CUDA_SUCCESS;
+    d.callbackSite = SANITIZER_API_EXIT;
+    d.functionReturnValue = &ok;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuLaunchKernel, &d);
+    return table != nullptr;
+  }
+
+  void synchronize() {
+    api(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuCtxSynchronize,
+        "cuCtxSynchronize", nullptr);
+  }
+
+  std::vector<std::vector<access>> launches() const {
+    std::vector<std::vector<access>> out;
+    for (const auto& c : sink.records) {
+      if (std::holds_alternative<kernel_launch>(c.body)) out.push_back(c.accesses);
+    }
+    return out;
+  }
+};
+
+TEST_F(SanitizerSource, MeasuresAKernelsFirstLaunchOnEachStreamOnly) {
+  start(measurement_policy::on_demand);
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  EXPECT_TRUE(launch(stream_1, 0, 400));
+  EXPECT_FALSE(launch(stream_1, 4096, 400));  // known on this stream
+  EXPECT_TRUE(launch(stream_2, 8192, 400));   // first on stream 2
+  source->drain();
+  const auto l = launches();
+  ASSERT_EQ(l.size(), 3u);
+  ASSERT_EQ(l[0].size(), 1u);
+  EXPECT_EQ(l[0][0].origin, access_origin::measured);
+  EXPECT_EQ(l[0][0].range.size, 400u);
+  EXPECT_EQ(l[0][0].mode, access_mode::write);
+  ASSERT_EQ(l[1].size(), 1u);
+  EXPECT_EQ(l[1][0].origin, access_origin::inferred);
+  EXPECT_EQ(l[1][0].mode, access_mode::write);  // learned from the first launch
+  EXPECT_EQ(l[2][0].origin, access_origin::measured);
+}
+
+TEST_F(SanitizerSource, PreciseMeasuresEveryLaunch) {
+  start(measurement_policy::every_launch);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(launch(stream_1, 4096 * i, 64));
+  source->drain();
+  for (const auto& l : launches()) EXPECT_EQ(l.at(0).origin, access_origin::measured);
+}
+
+TEST_F(SanitizerSource, TheLogWaitsForTheKernelThenKeepsItsOrder) {
+  start(measurement_policy::every_launch);
+  fake_cuda_hold_events(true);
+  launch(stream_1, 0, 64);
+  synchronize();
+  EXPECT_TRUE(launches().empty());  // held behind the launch
+  EXPECT_TRUE(sink.all<device_synchronize>().empty());
+  fake_cuda_complete_events();
+  synchronize();  // the next call's entry reads it back
+  ASSERT_EQ(launches().size(), 1u);
+  EXPECT_EQ(launches()[0][0].origin, access_origin::measured);
+  EXPECT_EQ(sink.all<device_synchronize>().size(), 2u);
+}
+
+TEST_F(SanitizerSource, LaunchesIntoACapturingStreamAreNotMeasured) {
+  start(measurement_policy::every_launch);
+  fake_cuda_set_capturing(stream_2, true);
+  EXPECT_FALSE(launch(stream_2, 0, 64));
+  fake_cuda_set_capturing(stream_2, false);
+  EXPECT_TRUE(launch(stream_2, 0, 64));
+}
+
+TEST_F(SanitizerSource, UnwantedModulesAreUnpatchedAndLaunchCallbacksFollow) {
+  start(measurement_policy::on_demand);
+  EXPECT_TRUE(fake_sanitizer_domain_enabled(SANITIZER_CB_DOMAIN_LAUNCH));
+  launch(stream_1, 0, 64);
+  source->drain();
+  launch(stream_1, 0, 64);  // nothing wanted of the module any more
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+  EXPECT_FALSE(fake_sanitizer_domain_enabled(SANITIZER_CB_DOMAIN_LAUNCH));
+}
+
+TEST_F(SanitizerSource, KernelsNamedByACandidateAreMeasuredAgain) {
+  start(measurement_policy::on_demand);
+  launch(stream_1, 0, 64);
+  source->drain();
+  EXPECT_FALSE(launch(stream_1, 0, 64));
+  source->measure_kernel("fill(float*, int)", 2);  // the model's name, as candidates give it
+  EXPECT_TRUE(launch(stream_1, 0, 64));
+  EXPECT_TRUE(launch(stream_1, 0, 64));
+  EXPECT_FALSE(launch(stream_1, 0, 64));
+}
+
+TEST_F(SanitizerSource, AGraphNodeOfAPatchedModuleGetsNoTable) {
+  start(measurement_policy::every_launch);
+  Sanitizer_GraphNodeLaunchData n{};
+  n.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
+  n.launchData.module = module_a;
+  n.launchData.function = fill;
+  n.launchData.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(0x999);
+  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_GRAPHS, SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN, &n);
+  EXPECT_TRUE(fake_sanitizer_userdata_set(n.launchData.hLaunch));
+  EXPECT_EQ(fake_sanitizer_userdata(n.launchData.hLaunch), nullptr);
+}
+
+TEST_F(SanitizerSource, AModuleThatCannotBePatchedIsNamedWithItsKernels) {
+  start(measurement_policy::every_launch, true);
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+  EXPECT_FALSE(launch(stream_1, 0, 64));
+  const auto failures = source->patch_failures();
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_NE(failures[0].find("kernels fill(float*, int)"), std::string::npos) << failures[0];
+  EXPECT_NE(failures[0].find("INVALID_PARAMETER"), std::string::npos) << failures[0];
+  source->drain();
+  EXPECT_EQ(launches().at(0).at(0).origin, access_origin::inferred);
+}
+
+}  // namespace
+}  // namespace streamsan::injection

@@ -1,0 +1,331 @@
+// The session over a fake driver and the fake CUPTI: the report at exit
+// against callbacks in flight on other threads, and halt_on_error (issue
+// #16, item 3; Note [Reports at exit]).
+#include "inject/session/session.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "inject/session/run_result.h"
+#include "sanitizer/log/trace_reader.h"
+#include "tests/inject/capture_sink.h"
+#include "tests/inject/fake_cupti.h"
+#include "tests/inject/fake_driver.h"
+
+namespace streamsan::injection {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+constexpr std::uintptr_t fill_kernel = 0xf111;
+constexpr std::uintptr_t stream_a = 0x51, stream_b = 0x52;
+constexpr std::uint64_t buffer = 0x7f0000000000;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A fresh directory per test, removed afterwards.
+class scratch_dir {
+ public:
+  scratch_dir() {
+    char pattern[] = "/tmp/streamsan-session-XXXXXX";
+    path_ = ::mkdtemp(pattern);
+  }
+  ~scratch_dir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  fs::path operator/(const char* name) const { return path_ / name; }
+  const fs::path& path() const noexcept { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// The program's calls, as the dispatcher hands them to the model.
+class program {
+ public:
+  explicit program(cuda_model& model) : model_(model) {}
+  void setup() {
+    model_.stream_created(at_, stream_a, 0, 0);
+    model_.stream_created(at_, stream_b, 0, 0);
+    model_.allocated(at_, buffer, 256, memory_kind::device);
+  }
+  // A kernel that writes the whole buffer, declared exactly (an annotation):
+  // a guessed footprint would make its races candidates, not reports.
+  void fill(std::uintptr_t stream) {
+    std::uint64_t dst = buffer;
+    void* params[] = {&dst};
+    const annotated_range whole[] = {{buffer, 256, access_mode::write}};
+    model_.annotate_next_launch({stream}, whole);
+    model_.kernel_launched(at_, {stream}, fill_kernel, kernel_arguments::from_pointers(params));
+  }
+  // Two streams write the buffer unordered: one stream-race.
+  void race() {
+    fill(stream_a);
+    fill(stream_b);
+  }
+  // The same with footprints guessed from the arguments: a candidate.
+  void guessed_race() {
+    for (const auto stream : {stream_a, stream_b}) {
+      std::uint64_t dst = buffer;
+      void* params[] = {&dst};
+      model_.kernel_launched(at_, {stream}, fill_kernel, kernel_arguments::from_pointers(params));
+    }
+  }
+
+ private:
+  cuda_model& model_;
+  call_site at_{};
+};
+
+// Holds the delivery of one armed record (the next kernel launch) until
+// released: a callback in flight on another thread.
+class holding_sink final : public record_sink {
+ public:
+  void arm() { armed_ = true; }
+  void on_record(const record& r) override {
+    if (!armed_ || !std::holds_alternative<kernel_launch>(r.body)) return;
+    armed_ = false;
+    std::unique_lock lock(mutex_);
+    holding_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return released_; });
+  }
+  void wait_until_holding() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] { return holding_; });
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    released_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::atomic<bool> armed_{false};
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool holding_ = false;
+  bool released_ = false;
+};
+
+class Session : public ::testing::Test {
+ protected:
+  fake_cupti::state& cupti = fake_cupti::reset();
+  fake_driver driver;
+  scratch_dir dir;
+
+  void SetUp() override {
+    driver.kernels[fill_kernel] = kernel_description{"_Z4fillPf", {{0, 8}}, true};
+  }
+  session_config config() {
+    session_config c;
+    c.options.log_path = (dir / "report.json").string();
+    c.options.format = report_format::json;
+    c.options.record = (dir / "trace.bin").string();
+    c.options.stack_depth = 0;
+    c.result_file = (dir / "result").string();
+    return c;
+  }
+  run_summary result() { return read_run_summary((dir / "result").string()); }
+  std::uint64_t trace_records() {
+    capture_sink sink;
+    return read_trace(dir / "trace.bin", sink);
+  }
+};
+
+// Note [Reports at exit]: finish() waits for a record being delivered on
+// another thread, and the report and the trace have that record.
+TEST_F(Session, FinishWaitsForARecordInFlight) {
+  session s(config(), driver);
+  holding_sink holder;
+  s.log().add_sink(holder);
+  program p(s.model());
+  p.setup();
+  p.fill(stream_a);
+  holder.arm();
+  std::thread in_flight([&] { p.fill(stream_b); });  // the racing launch
+  holder.wait_until_holding();
+
+  std::atomic<bool> finished = false;
+  std::thread at_exit([&] {
+    s.finish();
+    finished = true;
+  });
+  std::this_thread::sleep_for(200ms);
+  EXPECT_FALSE(finished) << "finish() read the engine and closed the trace while a record "
+                            "was being delivered";
+  holder.release();
+  in_flight.join();
+  at_exit.join();
+
+  EXPECT_NE(read_file(dir / "report.json").find("stream-race"), std::string::npos);
+  const auto r = result();
+  EXPECT_EQ(r.processes_finished, 1u);
+  EXPECT_EQ(r.diagnostics, 1u);
+  EXPECT_NO_THROW(trace_records());  // closed after the last delivery
+}
+
+// Records made after finish() (a thread still running at exit) reach no sink.
+TEST_F(Session, RecordsAfterFinishAreDropped) {
+  session s(config(), driver);
+  program p(s.model());
+  p.setup();
+  s.finish();
+  const auto written = trace_records();
+  p.race();
+  s.finish();  // idempotent
+  EXPECT_EQ(trace_records(), written);
+  EXPECT_EQ(result().processes_finished, 1u);
+  EXPECT_EQ(result().diagnostics, 0u);
+}
+
+// Finishing from one thread while others keep calling CUDA: the report is
+// printed once, with no partial record.
+TEST_F(Session, FinishWhileThreadsKeepRecording) {
+  session s(config(), driver);
+  program p(s.model());
+  p.setup();
+  std::atomic<bool> stop = false;
+  std::atomic<int> races = 0;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      while (!stop) {
+        p.race();
+        ++races;
+      }
+    });
+  }
+  while (races < 8) std::this_thread::sleep_for(1ms);
+  s.finish();
+  stop = true;
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(result().processes_finished, 1u);
+  EXPECT_GE(result().diagnostics, 1u);
+  EXPECT_NO_THROW(trace_records());
+}
+
+// A race that needs a guessed footprint is a possible race: listed in the
+// report, not counted for the exit status, and no reason to halt.
+TEST_F(Session, CandidatesAreListedNotCountedAndDoNotHalt) {
+  auto c = config();
+  c.options.halt_on_error = true;
+  session s(c, driver);
+  program p(s.model());
+  p.setup();
+  p.guessed_race();
+  EXPECT_EQ(result().processes_finished, 0u);  // still running
+  s.finish();
+  EXPECT_EQ(result().processes_finished, 1u);
+  EXPECT_EQ(result().diagnostics, 0u);
+  const auto report = read_file(dir / "report.json");
+  EXPECT_NE(report.find("\"certainty\": \"candidate\""), std::string::npos) << report;
+}
+
+// halt_on_error: a suppressed diagnostic changes nothing. It used to print
+// a report, append a "finished" line and close the trace mid-run, and to
+// make a finish() on another thread meanwhile return without a report.
+TEST_F(Session, HaltOnErrorGoesOnPastASuppressedDiagnostic) {
+  {
+    std::ofstream(dir / "supp.txt") << "race:fill\n";
+  }
+  auto c = config();
+  c.options.halt_on_error = true;
+  c.options.suppressions = (dir / "supp.txt").string();
+  session s(c, driver);
+  program p(s.model());
+  p.setup();
+  p.race();
+  EXPECT_FALSE(fs::exists(dir / "report.json"));
+  EXPECT_EQ(result().processes_finished, 0u);
+  p.fill(stream_a);  // still recorded
+  s.finish();
+  const auto r = result();
+  EXPECT_EQ(r.processes_finished, 1u);
+  EXPECT_EQ(r.diagnostics, 0u);
+  capture_sink trace;
+  read_trace(dir / "trace.bin", trace);
+  EXPECT_EQ(trace.all<kernel_launch>().size(), 3u);
+  EXPECT_NE(read_file(dir / "report.json").find("\"suppressed\": 1"), std::string::npos);
+}
+
+// halt_on_error with a finish() on another thread while the halting report
+// is being printed (the report goes to a FIFO, so printing blocks until it
+// is read): finish() waits, the report is printed once and the process
+// ends with the error exit code.
+void halt_while_finishing(const fs::path& dir) {
+  fake_cupti::reset();
+  fake_driver driver;
+  driver.kernels[fill_kernel] = kernel_description{"_Z4fillPf", {{0, 8}}, true};
+  const fs::path fifo = dir / "report.fifo";
+  if (::mkfifo(fifo.c_str(), 0600) != 0) std::_Exit(10);
+  session_config c;
+  c.options.log_path = fifo.string();
+  c.options.format = report_format::json;
+  c.options.halt_on_error = true;
+  c.options.stack_depth = 0;
+  c.result_file = (dir / "result").string();
+  auto* s = new session(c, driver);  // the process ends inside it
+  program p(s->model());
+  p.setup();
+  std::thread halting([&] { p.race(); });  // blocks printing into the FIFO
+  // Wait until it holds the recorder's lock for good: a probe that takes
+  // the lock does not come back.
+  for (bool held = false; !held;) {
+    auto probe_done = std::make_shared<std::atomic<bool>>(false);
+    std::thread([s, probe_done] {
+      s->log().records_emitted();
+      *probe_done = true;
+    }).detach();
+    std::this_thread::sleep_for(100ms);
+    held = !*probe_done;
+  }
+  std::atomic<bool> finished = false;
+  std::thread at_exit([&] {
+    s->finish();
+    finished = true;
+  });
+  std::this_thread::sleep_for(200ms);
+  if (finished) std::_Exit(11);  // finish() returned without the report
+  // Reading lets the halting thread print, write the result and end the
+  // process (which may happen before this thread gets to run again).
+  const int fd = ::open(fifo.c_str(), O_RDONLY);
+  char chunk[4096];
+  while (::read(fd, chunk, sizeof chunk) > 0) {
+  }
+  std::this_thread::sleep_for(5s);
+  std::_Exit(12);
+}
+
+TEST_F(Session, HaltOnErrorWhileFinishingPrintsOnceAndEnds) {
+  // The default ("fast") style forks here, so the child shares this
+  // directory; this thread is the only one.
+  EXPECT_EXIT(halt_while_finishing(dir.path()), ::testing::ExitedWithCode(66), "");
+  // Written after the report, by the halting thread only.
+  const auto r = result();
+  EXPECT_EQ(r.processes_finished, 1u);
+  EXPECT_EQ(r.diagnostics, 1u);
+}
+
+}  // namespace
+}  // namespace streamsan::injection

@@ -1,0 +1,68 @@
+// An owned_record survives the storage its source record pointed into.
+#include "sanitizer/log/owned_record.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sanitizer/log/record_names.h"
+#include "tests/log/sample_log.h"
+
+namespace streamsan {
+namespace {
+
+TEST(OwnedRecord, CopiesEveryPayloadOfEveryKind) {
+  const auto log = testing::sample_log();
+  std::vector<owned_record> copies;
+  for (const auto& r : log) copies.emplace_back(r);
+  ASSERT_EQ(copies.size(), log.size());
+  for (std::size_t i = 0; i < log.size(); ++i) {
+    EXPECT_EQ(copies[i].get().header.seq, log[i].header.seq);
+    EXPECT_EQ(copies[i].get().body.index(), log[i].body.index()) << record_kind_name(log[i].body);
+  }
+}
+
+TEST(OwnedRecord, OutlivesTheSourceBuffers) {
+  std::vector<access> accesses{access{{alloc_id{3}, 16, 64}, access_mode::write}};
+  std::string text = "kernel text";
+  std::vector<graph_node> nodes{graph_node{graph_node_kind::kernel, string_id{1}, accesses}};
+  std::vector<graph_edge> edges{graph_edge{0, 0}};
+  const owned_record launch(record{{7, thread_id{1}, stack_id{}},
+                                   kernel_launch{stream_id{1}, string_id{2}, accesses}});
+  const owned_record graph(record{{8, thread_id{1}, stack_id{}},
+                                  graph_instantiate{graph_id{1}, nodes, edges}});
+  const owned_record define(record{{9, thread_id{}, stack_id{}}, string_define{string_id{5}, text}});
+  // Overwrite what the sources pointed to.
+  accesses[0] = access{};
+  nodes[0] = graph_node{};
+  text.assign(text.size(), 'x');
+  const auto& k = std::get<kernel_launch>(launch.get().body);
+  ASSERT_EQ(k.accesses.size(), 1u);
+  EXPECT_EQ(k.accesses[0].range.offset, 16u);
+  const auto& g = std::get<graph_instantiate>(graph.get().body);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  ASSERT_EQ(g.nodes[0].accesses.size(), 1u);
+  EXPECT_NE(g.nodes[0].accesses.data(), accesses.data());
+  EXPECT_EQ(g.nodes[0].accesses[0].range.size, 64u);
+  EXPECT_EQ(std::get<string_define>(define.get().body).text, "kernel text");
+}
+
+TEST(OwnedRecord, ReplacesTheAccessesOfLaunchesOnly) {
+  const std::vector<access> inferred{access{{alloc_id{1}, 0, 4096}, access_mode::read_write,
+                                            access_origin::inferred}};
+  const std::vector<access> measured{
+      access{{alloc_id{1}, 64, 128}, access_mode::write, access_origin::measured}};
+  owned_record launch(record{{1, thread_id{1}, stack_id{}},
+                             kernel_launch{stream_id{1}, string_id{}, inferred}});
+  EXPECT_TRUE(launch.replace_accesses(measured));
+  const auto& k = std::get<kernel_launch>(launch.get().body);
+  ASSERT_EQ(k.accesses.size(), 1u);
+  EXPECT_EQ(k.accesses[0].origin, access_origin::measured);
+  EXPECT_EQ(k.accesses[0].range.offset, 64u);
+  owned_record sync(record{{2, thread_id{1}, stack_id{}}, device_synchronize{0}});
+  EXPECT_FALSE(sync.replace_accesses(measured));
+}
+
+}  // namespace
+}  // namespace streamsan

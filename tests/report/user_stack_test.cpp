@@ -1,0 +1,133 @@
+#include "sanitizer/report/user_stack.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace streamsan {
+namespace {
+
+// A kernel launch as a static-cudart program's stack shows it on a GPU
+// machine, innermost first.
+class LaunchStack : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tables_.define_string(string_id{1}, "k_read");
+    add(0x10, {"cudaLaunchKernel", "", 0, "/app/app", 0x10});
+    add(0x20, {"__device_stub__Z6k_readPKfPfi(float const*, float*, int)",
+               "/tmp/tmpxft_1_00000000-6_app.cudafe1.stub.c", 14, "/app/app", 0x20});
+    add(0x30, {"cudaError cudaLaunchKernel<char>(char const*, dim3, dim3, void**, unsigned long, "
+               "CUstream_st*)",
+               "/usr/local/cuda/include/cuda_runtime.h", 216, "/app/app", 0x30});
+    add(0x40, {"run(float*)", "/app/app.cu", 42, "/app/app", 0x40});
+    add(0x50, {"main", "/app/app.cu", 60, "/app/app", 0x50});
+    add(0x60, {"__libc_start_call_main", "../sysdeps/nptl/libc_start_call_main.h", 58,
+               "/usr/lib/libc.so.6", 0x60});
+    add(0x70, {"__libc_start_main", "../csu/libc-start.c", 360, "/usr/lib/libc.so.6", 0x70});
+    add(0x80, {"_start", "", 0, "/app/app", 0x80});
+    const std::array<std::uint64_t, 8> frames{0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80};
+    tables_.define_stack(stack_id{1}, frames);
+    op_.op = operation_kind::kernel;
+    op_.name = string_id{1};
+  }
+  void add(std::uint64_t address, symbol_info info) { tables_.define_symbol(address, info); }
+
+  std::vector<std::string> lines(const stack_view_options& options, const operation_ref* op) {
+    symbolizer symbols(tables_, symbol_source::log_only);
+    const auto view = view_stack(stack_id{1}, op, symbols, options);
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < view.lines.size(); ++i) {
+      out.push_back(describe_stack_line(i, view.lines[i], "/app"));
+    }
+    return out;
+  }
+
+  log_tables tables_;
+  operation_ref op_;
+};
+
+TEST_F(LaunchStack, FoldsTheLaunchIntoTheFirstUserFrameAndDropsMainsCallers) {
+  EXPECT_EQ(lines({}, &op_), (std::vector<std::string>{
+                                 "#0 launch of k_read<<<…>>> from run(float*) at app.cu:42",
+                                 "#1 main app.cu:60"}));
+}
+
+TEST_F(LaunchStack, WithoutAnOperationTheCallIsNamedByTheOutermostInternalFrame) {
+  EXPECT_EQ(lines({}, nullptr).front(), "#0 cudaLaunchKernel from run(float*) at app.cu:42");
+}
+
+TEST_F(LaunchStack, DepthCountsUserFrames) {
+  EXPECT_EQ(lines({.depth = 1}, &op_),
+            (std::vector<std::string>{"#0 launch of k_read<<<…>>> from run(float*) at app.cu:42"}));
+  EXPECT_EQ(lines({.depth = 2}, &op_).size(), 2u);
+  EXPECT_EQ(lines({.depth = 0}, &op_).size(), 2u);
+}
+
+TEST_F(LaunchStack, RawShowsEveryFrame) {
+  const auto raw = lines({.raw = true}, &op_);
+  ASSERT_EQ(raw.size(), 8u);
+  EXPECT_EQ(raw[0], "#0 cudaLaunchKernel (app+0x10)");
+  EXPECT_EQ(raw[7], "#7 _start (app+0x80)");
+}
+
+TEST_F(LaunchStack, CallSiteIsTheFirstUserFrame) {
+  symbolizer symbols(tables_, symbol_source::log_only);
+  const auto site = find_call_site(stack_id{1}, symbols);
+  ASSERT_TRUE(site);
+  EXPECT_EQ(site->symbol->function, "run(float*)");
+  EXPECT_EQ(site->symbol->line, 42u);
+}
+
+TEST(UserStack, StacksWithoutUserFramesAreShownAsTheyAre) {
+  log_tables tables;
+  tables.define_symbol(0x10, {"", "", 0, "/usr/lib/libcuda.so.1", 0x10});
+  tables.define_symbol(0x20, {"start_thread", "", 0, "/usr/lib/libc.so.6", 0x20});
+  const std::array<std::uint64_t, 2> frames{0x10, 0x20};
+  tables.define_stack(stack_id{1}, frames);
+  symbolizer symbols(tables, symbol_source::log_only);
+  const auto view = view_stack(stack_id{1}, nullptr, symbols, {});
+  ASSERT_EQ(view.lines.size(), 1u);  // the thread's entry is still dropped
+  EXPECT_EQ(describe_stack_line(0, view.lines[0], {}), "#0 0x10 (libcuda.so.1+0x10)");
+  EXPECT_EQ(view.dropped, 1u);
+}
+
+TEST(UserStack, ThreadEntryAndLibraryPlumbingBelowTheUsersFunctionAreDropped) {
+  log_tables tables;
+  tables.define_symbol(0x10, {"cudaStreamSynchronize", "", 0, "/app/app", 0x10});
+  tables.define_symbol(0x20, {"worker(int)", "/app/app.cu", 70, "/app/app", 0x20});
+  tables.define_symbol(0x30, {"void std::__invoke_impl<void, void (*)(int), int>(...)",
+                              "/usr/include/c++/12/bits/invoke.h", 61, "/app/app", 0x30});
+  tables.define_symbol(0x40, {"execute_native_thread_routine", "", 0, "/usr/lib/libstdc++.so.6",
+                              0x40});
+  tables.define_symbol(0x50, {"clone3", "", 0, "/usr/lib/libc.so.6", 0x50});
+  const std::array<std::uint64_t, 5> frames{0x10, 0x20, 0x30, 0x40, 0x50};
+  tables.define_stack(stack_id{1}, frames);
+  symbolizer symbols(tables, symbol_source::log_only);
+  const auto view = view_stack(stack_id{1}, nullptr, symbols, {});
+  ASSERT_EQ(view.lines.size(), 1u);
+  EXPECT_EQ(describe_stack_line(0, view.lines[0], "/app"),
+            "#0 cudaStreamSynchronize from worker(int) at app.cu:70");
+  EXPECT_EQ(view.dropped, 3u);
+}
+
+TEST(UserStack, FramesWithoutSymbolsAreTheUsers) {
+  log_tables tables;
+  const std::array<std::uint64_t, 2> frames{0x1000, 0x2000};
+  tables.define_stack(stack_id{1}, frames);
+  symbolizer symbols(tables, symbol_source::log_only);
+  const auto view = view_stack(stack_id{1}, nullptr, symbols, {});
+  ASSERT_EQ(view.lines.size(), 2u);
+  EXPECT_EQ(describe_stack_line(1, view.lines[1], {}), "#1 0x2000");
+}
+
+TEST(UserStack, EmptyStackHasNoLinesAndNoCallSite) {
+  log_tables tables;
+  symbolizer symbols(tables, symbol_source::log_only);
+  EXPECT_TRUE(view_stack(stack_id{}, nullptr, symbols, {}).lines.empty());
+  EXPECT_FALSE(find_call_site(stack_id{}, symbols));
+}
+
+}  // namespace
+}  // namespace streamsan
