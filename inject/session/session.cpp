@@ -59,7 +59,8 @@ session::session(session_config config, driver_queries& driver)
                                                     ? default_timeline_window
                                                     : 0}),
       model_(recorder_, driver),
-      call_sites_(config_.options.stack_depth == 0 ? 0 : std::min(config_.options.stack_depth + 8, 64u)),
+      call_sites_(config_.options.stack_depth == 0 ? 0 : std::min(config_.options.stack_depth + 8, 64u),
+                  config_.options.cpp_stacks),
       dispatcher_(model_, call_sites_),
       callbacks_(dispatcher_, model_, call_sites_) {
   const auto& options = config_.options;
