@@ -169,10 +169,9 @@ class _Collector:
     def add(self, t, mode):
         if t.layout is not _torch.strided:
             return
-        dev = t.device.type
-        if dev == "cuda":
+        if t.is_cuda:
             out = self.cuda
-        elif dev == "cpu":
+        elif t.is_cpu:
             out = self.cpu
         else:
             return
@@ -306,7 +305,7 @@ def _wrap_host_read(torch, lib, frames, name):
     def wrapper(self, *args, **kwargs):
         if _active[0] and not _broken[0]:
             try:
-                if self.device.type == "cpu":
+                if self.is_cpu:
                     c = _Collector()
                     c.add(self, READ)
                     if c.cpu:

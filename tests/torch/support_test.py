@@ -32,6 +32,12 @@ FAKE_TORCH = textwrap.dedent('''
                     acc *= s
             self._stride = tuple(stride)
             self.device, self.dtype, self.layout = _Device(device), dtype, strided
+        @property
+        def is_cuda(self):
+            return self.device.type == "cuda"
+        @property
+        def is_cpu(self):
+            return self.device.type == "cpu"
         def numel(self):
             n = 1
             for s in self.shape:
