@@ -91,7 +91,7 @@ struct sanitizer_source::impl {
   void on_graph_node(const Sanitizer_GraphNodeLaunchData& d);
   bool capturing(CUstream stream) const;
   void on_resource(Sanitizer_CallbackId cbid, const void* data);
-  const kernel_entry& kernel_locked(std::uintptr_t handle);
+  kernel_entry kernel(std::uintptr_t handle);
   bool wants_locked(const kernel_entry& k, CUstream stream) const;
   void patch(CUcontext ctx, CUmodule module);
   void unpatch(CUmodule module);
@@ -229,8 +229,15 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
   }
 }
 
-const kernel_entry& sanitizer_source::impl::kernel_locked(std::uintptr_t handle) {
-  if (const auto it = kernels.find(handle); it != kernels.end()) return it->second;
+// Note [No lock across driver calls]: the driver calls below may load a
+// module lazily, and the module-loaded callback patches it and takes the
+// mutex (a self-deadlock on the H100 when they ran under it). So the
+// lookup is done unlocked and only its result is stored under the mutex.
+kernel_entry sanitizer_source::impl::kernel(std::uintptr_t handle) {
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = kernels.find(handle); it != kernels.end()) return it->second;
+  }
   kernel_entry k;
   // Note [CUkernel or CUfunction]: a CUkernel has a function in the
   // current context; a CUfunction is its own.
@@ -242,6 +249,7 @@ const kernel_entry& sanitizer_source::impl::kernel_locked(std::uintptr_t handle)
   if (driver.func_get_name(&mangled, k.function) == CUDA_SUCCESS && mangled != nullptr) {
     k.name = parse_kernel_signature(mangled).name;
   }
+  std::lock_guard lock(mutex);
   return kernels.emplace(handle, std::move(k)).first->second;
 }
 
@@ -262,9 +270,9 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   this_thread.slot_estimate = 0;
   CUmodule module = nullptr;
   bool want = false;
+  const kernel_entry k = kernel(request.kernel);
   {
     std::lock_guard lock(mutex);
-    const kernel_entry& k = kernel_locked(request.kernel);
     const auto s = static_cast<CUstream>(const_cast<void*>(stream));
     module = k.module;
     want = wants_locked(k, s);

@@ -235,3 +235,27 @@ TEST_F(SanitizerSource, AModuleThatCannotBePatchedIsNamedWithItsKernels) {
 
 }  // namespace
 }  // namespace streamsan::injection
+
+namespace streamsan::injection {
+namespace {
+
+void load_module_b(void*) {
+  Sanitizer_ResourceModuleData m{};
+  m.context = ctx;
+  m.module = reinterpret_cast<CUmodule>(0xb000);
+  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_LOADED, &m);
+}
+
+// The driver loads modules lazily: the first lookup of a kernel's function
+// may load (and so patch) a module from inside our launch-entry callback.
+// That once deadlocked on the H100 (Note [No lock across driver calls]).
+TEST_F(SanitizerSource, AModuleLoadedDuringAKernelLookupIsPatchedWithoutDeadlock) {
+  start(measurement_policy::on_demand);
+  fake_cuda_on_next_kernel_lookup(load_module_b, nullptr);
+  EXPECT_TRUE(launch(stream_1, 0, 64));
+  synchronize();
+  EXPECT_EQ(launches().size(), 1u);
+}
+
+}  // namespace
+}  // namespace streamsan::injection
