@@ -93,13 +93,15 @@ class _Frames:
         self._ids[(code, line)] = fid
         return fid
 
-    def op_frame(self, description):
-        fid = self._ops.get(description)
+    def op_frame(self, plan, shapes):
+        """The operator's pseudo-frame: its name, dtypes and shapes."""
+        key = (plan, tuple(shapes))
+        fid = self._ops.get(key)
         if fid is None:
             fid = self._new_id()
             self._lib.streamsan_inject_torch_frame(
-                fid, description.encode("utf-8", "replace"), b"", 0)
-            self._ops[description] = fid
+                fid, _describe(plan, shapes).encode("utf-8", "replace"), b"", 0)
+            self._ops[key] = fid
         return fid
 
     def stack(self, out, depth):
@@ -135,8 +137,7 @@ class _Plan:
         self.positional = []
         self.keyword = {}
         for arg in schema.arguments:
-            info = arg.alias_info
-            mode = READ_WRITE if info is not None and info.is_write else READ
+            mode = READ_WRITE if _written(arg) else READ
             if not arg.kwarg_only:
                 self.positional.append(mode)
             self.keyword[arg.name] = mode
@@ -150,6 +151,17 @@ class _Plan:
             m == READ_WRITE for m in self.keyword.values())
         self.view = (not writes and bool(schema.returns) and all(
             r.alias_info is not None and not r.alias_info.is_write for r in schema.returns))
+
+
+def _written(arg):
+    """`Tensor(a!)`, also inside a list (`Tensor(a!)[]`, foreach operators)."""
+    info = arg.alias_info
+    if info is not None and info.is_write:
+        return True
+    try:
+        return "!" in str(arg)
+    except Exception:
+        return False
 
 
 def _dtype_name(dtype):
@@ -177,8 +189,12 @@ class _Collector:
             return
         n = t.numel()
         if len(self.shapes) < 4:
-            self.shapes.append((t.dtype, tuple(t.shape)))
+            self.shapes.append((t.dtype, t.shape))
         if n == 0:
+            return
+        try:
+            ptr = t.data_ptr()
+        except Exception:  # no storage (fake, meta-like or wrapper subclasses)
             return
         size = t.element_size()
         if t.is_contiguous():
@@ -189,7 +205,7 @@ class _Collector:
                 if s > 1:
                     extent += (s - 1) * abs(st)
             size *= extent + 1
-        out.append(t.data_ptr())
+        out.append(ptr)
         out.append(size)
         out.append(mode)
 
@@ -278,14 +294,14 @@ def _make_mode(torch, lib, frames):
         if c.cuda or (not c.cpu and not c.shapes):
             # A CUDA operator, or a factory (outputs only).
             ids = array("I")
-            ids.append(frames.op_frame(_describe(plan, c.shapes)))
+            ids.append(frames.op_frame(plan, c.shapes))
             frames.stack(ids, 2)
             op_begin(_address(c.cuda), len(c.cuda) // 3, _address(ids), len(ids), plan.flags)
             return True, plan
         if c.cpu:
             # A CPU operator: the host touches its tensors now.
             ids = array("I")
-            ids.append(frames.op_frame(_describe(plan, c.shapes)))
+            ids.append(frames.op_frame(plan, c.shapes))
             frames.stack(ids, 2)
             host_access(_address(c.cpu), len(c.cpu) // 3, plan.name.encode() + b" on the CPU",
                         _address(ids), len(ids))

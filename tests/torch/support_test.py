@@ -310,10 +310,22 @@ class Support(unittest.TestCase):
         self.assertEqual(lib.calls[-1], ("end", []))
         self.assertFalse(self.support._broken[0])
 
+    def test_tensors_without_storage_are_skipped(self):
+        t = self.torch
+        lib = FakeLib()
+        fake = t.Tensor(None, (4,))  # data_ptr raises (a fake or wrapper tensor)
+        real = t.Tensor(0x3000, (4,))
+        out = self.mode(lib).__torch_dispatch__(t.ops.aten.add_.Tensor, (), (fake, real), {})
+        self.assertIs(out, fake)
+        self.assertFalse(self.support._broken[0])
+        begin = [c for c in lib.calls if c[0] == "begin"][0]
+        self.assertEqual(begin[1], [0x3000, 16, 1])
+
     def test_our_error_never_reaches_the_program(self):
         t = self.torch
         lib = FakeLib()
-        broken = t.Tensor(None, (4,))  # data_ptr raises inside the support
+        broken = t.Tensor(0x1000, (4,))
+        broken.numel = None  # the support's call fails with a TypeError
         out = self.mode(lib).__torch_dispatch__(t.ops.aten.add_.Tensor, (), (broken, broken), {})
         self.assertIs(out, broken)
         self.assertTrue(self.support._broken[0])
