@@ -11,11 +11,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 python=${STREAMSAN_PYTHON:-python3}
 bench=$here/mlp_bench.py
 declare -A times
-configs=(native streamsan streamsan_generic csan)
+configs=(native streamsan streamsan_lazy streamsan_generic csan)
 run_one() {
   case $1 in
     native) "$python" "$bench" ;;
     streamsan) "$streamsan" run -- "$python" "$bench" ;;
+    streamsan_lazy) STREAMSAN_TORCH=lazy "$streamsan" run -- "$python" "$bench" ;;
     streamsan_generic) STREAMSAN_TORCH=0 "$streamsan" run -- "$python" "$bench" ;;
     csan) TORCH_CUDA_SANITIZER=1 "$python" "$bench" ;;
   esac
@@ -40,6 +41,7 @@ print()
 print("| configuration | median ms (300 it.) | ratio to native | runs |")
 print("| --- | ---: | ---: | ---: |")
 labels = {"native": "native", "streamsan": "streamsan run (PyTorch support)",
+          "streamsan_lazy": "streamsan run, STREAMSAN_TORCH=lazy",
           "streamsan_generic": "streamsan run, STREAMSAN_TORCH=0 (generic)",
           "csan": "CSAN (TORCH_CUDA_SANITIZER=1)"}
 med = {}

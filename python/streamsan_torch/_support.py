@@ -335,15 +335,86 @@ def _wrap_host_read(torch, lib, frames, name):
     setattr(torch.Tensor, name, wrapper)
 
 
+# Note [Lazy operator tracking]
+# STREAMSAN_TORCH=lazy trades the first operators' precision for speed: the
+# dispatch mode is entered only when the program first shows concurrency
+# that footprints matter for: a new or external CUDA stream (graph capture
+# makes one too) or a non_blocking copy. Until then every operator ran on
+# one stream and every copy synchronized with the host, and kernels keep
+# their generic,
+# measured-on-demand footprints and native frames. A program that never
+# does any of this (a single-stream training loop) pays nothing per
+# operator. Operators before the trigger that race with later ones are still
+# seen, through the generic footprints (measured on their first launch per
+# stream when the Compute Sanitizer API is there), without Python frames.
+
+def _wrap_trigger(owner, name, enter, should=None):
+    original = owner.__dict__.get(name)
+    if original is None:
+        return
+    function = original.__func__ if isinstance(original, staticmethod) else original
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        if should is None or should(args, kwargs):
+            enter()
+        return function(*args, **kwargs)
+
+    setattr(owner, name, staticmethod(wrapper) if isinstance(original, staticmethod)
+            or name == "__new__" else wrapper)
+
+
+def _install_lazy(torch, enter):
+    stream = torch.cuda.Stream
+    # Stream(stream_id=...) wraps an existing stream (current_stream()).
+    _wrap_trigger(stream, "__new__", enter, lambda a, k: "stream_id" not in k)
+    external = getattr(torch.cuda, "ExternalStream", None)
+    if external is not None and "__new__" in external.__dict__:
+        _wrap_trigger(external, "__new__", enter)
+    tensor = torch.Tensor
+    # (pin_memory() is left alone: DataLoader pins on its own thread, which
+    # is not where the mode is needed; the non_blocking copy that follows
+    # triggers.)
+    # copy_(src, non_blocking), to(..., non_blocking=True), cuda(device, non_blocking).
+    _wrap_method(tensor, "copy_", enter,
+                 lambda a, k: bool(k.get("non_blocking")) or (len(a) > 1 and a[1] is True))
+    for name in ("to", "cuda", "cpu"):
+        _wrap_method(tensor, name, enter, lambda a, k: bool(k.get("non_blocking")))
+
+
+def _wrap_method(owner, name, enter, should):
+    original = getattr(owner, name, None)
+    if original is None:
+        return
+
+    @functools.wraps(original)
+    def call(self, *args, **kwargs):
+        if should(args, kwargs):
+            enter()
+        return original(self, *args, **kwargs)
+
+    setattr(owner, name, call)
+
+
 def install(torch, lib):
     global _lib, _torch, _Tensor
     _lib, _torch, _Tensor = lib, torch, torch.Tensor
     frames = _Frames(torch, lib)
     mode_class = _make_mode(torch, lib, frames)
     mode = mode_class()
-    # Entered for good on the importing thread; autograd's worker threads
-    # inherit it with the rest of the thread-local state.
-    mode.__enter__()
     install.mode = mode
+    entered = [False]
+
+    def enter():
+        # Entered for good on this thread; autograd's worker threads inherit
+        # it with the rest of the thread-local state.
+        if not entered[0]:
+            entered[0] = True
+            mode.__enter__()
+
     for name in ("numpy", "tolist"):
         _wrap_host_read(torch, lib, frames, name)
+    if os.environ.get("STREAMSAN_TORCH", "1") == "lazy":
+        _install_lazy(torch, enter)
+    else:
+        enter()

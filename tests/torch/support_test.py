@@ -84,6 +84,12 @@ FAKE_TORCH = textwrap.dedent('''
     class _Namespace:
         pass
 
+    class _Cuda:
+        class Stream:
+            def __new__(cls, device=None, priority=0, **kwargs):
+                return object.__new__(cls)
+
+    cuda = _Cuda()
     ops = _Namespace()
     ops.aten = _Namespace()
     ops.aten.add_ = _Namespace()
@@ -309,6 +315,25 @@ class Support(unittest.TestCase):
             self.mode(lib).__torch_dispatch__(t.ops.aten.boom, (), (t.Tensor(1, (4,)),), {})
         self.assertEqual(lib.calls[-1], ("end", []))
         self.assertFalse(self.support._broken[0])
+
+    def test_lazy_tracking_starts_at_the_first_side_stream(self):
+        t = self.torch
+        from torch.utils._python_dispatch import TorchDispatchMode
+        os.environ["STREAMSAN_TORCH"] = "lazy"
+        try:
+            before = len(TorchDispatchMode.entered)
+            self.support.install(t, FakeLib())
+            self.assertEqual(len(TorchDispatchMode.entered), before)
+            t.cuda.Stream(stream_id=3, device_index=0, device_type=1)  # current_stream()
+            self.assertEqual(len(TorchDispatchMode.entered), before)
+            t.cuda.Stream()
+            self.assertEqual(len(TorchDispatchMode.entered), before + 1)
+            t.cuda.Stream()
+            self.assertEqual(len(TorchDispatchMode.entered), before + 1)
+        finally:
+            del os.environ["STREAMSAN_TORCH"]
+            for m in list(TorchDispatchMode.entered):
+                m.__exit__()
 
     def test_tensors_without_storage_are_skipped(self):
         t = self.torch
