@@ -15,6 +15,7 @@ import threading
 from array import array
 
 READ, WRITE, READ_WRITE = 1, 2, 3
+METADATA = 0  # the operator reads the tensor's shape only: no span
 MAX_FRAMES = 16
 
 _lib = None
@@ -136,8 +137,13 @@ class _Plan:
         self.name = schema.name + ("." + schema.overload_name if schema.overload_name else "")
         self.positional = []
         self.keyword = {}
+        # *_like and new_* operators read only their argument's metadata
+        # (shape, dtype, device): no span, or each kernel they launch (a fill)
+        # would also "read" it.
+        base = schema.name.split("::")[-1]
+        metadata_only = base.endswith("_like") or base.startswith("new_")
         for arg in schema.arguments:
-            mode = READ_WRITE if _written(arg) else READ
+            mode = READ_WRITE if _written(arg) else (METADATA if metadata_only else READ)
             if not arg.kwarg_only:
                 self.positional.append(mode)
             self.keyword[arg.name] = mode
@@ -210,6 +216,8 @@ class _Collector:
         out.append(mode)
 
     def add_value(self, value, mode):
+        if mode == METADATA:
+            return
         if isinstance(value, _Tensor):
             self.add(value, mode)
         elif isinstance(value, (list, tuple)):

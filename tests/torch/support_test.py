@@ -99,6 +99,8 @@ FAKE_TORCH = textwrap.dedent('''
     ops.aten.mul = _Namespace()
     ops.aten.mul.Tensor = _Op(_Schema("aten::mul", "Tensor", [_Arg("self"), _Arg("other")],
         [_Arg("")]), lambda a, b: Tensor(0x9000, a.shape))
+    ops.aten.zeros_like = _Op(_Schema("aten::zeros_like", "", [_Arg("self")], [_Arg("")]),
+        lambda a: Tensor(0x7000, a.shape))
     ops.aten.slice = _Op(_Schema("aten::slice", "Tensor", [_Arg("self", False)],
         [_Arg("", False)]), lambda a: a)
     ops.aten.sum = _Op(_Schema("aten::sum", "", [_Arg("self")], [_Arg("")]),
@@ -284,6 +286,14 @@ class Support(unittest.TestCase):
         begin = [c for c in lib.calls if c[0] == "begin"][0]
         self.assertEqual(begin[3], 1)
         self.assertEqual(lib.calls[-1], ("end", [0x9000, 16, 2]))
+
+    def test_like_operators_read_no_data(self):
+        t = self.torch
+        lib = FakeLib()
+        self.mode(lib).__torch_dispatch__(t.ops.aten.zeros_like, (), (t.Tensor(0x1000, (4,)),), {})
+        begin = [c for c in lib.calls if c[0] == "begin"][0]
+        self.assertEqual(begin[1], [])
+        self.assertEqual(lib.calls[-1], ("end", [0x7000, 16, 2]))
 
     def test_strided_view_spans_its_extent(self):
         t = self.torch
