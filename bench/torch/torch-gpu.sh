@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # On the GPU machine, in the folder stage-torch.sh filled: every torch test
 # program (racy and fixed) under streamsan and under CSAN, the verdict table,
-# one text report, and the MLP overhead table. About 5 minutes on an H100.
+# one text report, and the MLP overhead table. About 5 minutes on an H100 (ROUNDS of the MLP bench, default 3).
 #   bash torch-gpu.sh [ROUNDS]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
 python=${STREAMSAN_PYTHON:-python3}
-rounds=${1:-5}
+rounds=${1:-3}
 export STREAMSAN_EXT_DIR=$here/ext
 mkdir -p "$STREAMSAN_EXT_DIR" results
 "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
@@ -23,14 +23,14 @@ while read -r program kinds; do
 done < tests/programs.txt
 jobs+=("tour.py fixed none")
 echo "== streamsan verdicts (${#jobs[@]} runs)"
-printf '%s\n' "${jobs[@]}" | xargs -P 6 -L 1 bash -c '
+printf '%s\n' "${jobs[@]}" | xargs -P 8 -L 1 bash -c '
   out=$(timeout 240 tests/check_torch.sh ./streamsan "tests/programs/$0" "$1" "$2" 2>&1); rc=$?
   name=${0%.py}_$1
   printf "%s\n" "$out" > "results/streamsan_$name.log"
   case $rc in 0) v=PASS;; 77) v=SKIP;; *) v="FAIL($rc)";; esac
   echo "$v $name $(grep -m1 "^verdict:" <<<"$out" | cut -d" " -f4-)"' | sort -k2 | tee results/streamsan.txt
 echo "== CSAN verdicts (TORCH_CUDA_SANITIZER=1)"
-printf '%s\n' "${jobs[@]}" | xargs -P 6 -L 1 bash -c '
+printf '%s\n' "${jobs[@]}" | xargs -P 8 -L 1 bash -c '
   args=(); [[ $1 == fixed ]] && args=(--fixed)
   out=$(TORCH_CUDA_SANITIZER=1 timeout 240 '"$python"' "tests/programs/$0" "${args[@]}" 2>&1); rc=$?
   name=${0%.py}_$1
