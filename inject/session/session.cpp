@@ -13,6 +13,7 @@
 #include "inject/session/run_result.h"
 #include "inject/stack/fast_unwinder.h"
 #include "sanitizer/log/jsonl_dump.h"
+#include "sanitizer/report/fix_hint.h"
 #include "sanitizer/report/report_format.h"
 #include "sanitizer/report/symbolizer.h"
 
@@ -177,6 +178,8 @@ std::uint64_t session::print_report() noexcept {
     if (options.print_limit != 0) ro.print_limit = options.print_limit;
     ro.stacks.raw = options.raw_stacks;
     ro.stacks.depth = options.stack_depth;
+    // Python programs (their frames) get torch's words in fix hints.
+    ro.vocabulary = detect_vocabulary(filtered.kept, symbols);
     std::ofstream file;
     std::ostream* out = &std::cerr;
     if (!options.log_path.empty()) {
