@@ -83,14 +83,17 @@ class _Frames:
 
     def _define(self, code, line):
         name = code.co_filename
-        if name.startswith("<") or name.startswith(self._folded):
+        # The interpreter's own code (<frozen runpy>) and library folders are
+        # folded; `python -c` (<string>), <stdin> and notebook cells are the
+        # user's.
+        if name.startswith(("<frozen", "<built-in")) or name.startswith(self._folded):
             fid = 0
         else:
             fid = self._new_id()
             function = getattr(code, "co_qualname", code.co_name)
+            path = name if name.startswith("<") else os.path.abspath(name)
             self._lib.streamsan_inject_torch_frame(
-                fid, function.encode("utf-8", "replace"),
-                os.path.abspath(name).encode("utf-8", "replace"), line)
+                fid, function.encode("utf-8", "replace"), path.encode("utf-8", "replace"), line)
         self._ids[(code, line)] = fid
         return fid
 

@@ -278,6 +278,16 @@ class Support(unittest.TestCase):
         self.assertTrue(user and user[0][1] in begin[2], lib.calls)
         self.assertEqual(lib.calls[-1], ("end", []))
 
+    def test_python_dash_c_frames_are_the_users(self):
+        t = self.torch
+        lib = FakeLib()
+        mode = self.mode(lib)
+        a = t.Tensor(0x1000, (2, 2))
+        exec(compile("mode.__torch_dispatch__(t.ops.aten.mul.Tensor, (), (a, a), {})",
+                     "<string>", "exec"), {"mode": mode, "t": t, "a": a})
+        frames = [c for c in lib.calls if c[0] == "frame"]
+        self.assertIn(("frame", frames[1][1], "<module>", "<string>", 1), frames, frames)
+
     def test_fresh_outputs_are_named_at_the_end(self):
         t = self.torch
         lib = FakeLib()
