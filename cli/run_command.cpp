@@ -224,7 +224,8 @@ bool is_python_program(const std::vector<std::string>& program) {
   std::ifstream in(*file, std::ios::binary);
   char head[256] = {};
   in.read(head, sizeof head - 1);
-  const std::string_view first_line(head, static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+  const auto read = static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0));
+  const std::string_view first_line(head, read);
   if (!starts_with(first_line, "#!")) return false;
   const auto line_end = first_line.find('\n');
   return first_line.substr(0, line_end).find("python") != std::string_view::npos;

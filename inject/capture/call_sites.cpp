@@ -35,7 +35,8 @@ call_site unwinder_call_sites::capture(std::uint64_t path_key) noexcept {
   const std::size_t python = std::min<std::size_t>(interpreter_count, depth_);
   if (python == 0 || native_with_interpreter_) {
     // Leave room for the interpreter frames behind the native ones.
-    const std::size_t native_room = python == 0 ? depth_ : std::max<std::size_t>(depth_ - python, depth_ / 2);
+    const std::size_t native_room =
+        python == 0 ? depth_ : std::max<std::size_t>(depth_ - python, depth_ / 2);
     n = capture_stack(std::span<std::uint64_t>(frames.data(), native_room), path_key);
   }
   const std::size_t take = std::min(python, depth_ - n);

@@ -138,7 +138,9 @@ void cuda_model::op_launch_accesses_locked(const kernel_info* info, const kernel
     for (const auto& w : pointer_words(info->plans, args, allocations_)) {
       if (span_holding(op.spans, w) == nullptr) h.open.push_back(w);
     }
-    if (!h.open.empty()) infer_accesses(info->plans, args, allocations_, h.inferred, &info->learned);
+    if (!h.open.empty()) {
+      infer_accesses(info->plans, args, allocations_, h.inferred, &info->learned);
+    }
   }
   if (!op.expects_outputs || resolver_ == nullptr) {  // nothing to wait for
     scratch_ = settle(h, op.spans);
