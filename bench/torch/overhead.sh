@@ -14,11 +14,11 @@ declare -A times
 configs=(native streamsan streamsan_lazy streamsan_generic csan)
 run_one() {
   case $1 in
-    native) "$python" "$bench" ;;
-    streamsan) "$streamsan" run -- "$python" "$bench" ;;
-    streamsan_lazy) STREAMSAN_TORCH=lazy "$streamsan" run -- "$python" "$bench" ;;
-    streamsan_generic) STREAMSAN_TORCH=0 "$streamsan" run -- "$python" "$bench" ;;
-    csan) TORCH_CUDA_SANITIZER=1 "$python" "$bench" ;;
+    native) timeout 120 "$python" "$bench" ;;
+    streamsan) timeout 120 "$streamsan" run -- "$python" "$bench" ;;
+    streamsan_lazy) STREAMSAN_TORCH=lazy timeout 120 "$streamsan" run -- "$python" "$bench" ;;
+    streamsan_generic) STREAMSAN_TORCH=0 timeout 120 "$streamsan" run -- "$python" "$bench" ;;
+    csan) TORCH_CUDA_SANITIZER=1 timeout 120 "$python" "$bench" ;;
   esac
 }
 for ((r = 1; r <= rounds; r++)); do

@@ -6,6 +6,7 @@
 # verdict must also name the program's own Python file (the user's frames,
 # issue #9 point 5). Exits 77 (skipped) without python3 + torch + a GPU, or
 # when the program itself exits 77 (custom_kernel.py without nvcc).
+# STREAMSAN_TEST_TIMEOUT: seconds the program may run (default 280).
 set -u
 streamsan=$1 program=$2 variant=$3 expected=$4
 python=${STREAMSAN_PYTHON:-python3}
@@ -15,8 +16,11 @@ log=$(mktemp) out=$(mktemp)
 trap 'rm -f "$log" "$out"' EXIT
 args=()
 [[ $variant == fixed ]] && args=(--fixed)
-"$streamsan" run --format json --log-path "$log" -- "$python" "$program" "${args[@]}" >"$out" 2>&1
+# streamsan forwards the timeout's SIGTERM to the program.
+timeout "${STREAMSAN_TEST_TIMEOUT:-280}" "$streamsan" run --format json --log-path "$log" -- \
+  "$python" "$program" "${args[@]}" >"$out" 2>&1
 status=$?
+if [[ $status -eq 124 ]]; then echo "FAIL: timed out"; tail -30 "$out"; exit 1; fi
 if [[ $status -eq 77 ]]; then cat "$out"; echo "SKIP"; exit 77; fi
 summary=$("$python" - "$log" "$(basename "$program")" <<'PY'
 import json, sys
