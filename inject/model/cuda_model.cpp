@@ -350,8 +350,14 @@ void cuda_model::kernel_launched(const call_site& at, stream_arg s, std::uintptr
                                                : fallback_name);
   if (!take_annotation_locked(stream, scratch_)) {
     scratch_.clear();
-    if (info) infer_accesses(info->plans, args, allocations_, scratch_, &info->learned);
-    await_measurement_locked(measurement, kernel, info, args);
+    if (in_operator()) {
+      // Note [Operators narrow kernel footprints]: the op's tensors are
+      // exact; a measurement of this launch is not waited for.
+      op_launch_accesses_locked(info, args);
+    } else {
+      if (info) infer_accesses(info->plans, args, allocations_, scratch_, &info->learned);
+      await_measurement_locked(measurement, kernel, info, args);
+    }
   }
   emit(at, kernel_launch{stream, name, scratch_});
 }

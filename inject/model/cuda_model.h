@@ -168,6 +168,25 @@ class cuda_model {
   void host_accessed(const call_site& at, std::span<const annotated_range> ranges,
                      std::string_view label);
 
+  // ---- framework operators (Note [Operators narrow kernel footprints]) ----
+  // The calling thread runs an operator (an ATen op) whose tensor arguments
+  // are `inputs`, each read or written as the op's schema says. Kernels it
+  // launches until op_ended() take these spans instead of their inferred
+  // footprints. Operators nest (the innermost one's spans are added to the
+  // outer ones'). `expects_outputs`: the operator returns new tensors, so
+  // its launches wait for op_ended() to name them.
+  void op_began(std::span<const annotated_range> inputs, bool expects_outputs);
+  // The operator returned `outputs` (fresh tensors it wrote). Launches whose
+  // pointers were not in any input span wait for these (Note [Measured
+  // footprints arrive late]); pointers in no span keep their inferred
+  // footprint.
+  void op_ended(std::span<const annotated_range> outputs);
+
+  // A frame the program's runtime knows and the unwinder does not (a Python
+  // frame): reports print `address` as this.
+  void symbol_defined(std::uint64_t address, std::string_view function, std::string_view file,
+                      std::uint32_t line, std::string_view module);
+
   // A call the model does not handle; counted and listed at exit.
   void unmodelled(const call_site& at, std::string_view api);
   // Kernel handles may be recycled once their module is unloaded. Takes no
@@ -223,6 +242,12 @@ class cuda_model {
   void await_measurement_locked(std::uint64_t id, std::uintptr_t kernel,
                                 const kernel_info* info, const kernel_arguments& args);
   static std::uint64_t take_expected_measured_launch() noexcept;
+  // The calling thread is inside op_began() .. op_ended().
+  static bool in_operator() noexcept;
+  // kernel_launched() inside an operator (cuda_model_ops.cpp): the accesses
+  // in scratch_, or a placeholder there and the launch awaits op_ended().
+  void op_launch_accesses_locked(const kernel_info* info, const kernel_arguments& args);
+  std::vector<access> op_spans_locked(std::span<const annotated_range> ranges) const;
   using model_lock = std::unique_lock<std::mutex>;
   // A stream argument with the driver's answer it may need (the device of a
   // default stream), asked before the lock: Note [No driver calls under the
