@@ -78,9 +78,12 @@ extern "C" {
 extern const unsigned char streamsan_footprint_patches[];
 }
 
+// Patching runs under patch_mutex_, never under mutex_: sanitizerPatchModule
+// and sanitizerUnpatchModule wait for launches in their callbacks, which may
+// wait for mutex_ (Note [Sanitizer calls outside our lock]).
 bool launch_tracker::patch_module(CUcontext ctx, CUmodule module, std::string& why) {
-  std::lock_guard lock(mutex_);
-  if (patched_.count(module) != 0) return true;
+  std::lock_guard patching(patch_mutex_);
+  if (is_patched(module)) return true;
   if (contexts_with_patches_.insert(ctx).second) {
     if (const auto r = lib_.add_patches(streamsan_footprint_patches, ctx); r != SANITIZER_SUCCESS) {
       contexts_with_patches_.erase(ctx);
@@ -106,6 +109,7 @@ bool launch_tracker::patch_module(CUcontext ctx, CUmodule module, std::string& w
     why = "sanitizerPatchModule: " + lib_.describe(r);
     return false;
   }
+  std::lock_guard lock(mutex_);
   patched_.insert(module);
   ++stats_.modules_patched;
   return true;
@@ -116,17 +120,27 @@ bool launch_tracker::is_patched(CUmodule module) const {
   return patched_.count(module) != 0;
 }
 
+// A module with a table handed out, or a launch in flight, stays patched:
+// unpatched code would leave its table empty. It leaves patched_ before the
+// call, so no launch is handed a table meanwhile.
 bool launch_tracker::unpatch_module(CUmodule module, std::string& why) {
-  std::lock_guard lock(mutex_);
-  if (patched_.count(module) == 0) return true;
-  for (const auto& l : in_flight_) {
-    if (l.module == module) return false;
+  std::lock_guard patching(patch_mutex_);
+  {
+    std::lock_guard lock(mutex_);
+    if (patched_.count(module) == 0) return true;
+    if (const auto h = handed_out_.find(module); h != handed_out_.end() && h->second > 0) return false;
+    for (const auto& l : in_flight_) {
+      if (l.module == module) return false;
+    }
+    patched_.erase(module);
   }
   if (const auto r = lib_.unpatch_module(module); r != SANITIZER_SUCCESS) {
     why = "sanitizerUnpatchModule: " + lib_.describe(r);
+    std::lock_guard lock(mutex_);
+    patched_.insert(module);
     return false;
   }
-  patched_.erase(module);
+  std::lock_guard lock(mutex_);
   ++stats_.modules_unpatched;
   return true;
 }
@@ -203,6 +217,7 @@ void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measu
     lib_.set_launch_callback_data(launch.hLaunch, launch.function, launch.hStream, nullptr);
     return;
   }
+  ++handed_out_[launch.module];
   this_thread = thread_launch{true,           false,          launch.function,
                               launch.module,  launch.stream,  launch.context,
                               launch.hStream, t->device,      t->layout};
@@ -224,6 +239,11 @@ void launch_tracker::launch_end(const Sanitizer_LaunchData& launch) {
 // the private streams.
 std::optional<launch_tracker::launch_id> launch_tracker::launched() {
   if (!this_thread.ended) {
+    if (this_thread.began) {  // handed a table, never launched
+      std::lock_guard lock(mutex_);
+      --handed_out_[this_thread.module];
+      release_locked(table{this_thread.table_device, this_thread.layout, this_thread.ctx});
+    }
     this_thread = thread_launch{};
     return std::nullopt;
   }
@@ -249,6 +269,7 @@ std::optional<launch_tracker::launch_id> launch_tracker::launched() {
     lib_.stream_synchronize(l.hstream);
   }
   std::lock_guard lock(mutex_);
+  --handed_out_[l.module];
   if (done == nullptr) ++stats_.waits;
   launch_state s;
   s.id = ++last_id_;

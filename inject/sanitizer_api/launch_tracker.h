@@ -145,7 +145,9 @@ class launch_tracker {
   const tracker_driver driver_;
   const tracker_options options_;
   mutable std::mutex mutex_;
-  std::mutex poll_mutex_;  // one poller at a time (Note [Sanitizer calls outside our lock])
+  std::mutex poll_mutex_;
+  std::mutex patch_mutex_;  // (un)patching; guards contexts_with_patches_
+  std::map<CUmodule, std::uint32_t> handed_out_;  // tables given, launch not yet in flight  // one poller at a time (Note [Sanitizer calls outside our lock])
   std::set<CUcontext> contexts_with_patches_;
   std::set<CUmodule> patched_;
   std::map<CUfunction, std::uint32_t> slots_hint_;

@@ -97,7 +97,8 @@ struct sanitizer_source::impl {
   void unpatch(CUmodule module);
   // Note [Launch callbacks only while patched]
   void update_launch_callbacks();
-  bool launch_callbacks_on = false;  // under mutex
+  std::mutex callbacks_mutex;
+  bool launch_callbacks_on = false;  // under callbacks_mutex
   void poll(bool wait_all);
 };
 
@@ -370,8 +371,10 @@ void sanitizer_source::impl::unpatch(CUmodule module) {
 // mode's steady state) nothing needs them, and they are switched off: two
 // callbacks less per launch.
 void sanitizer_source::impl::update_launch_callbacks() {
+  // Not under `mutex`: enabling callbacks waits for launches in theirs,
+  // which take `mutex` (Note [Sanitizer calls outside our lock]).
+  std::lock_guard lock(callbacks_mutex);
   const bool wanted_on = !tracker.patched_modules().empty();
-  std::lock_guard lock(mutex);
   if (wanted_on == launch_callbacks_on) return;
   const std::uint32_t on = wanted_on ? 1 : 0;
   lib.enable_domain(on, subscriber, SANITIZER_CB_DOMAIN_LAUNCH);
