@@ -82,6 +82,7 @@ bool runs_on_stream(operation_kind op) noexcept {
   switch (op) {
     case operation_kind::kernel:
     case operation_kind::memcpy:
+    case operation_kind::staged_upload:
     case operation_kind::memset:
     case operation_kind::host_func:
     case operation_kind::graph_node:

@@ -275,7 +275,10 @@ void engine_impl::on(const record_header& h, const host_access& r) {
 //                             not the blocking streams the copy itself will
 //                             wait for), then stages the source itself: the
 //                             source read is a host access; the device write
-//                             is a stream access the host does not wait for.
+//                             is a stream access the host does not wait for;
+//                             nothing guarantees that DMA, nothing has been
+//                             seen to break it: possible races only (Note
+//                             [Staged uploads]).
 //   sync, pinned -> device    S-COPY-1: synchronous with the host.
 //   sync, device -> host      S-COPY-1: returns once the copy has completed.
 //   sync, host -> host        S-COPY-1: fully synchronous, and issued to the
@@ -318,7 +321,9 @@ void engine_impl::copy(const record_header& h, const memcpy_record& r) {
       window_host_joins_stream(t, id, s, timeline_edge_kind::stream_sync);
     }
     apply_access(src, staged, *t.context);
-    access_entry entry = entry_for(h, t, enqueue(t, s), operation_kind::memcpy, {});
+    // Note [Staged uploads] (diagnostic.h): races on the DMA's write are
+    // possible races.
+    access_entry entry = entry_for(h, t, enqueue(t, s), operation_kind::staged_upload, {});
     if (window_) [[unlikely]] window_stream_op(h, t, s, operation_kind::memcpy, {});
     apply_access(dst, entry, *s.context);
     return;

@@ -33,6 +33,7 @@ bool accesses_memory(operation_kind op) noexcept {
   switch (op) {
     case operation_kind::kernel:
     case operation_kind::memcpy:
+    case operation_kind::staged_upload:
     case operation_kind::memset:
     case operation_kind::host_func:
     case operation_kind::host_access:
