@@ -12,13 +12,16 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
@@ -39,6 +42,7 @@ struct run_request {
   sanitizer_options options;
   std::optional<std::string> library;
   std::vector<std::string> program;  // argv of the program
+  bool no_python = false;            // --no-python
 };
 
 po::options_description describe_options() {
@@ -63,6 +67,9 @@ po::options_description describe_options() {
       ("color", po::value<std::string>(), "colour in a text report on a terminal: auto, always "
        "or never")
       ("raw-stacks", "show every recorded frame, nothing folded")
+      ("cpp-stacks", "in Python programs, show the C++ frames of libtorch and the interpreter "
+       "before the Python frames")
+      ("no-python", "do not load the PyTorch support into Python programs")
       ("capture", po::value<std::string>(),
        "where CUDA calls are taken from: auto (the Compute Sanitizer API when installed, "
        "else CUPTI), cupti or sanitizer");
@@ -117,6 +124,8 @@ std::optional<run_request> parse_request(std::span<const std::string> args, int&
     if (vm.count("halt-on-error")) req.options.halt_on_error = true;
     if (vm.count("precise")) req.options.precise = true;
     if (vm.count("raw-stacks")) req.options.raw_stacks = true;
+    if (vm.count("cpp-stacks")) req.options.cpp_stacks = true;
+    if (vm.count("no-python")) req.no_python = true;
   } catch (const injection::option_error& e) {
     std::cerr << "streamsan run: " << e.what() << '\n';
     status = exit_code::usage;
@@ -165,6 +174,92 @@ std::optional<fs::path> find_injection_library(const std::optional<std::string>&
           " or in its build tree (it is built only when CUDA is found); pass "
           "--injection-library PATH";
   return std::nullopt;
+}
+
+// Note [Python programs load the PyTorch support]
+// `streamsan run -- python train.py` must work without any set-up, so a
+// program that is a Python interpreter (python*, or a launcher such as
+// pytest or torchrun, or a script whose shebang names python) gets
+// streamsan's Python folder first on PYTHONPATH. That folder holds the
+// streamsan_torch package and a sitecustomize.py that first runs the
+// sitecustomize it shadows (the user's or the distribution's), then arms an
+// import hook that loads the PyTorch support when the program imports torch
+// (python/streamsan_torch/__init__.py). Nothing else changes: a program that
+// never imports torch only pays the hook's installation.
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+bool names_python(std::string_view base) {
+  return starts_with(base, "python") || starts_with(base, "pypy") || base == "pytest" ||
+         starts_with(base, "py.test") || base == "torchrun" || base == "accelerate" ||
+         base == "deepspeed" || base == "ipython" || base == "jupyter";
+}
+
+// The file PATH finds for `name` (or `name` itself when it has a slash).
+std::optional<fs::path> resolve_program(const std::string& name) {
+  std::error_code ec;
+  if (name.find('/') != std::string::npos) return fs::path(name);
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path != nullptr ? path : "/usr/bin:/bin";
+  while (true) {
+    const auto colon = rest.find(':');
+    const fs::path dir(std::string(rest.substr(0, colon)));
+    const fs::path candidate = (dir.empty() ? fs::path(".") : dir) / name;
+    if (::access(candidate.c_str(), X_OK) == 0 && fs::is_regular_file(candidate, ec)) {
+      return candidate;
+    }
+    if (colon == std::string_view::npos) return std::nullopt;
+    rest.remove_prefix(colon + 1);
+  }
+}
+
+bool is_python_program(const std::vector<std::string>& program) {
+  if (program.empty()) return false;
+  if (names_python(fs::path(program[0]).filename().string())) return true;
+  const auto file = resolve_program(program[0]);
+  if (!file) return false;
+  std::error_code ec;
+  if (names_python(fs::canonical(*file, ec).filename().string())) return true;
+  std::ifstream in(*file, std::ios::binary);
+  char head[256] = {};
+  in.read(head, sizeof head - 1);
+  const auto read = static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0));
+  const std::string_view first_line(head, read);
+  if (!starts_with(first_line, "#!")) return false;
+  const auto line_end = first_line.find('\n');
+  return first_line.substr(0, line_end).find("python") != std::string_view::npos;
+}
+
+// streamsan's Python folder: next to the binary (installed, or carried to
+// a GPU machine), in share/, or in the build tree.
+std::optional<fs::path> find_python_support() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::nullopt;
+  const fs::path dir = exe.parent_path();
+  const fs::path candidates[] = {dir / "python", dir / ".." / "share" / "streamsan" / "python",
+                                 dir / ".." / "python"};
+  for (const auto& c : candidates) {
+    if (fs::is_regular_file(c / "streamsan_torch" / "__init__.py", ec)) {
+      return fs::weakly_canonical(c, ec);
+    }
+  }
+  return std::nullopt;
+}
+
+void prepare_python(const std::vector<std::string>& program) {
+  if (!is_python_program(program)) return;
+  const auto support = find_python_support();
+  if (!support) {
+    std::cerr << "streamsan: the PyTorch support (python/streamsan_torch) is not next to "
+                 "streamsan; Python frames and tensor footprints are off\n";
+    return;
+  }
+  const char* old = std::getenv("PYTHONPATH");
+  std::string value = support->string();
+  if (old != nullptr && *old != '\0') value += std::string(":") + old;
+  ::setenv("PYTHONPATH", value.c_str(), 1);
 }
 
 volatile sig_atomic_t child_pid = 0;
@@ -316,6 +411,7 @@ int run_command(std::span<const std::string> args) {
   ::setenv(std::string(injection::options_variable).c_str(),
            injection::to_string(req->options).c_str(), 1);
   ::setenv(std::string(injection::result_file_variable).c_str(), result.path().c_str(), 1);
+  if (!req->no_python) prepare_python(req->program);
 
   const auto program_status = spawn_and_wait(req->program);
   if (!program_status) return exit_code::cannot_run;

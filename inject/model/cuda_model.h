@@ -154,6 +154,11 @@ class cuda_model {
   // ---- graphs ----
   void capture_began(const call_site& at, stream_arg s);
   void capture_ended(const call_site& at, stream_arg s, std::uintptr_t graph);
+  // Whether any stream is capturing now (no lock: the measuring source asks
+  // at every launch; Note [Nothing of ours while a stream captures]).
+  bool any_capture_active() const noexcept {
+    return captures_active_.load(std::memory_order_acquire) != 0;
+  }
   void graph_destroyed(std::uintptr_t graph);
   void graph_instantiated(const call_site& at, std::uintptr_t exec, std::uintptr_t graph);
   void graph_exec_destroyed(std::uintptr_t exec);
@@ -170,6 +175,25 @@ class cuda_model {
   void annotate_next_launch(stream_arg s, std::span<const annotated_range> ranges);
   void host_accessed(const call_site& at, std::span<const annotated_range> ranges,
                      std::string_view label);
+
+  // ---- framework operators (Note [Operators narrow kernel footprints]) ----
+  // The calling thread runs an operator (an ATen op) whose tensor arguments
+  // are `inputs`, each read or written as the op's schema says. Kernels it
+  // launches until op_ended() take these spans instead of their inferred
+  // footprints. Operators nest (the innermost one's spans are added to the
+  // outer ones'). `expects_outputs`: the operator returns new tensors, so
+  // its launches wait for op_ended() to name them.
+  void op_began(std::span<const annotated_range> inputs, bool expects_outputs);
+  // The operator returned `outputs` (fresh tensors it wrote). Launches whose
+  // pointers were not in any input span wait for these (Note [Measured
+  // footprints arrive late]); pointers in no span keep their inferred
+  // footprint.
+  void op_ended(std::span<const annotated_range> outputs);
+
+  // A frame the program's runtime knows and the unwinder does not (a Python
+  // frame): reports print `address` as this.
+  void symbol_defined(std::uint64_t address, std::string_view function, std::string_view file,
+                      std::uint32_t line, std::string_view module);
 
   // A call the model does not handle; counted and listed at exit.
   void unmodelled(const call_site& at, std::string_view api);
@@ -226,6 +250,12 @@ class cuda_model {
   void await_measurement_locked(std::uint64_t id, std::uintptr_t kernel,
                                 const kernel_info* info, const kernel_arguments& args);
   static std::uint64_t take_expected_measured_launch() noexcept;
+  // The calling thread is inside op_began() .. op_ended().
+  static bool in_operator() noexcept;
+  // kernel_launched() inside an operator (cuda_model_ops.cpp): the accesses
+  // in scratch_, or a placeholder there and the launch awaits op_ended().
+  void op_launch_accesses_locked(const kernel_info* info, const kernel_arguments& args);
+  std::vector<access> op_spans_locked(std::span<const annotated_range> ranges) const;
   using model_lock = std::unique_lock<std::mutex>;
   // A stream argument with the driver's answer it may need (the device of a
   // default stream), asked before the lock: Note [No driver calls under the
@@ -268,6 +298,8 @@ class cuda_model {
   std::map<std::int32_t, stream_id> legacy_streams_;  // by device
   std::map<std::pair<std::uint32_t, std::int32_t>, stream_id> per_thread_streams_;
   std::unordered_map<std::uint32_t, graph_id> capturing_;  // raw(stream_id) -> graph
+  std::atomic<std::size_t> captures_active_{0};           // capturing_.size(), unlocked
+  void capturing_changed() noexcept { captures_active_.store(capturing_.size(), std::memory_order_release); }
   std::unordered_map<std::uintptr_t, kernel_info> kernels_;
   std::atomic<std::uint64_t> modules_unloaded_{0};  // unloads counted, no lock
   std::uint64_t kernels_unloads_seen_ = 0;          // when kernels_ was last dropped

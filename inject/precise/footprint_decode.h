@@ -24,6 +24,8 @@ struct decoded_footprint {
   std::vector<measured_interval> intervals;
   // False when the table overflowed: some accesses are missing.
   bool complete = true;
+  // True when the table could not be read back at all (complete is false).
+  bool failed = false;
   std::uint32_t pages = 0;             // slots used (page and kind)
   std::uint32_t fragmented_pages = 0;  // slots whose bitmap had to be read
   std::uint64_t bytes_read_back = 0;   // device-to-host traffic

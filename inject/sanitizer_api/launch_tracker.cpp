@@ -78,9 +78,12 @@ extern "C" {
 extern const unsigned char streamsan_footprint_patches[];
 }
 
+// Patching runs under patch_mutex_, never under mutex_: sanitizerPatchModule
+// and sanitizerUnpatchModule wait for launches in their callbacks, which may
+// wait for mutex_ (Note [Sanitizer calls outside our lock]).
 bool launch_tracker::patch_module(CUcontext ctx, CUmodule module, std::string& why) {
-  std::lock_guard lock(mutex_);
-  if (patched_.count(module) != 0) return true;
+  std::lock_guard patching(patch_mutex_);
+  if (is_patched(module)) return true;
   if (contexts_with_patches_.insert(ctx).second) {
     if (const auto r = lib_.add_patches(streamsan_footprint_patches, ctx); r != SANITIZER_SUCCESS) {
       contexts_with_patches_.erase(ctx);
@@ -106,6 +109,7 @@ bool launch_tracker::patch_module(CUcontext ctx, CUmodule module, std::string& w
     why = "sanitizerPatchModule: " + lib_.describe(r);
     return false;
   }
+  std::lock_guard lock(mutex_);
   patched_.insert(module);
   ++stats_.modules_patched;
   return true;
@@ -116,17 +120,27 @@ bool launch_tracker::is_patched(CUmodule module) const {
   return patched_.count(module) != 0;
 }
 
+// A module with a table handed out, or a launch in flight, stays patched:
+// unpatched code would leave its table empty. It leaves patched_ before the
+// call, so no launch is handed a table meanwhile.
 bool launch_tracker::unpatch_module(CUmodule module, std::string& why) {
-  std::lock_guard lock(mutex_);
-  if (patched_.count(module) == 0) return true;
-  for (const auto& l : in_flight_) {
-    if (l.module == module) return false;
+  std::lock_guard patching(patch_mutex_);
+  {
+    std::lock_guard lock(mutex_);
+    if (patched_.count(module) == 0) return true;
+    if (const auto h = handed_out_.find(module); h != handed_out_.end() && h->second > 0) return false;
+    for (const auto& l : in_flight_) {
+      if (l.module == module) return false;
+    }
+    patched_.erase(module);
   }
   if (const auto r = lib_.unpatch_module(module); r != SANITIZER_SUCCESS) {
     why = "sanitizerUnpatchModule: " + lib_.describe(r);
+    std::lock_guard lock(mutex_);
+    patched_.insert(module);
     return false;
   }
-  patched_.erase(module);
+  std::lock_guard lock(mutex_);
   ++stats_.modules_unpatched;
   return true;
 }
@@ -203,6 +217,7 @@ void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measu
     lib_.set_launch_callback_data(launch.hLaunch, launch.function, launch.hStream, nullptr);
     return;
   }
+  ++handed_out_[launch.module];
   this_thread = thread_launch{true,           false,          launch.function,
                               launch.module,  launch.stream,  launch.context,
                               launch.hStream, t->device,      t->layout};
@@ -212,26 +227,50 @@ void launch_tracker::launch_end(const Sanitizer_LaunchData& launch) {
   if (this_thread.began && this_thread.function == launch.function) this_thread.ended = true;
 }
 
-CUevent launch_tracker::event_locked(CUcontext ctx) {
-  if (!free_events_.empty()) {
-    CUevent e = free_events_.back();
-    free_events_.pop_back();
-    return e;
-  }
-  context_scope scope(driver_, ctx);
-  CUevent e = nullptr;
-  if (driver_.event_create(&e, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) return nullptr;
-  return e;
-}
-
+// Note [Sanitizer calls outside our lock]
+// The Sanitizer API holds a lock of its own while it runs a launch callback,
+// and its copies take that lock exclusively. A thread in a launch callback
+// may wait for mutex_ (launch_begin), so a thread holding mutex_ must never
+// wait for the Sanitizer API's lock: no copy, no synchronize and no driver
+// call (the driver's callbacks go through the Sanitizer API too) happens
+// under mutex_ here. On the H100 a read-back under mutex_ deadlocked with a
+// launch on another thread (api_tour's workers). Pollers are serialized by
+// poll_mutex_ instead, which keeps footprints in launch order and guards
+// the private streams.
 std::optional<launch_tracker::launch_id> launch_tracker::launched() {
   if (!this_thread.ended) {
+    if (this_thread.began) {  // handed a table, never launched
+      std::lock_guard lock(mutex_);
+      --handed_out_[this_thread.module];
+      release_locked(table{this_thread.table_device, this_thread.layout, this_thread.ctx});
+    }
     this_thread = thread_launch{};
     return std::nullopt;
   }
   const thread_launch l = this_thread;
   this_thread = thread_launch{};
+  CUevent done = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    if (!free_events_.empty()) {
+      done = free_events_.back();
+      free_events_.pop_back();
+    }
+  }
+  if (done == nullptr) done = new_event(l.ctx);
+  if (done == nullptr || driver_.event_record(done, l.stream) != CUDA_SUCCESS) {
+    // Without an event of our own, wait for the launch now (outside the
+    // launch callbacks, this is allowed); done == nullptr means completed.
+    if (done != nullptr) {
+      std::lock_guard lock(mutex_);
+      free_events_.push_back(done);
+    }
+    done = nullptr;
+    lib_.stream_synchronize(l.hstream);
+  }
   std::lock_guard lock(mutex_);
+  --handed_out_[l.module];
+  if (done == nullptr) ++stats_.waits;
   launch_state s;
   s.id = ++last_id_;
   s.t = table{l.table_device, l.layout, l.ctx};
@@ -239,22 +278,22 @@ std::optional<launch_tracker::launch_id> launch_tracker::launched() {
   s.module = l.module;
   s.stream = l.stream;
   s.ctx = l.ctx;
-  s.done = event_locked(l.ctx);
-  if (s.done == nullptr || driver_.event_record(s.done, l.stream) != CUDA_SUCCESS) {
-    // Without an event of our own, wait for the launch now (outside the
-    // launch callbacks, this is allowed); done == nullptr means completed.
-    if (s.done != nullptr) free_events_.push_back(s.done);
-    s.done = nullptr;
-    lib_.stream_synchronize(l.hstream);
-    ++stats_.waits;
-  }
+  s.done = done;
   in_flight_bytes_ += s.t.layout.bytes;
   in_flight_.push_back(s);
   in_flight_count_.store(in_flight_.size(), std::memory_order_release);
   return s.id;
 }
 
-Sanitizer_StreamHandle launch_tracker::private_stream_locked(CUcontext ctx) {
+CUevent launch_tracker::new_event(CUcontext ctx) {
+  context_scope scope(driver_, ctx);
+  CUevent e = nullptr;
+  if (driver_.event_create(&e, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) return nullptr;
+  return e;
+}
+
+// Under poll_mutex_ (Note [Sanitizer calls outside our lock]).
+Sanitizer_StreamHandle launch_tracker::private_stream(CUcontext ctx) {
   if (const auto it = private_streams_.find(ctx); it != private_streams_.end()) {
     return it->second.second;
   }
@@ -269,26 +308,30 @@ Sanitizer_StreamHandle launch_tracker::private_stream_locked(CUcontext ctx) {
   return h;
 }
 
-precise::decoded_footprint launch_tracker::read_back_locked(launch_state& l) {
-  const Sanitizer_StreamHandle via = private_stream_locked(l.ctx);
+// Under poll_mutex_, not mutex_: the copies take the Sanitizer API's lock.
+precise::decoded_footprint launch_tracker::read_back(const launch_state& l, std::uint32_t hint) {
+  const Sanitizer_StreamHandle via = private_stream(l.ctx);
   const auto fetch = [&](void* dst, std::uint64_t src, std::size_t n) {
     return lib_.memcpy_to_host(dst, reinterpret_cast<void*>(src), n, via) == SANITIZER_SUCCESS;
   };
-  auto& hint = slots_hint_[l.function];
-  if (hint == 0) hint = l.t.layout.capacity;
-  precise::decoded_footprint d;
   try {
-    d = precise::decode_footprint(l.t.layout, reinterpret_cast<std::uint64_t>(l.t.device), fetch,
-                                  std::min(hint, l.t.layout.capacity));
+    return precise::decode_footprint(l.t.layout, reinterpret_cast<std::uint64_t>(l.t.device),
+                                     fetch, std::min(hint, l.t.layout.capacity));
   } catch (const std::exception&) {
-    ++stats_.failed;
-    d = precise::decoded_footprint{};
+    precise::decoded_footprint d;
     d.complete = false;
+    d.failed = true;
+    return d;
   }
+}
+
+void launch_tracker::retire_locked(const launch_state& l, const precise::decoded_footprint& d) {
+  if (d.failed) ++stats_.failed;
   ++stats_.measured;
   stats_.pages += d.pages;
   stats_.fragmented_pages += d.fragmented_pages;
   stats_.bytes_read_back += d.bytes_read_back;
+  auto& hint = slots_hint_[l.function];
   if (!d.complete) {
     ++stats_.incomplete;
     hint = std::max(l.t.layout.capacity * 4, d.pages * 2);
@@ -297,33 +340,67 @@ precise::decoded_footprint launch_tracker::read_back_locked(launch_state& l) {
   }
   release_locked(l.t);
   if (l.done != nullptr) free_events_.push_back(l.done);
-  return d;
+}
+
+// Takes the completed launches at the head of the queue, in order; waits for
+// them when asked to or when too much is in flight.
+std::vector<launch_tracker::launch_state> launch_tracker::take_completed(bool wait_all) {
+  std::vector<launch_state> taken;
+  for (;;) {
+    launch_state head;
+    bool must_wait = false;
+    {
+      std::lock_guard lock(mutex_);
+      if (in_flight_.empty()) break;
+      head = in_flight_.front();
+      must_wait = wait_all || in_flight_.size() > options_.max_pending ||
+                  in_flight_bytes_ > options_.max_pending_bytes;
+    }
+    if (head.done != nullptr) {
+      if (must_wait) {
+        driver_.event_synchronize(head.done);
+      } else if (driver_.event_query(head.done) != CUDA_SUCCESS) {
+        break;
+      }
+    }
+    std::lock_guard lock(mutex_);
+    if (head.done != nullptr && must_wait) ++stats_.waits;
+    in_flight_.pop_front();  // still `head`: only pollers pop, one at a time
+    in_flight_count_.store(in_flight_.size(), std::memory_order_release);
+    in_flight_bytes_ -= head.t.layout.bytes;
+    taken.push_back(head);
+  }
+  return taken;
 }
 
 void launch_tracker::poll(bool wait_all, const footprint_callback& done) {
-  // Footprints are handed on outside the lock: the callback feeds the log.
-  std::vector<std::pair<launch_id, precise::decoded_footprint>> ready;
+  // A thread that finds another polling leaves it to that one, unless it
+  // must wait: a blocked poller could hold the Sanitizer API's lock that the
+  // polling one's copies need.
+  std::unique_lock order(poll_mutex_, std::defer_lock);
+  if (wait_all) {
+    order.lock();
+  } else if (!order.try_lock()) {
+    return;
+  }
+  const std::vector<launch_state> taken = take_completed(wait_all);
+  if (taken.empty()) return;
+  std::vector<std::uint32_t> hints;
   {
     std::lock_guard lock(mutex_);
-    while (!in_flight_.empty()) {
-      launch_state& head = in_flight_.front();
-      if (head.done != nullptr) {
-        if (wait_all || in_flight_.size() > options_.max_pending ||
-            in_flight_bytes_ > options_.max_pending_bytes) {
-          driver_.event_synchronize(head.done);
-          ++stats_.waits;
-        } else if (driver_.event_query(head.done) != CUDA_SUCCESS) {
-          break;
-        }
-      }
-      launch_state l = head;
-      in_flight_.pop_front();
-      in_flight_count_.store(in_flight_.size(), std::memory_order_release);
-      in_flight_bytes_ -= l.t.layout.bytes;
-      ready.emplace_back(l.id, read_back_locked(l));
+    for (const auto& l : taken) {
+      const auto it = slots_hint_.find(l.function);
+      hints.push_back(it != slots_hint_.end() && it->second != 0 ? it->second : l.t.layout.capacity);
     }
   }
-  for (const auto& [id, d] : ready) done(id, d);
+  std::vector<precise::decoded_footprint> footprints;
+  for (std::size_t i = 0; i < taken.size(); ++i) footprints.push_back(read_back(taken[i], hints[i]));
+  {
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < taken.size(); ++i) retire_locked(taken[i], footprints[i]);
+  }
+  // Handed on outside mutex_ (the callback feeds the log), still in order.
+  for (std::size_t i = 0; i < taken.size(); ++i) done(taken[i].id, footprints[i]);
 }
 
 tracker_stats launch_tracker::stats() const {

@@ -135,20 +135,25 @@ class launch_tracker {
   std::optional<table> acquire_locked(CUcontext ctx, std::uint32_t pages,
                                       Sanitizer_StreamHandle stream);
   void release_locked(const table& t);
-  Sanitizer_StreamHandle private_stream_locked(CUcontext ctx);
-  CUevent event_locked(CUcontext ctx);
-  precise::decoded_footprint read_back_locked(launch_state& l);
+  Sanitizer_StreamHandle private_stream(CUcontext ctx);
+  CUevent new_event(CUcontext ctx);
+  std::vector<launch_state> take_completed(bool wait_all);
+  precise::decoded_footprint read_back(const launch_state& l, std::uint32_t hint);
+  void retire_locked(const launch_state& l, const precise::decoded_footprint& d);
 
   const sanitizer_library& lib_;
   const tracker_driver driver_;
   const tracker_options options_;
   mutable std::mutex mutex_;
+  std::mutex poll_mutex_;
+  std::mutex patch_mutex_;  // (un)patching; guards contexts_with_patches_
+  std::map<CUmodule, std::uint32_t> handed_out_;  // tables given, launch not yet in flight  // one poller at a time (Note [Sanitizer calls outside our lock])
   std::set<CUcontext> contexts_with_patches_;
   std::set<CUmodule> patched_;
   std::map<CUfunction, std::uint32_t> slots_hint_;
   std::map<std::pair<CUcontext, std::uint32_t>, std::vector<table>> free_tables_;
   std::vector<CUevent> free_events_;
-  std::map<CUcontext, std::pair<CUstream, Sanitizer_StreamHandle>> private_streams_;
+  std::map<CUcontext, std::pair<CUstream, Sanitizer_StreamHandle>> private_streams_;  // poll_mutex_
   std::deque<precise::table_view> views_;  // host sources of the tables' views
   std::deque<launch_state> in_flight_;
   std::size_t in_flight_bytes_ = 0;

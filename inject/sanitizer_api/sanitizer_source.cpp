@@ -91,13 +91,14 @@ struct sanitizer_source::impl {
   void on_graph_node(const Sanitizer_GraphNodeLaunchData& d);
   bool capturing(CUstream stream) const;
   void on_resource(Sanitizer_CallbackId cbid, const void* data);
-  const kernel_entry& kernel_locked(std::uintptr_t handle);
+  kernel_entry kernel(std::uintptr_t handle);
   bool wants_locked(const kernel_entry& k, CUstream stream) const;
   void patch(CUcontext ctx, CUmodule module);
   void unpatch(CUmodule module);
   // Note [Launch callbacks only while patched]
   void update_launch_callbacks();
-  bool launch_callbacks_on = false;  // under mutex
+  std::mutex callbacks_mutex;
+  bool launch_callbacks_on = false;  // under callbacks_mutex
   void poll(bool wait_all);
 };
 
@@ -210,7 +211,8 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
                       d.callbackSite == SANITIZER_API_ENTER ? api_site::entry : api_site::exit,
                       d.functionParams, d.functionReturnValue, d.functionName};
   if (call.site == api_site::entry) {
-    if (tracker.in_flight() > 0) poll(false);
+    // Note [Nothing of ours while a stream captures]
+    if (tracker.in_flight() > 0 && !model.any_capture_active()) poll(false);
     // A driver launch nested in a runtime launch is the same launch.
     if (const auto request = this_thread.in_launch_call ? std::nullopt : decode_launch(call)) {
       this_thread.launch_domain = domain;
@@ -229,8 +231,15 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
   }
 }
 
-const kernel_entry& sanitizer_source::impl::kernel_locked(std::uintptr_t handle) {
-  if (const auto it = kernels.find(handle); it != kernels.end()) return it->second;
+// Note [No lock across driver calls]: the driver calls below may load a
+// module lazily, and the module-loaded callback patches it and takes the
+// mutex (a self-deadlock on the H100 when they ran under it). So the
+// lookup is done unlocked and only its result is stored under the mutex.
+kernel_entry sanitizer_source::impl::kernel(std::uintptr_t handle) {
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = kernels.find(handle); it != kernels.end()) return it->second;
+  }
   kernel_entry k;
   // Note [CUkernel or CUfunction]: a CUkernel has a function in the
   // current context; a CUfunction is its own.
@@ -242,6 +251,7 @@ const kernel_entry& sanitizer_source::impl::kernel_locked(std::uintptr_t handle)
   if (driver.func_get_name(&mangled, k.function) == CUDA_SUCCESS && mangled != nullptr) {
     k.name = parse_kernel_signature(mangled).name;
   }
+  std::lock_guard lock(mutex);
   return kernels.emplace(handle, std::move(k)).first->second;
 }
 
@@ -262,9 +272,9 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   this_thread.slot_estimate = 0;
   CUmodule module = nullptr;
   bool want = false;
+  const kernel_entry k = kernel(request.kernel);
   {
     std::lock_guard lock(mutex);
-    const kernel_entry& k = kernel_locked(request.kernel);
     const auto s = static_cast<CUstream>(const_cast<void*>(stream));
     module = k.module;
     want = wants_locked(k, s);
@@ -275,7 +285,15 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
     this_thread.key = {k.function, s};
   }
   if (module == nullptr) return;
-  std::string why;
+  // Note [Nothing of ours while a stream captures]
+  // In cudaStreamCaptureModeGlobal (the default) an allocation, a
+  // synchronous copy or a module (un)load anywhere in the process
+  // invalidates the capture, and a measurement needs the first two (its
+  // table, its read-back) and patching the third. So while any stream
+  // captures, no launch is measured (it keeps its inferred footprint), no
+  // read-back is polled, and no module is patched or unpatched: all of it
+  // resumes at the first launch after the capture ends.
+  if (model.any_capture_active()) return;
   // Work issued to a capturing stream does not run (S-GRAPH-1), and our own
   // memset on that stream would end the capture: measured as a graph node,
   // not here.
@@ -353,8 +371,10 @@ void sanitizer_source::impl::unpatch(CUmodule module) {
 // mode's steady state) nothing needs them, and they are switched off: two
 // callbacks less per launch.
 void sanitizer_source::impl::update_launch_callbacks() {
+  // Not under `mutex`: enabling callbacks waits for launches in theirs,
+  // which take `mutex` (Note [Sanitizer calls outside our lock]).
+  std::lock_guard lock(callbacks_mutex);
   const bool wanted_on = !tracker.patched_modules().empty();
-  std::lock_guard lock(mutex);
   if (wanted_on == launch_callbacks_on) return;
   const std::uint32_t on = wanted_on ? 1 : 0;
   lib.enable_domain(on, subscriber, SANITIZER_CB_DOMAIN_LAUNCH);
@@ -367,7 +387,8 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
   switch (cbid) {
     case SANITIZER_CBID_RESOURCE_MODULE_LOADED: {
       const auto& m = *static_cast<const Sanitizer_ResourceModuleData*>(data);
-      patch(m.context, m.module);
+      // Patched at its first launch once the capture has ended instead.
+      if (!model.any_capture_active()) patch(m.context, m.module);
       return;
     }
     case SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING: {

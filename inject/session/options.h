@@ -29,7 +29,7 @@ class option_error : public std::runtime_error {
 inline constexpr std::string_view options_variable = "STREAMSAN_OPTIONS";
 inline constexpr std::string_view option_keys =
     "log_path, format, suppressions, print_limit, halt_on_error, record, stack_depth, "
-    "error_exitcode, precise, capture, color, raw_stacks";
+    "error_exitcode, precise, capture, color, raw_stacks, cpp_stacks";
 
 // Which API the library takes CUDA calls from (Note [Two capture sources] in
 // docs/injection.md): the Compute Sanitizer API when it is installed (it can
@@ -72,6 +72,9 @@ struct sanitizer_options {
   // Every recorded frame in stacks, nothing folded (Note [Stacks start at
   // the user]).
   bool raw_stacks = false;
+  // In a Python program, the native (C++) frames of libtorch and the
+  // interpreter in front of the Python frames (Note [Interpreter frames]).
+  bool cpp_stacks = false;
 
   bool operator==(const sanitizer_options&) const = default;
 };
@@ -136,6 +139,8 @@ inline void set_option(sanitizer_options& o, std::string_view key, std::string_v
     }
   } else if (key == "raw_stacks") {
     o.raw_stacks = detail::parse_flag(key, value);
+  } else if (key == "cpp_stacks") {
+    o.cpp_stacks = detail::parse_flag(key, value);
   } else if (key == "capture") {
     if (value == "auto") {
       o.capture = capture_source::automatic;
@@ -218,6 +223,7 @@ inline std::string to_string(const sanitizer_options& o) {
   add("color", o.color == color_mode::always ? "always" : o.color == color_mode::never ? "never"
                                                                                    : "auto");
   add("raw_stacks", o.raw_stacks ? "1" : "0");
+  add("cpp_stacks", o.cpp_stacks ? "1" : "0");
   return out;
 }
 

@@ -62,8 +62,8 @@ std::string own_path() {
 // once the driver is loaded, if the session started before it.
 void hide_internal_modules() {
   const std::string self = own_path();
-  const std::string_view internal[] = {"libcuda.so", "libcupti.so", "libcudart.so",
-                                       "libnvrtc", self};
+  const std::string_view internal[] = {"libcuda.so", "libcupti.so", "libsanitizer-public.so",
+                                       "libcudart.so", "libnvrtc", self};
   set_internal_modules(internal);
 }
 

@@ -14,6 +14,7 @@
 #include "inject/session/run_result.h"
 #include "inject/stack/fast_unwinder.h"
 #include "sanitizer/log/jsonl_dump.h"
+#include "sanitizer/report/fix_hint.h"
 #include "sanitizer/report/report_format.h"
 #include "sanitizer/report/symbolizer.h"
 
@@ -60,7 +61,8 @@ session::session(session_config config, driver_queries& driver)
                                                     ? default_timeline_window
                                                     : 0}),
       model_(recorder_, driver),
-      call_sites_(config_.options.stack_depth == 0 ? 0 : std::min(config_.options.stack_depth + 8, 64u)),
+      call_sites_(config_.options.stack_depth == 0 ? 0 : std::min(config_.options.stack_depth + 8, 64u),
+                  config_.options.cpp_stacks),
       dispatcher_(model_, call_sites_),
       callbacks_(dispatcher_, model_, call_sites_) {
   const auto& options = config_.options;
@@ -204,6 +206,8 @@ std::uint64_t session::print_report() noexcept {
     if (options.print_limit != 0) ro.print_limit = options.print_limit;
     ro.stacks.raw = options.raw_stacks;
     ro.stacks.depth = options.stack_depth;
+    // Python programs (their frames) get torch's words in fix hints.
+    ro.vocabulary = detect_vocabulary(filtered.kept, symbols);
     std::ofstream file;
     std::ostream* out = &std::cerr;
     if (!options.log_path.empty()) {

@@ -1,5 +1,7 @@
 #include "runtime/session/session.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -20,6 +22,28 @@ bool exit_hook_installed = false;         // guarded by lifecycle_mutex
 
 thread_local thread_state this_thread;
 thread_local bool in_host_function = false;
+
+// Note [Threads end in the log]
+// A host thread that recorded into a session logs thread_exit when it ends,
+// so that the engine can retire its clock slot and its per-thread default
+// streams (Note [Thread exit], sanitizer/engine). The record comes from the
+// destructor of a thread_local made at the thread's first record, so it
+// runs after the destructors of thread_locals made later; a record from a
+// thread_local made earlier still (rare) comes after it, under a new thread
+// id, as from a new thread. The main thread is left out: glibc
+// destroys its thread_locals in exit() before the atexit handler that ends
+// the session, and static destructors may still call the runtime from it;
+// for the log it lives until the process ends. The session is looked up
+// under lifecycle_mutex, so a session ending on another thread is never
+// used half destroyed.
+struct thread_exit_notice {
+  std::uint64_t session = 0;  // the session this thread records into, 0: none
+  thread_exit_notice() = default;
+  thread_exit_notice(const thread_exit_notice&) = delete;
+  thread_exit_notice& operator=(const thread_exit_notice&) = delete;
+  ~thread_exit_notice();
+};
+thread_local thread_exit_notice exit_notice;
 
 std::mutex warning_mutex;
 warning_handler current_warning_handler;  // empty: stderr
@@ -50,6 +74,18 @@ void finish_at_exit() noexcept {
   if (status != 0) {
     std::fflush(nullptr);
     std::_Exit(status);
+  }
+}
+
+thread_exit_notice::~thread_exit_notice() {
+  if (session == 0 || ::gettid() == ::getpid()) return;
+  try {
+    std::lock_guard lifecycle(lifecycle_mutex);
+    if (!running || running->number != session || !running->logging()) return;
+    std::lock_guard lock(running->mutex);
+    running->log.thread_exited();
+  } catch (const std::exception& e) {
+    warn(std::string("streamsan: logging the end of a thread: ") + e.what());
   }
 }
 
@@ -129,6 +165,10 @@ session& enter() {
 }
 
 session* existing_session() noexcept { return running_fast.load(std::memory_order_acquire); }
+
+void note_recording_thread(std::uint64_t number) noexcept {
+  if (exit_notice.session != number) exit_notice.session = number;
+}
 
 session* session_if(std::uint64_t number) noexcept {
   auto* s = existing_session();

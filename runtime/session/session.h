@@ -146,6 +146,10 @@ struct thread_state {
   int nvtx_depth = 0;
 };
 
+// The calling thread records into session `number`: it will log its
+// thread_exit when it ends (Note [Threads end in the log], session.cpp).
+void note_recording_thread(std::uint64_t number) noexcept;
+
 class session {
  public:
   session(const runtime_options& options, std::uint64_t number);
@@ -168,7 +172,10 @@ class session {
   // runtime's own frames into one line naming the call ("launch of
   // fill<<<…>>> from main at app.cpp:12", Note [Stacks start at the user]
   // in sanitizer/report/frame_kind.h), whatever the compiler inlined.
-  void emit(const record_body& body) { log.emit(body); }
+  void emit(const record_body& body) {
+    note_recording_thread(number);
+    log.emit(body);
+  }
   string_id intern(std::string_view text) { return log.intern(text); }
 
   // ---- state, guarded by mutex ----

@@ -114,6 +114,17 @@ class access_history {
     std::vector<access_entry> atomics;  // Note [Atomic access sets]
   };
   const std::vector<segment>& segments() const noexcept { return segments_; }
+  // Visits every stored access: each segment's last write (possibly none),
+  // its reads and its atomics. The sweep of Note [Retiring context slots]
+  // relies on it seeing every epoch the history holds.
+  template <class F>
+  void for_each_entry(F&& f) const {
+    for (const auto& s : segments_) {
+      f(s.write);
+      for (const auto& r : s.reads) f(r);
+      for (const auto& a : s.atomics) f(a);
+    }
+  }
   std::size_t read_count() const noexcept;
   std::size_t atomic_count() const noexcept;
   std::size_t bytes_held() const noexcept;
@@ -121,8 +132,9 @@ class access_history {
  private:
   // One segment exactly covered by the access: check, then record. Plain
   // reads and writes, nearly every access, get their own copy with the mode
-  // folded in.
-  static void apply_exact(segment& s, const access_entry& entry, clock_view clock,
+  // folded in. Always inlined: it is the launch path's innermost step.
+  [[gnu::always_inline]] static void apply_exact(segment& s, const access_entry& entry,
+                                                 clock_view clock,
                           std::vector<history_conflict>& conflicts) {
     switch (entry.mode) {
       case access_mode::read:

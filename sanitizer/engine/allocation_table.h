@@ -35,6 +35,10 @@ struct allocation {
   access_entry created;
 
   access_entry free_op;  // the freeing operation, once freed
+  // Where it ran. A report names it from here, not from free_op's epoch,
+  // whose slot may have changed owner since (Note [Retiring context slots]).
+  context_kind free_context = context_kind::host_thread;
+  stream_id free_stream{};
 
   // Blocks whose root this is that are still in the table: a root is
   // forgotten only after them (they point to it).

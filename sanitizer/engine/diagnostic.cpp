@@ -33,6 +33,7 @@ std::string_view to_string(operation_kind op) noexcept {
   switch (op) {
     case operation_kind::kernel: return "kernel";
     case operation_kind::memcpy: return "memcpy";
+    case operation_kind::staged_upload: return "staged upload";
     case operation_kind::memset: return "memset";
     case operation_kind::host_func: return "host function";
     case operation_kind::host_access: return "host access";

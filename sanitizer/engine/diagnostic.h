@@ -88,6 +88,9 @@ enum class context_kind : std::uint8_t {
 enum class operation_kind : std::uint8_t {
   kernel,
   memcpy,
+  // The device write of a synchronous pageable -> device cudaMemcpy: its DMA
+  // may still run when the call returns (S-COPY-1; Note [Staged uploads]).
+  staged_upload,
   memset,
   host_func,
   host_access,
@@ -310,13 +313,33 @@ constexpr bool is_candidate(const diagnostic& d) noexcept {
   return d.certainty == diagnostic_certainty::candidate;
 }
 
+// Note [Staged uploads]
+// A synchronous cudaMemcpy from pageable memory returns once the source is
+// staged; "the DMA to final destination may not have completed" (S-COPY-1),
+// and nothing orders that DMA with non-blocking streams. Programs everywhere
+// (cuda-samples' StreamPriorities among them) use the data on another
+// stream right after the call, and no driver has been seen to let them
+// down. The documentation does not promise it, so the race is real by the
+// book; no run has shown it, so it is not a promise either: it is a
+// possible race with its own reason, never measured (there is nothing to
+// measure) and never in the exit status.
+// Only when the upload is the earlier side and the later one was issued by
+// the same thread after the call returned: had the DMA finished by then, it
+// would be ordered. Anything unordered with the upload itself stays a race.
+constexpr bool rests_on_staged_upload(const operation_ref& current,
+                                      const operation_ref* previous) noexcept {
+  return previous != nullptr && previous->op == operation_kind::staged_upload &&
+         current.thread == previous->thread;
+}
+
 // The certainty a conflict between these sides has: candidate when either
-// footprint was inferred.
+// footprint was inferred, or when one side is a staged upload's DMA.
 constexpr diagnostic_certainty certainty_of(const operation_ref& current,
                                             const operation_ref* previous) noexcept {
   const bool inferred = current.origin == access_origin::inferred ||
                         (previous != nullptr && previous->origin == access_origin::inferred);
-  return inferred ? diagnostic_certainty::candidate : diagnostic_certainty::confirmed;
+  return inferred || rests_on_staged_upload(current, previous) ? diagnostic_certainty::candidate
+                                                               : diagnostic_certainty::confirmed;
 }
 
 // The sides of a diagnostic whose footprint was inferred (current first):

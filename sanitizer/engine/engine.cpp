@@ -48,6 +48,7 @@ engine_statistics engine::statistics() const { return impl_->statistics(); }
 engine_impl::engine_impl(engine_options options)
     : diagnostics_(options.deduplicate),
       options_(options),
+      contexts_(options.context_sweep_batch),
       allocations_(options.remembered_dead_objects) {
   if (options.timeline_window > 0) {
     window_ = std::make_unique<operation_window>(options.timeline_window, options.timeline_ops);
@@ -76,7 +77,12 @@ void engine_impl::set_observer(order_observer* observer) noexcept {
 
 engine_statistics engine_impl::statistics() const {
   engine_statistics s = stats_;
-  s.contexts = contexts_.context_count();
+  const context_counts contexts = contexts_.counts();
+  s.contexts = contexts.live;
+  s.dead_contexts = contexts.dead;
+  s.context_slots = contexts.slots;
+  s.retired_contexts = contexts.retired;
+  s.context_sweeps = contexts.sweeps;
   s.live_allocations = allocations_.live();
   s.remembered_allocations = allocations_.remembered_dead();
   s.clock_bytes = contexts_.bytes_held();
@@ -118,9 +124,6 @@ void engine_impl::on(const record_header&, const stack_define& r) {
 void engine_impl::on(const record_header&, const frame_symbol& r) { tables_.absorb(r); }
 
 void engine_impl::on(const record_header& h, const thread_start&) { thread_of(h); }
-
-// The thread's slot stays until slot retirement (docs/engine.md) takes it.
-void engine_impl::on(const record_header&, const thread_exit&) {}
 
 // ---- NVTX (Note [NVTX paths]) ----
 

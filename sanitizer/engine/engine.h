@@ -36,6 +36,17 @@ struct engine_options {
   // ones are forgotten to keep memory flat under allocation churn; a use of a
   // forgotten id counts as an access to an unknown allocation.
   std::uint32_t remembered_dead_objects = 1u << 16;
+  // The same for destroyed streams (destroyed-stream-use). Fewer: producers
+  // give a stream created on a reused handle a new id, so a destroyed id
+  // comes back, if ever, right after its destroy. A forgotten one that is
+  // named again is taken for a stream never announced (Note [Implicit
+  // streams]).
+  std::uint32_t remembered_destroyed_streams = 4096;
+  // The slots of destroyed streams and exited threads are reused once no
+  // stored access names them, found by a sweep after at least this many
+  // have died (Note [Retiring context slots]). 0: never reuse slots (every
+  // clock then grows with every stream and thread ever seen; for testing).
+  std::uint32_t context_sweep_batch = 64;
   // Note [Race timelines]: how many recent operations the engine keeps for
   // race pictures (0: none, the default; the HTML and Chrome-trace reports
   // ask for it), how many of them one race's timeline shows, and for how
@@ -65,7 +76,11 @@ struct engine_statistics {
   std::uint64_t duplicate_diagnostics = 0;  // folded into an earlier entry
   std::uint64_t confirmed_candidates = 0;   // candidates a measured conflict confirmed
   // Memory held.
-  std::uint64_t contexts = 0;               // streams + host threads (clock slots)
+  std::uint64_t contexts = 0;               // live streams + host threads
+  std::uint64_t dead_contexts = 0;          // dead, slot still named by stored accesses
+  std::uint64_t context_slots = 0;          // slot numbers in use or free (high-water mark)
+  std::uint64_t retired_contexts = 0;       // slots handed back for reuse so far
+  std::uint64_t context_sweeps = 0;
   std::uint64_t live_allocations = 0;
   std::uint64_t remembered_allocations = 0; // freed, kept for use-after-free
   std::uint64_t history_segments = 0;

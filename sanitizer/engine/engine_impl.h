@@ -1,11 +1,12 @@
 // The engine's state and rules. Private to sanitizer/engine; the rules are
 // split by topic:
-//   engine.cpp          public API, dispatch, NVTX, unmodelled calls
-//   ordering_rules.cpp  threads, streams, events, host synchronization
-//   memory_rules.cpp    allocations, frees, accesses, launches, copies
-//   graph_rules.cpp     stream capture, graph instantiation and launch
-//   engine_reports.cpp  turning conflicts into diagnostics, their causes
-//   engine_timeline.cpp the operation window for race timelines
+//   engine.cpp              public API, dispatch, NVTX, unmodelled calls
+//   ordering_rules.cpp      threads, streams, events, host synchronization
+//   context_retirement.cpp  stream destroy, thread exit, reuse of their slots
+//   memory_rules.cpp        allocations, frees, accesses, launches, copies
+//   graph_rules.cpp         stream capture, graph instantiation and launch
+//   engine_reports.cpp      turning conflicts into diagnostics, their causes
+//   engine_timeline.cpp     the operation window for race timelines
 #pragma once
 
 #include <cstdint>
@@ -187,7 +188,18 @@ class engine_impl {
   // A host synchronization with event `event` (synchronize or query).
   void host_waits_for_event(const record_header& h, event_id event, operation_kind op,
                             bool complete);
+  // ---- dead contexts (Note [Retiring context slots]) ----
+  // Destroys the stream's context and remembers the stream for a while.
+  void retire_stream(stream_state& s);
+  // What the engine keeps per slot for reports (near misses, the window's
+  // lane) is dropped when the slot's context dies: a later owner of the
+  // slot must not inherit it. `heir`: the floor that stands for it, if any.
+  void forget_context(context_slot slot, const execution_context* heir);
+  // Reuses the slots of dead contexts that no stored epoch names, when due.
+  void sweep_dead_contexts();
+
   void start_capture(stream_state& s, graph_id graph);
+  void end_capture(stream_state& s);
   // Pulls `s` into the capture of `graph` if that capture is still going on.
   bool begin_capture(stream_state& s, graph_id graph);
 
@@ -206,9 +218,13 @@ class engine_impl {
   }
   void apply_accesses(std::span<const access> accesses, access_entry& entry,
                       const execution_context& context);
+  void apply_accesses_inline(std::span<const access> accesses, access_entry& entry,
+                             const execution_context& context);
   void apply_access(const access& a, access_entry& entry, const execution_context& context);
   [[gnu::noinline, gnu::cold]] void announce_access(const allocation& a, const access_entry& entry,
                                                      const execution_context& context);
+  void apply_access(const access& a, allocation* al, access_entry& entry,
+                    const execution_context& context);
   // A free checks like a write at `context` (Note [Frees check like writes]).
   void check_free(allocation& a, const access_entry& free_op, const execution_context& context);
   void copy(const record_header& h, const memcpy_record& r);
@@ -299,6 +315,7 @@ class engine_impl {
   allocation_table allocations_;
   id_table<event_id, event_state> events_;
   std::deque<event_id> dead_events_;  // destroyed, oldest first
+  std::deque<stream_id> dead_streams_;  // destroyed, oldest first
   id_table<graph_id, stored_graph> graphs_;
   std::vector<stream_state*> capturing_;
   nvtx_paths nvtx_{first_engine_string_id};

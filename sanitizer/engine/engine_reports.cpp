@@ -82,6 +82,7 @@ bool runs_on_stream(operation_kind op) noexcept {
   switch (op) {
     case operation_kind::kernel:
     case operation_kind::memcpy:
+    case operation_kind::staged_upload:
     case operation_kind::memset:
     case operation_kind::host_func:
     case operation_kind::graph_node:
@@ -127,10 +128,11 @@ operation_ref engine_impl::ref_of(const access_entry& e) const noexcept {
   o.seq = e.seq;
   o.op = e.op;
   o.context = context_kind::host_thread;
-  if (e.when.slot() < contexts_.context_count()) {
-    const execution_context& c = contexts_.context(e.when.slot());
-    o.context = c.kind;
-    if (c.kind == context_kind::stream) o.stream = stream_id{c.id};
+  // The slot's journal names the context even after the slot changed owner
+  // (Note [Retiring context slots]).
+  if (const slot_owner* owner = contexts_.owner_of(e.when)) {
+    o.context = owner->kind;
+    if (owner->kind == context_kind::stream) o.stream = stream_id{owner->id};
   }
   o.thread = e.thread;
   o.name = e.name;
@@ -210,6 +212,8 @@ void engine_impl::report_use_after_free(const allocation& a, const access_entry&
   d.kind = diagnostic_kind::use_after_free;
   d.current = ref_of(current);
   d.previous = ref_of(dead.free_op);
+  d.previous->context = dead.free_context;
+  d.previous->stream = dead.free_stream;
   d.allocation = a.ref;
   d.overlap_offset = current.offset;
   d.overlap_size = current.size;

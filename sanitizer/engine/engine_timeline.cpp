@@ -30,8 +30,8 @@ std::uint64_t engine_impl::window_stream_op(const record_header& h, const thread
   // streams' implicit synchronization.
   window_->join(t.context->slot, id, timeline_edge_kind::issue);
   if (s.implicit_sources != nullptr) {
-    for (const context_slot source : *s.implicit_sources) {
-      window_->join(source, id, timeline_edge_kind::default_stream);
+    for (const execution_context* source : *s.implicit_sources) {
+      window_->join(source->slot, id, timeline_edge_kind::default_stream);
     }
   }
   current_op_ = id;

@@ -133,6 +133,15 @@ void engine_impl::on(const record_header& h, const graph_capture_end& r) {
   });
 }
 
+// One stream leaves its capture (a destroyed stream that is forgotten).
+void engine_impl::end_capture(stream_state& s) {
+  if (!s.capturing) return;
+  s.capturing = false;
+  s.capture_graph = graph_id{};
+  --s.device->capturing;
+  std::erase(capturing_, &s);
+}
+
 void engine_impl::on(const record_header& h, const graph_instantiate& r) {
   thread_state& t = thread_of(h);
   stored_graph& g = graphs_.get_or_insert(r.graph);
@@ -204,6 +213,7 @@ void engine_impl::on(const record_header& h, const graph_launch& r) {
   thread_state& t = thread_of(h);
   stream_state& s = stream_for(h, t, r.stream, operation_kind::graph_launch);
   const stored_graph* g = graphs_.find(r.graph);
+  if (s.destroyed) return;  // Note [Work on a destroyed stream]
   if (s.capturing) {
     if (g != nullptr) {
       for (const auto& n : g->nodes) stats_.accesses_captured += n.accesses.size();

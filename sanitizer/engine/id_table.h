@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -93,18 +94,28 @@ class id_table {
   // Visits (id, object) in no particular order.
   template <class F>
   void for_each(F&& f) const {
-    for (std::size_t p = 0; p < pages_.size(); ++p) {
-      if (!pages_[p]) continue;
-      for (std::uint32_t i = 0; i < page_size; ++i) {
-        if (const auto& item = pages_[p]->items[i]) {
-          f(Id{static_cast<std::uint32_t>((p << page_bits) | i)}, *item);
-        }
-      }
-    }
-    for (const auto& [r, item] : far_) f(Id{r}, *item);
+    visit(*this, f);
+  }
+  template <class F>
+  void for_each(F&& f) {
+    visit(*this, f);
   }
 
  private:
+  template <class Self, class F>
+  static void visit(Self& self, F& f) {
+    using ref = std::conditional_t<std::is_const_v<Self>, const T&, T&>;
+    for (std::size_t p = 0; p < self.pages_.size(); ++p) {
+      if (!self.pages_[p]) continue;
+      for (std::uint32_t i = 0; i < page_size; ++i) {
+        if (const auto& item = self.pages_[p]->items[i]) {
+          f(Id{static_cast<std::uint32_t>((p << page_bits) | i)}, static_cast<ref>(*item));
+        }
+      }
+    }
+    for (const auto& [r, item] : self.far_) f(Id{r}, static_cast<ref>(*item));
+  }
+
   static constexpr unsigned page_bits = 8;
   static constexpr std::uint32_t page_size = 1u << page_bits;
   static constexpr std::uint32_t page_mask = page_size - 1;

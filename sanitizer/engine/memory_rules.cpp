@@ -62,9 +62,9 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
 }  // namespace
 
 // Inlined into the launch path: it runs for every access of every launch.
-[[gnu::always_inline]] inline void engine_impl::apply_access(const access& a, access_entry& entry,
-                               const execution_context& context) {
-  allocation* al = allocations_.find(a.range.alloc);  // none is never in the table
+[[gnu::always_inline]] inline void engine_impl::apply_access(const access& a, allocation* al,
+                                                             access_entry& entry,
+                                                             const execution_context& context) {
   if (al == nullptr) [[unlikely]] {
     ++(is_none(a.range.alloc) ? stats_.accesses_untracked : stats_.accesses_unknown_alloc);
     return;
@@ -80,7 +80,7 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
     return;
   }
   // Note [Stream-ordered allocations]
-  if (!context.clock.covers(root.created.when) && !root.created.when.is_none()) [[unlikely]] {
+  if (!root.created.when.is_none() && !context.clock.covers(root.created.when)) [[unlikely]] {
     report_use_before_alloc(*al, entry);
   }
   ++stats_.accesses_checked;
@@ -111,9 +111,20 @@ void engine_impl::announce_access(const allocation& a, const access_entry& entry
   observer_->accessed(o);
 }
 
+void engine_impl::apply_access(const access& a, access_entry& entry,
+                               const execution_context& context) {
+  apply_access(a, allocations_.find(a.range.alloc), entry, context);  // none is never found
+}
+
+// Inlined into the launch path (stream_work), like apply_access.
+[[gnu::always_inline]] inline void engine_impl::apply_accesses_inline(
+    std::span<const access> accesses, access_entry& entry, const execution_context& context) {
+  for (const access& a : accesses) apply_access(a, allocations_.find(a.range.alloc), entry, context);
+}
+
 void engine_impl::apply_accesses(std::span<const access> accesses, access_entry& entry,
                                  const execution_context& context) {
-  for (const access& a : accesses) apply_access(a, entry, context);
+  apply_accesses_inline(accesses, entry, context);
 }
 
 void engine_impl::check_free(allocation& a, const access_entry& free_op,
@@ -150,6 +161,7 @@ void engine_impl::on(const record_header& h, const alloc_record& r) {
   if (r.kind != memory_kind::stream_ordered) return;
   // Note [Stream-ordered allocations]
   stream_state& s = stream_for(h, t, r.stream, operation_kind::alloc);
+  if (s.destroyed) return;  // Note [Work on a destroyed stream]
   if (s.capturing) return;  // a graph allocation node; its launches order it
   a->created = entry_for(h, t, enqueue(t, s), operation_kind::alloc, r.label);
   if (window_) [[unlikely]] window_stream_op(h, t, s, operation_kind::alloc, r.label);
@@ -188,13 +200,13 @@ void engine_impl::on(const record_header& h, const free_record& r) {
       op.when = host_action(t);
       const device_state* d = contexts_.find_device(a->ref.device);
       if (d != nullptr) {
-        for (const context_slot s : d->streams) contexts_.join(*t.context, contexts_.context(s));
+        for (const execution_context* c : d->streams) contexts_.join(*t.context, *c);
       }
       if (window_) [[unlikely]] {
         const auto id = window_host_op(h, t, operation_kind::free, a->ref.label);
         if (d != nullptr) {
-          for (const context_slot s : d->streams) {
-            window_->join(s, id, timeline_edge_kind::device_sync);
+          for (const execution_context* c : d->streams) {
+            window_->join(c->slot, id, timeline_edge_kind::device_sync);
           }
         }
       }
@@ -208,10 +220,13 @@ void engine_impl::on(const record_header& h, const free_record& r) {
       break;
     case free_mode::stream_ordered: {
       stream_state& s = stream_for(h, t, r.stream, operation_kind::free);
+      if (s.destroyed) return;  // Note [Work on a destroyed stream]
       if (s.capturing) return;  // a graph free node
       op.when = enqueue(t, s);
       if (window_) [[unlikely]] window_stream_op(h, t, s, operation_kind::free, a->ref.label);
       check_free(*a, op, *s.context);
+      a->free_context = context_kind::stream;
+      a->free_stream = s.id;
       break;
     }
     case free_mode::cached:
@@ -225,10 +240,15 @@ void engine_impl::on(const record_header& h, const free_record& r) {
 
 // ---- work ----
 
-void engine_impl::stream_work(const record_header& h, stream_id stream, operation_kind op,
-                              string_id name, std::span<const access> accesses) {
+// Inlined into its two handlers: with the accesses, the whole launch path
+// is one function (no calls on the common path).
+[[gnu::always_inline]] inline void engine_impl::stream_work(const record_header& h,
+                                                            stream_id stream, operation_kind op,
+                                                            string_id name,
+                                                            std::span<const access> accesses) {
   thread_state& t = thread_of(h);
   stream_state& s = stream_for(h, t, stream, op);
+  if (s.destroyed) return;  // Note [Work on a destroyed stream]
   if (s.capturing) {
     stats_.accesses_captured += accesses.size();
     return;
@@ -238,7 +258,7 @@ void engine_impl::stream_work(const record_header& h, stream_id stream, operatio
     observer_->host_function_enqueued(s.context->ref(), name, h.stack, h.seq);
   }
   if (window_) [[unlikely]] window_stream_op(h, t, s, op, name);
-  apply_accesses(accesses, entry, *s.context);
+  apply_accesses_inline(accesses, entry, *s.context);
 }
 
 void engine_impl::on(const record_header& h, const kernel_launch& r) {
@@ -276,7 +296,10 @@ void engine_impl::on(const record_header& h, const host_access& r) {
 //                             not the blocking streams the copy itself will
 //                             wait for), then stages the source itself: the
 //                             source read is a host access; the device write
-//                             is a stream access the host does not wait for.
+//                             is a stream access the host does not wait for;
+//                             nothing guarantees that DMA, nothing has been
+//                             seen to break it: possible races only (Note
+//                             [Staged uploads]).
 //   sync, pinned -> device    S-COPY-1: synchronous with the host.
 //   sync, device -> host      S-COPY-1: returns once the copy has completed.
 //   sync, host -> host        S-COPY-1: fully synchronous, and issued to the
@@ -301,6 +324,7 @@ void engine_impl::on(const record_header& h, const memcpy_record& r) { copy(h, r
 void engine_impl::copy(const record_header& h, const memcpy_record& r) {
   thread_state& t = thread_of(h);
   stream_state& s = stream_for(h, t, r.stream, operation_kind::memcpy);
+  if (s.destroyed) return;  // Note [Work on a destroyed stream]
   if (s.capturing) {
     stats_.accesses_captured += 2;
     return;
@@ -318,7 +342,9 @@ void engine_impl::copy(const record_header& h, const memcpy_record& r) {
       window_host_joins_stream(t, id, s, timeline_edge_kind::stream_sync);
     }
     apply_access(src, staged, *t.context);
-    access_entry entry = entry_for(h, t, enqueue(t, s), operation_kind::memcpy, {});
+    // Note [Staged uploads] (diagnostic.h): races on the DMA's write are
+    // possible races.
+    access_entry entry = entry_for(h, t, enqueue(t, s), operation_kind::staged_upload, {});
     if (window_) [[unlikely]] window_stream_op(h, t, s, operation_kind::memcpy, {});
     apply_access(dst, entry, *s.context);
     return;
@@ -337,6 +363,7 @@ void engine_impl::copy(const record_header& h, const memcpy_record& r) {
 void engine_impl::on(const record_header& h, const memset_record& r) {
   thread_state& t = thread_of(h);
   stream_state& s = stream_for(h, t, r.stream, operation_kind::memset);
+  if (s.destroyed) return;  // Note [Work on a destroyed stream]
   if (s.capturing) {
     ++stats_.accesses_captured;
     return;

@@ -37,16 +37,23 @@ ordering_cause cause_of(cause_kind kind, const ordering_call& c, context_kind co
   return cause;
 }
 
+// The call's source is the producer's stream. The slot alone does not say
+// so: it may have changed owner since the call (Note [Retiring context
+// slots] in context_table.h), so the stream id must match too.
+bool source_is_producer(const ordering_call& c, const race_sides& race) noexcept {
+  return c.has_source && c.source == race.previous_slot && on_stream(race.previous) &&
+         c.source_stream == race.previous.stream;
+}
+
 // An event the call waited for, recorded on the producer's stream before
 // the producer was enqueued: it covers the work before the record only.
 bool recorded_before(const ordering_call& c, const race_sides& race) noexcept {
-  return c.has_source && c.source == race.previous_slot && c.record.seq != 0 &&
-         c.record.seq < race.previous.seq;
+  return source_is_producer(c, race) && c.record.seq != 0 && c.record.seq < race.previous.seq;
 }
 
 // The call ordered the consumer after a stream that is not the producer's.
 bool ordered_other(const ordering_call& c, const race_sides& race) noexcept {
-  return c.has_source && c.source != race.previous_slot && on_stream(race.previous) &&
+  return c.has_source && !source_is_producer(c, race) && on_stream(race.previous) &&
          c.seq > race.previous.seq;
 }
 
@@ -64,7 +71,7 @@ std::optional<ordering_cause> host_call_cause(const ordering_call& c, const race
   if (c.seq == 0 || c.seq > race.current.seq) return std::nullopt;
   const auto context = context_kind::host_thread;
   if (c.not_ready) {
-    if (c.has_source && c.source == race.previous_slot && c.seq > race.previous.seq) {
+    if (source_is_producer(c, race) && c.seq > race.previous.seq) {
       return cause_of(cause_kind::query_not_ready, c, context);
     }
     return std::nullopt;

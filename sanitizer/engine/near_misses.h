@@ -66,6 +66,10 @@ class near_misses {
     if (slot >= slots_.size()) slots_.resize(slot + 1);
     return slots_[slot];
   }
+  // The slot's context died: a later owner starts with no calls.
+  void forget(context_slot slot) noexcept {
+    if (slot < slots_.size()) slots_[slot] = near_miss_slot{};
+  }
   const near_miss_slot* find(context_slot slot) const noexcept {
     return slot < slots_.size() ? &slots_[slot] : nullptr;
   }

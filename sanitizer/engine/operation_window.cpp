@@ -22,6 +22,13 @@ std::uint64_t operation_window::add(context_slot lane_slot, const timeline_op& o
   return id;
 }
 
+void operation_window::hand_over_lane(context_slot from, context_slot to) {
+  const std::uint64_t last = last_in(from);
+  forget_lane(from);
+  lane_state& target = lane(to);
+  target.last = std::max(target.last, last);
+}
+
 void operation_window::edge(std::uint64_t from, std::uint64_t to, timeline_edge_kind kind) {
   if (from == 0 || to == 0 || from == to) return;
   edges_[edges_added_++ % edges_.size()] = stored_edge{from, to, kind};

@@ -41,6 +41,15 @@ class operation_window {
   // drawn already.
   void join(context_slot from_lane, std::uint64_t to, timeline_edge_kind kind);
 
+  // The lane's context died: a later owner of the slot starts a fresh
+  // lane (its operations already in the ring keep their lane number).
+  void forget_lane(context_slot lane) noexcept {
+    if (lane < lanes_.size()) lanes_[lane] = lane_state{};
+  }
+  // The same, with `to` taking over the lane's last operation (a destroyed
+  // stream's floor, Note [Retiring context slots]).
+  void hand_over_lane(context_slot from, context_slot to);
+
   std::uint64_t last_in(context_slot lane) const noexcept {
     return lane < lanes_.size() ? lanes_[lane].last : 0;
   }

@@ -72,8 +72,9 @@
 // (S-STREAM-4, S-SYNC-2) make the host thread join the stream's clock:
 // everything enqueued on it so far. Device synchronize (S-SYNC-1) joins every
 // stream of the device, destroyed ones included (their work still runs,
-// S-STREAM-9). Synchronizing with a destroyed stream reports
-// destroyed_stream_use and orders nothing.
+// S-STREAM-9; they are joined through their floor). Synchronizing with a
+// destroyed stream reports destroyed_stream_use and orders nothing (Note
+// [Work on a destroyed stream]).
 #include <algorithm>
 
 #include "sanitizer/engine/engine_impl.h"
@@ -106,15 +107,8 @@ void engine_impl::on(const record_header& h, const stream_create& r) {
   }
   // Note [Streams start from their creator's clock]
   contexts_.create_stream(r.stream, r.device, r.flavor, *t.context);
-}
-
-void engine_impl::on(const record_header& h, const stream_destroy& r) {
-  thread_state& t = thread_of(h);
-  stream_state& s = stream_for(h, t, r.stream, operation_kind::stream_destroy);
-  // S-STREAM-9: pending work completes and keeps counting (device
-  // synchronize and the legacy stream still join this stream's clock).
-  if (!s.destroyed && observer_ != nullptr) observer_->stream_destroyed(s.context->ref());
-  s.destroyed = true;
+  // Note [Thread exit]: a per-thread default stream ends with its thread.
+  if (r.flavor == stream_flavor::per_thread_default) t.own_streams.push_back(r.stream);
 }
 
 void engine_impl::host_waits_for_stream(const record_header& h, stream_id stream,
@@ -192,20 +186,18 @@ void engine_impl::on(const record_header& h, const device_synchronize& r) {
     const auto it = std::find_if(capturing_.begin(), capturing_.end(), [&](const stream_state* s) {
       return s->device == device;
     });
-    const stream_id stream =
-        it != capturing_.end() ? stream_id{(*it)->context->id} : stream_id{};
+    const stream_id stream = it != capturing_.end() ? (*it)->id : stream_id{};
     report_sync_error(h, diagnostic_kind::sync_during_capture,
                       operation_kind::device_synchronize, stream, {});
     return;
   }
-  // S-SYNC-1: all work of all streams of the device, destroyed ones included.
-  for (const context_slot s : device->streams) {
-    contexts_.join(*t.context, contexts_.context(s));
-  }
+  // S-SYNC-1: all work of all streams of the device, destroyed ones
+  // included (through the floors: Note [Retiring context slots]).
+  for (const execution_context* c : device->streams) contexts_.join(*t.context, *c);
   if (window_) [[unlikely]] {
     const auto id = window_host_op(h, t, operation_kind::device_synchronize, {});
-    for (const context_slot s : device->streams) {
-      window_->join(s, id, timeline_edge_kind::device_sync);
+    for (const execution_context* c : device->streams) {
+      window_->join(c->slot, id, timeline_edge_kind::device_sync);
     }
   }
 }

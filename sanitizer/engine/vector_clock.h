@@ -2,12 +2,13 @@
 //
 // Note [Execution contexts and slots]
 // Every CUDA stream and every host thread is an execution context. The
-// engine gives each context a dense slot number (0, 1, 2, ... in order of
-// first appearance), so a vector clock is a plain array indexed by slot, as
-// in ThreadSanitizer. A context's own component counts its operations; the
-// other components say how much of every other context it is ordered after.
-// Slots are never reused: an epoch stored in an access history names its
-// context forever.
+// engine gives each context a dense slot number (the lowest one free), so a
+// vector clock is a plain array indexed by slot, as in ThreadSanitizer. A
+// context's own component counts its operations; the other components say
+// how much of every other context it is ordered after. The slot of a dead
+// context is reused once no stored epoch names it, and the new owner's
+// clock continues from the slot's highest value (Note [Retiring context
+// slots], context_table.h), so an epoch always names one operation.
 //
 // Note [Epochs]
 // One access is stamped with the epoch (slot, clock) of the context that made
@@ -29,7 +30,8 @@ namespace streamsan {
 using context_slot = std::uint32_t;
 
 // A (slot, clock) pair packed into 64 bits: 24 bits of slot, 40 of clock.
-// 2^40 operations on one stream is about 30 hours at 10 million per second.
+// 2^40 operations on one slot (all its owners together) is about 30 hours at
+// 10 million per second.
 class epoch {
  public:
   static constexpr unsigned clock_bits = 40;
@@ -104,6 +106,12 @@ class vector_clock {
   std::size_t size() const noexcept { return clocks_.size(); }
   std::span<const std::uint64_t> components() const noexcept { return clocks_; }
   void clear() noexcept { clocks_.clear(); }
+  // Drops the components of slots >= size (free slots: Note [Retiring
+  // context slots]), giving memory back when most of it is unused.
+  void truncate(std::size_t size) {
+    if (clocks_.size() > size) clocks_.resize(size);
+    if (clocks_.capacity() > 2 * clocks_.size() + 16) clocks_.shrink_to_fit();
+  }
   void release_memory() noexcept { std::vector<std::uint64_t>().swap(clocks_); }
   std::size_t bytes_held() const noexcept {
     return clocks_.capacity() * sizeof(std::uint64_t);

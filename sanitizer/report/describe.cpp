@@ -33,6 +33,7 @@ bool accesses_memory(operation_kind op) noexcept {
   switch (op) {
     case operation_kind::kernel:
     case operation_kind::memcpy:
+    case operation_kind::staged_upload:
     case operation_kind::memset:
     case operation_kind::host_func:
     case operation_kind::host_access:
@@ -71,9 +72,45 @@ std::string describe_allocation(const allocation_ref& a, const log_tables& table
   return text + ")";
 }
 
+std::string short_kernel_name(std::string_view name) {
+  if (name.size() <= short_name_limit) return std::string(name);
+  if (name.substr(0, 5) == "void ") name.remove_prefix(5);
+  std::string out;
+  out.reserve(name.size());
+  int depth = 0;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    // "operator<", "operator<<" and "operator->" are names, not brackets.
+    if (c == 'o' && depth == 0 && name.substr(i).starts_with("operator")) {
+      std::size_t end = i + 8;
+      while (end < name.size() && std::string_view("<>=-!+*/%&|^~[]").find(name[end]) !=
+                                      std::string_view::npos) {
+        ++end;
+      }
+      out += name.substr(i, end - i);
+      i = end - 1;
+      continue;
+    }
+    if (c == '<') {
+      if (depth++ == 0) out += "<\u2026";
+      continue;
+    }
+    if (c == '>' && depth > 0) {
+      if (--depth == 0) out += '>';
+      continue;
+    }
+    if (depth == 0) out += c;
+  }
+  return out;
+}
+
 std::string describe_operation(const operation_ref& op, const log_tables& tables) {
   std::string text(to_string(op.op));
-  if (const auto name = tables.string(op.name); !name.empty()) text += " " + quoted(name);
+  if (const auto name = tables.string(op.name); !name.empty()) {
+    const bool kernel = op.op == operation_kind::kernel || op.op == operation_kind::graph_node;
+    const std::string shown = kernel ? short_kernel_name(name) : std::string(name);
+    text += " " + quoted(std::string_view(shown));
+  }
   if (op.op == operation_kind::graph_node) {
     text += " (node " + std::to_string(op.graph_node) + " of " + to_string(op.graph) + ")";
   }

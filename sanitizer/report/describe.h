@@ -23,6 +23,11 @@ std::string describe_allocation(const allocation_ref& a, const log_tables& table
 // "kernel 'sum' on stream#2 (thread#1)", "host access 'h' on thread#1",
 // "graph node 'n' (node 3 of graph#2) on stream#1 (thread#1)".
 std::string describe_operation(const operation_ref& op, const log_tables& tables);
+// A kernel name as text reports show it: a name longer than
+// `short_name_limit` has its template arguments elided ("k<…>(int, …)") and
+// a leading "void " dropped; JSON and SARIF keep the full name.
+inline constexpr std::size_t short_name_limit = 80;
+std::string short_kernel_name(std::string_view name);
 
 // Operations that read or write a byte range (the rest order or free).
 bool accesses_memory(operation_kind op) noexcept;

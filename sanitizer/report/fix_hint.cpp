@@ -244,9 +244,12 @@ std::optional<fix_vocabulary> parse_fix_vocabulary(std::string_view text) noexce
 }
 
 fix_vocabulary detect_vocabulary(std::span<const diagnostic> diagnostics, symbolizer& symbols) {
+  // The runtime's API, or a Python program's frames (the PyTorch support's
+  // Note [Interpreter frames]): torch's words (wait_stream, record_stream).
   const auto through_runtime = [&](stack_id stack) {
     for (const auto address : symbols.tables().stack(stack)) {
-      if (frame_base_name(symbols.symbolize(address).function).starts_with("streamsan::rt::")) {
+      const symbol_info& s = symbols.symbolize(address);
+      if (frame_base_name(s.function).starts_with("streamsan::rt::") || s.file.ends_with(".py")) {
         return true;
       }
     }

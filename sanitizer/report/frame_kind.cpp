@@ -34,6 +34,8 @@ constexpr std::array rules{
     frame_rule{field::function, "streamsan_", frame_kind::streamsan},
     // Shared CUDA libraries.
     frame_rule{field::module, "libcupti.so", frame_kind::cupti},
+    // The Compute Sanitizer API's callback layer (the other capture source).
+    frame_rule{field::module, "libsanitizer-public.so", frame_kind::cupti},
     frame_rule{field::module, "libcuda.so", frame_kind::cuda},
     frame_rule{field::module, "libcudart.so", frame_kind::cuda},
     frame_rule{field::module, "libnvrtc", frame_kind::cuda},

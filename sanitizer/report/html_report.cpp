@@ -104,6 +104,7 @@ bool is_sync(operation_kind op) noexcept {
       return true;
     case operation_kind::kernel:
     case operation_kind::memcpy:
+    case operation_kind::staged_upload:
     case operation_kind::memset:
     case operation_kind::host_func:
     case operation_kind::host_access:

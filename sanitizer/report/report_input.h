@@ -42,7 +42,7 @@ inline std::size_t confirmed_count(std::span<const diagnostic> diagnostics) noex
 
 // The words a fix hint uses (Note [Fix hints] in fix_hint.h): CUDA's API
 // for programs that call it (`streamsan run`), or the runtime's torch-shaped
-// API (its sanitizer mode, and later PyTorch).
+// API (its sanitizer mode, and Python programs under `streamsan run`).
 enum class fix_vocabulary : std::uint8_t { cuda, runtime };
 
 struct report_options {

@@ -155,9 +155,13 @@ json sarif_result(const diagnostic& d, symbolizer& symbols, const report_options
   const log_tables& tables = symbols.tables();
   const alloc_id shown = shown_allocation(d);
   const auto current = describe_access(d.current, tables, shown);
-  std::string message = is_candidate(d) ? "Possible " + headline(d, tables) +
-                                              " (guessed footprint, not confirmed by a "
-                                              "measurement; rerun with --precise). " + current
+  const char* why_possible = inferred_sides(d).empty()
+                                 ? " (relies on the DMA of a synchronous pageable upload having "
+                                   "finished when cudaMemcpy returned, which the CUDA "
+                                   "documentation does not guarantee). "
+                                 : " (guessed footprint, not confirmed by a measurement; rerun "
+                                   "with --precise). ";
+  std::string message = is_candidate(d) ? "Possible " + headline(d, tables) + why_possible + current
                                         : headline(d, tables) + ". " + current;
   message += ".";
   if (d.previous) message += " " + describe_previous(*d.previous, tables, shown) + ".";

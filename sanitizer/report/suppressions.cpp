@@ -41,8 +41,9 @@ constexpr std::array<builtin_library, 8> builtin_libraries = {{
 // Modules between a CUDA API call and the capture of its stack: never a
 // call site. The injection library already drops their frames; stacks from
 // other producers may still hold them.
-constexpr std::array<std::string_view, 4> cuda_internal_modules = {
-    "^libcuda.so", "^libcudart.so", "^libcupti.so", "^libstreamsan_inject"};
+constexpr std::array<std::string_view, 5> cuda_internal_modules = {
+    "^libcuda.so", "^libcudart.so", "^libcupti.so", "^libsanitizer-public.so",
+    "^libstreamsan_inject"};
 
 std::string_view file_name(std::string_view path) {
   const auto slash = path.rfind('/');

@@ -214,8 +214,16 @@ void print_possible_races(std::ostream& out, const report_input& input, symboliz
                           const report_options& options) {
   const std::size_t candidates = input.diagnostics.size() - confirmed_count(input.diagnostics);
   if (candidates == 0) return;
-  out << "streamsan: possible races (guessed footprints, not confirmed by a measurement): "
-      << candidates << '\n';
+  bool guessed = false, staged = false;
+  for (const auto& d : input.diagnostics) {
+    if (!is_candidate(d)) continue;
+    (inferred_sides(d).empty() ? staged : guessed) = true;
+  }
+  out << "streamsan: possible races ("
+      << (staged ? (guessed ? "guessed footprints, or the DMA of a synchronous pageable upload; "
+                            : "the DMA of a synchronous pageable upload; ")
+                 : "guessed footprints, ")
+      << "not confirmed by a measurement): " << candidates << '\n';
   std::size_t printed = 0;
   for (const auto& d : input.diagnostics) {
     if (!is_candidate(d)) continue;
@@ -224,7 +232,12 @@ void print_possible_races(std::ostream& out, const report_input& input, symboliz
     ++printed;
   }
   if (printed < candidates) out << "  … and " << candidates - printed << " more\n";
-  out << "streamsan: rerun with --precise to measure every launch\n";
+  if (guessed) out << "streamsan: rerun with --precise to measure every launch\n";
+  if (staged) {
+    out << "streamsan: a synchronous cudaMemcpy from pageable memory may return before its DMA "
+           "has finished (S-COPY-1); order the later use with a stream or event synchronize, "
+           "or upload from pinned memory\n";
+  }
 }
 
 

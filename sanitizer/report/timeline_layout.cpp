@@ -103,6 +103,7 @@ std::string timeline_label(const timeline_op& op, const log_tables& tables) {
     case operation_kind::host_access:
       return name.empty() ? "host access" : std::string(name);
     case operation_kind::memcpy:
+    case operation_kind::staged_upload:
     case operation_kind::memset:
     case operation_kind::alloc:
     case operation_kind::free:

@@ -178,6 +178,14 @@ class engine_driver {
   void on_other_thread(F&& f) {
     std::thread(std::forward<F>(f)).join();
   }
+  // The same, and the thread then ends (logs thread_exit).
+  template <class F>
+  void on_thread_that_exits(F&& f) {
+    std::thread([&] {
+      f();
+      rec_.thread_exited();
+    }).join();
+  }
 
  private:
   recorder rec_;

@@ -340,6 +340,35 @@ TEST(EngineCopies, SyncPageableToDeviceStagesTheSourceButNotTheDestination) {
   EXPECT_TRUE(d.diagnostics().empty());
   d.on_other_thread([&] { d.launch(other, {d.read(dev)}); });  // the DMA may still run
   EXPECT_EQ(d.kinds(), (kind_list{stream_race}));
+  // Another thread's launch is not ordered after the call's return at all.
+  EXPECT_EQ(d.diagnostics()[0].certainty, diagnostic_certainty::confirmed);
+}
+
+// Note [Staged uploads]: the later use on the same thread would be ordered
+// if the DMA had finished when cudaMemcpy returned, which the documentation
+// does not promise: a possible race, with nothing to measure.
+TEST(EngineCopies, AUseAfterASyncPageableUploadIsOnlyAPossibleRace) {
+  engine_driver d;
+  const auto s = d.stream(), other = d.stream();
+  const auto dev = d.alloc(256), host = d.alloc(256, memory_kind::pageable_host);
+  d.memcpy(s, d.whole(dev), memory_kind::device, d.whole(host), memory_kind::pageable_host, false);
+  d.launch(other, {d.read(dev)});
+  ASSERT_EQ(d.kinds(), (kind_list{stream_race}));
+  const diagnostic& race = d.diagnostics()[0];
+  EXPECT_EQ(race.certainty, diagnostic_certainty::candidate);
+  EXPECT_EQ(race.previous->op, operation_kind::staged_upload);
+  EXPECT_TRUE(inferred_sides(race).empty());
+}
+
+TEST(EngineCopies, AnUploadOverUnorderedStreamWorkIsStillARace) {
+  engine_driver d;
+  const auto s = d.stream(), other = d.stream();
+  const auto dev = d.alloc(256), host = d.alloc(256, memory_kind::pageable_host);
+  d.launch(other, {d.write(dev)});
+  d.memcpy(s, d.whole(dev), memory_kind::device, d.whole(host), memory_kind::pageable_host, false);
+  ASSERT_EQ(d.kinds(), (kind_list{stream_race}));
+  EXPECT_EQ(d.diagnostics()[0].certainty, diagnostic_certainty::confirmed);
+  EXPECT_EQ(d.diagnostics()[0].current.op, operation_kind::staged_upload);
 }
 
 TEST(EngineCopies, SyncPageableToDeviceWaitsForPriorStreamWorkOnTheSource) {

@@ -52,7 +52,7 @@ class random_log {
     const event_id e{pick(5)};
     const alloc_id a{pick(12)};
     const graph_id g{pick(3)};
-    switch (rng_() % 27) {
+    switch (rng_() % 28) {
       case 0: return string_define{string_id{pick(8)}, "text"};
       case 1: return stream_create{s, static_cast<std::int32_t>(rng_() % 3) - 1,
                                    any_enum<stream_flavor>(4), 0};
@@ -100,6 +100,7 @@ class random_log {
       case 24: return graph_launch{g, s};
       case 25: return rng_() % 2 == 0 ? record_body{nvtx_push{string_id{pick(8)}}}
                                       : record_body{nvtx_pop{}};
+      case 26: return thread_exit{};
       default: return unmodelled_call{string_id{pick(8)}};
     }
   }

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <utility>
 
 namespace {
 
@@ -17,6 +18,8 @@ struct state {
   std::map<CUevent, event_state> events;
   std::map<CUfunction, std::pair<CUmodule, std::string>> functions;
   std::set<CUstream> capturing;
+  void (*lookup_hook)(void*) = nullptr;  // once, at the next kernel lookup
+  void* lookup_arg = nullptr;
   std::uintptr_t next = 0x1000;
 };
 state& s() {
@@ -64,7 +67,17 @@ FAKE CUresult cuCtxGetCurrent(CUcontext* c) {
   return CUDA_SUCCESS;
 }
 // Every handle the tests launch is a CUfunction.
-FAKE CUresult cuKernelGetFunction(CUfunction*, CUkernel) { return CUDA_ERROR_INVALID_HANDLE; }
+FAKE CUresult cuKernelGetFunction(CUfunction*, CUkernel) {
+  void (*hook)(void*) = nullptr;
+  void* arg = nullptr;
+  {
+    std::lock_guard lock(s().mutex);
+    hook = std::exchange(s().lookup_hook, nullptr);
+    arg = s().lookup_arg;
+  }
+  if (hook != nullptr) hook(arg);  // the driver loading a module lazily
+  return CUDA_ERROR_INVALID_HANDLE;
+}
 FAKE CUresult cuFuncGetModule(CUmodule* m, CUfunction f) {
   std::lock_guard lock(s().mutex);
   const auto it = s().functions.find(f);
@@ -105,4 +118,10 @@ FAKE void fake_cuda_set_capturing(CUstream stream, bool capturing) {
   } else {
     s().capturing.erase(stream);
   }
+}
+
+FAKE void fake_cuda_on_next_kernel_lookup(void (*hook)(void*), void* arg) {
+  std::lock_guard lock(s().mutex);
+  s().lookup_hook = hook;
+  s().lookup_arg = arg;
 }

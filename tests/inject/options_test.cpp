@@ -34,7 +34,7 @@ TEST(SanitizerOptions, UnknownKeyNamesTheKeyAndTheKnownOnes) {
     EXPECT_STREQ(e.what(),
                  "unknown option 'verbosity' (known: log_path, format, suppressions, "
                  "print_limit, halt_on_error, record, stack_depth, error_exitcode, precise, "
-                 "capture, color, raw_stacks)");
+                 "capture, color, raw_stacks, cpp_stacks)");
   }
 }
 

@@ -137,7 +137,8 @@ TEST(RunCommand, OptionsReachTheProgramCanonically) {
   // The command line overrides the environment; the rest of it is kept.
   EXPECT_EQ(o.out,
             "log_path=:format=json:suppressions=:print_limit=3:halt_on_error=0:record=:"
-            "stack_depth=4:error_exitcode=66:precise=1:capture=cupti:color=auto:raw_stacks=0\n");
+            "stack_depth=4:error_exitcode=66:precise=1:capture=cupti:color=auto:raw_stacks=0:"
+            "cpp_stacks=0\n");
 }
 
 TEST(RunCommand, UnknownOptionInTheEnvironmentIsAnError) {

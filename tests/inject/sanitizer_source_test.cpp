@@ -235,3 +235,50 @@ TEST_F(SanitizerSource, AModuleThatCannotBePatchedIsNamedWithItsKernels) {
 
 }  // namespace
 }  // namespace streamsan::injection
+
+namespace streamsan::injection {
+namespace {
+
+void load_module_b(void*) {
+  Sanitizer_ResourceModuleData m{};
+  m.context = ctx;
+  m.module = reinterpret_cast<CUmodule>(0xb000);
+  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_LOADED, &m);
+}
+
+// The driver loads modules lazily: the first lookup of a kernel's function
+// may load (and so patch) a module from inside our launch-entry callback.
+// That once deadlocked on the H100 (Note [No lock across driver calls]).
+// A read-back is a synchronous copy and a table an allocation: either one
+// invalidates a global-mode capture anywhere in the process, so nothing is
+// measured or polled until it ends (Note [Nothing of ours while a stream
+// captures]).
+TEST_F(SanitizerSource, WhileAStreamCapturesNothingIsMeasuredOrReadBack) {
+  start(measurement_policy::every_launch);
+  fake_cuda_hold_events(true);
+  EXPECT_TRUE(launch(stream_1, 0, 64));
+  const auto capturing = stream_arg{reinterpret_cast<std::uintptr_t>(stream_2)};
+  model.capture_began({}, capturing);
+  fake_cuda_complete_events();
+  EXPECT_FALSE(launch(stream_1, 64, 64));  // another stream: still not measured
+  EXPECT_TRUE(launches().empty());          // the first one's read-back waits
+  model.capture_ended({}, capturing, 0);
+  EXPECT_TRUE(launch(stream_1, 128, 64));
+  synchronize();
+  source->drain();
+  ASSERT_EQ(launches().size(), 3u);
+  EXPECT_EQ(launches()[0].at(0).origin, access_origin::measured);
+  EXPECT_EQ(launches()[1].at(0).origin, access_origin::inferred);
+  EXPECT_EQ(launches()[2].at(0).origin, access_origin::measured);
+}
+
+TEST_F(SanitizerSource, AModuleLoadedDuringAKernelLookupIsPatchedWithoutDeadlock) {
+  start(measurement_policy::on_demand);
+  fake_cuda_on_next_kernel_lookup(load_module_b, nullptr);
+  EXPECT_TRUE(launch(stream_1, 0, 64));
+  synchronize();
+  EXPECT_EQ(launches().size(), 1u);
+}
+
+}  // namespace
+}  // namespace streamsan::injection

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "inject/capture/call_sites.h"
 #include "inject/session/run_result.h"
 #include "sanitizer/log/trace_reader.h"
 #include "tests/inject/capture_sink.h"
@@ -240,6 +241,49 @@ TEST_F(Session, CandidatesAreListedNotCountedAndDoNotHalt) {
   EXPECT_EQ(result().diagnostics, 0u);
   const auto report = read_file(dir / "report.json");
   EXPECT_NE(report.find("\"certainty\": \"candidate\""), std::string::npos) << report;
+}
+
+// The PyTorch support's view of a race (Note [Interpreter frames], Note
+// [Operators narrow kernel footprints]): the operator's exact spans make it
+// a report, and its stacks are the Python frames with the operator first.
+TEST_F(Session, OperatorsReportWithTheirPythonFrames) {
+  auto c = config();
+  c.options.format = report_format::text;
+  c.options.log_path = (dir / "report.txt").string();
+  c.options.stack_depth = 16;
+  c.options.record.clear();
+  session s(c, driver);
+  program p(s.model());
+  p.setup();
+  auto& m = s.model();
+  m.symbol_defined(interpreter_frame_address(1), "aten::mul_.Tensor(float32[64], float32[64])",
+                   "", 0, "");
+  m.symbol_defined(interpreter_frame_address(2), "train_step", "/work/train.py", 7, "");
+  m.symbol_defined(interpreter_frame_address(3), "<module>", "/work/train.py", 12, "");
+  const std::uint32_t frames[] = {1, 2, 3};
+  const annotated_range spans[] = {{buffer, 256, access_mode::read_write}};
+  for (const auto stream : {stream_a, stream_b}) {
+    set_interpreter_frames(frames);
+    m.op_began(spans, false);
+    std::uint64_t dst = buffer;
+    void* params[] = {&dst};
+    m.kernel_launched(s.capture_call_site(), {stream}, fill_kernel,
+                      kernel_arguments::from_pointers(params));
+    m.op_ended({});
+    set_interpreter_frames({});
+  }
+  s.finish();
+  EXPECT_EQ(result().diagnostics, 1u);
+  const auto report = read_file(dir / "report.txt");
+  EXPECT_NE(report.find("stream-race"), std::string::npos) << report;
+  EXPECT_NE(report.find("#0 aten::mul_.Tensor(float32[64], float32[64])\n"), std::string::npos)
+      << report;
+  EXPECT_NE(report.find("#1 train_step /work/train.py:7\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("#2 <module> /work/train.py:12\n"), std::string::npos) << report;
+  EXPECT_EQ(report.find("session_test"), std::string::npos) << "native frames shown: " << report;
+  // A Python program gets torch's words in the fix.
+  EXPECT_NE(report.find("wait_stream"), std::string::npos) << report;
+  if (std::getenv("SHOW_REPORT")) std::fputs(report.c_str(), stderr);
 }
 
 // halt_on_error: a suppressed diagnostic changes nothing. It used to print

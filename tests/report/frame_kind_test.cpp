@@ -68,6 +68,8 @@ TEST(ClassifyFrame, SharedLibrariesByModule) {
   EXPECT_EQ(classify_frame(fn("cudaGraphAddKernelNode", "", "/usr/local/cuda/lib64/libcudart.so.13")),
             frame_kind::cuda);
   EXPECT_EQ(classify_frame(fn("", "", "/usr/local/cuda/lib64/libcupti.so.13")), frame_kind::cupti);
+  EXPECT_EQ(classify_frame(fn("", "", "/usr/local/cuda/compute-sanitizer/libsanitizer-public.so")),
+            frame_kind::cupti);
   EXPECT_EQ(classify_frame(fn("cublasSgemm_v2", "", "/usr/local/cuda/lib64/libcublas.so.13")),
             frame_kind::cuda);
   EXPECT_EQ(classify_frame(fn("memcpy", "", "/usr/lib/x86_64-linux-gnu/libc.so.6")),

@@ -1,5 +1,7 @@
 #include "sanitizer/report/user_stack.h"
 
+#include "sanitizer/report/describe.h"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -127,6 +129,30 @@ TEST(UserStack, EmptyStackHasNoLinesAndNoCallSite) {
   symbolizer symbols(tables, symbol_source::log_only);
   EXPECT_TRUE(view_stack(stack_id{}, nullptr, symbols, {}).lines.empty());
   EXPECT_FALSE(find_call_site(stack_id{}, symbols));
+}
+
+}  // namespace
+}  // namespace streamsan
+
+namespace streamsan {
+namespace {
+
+TEST(ShortKernelName, ElidesTemplateArgumentsOfLongNames) {
+  EXPECT_EQ(short_kernel_name("sum_into(float const*, int, float*, long long)"),
+            "sum_into(float const*, int, float*, long long)");
+  EXPECT_EQ(short_kernel_name(
+                "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<"
+                "float, float, float, at::native::binary_internal::MulFunctor<float> >, "
+                "std::array<char*, 2> >(int, at::native::AUnaryFunctor<float, float, float, "
+                "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2>)"),
+            "at::native::vectorized_elementwise_kernel<\u2026>(int, "
+            "at::native::AUnaryFunctor<\u2026>, std::array<\u2026>)");
+}
+
+TEST(ShortKernelName, KeepsOperatorNames) {
+  const std::string name = "void ns::functor<int, float, double, long, char, short, unsigned, "
+                           "bool>::operator<<(int, std::vector<int, std::allocator<int> >)";
+  EXPECT_EQ(short_kernel_name(name), "ns::functor<\u2026>::operator<<(int, std::vector<\u2026>)");
 }
 
 }  // namespace

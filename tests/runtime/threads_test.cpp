@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -72,6 +73,71 @@ TEST(Threads, PerThreadDefaultStreamsAreIndependent) {
   for (auto& w : workers) w.join();
   std::sort(ids.begin(), ids.end());
   EXPECT_EQ(std::unique(ids.begin(), ids.end()), ids.end());
+  shutdown();
+}
+
+// Which thread logged what, in log order.
+class thread_log final : public record_sink {
+ public:
+  void on_record(const record& r) override {
+    std::lock_guard lock(mutex_);
+    entries_.push_back({r.header.thread, r.body.index()});
+  }
+  struct entry {
+    thread_id thread;
+    std::size_t kind;
+  };
+  std::vector<entry> entries() const {
+    std::lock_guard lock(mutex_);
+    return entries_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<entry> entries_;
+};
+
+// Note [Threads end in the log]
+TEST(Threads, AnEndingThreadLogsThreadExitAfterItsLastRecord) {
+  initialize(testing::test_options());
+  thread_log log;
+  add_log_sink(log);
+  std::thread([] {
+    stream s;
+    auto a = allocate_device(n * sizeof(float));
+    launch(s, kernels::fill{a, 1.0f});
+    s.synchronize();
+  }).join();  // the buffer and the stream die first, then the thread
+  synchronize();
+  remove_log_sink(log);
+  const auto entries = log.entries();
+  const std::size_t exit_kind = record_body(thread_exit{}).index();
+  const auto exit = std::find_if(entries.begin(), entries.end(),
+                                 [&](const auto& e) { return e.kind == exit_kind; });
+  ASSERT_NE(exit, entries.end());
+  EXPECT_EQ(std::count_if(entries.begin(), entries.end(),
+                          [&](const auto& e) { return e.kind == exit_kind; }),
+            1);
+  const thread_id worker = exit->thread;
+  const auto worker_records = std::count_if(entries.begin(), exit, [&](const auto& e) {
+    return e.thread == worker && e.kind == record_body(stream_destroy{}).index();
+  });
+  EXPECT_EQ(worker_records, 1);  // its stream was destroyed before it ended
+  EXPECT_TRUE(std::none_of(std::next(exit), entries.end(),
+                           [&](const auto& e) { return e.thread == worker; }));
+  // The main thread (which called synchronize() after) did not end.
+  EXPECT_NE(entries.back().thread, worker);
+  shutdown();
+}
+
+TEST(Threads, AThreadThatNeverCalledTheRuntimeLogsNothing) {
+  initialize(testing::test_options());
+  thread_log log;
+  add_log_sink(log);
+  const auto before = log.entries().size();
+  std::thread([] {}).join();
+  remove_log_sink(log);
+  EXPECT_EQ(log.entries().size(), before);
   shutdown();
 }
 

@@ -1,0 +1,162 @@
+// The model's side of framework operators (the PyTorch support, python/).
+//
+// Note [Operators narrow kernel footprints]
+// An ATen operator names the tensors it touches: its arguments, read or
+// written as its schema says (`Tensor(a!)` is written), and the tensors it
+// returns. The kernels it launches touch those tensors and, at most, scratch
+// memory of their own (library workspaces). So a kernel launched inside an
+// operator takes the byte spans of the operator's tensors (origin exact: the
+// schema is a promise torch checks), instead of "from each pointer to the
+// end of its allocation", which for the caching allocator is the end of a
+// segment shared with unrelated tensors. Every kernel of the operator takes
+// every span: the kernels of one operator run in order on one stream, so
+// this costs no precision between streams, and it holds for kernels that
+// reach a tensor through a TMA descriptor or a pointer loaded from memory,
+// which no argument word shows. A pointer word in no span (a workspace)
+// adds its inferred footprint, so nothing the kernel may touch is dropped.
+//
+// Outputs are allocated inside the operator, after the kernels that write
+// them were launched, so the launches of an operator that returns new
+// tensors are emitted with their inferred accesses as placeholders and held
+// in the footprint resolver (Note [Measured footprints arrive late]) until
+// op_ended() names the outputs; those of an operator that returns none
+// (in-place, out=) are exact at once. The spans are kept apart, never folded
+// per allocation: two tensors of one segment stay two accesses.
+#include <algorithm>
+#include <utility>
+
+#include "inject/model/cuda_model.h"
+
+namespace streamsan::injection {
+namespace {
+
+// A launch awaiting the operator's outputs.
+struct held_launch {
+  precise::footprint_resolver::token token = 0;
+  std::vector<pointer_word> open;  // words in no input span
+  std::vector<access> inferred;    // the generic footprint, per allocation
+};
+
+struct operator_state {
+  const cuda_model* model = nullptr;
+  unsigned depth = 0;
+  bool expects_outputs = false;
+  std::vector<access> spans;  // inputs, then outputs
+  std::vector<held_launch> held;
+};
+
+thread_local operator_state op;
+
+// The span of `spans` that holds the word's address, if any.
+const access* span_holding(std::span<const access> spans, const pointer_word& w) {
+  for (const auto& s : spans) {
+    if (s.range.alloc == w.alloc && w.offset >= s.range.offset &&
+        w.offset - s.range.offset < std::max<std::uint64_t>(s.range.size, 1)) {
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
+void add_distinct(std::vector<access>& out, const access& a) {
+  for (auto& b : out) {
+    if (b.range == a.range && b.origin == a.origin) {
+      b.mode = b.mode | a.mode;
+      return;
+    }
+  }
+  out.push_back(a);
+}
+
+// What a launch of the operator touches: every span, and the inferred
+// footprint of each allocation a word in no span points into.
+std::vector<access> settle(const held_launch& h, std::span<const access> spans) {
+  std::vector<access> out(spans.begin(), spans.end());
+  for (const auto& w : h.open) {
+    if (span_holding(spans, w) != nullptr) continue;
+    for (const auto& a : h.inferred) {
+      if (a.range.alloc == w.alloc) add_distinct(out, a);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool cuda_model::in_operator() noexcept { return op.depth > 0; }
+
+std::vector<access> cuda_model::op_spans_locked(std::span<const annotated_range> ranges) const {
+  std::vector<access> out;
+  out.reserve(ranges.size());
+  for (const auto& r : ranges) {
+    const auto* a = allocations_.find_live(r.address);
+    if (a == nullptr) continue;  // memory streamsan does not track
+    const std::uint64_t offset = r.address - a->base;
+    const std::uint64_t size = std::min(r.size, a->size - offset);
+    add_distinct(out, access{byte_range{a->id, offset, size}, r.mode, access_origin::exact});
+  }
+  return out;
+}
+
+void cuda_model::op_began(std::span<const annotated_range> inputs, bool expects_outputs) {
+  std::lock_guard lock(mutex_);
+  if (op.model != this) {
+    op = operator_state{};
+    op.model = this;
+  }
+  if (op.depth++ == 0) {
+    op.spans.clear();
+    op.held.clear();
+    op.expects_outputs = false;
+  }
+  op.expects_outputs = op.expects_outputs || expects_outputs;
+  for (const auto& a : op_spans_locked(inputs)) add_distinct(op.spans, a);
+}
+
+void cuda_model::op_ended(std::span<const annotated_range> outputs) {
+  std::vector<std::pair<precise::footprint_resolver::token, std::vector<access>>> settled;
+  precise::footprint_resolver* resolver = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    if (op.model != this || op.depth == 0) return;  // unbalanced: ignored
+    for (const auto& a : op_spans_locked(outputs)) add_distinct(op.spans, a);
+    if (--op.depth > 0) return;  // the outer operator settles
+    resolver = resolver_;
+    for (auto& h : op.held) settled.emplace_back(h.token, settle(h, op.spans));
+    op.held.clear();
+    op.spans.clear();
+  }
+  // Outside the model's lock: the resolver delivers to the engine.
+  if (resolver == nullptr) return;
+  for (auto& [token, accesses] : settled) resolver->resolve(token, std::move(accesses));
+}
+
+void cuda_model::op_launch_accesses_locked(const kernel_info* info, const kernel_arguments& args) {
+  scratch_.clear();
+  held_launch h;
+  if (info != nullptr) {
+    for (const auto& w : pointer_words(info->plans, args, allocations_)) {
+      if (span_holding(op.spans, w) == nullptr) h.open.push_back(w);
+    }
+    if (!h.open.empty()) {
+      infer_accesses(info->plans, args, allocations_, h.inferred, &info->learned);
+    }
+  }
+  if (!op.expects_outputs || resolver_ == nullptr) {  // nothing to wait for
+    scratch_ = settle(h, op.spans);
+    return;
+  }
+  // The placeholder the resolver holds until op_ended().
+  scratch_ = settle(h, op.spans);
+  h.token = resolver_->await_next_launch();
+  op.held.push_back(std::move(h));
+}
+
+void cuda_model::symbol_defined(std::uint64_t address, std::string_view function,
+                                std::string_view file, std::uint32_t line,
+                                std::string_view module) {
+  std::lock_guard lock(mutex_);
+  rec_.emit_with_stack(frame_symbol{address, function, file, line, module, 0}, {});
+}
+
+}  // namespace streamsan::injection

@@ -1,0 +1,130 @@
+// The entry points of the PyTorch support (python/streamsan_torch, through
+// ctypes). A small C ABI, versioned by streamsan_inject_torch_abi(): the
+// Python side refuses a library whose version it does not know, and says so
+// in one line. Spans are flat arrays of (address, bytes, mode) triples of
+// uint64, mode as in include/streamsan/annotate.h (1 read, 2 write, 3 both);
+// frames are the ids of frames defined by streamsan_inject_torch_frame,
+// innermost first (Note [Interpreter frames]). Every entry point is a no-op
+// before CUDA is initialized (no session yet) and never throws.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "include/streamsan/annotate.h"
+#include "inject/capture/call_sites.h"
+#include "inject/session/process_session.h"
+
+#define STREAMSAN_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+using streamsan::access_mode;
+using streamsan::injection::annotated_range;
+namespace process_session = streamsan::injection::process_session;
+
+constexpr int torch_abi_version = 1;
+
+access_mode mode_of(std::uint64_t m) {
+  switch (m) {
+    case STREAMSAN_READ: return access_mode::read;
+    case STREAMSAN_WRITE: return access_mode::write;
+    default: return access_mode::read_write;
+  }
+}
+
+// Small: an operator has a handful of tensors.
+std::vector<annotated_range> ranges_of(const std::uint64_t* spans, std::size_t count) {
+  std::vector<annotated_range> out;
+  if (spans == nullptr) return out;
+  out.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t* t = spans + 3 * i;
+    if (t[1] == 0) continue;  // an empty tensor touches nothing
+    out.push_back(annotated_range{t[0], t[1], mode_of(t[2])});
+  }
+  return out;
+}
+
+std::span<const std::uint32_t> frames_of(const std::uint32_t* frames, std::size_t count) {
+  if (frames == nullptr) return {};
+  return {frames, count};
+}
+
+}  // namespace
+
+STREAMSAN_EXPORT int streamsan_inject_torch_abi(void) { return torch_abi_version; }
+
+// Nonzero once the session runs (CUDA initialized under streamsan).
+STREAMSAN_EXPORT int streamsan_inject_torch_active(void) {
+  return process_session::current() != nullptr ? 1 : 0;
+}
+
+// Frame `id` (chosen by the caller, once per code location) is `function` at
+// `file`:`line`; an empty file names an operator pseudo-frame.
+STREAMSAN_EXPORT void streamsan_inject_torch_frame(std::uint32_t id, const char* function,
+                                                   const char* file, std::uint32_t line) {
+  auto* s = process_session::current();
+  if (s == nullptr) return;
+  try {
+    s->model().symbol_defined(streamsan::injection::interpreter_frame_address(id),
+                              function ? function : "", file ? file : "", line, "");
+  } catch (...) {
+  }
+}
+
+// The calling thread's interpreter frames for the CUDA calls that follow
+// (none: native frames again).
+STREAMSAN_EXPORT void streamsan_inject_torch_frames(const std::uint32_t* frames,
+                                                    std::size_t count) {
+  streamsan::injection::set_interpreter_frames(frames_of(frames, count));
+}
+
+// An operator begins on the calling thread with these tensor spans; its
+// launches take them (Note [Operators narrow kernel footprints]). Flag 1:
+// the operator returns new tensors (op_end names them).
+STREAMSAN_EXPORT void streamsan_inject_torch_op_begin(const std::uint64_t* spans,
+                                                      std::size_t count,
+                                                      const std::uint32_t* frames,
+                                                      std::size_t frame_count,
+                                                      std::uint32_t flags) {
+  streamsan::injection::set_interpreter_frames(frames_of(frames, frame_count));
+  auto* s = process_session::current();
+  if (s == nullptr) return;
+  try {
+    s->model().op_began(ranges_of(spans, count), (flags & 1u) != 0);
+  } catch (...) {
+  }
+}
+
+// The operator returned these tensors; the interpreter frames are cleared.
+STREAMSAN_EXPORT void streamsan_inject_torch_op_end(const std::uint64_t* spans,
+                                                    std::size_t count) {
+  auto* s = process_session::current();
+  if (s != nullptr) {
+    try {
+      s->model().op_ended(ranges_of(spans, count));
+    } catch (...) {
+    }
+  }
+  streamsan::injection::set_interpreter_frames({});
+}
+
+// The host reads or writes these spans now (a CPU operator on pinned
+// tensors, .numpy(), .item(), .tolist()); memory streamsan does not track
+// (pageable) is ignored.
+STREAMSAN_EXPORT void streamsan_inject_torch_host_access(const std::uint64_t* spans,
+                                                         std::size_t count, const char* label,
+                                                         const std::uint32_t* frames,
+                                                         std::size_t frame_count) {
+  auto* s = process_session::current();
+  if (s == nullptr) return;
+  try {
+    streamsan::injection::set_interpreter_frames(frames_of(frames, frame_count));
+    const auto ranges = ranges_of(spans, count);
+    s->model().host_accessed(s->capture_call_site(), ranges, label ? label : "host access");
+    streamsan::injection::set_interpreter_frames({});
+  } catch (...) {
+    streamsan::injection::set_interpreter_frames({});
+  }
+}

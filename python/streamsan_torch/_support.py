@@ -1,0 +1,431 @@
+"""The operator hook: a TorchDispatchMode that reports each ATen operator's
+tensor spans and the user's Python frames to the injection library, and the
+host accesses of CPU tensors.
+
+Cheap by construction: one dict lookup for the operator's plan (modes per
+argument, from its schema, made once), a few metadata calls per tensor, one
+dict lookup per Python frame (frames are defined once per (code, line)), and
+two ctypes calls per operator that touches a CUDA tensor.
+"""
+import functools
+import os
+import sys
+import sysconfig
+import threading
+from array import array
+
+READ, WRITE, READ_WRITE = 1, 2, 3
+METADATA = 0  # the operator reads the tensor's shape only: no span
+MAX_FRAMES = 16
+
+_lib = None
+_torch = None
+_Tensor = None
+_broken = [False]
+_active = [False]
+
+
+def missing_hooks(torch):
+    """What this torch lacks for the support, as one phrase; '' when nothing."""
+    try:
+        from torch.utils._python_dispatch import TorchDispatchMode  # noqa: F401
+    except Exception:
+        return "torch.utils._python_dispatch.TorchDispatchMode"
+    if not hasattr(torch, "Tensor") or not hasattr(torch.Tensor, "data_ptr"):
+        return "torch.Tensor.data_ptr"
+    try:
+        schema = torch.ops.aten.add_.Tensor._schema
+        schema.arguments[0].alias_info.is_write
+    except Exception:
+        return "operator schemas (OpOverload._schema with alias_info)"
+    return ""
+
+
+def _fail(e):
+    """An error of ours: said once; the operator hook passes through from now on."""
+    if not _broken[0]:
+        _broken[0] = True
+        sys.stderr.write("streamsan: the PyTorch support stopped after an internal error "
+                         "(%s: %s); the generic capture continues\n" % (type(e).__name__, e))
+
+
+# ---- Python frames (Note [Interpreter frames] in inject/capture/call_sites.h) ----
+
+def _folded_prefixes(torch):
+    dirs = {os.path.dirname(os.path.abspath(__file__))}
+    dirs.add(os.path.dirname(os.path.abspath(torch.__file__)))
+    for key in ("stdlib", "platstdlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            dirs.add(os.path.abspath(p))
+    # Where torch's helper packages live (functorch, torchgen) is site-packages,
+    # which also holds the user's libraries: only torch's own are folded.
+    site = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__)))
+    for name in ("functorch", "torchgen", "triton"):
+        dirs.add(os.path.join(site, name))
+    return tuple(sorted(d + os.sep for d in dirs))
+
+
+class _Frames:
+    def __init__(self, torch, lib):
+        self._lib = lib
+        self._ids = {}      # (code, line) -> id; 0 = folded
+        self._ops = {}      # operator description -> id
+        self._next = 1
+        self._lock = threading.Lock()
+        self._folded = _folded_prefixes(torch)
+
+    def _new_id(self):
+        with self._lock:
+            i = self._next
+            self._next += 1
+        return i
+
+    def _define(self, code, line):
+        name = code.co_filename
+        # The interpreter's own code (<frozen runpy>) and library folders are
+        # folded; `python -c` (<string>), <stdin> and notebook cells are the
+        # user's.
+        if name.startswith(("<frozen", "<built-in")) or name.startswith(self._folded):
+            fid = 0
+        else:
+            fid = self._new_id()
+            function = getattr(code, "co_qualname", code.co_name)
+            path = name if name.startswith("<") else os.path.abspath(name)
+            self._lib.streamsan_inject_torch_frame(
+                fid, function.encode("utf-8", "replace"), path.encode("utf-8", "replace"), line)
+        self._ids[(code, line)] = fid
+        return fid
+
+    def op_frame(self, plan, shapes):
+        """The operator's pseudo-frame: its name, dtypes and shapes."""
+        key = (plan, tuple(shapes))
+        fid = self._ops.get(key)
+        if fid is None:
+            fid = self._new_id()
+            self._lib.streamsan_inject_torch_frame(
+                fid, _describe(plan, shapes).encode("utf-8", "replace"), b"", 0)
+            self._ops[key] = fid
+        return fid
+
+    def stack(self, out, depth):
+        """Appends the user's frames, innermost first, from sys._getframe(depth)."""
+        try:
+            f = sys._getframe(depth + 1)
+        except ValueError:
+            return
+        ids = self._ids
+        n = 0
+        while f is not None:
+            code = f.f_code
+            line = f.f_lineno
+            fid = ids.get((code, line))
+            if fid is None:
+                fid = self._define(code, line)
+            if fid:
+                out.append(fid)
+                n += 1
+                if n >= MAX_FRAMES:
+                    return
+            f = f.f_back
+
+
+# ---- operator plans ----
+
+class _Plan:
+    __slots__ = ("name", "positional", "keyword", "fresh_returns", "flags", "view")
+
+    def __init__(self, func):
+        schema = func._schema
+        self.name = schema.name + ("." + schema.overload_name if schema.overload_name else "")
+        self.positional = []
+        self.keyword = {}
+        # *_like and new_* operators read only their argument's metadata
+        # (shape, dtype, device): no span, or each kernel they launch (a fill)
+        # would also "read" it.
+        base = schema.name.split("::")[-1]
+        metadata_only = base.endswith("_like") or base.startswith("new_")
+        for arg in schema.arguments:
+            mode = READ_WRITE if _written(arg) else (METADATA if metadata_only else READ)
+            if not arg.kwarg_only:
+                self.positional.append(mode)
+            self.keyword[arg.name] = mode
+        # Returns without alias information are new tensors the op wrote.
+        self.fresh_returns = [r.alias_info is None for r in schema.returns]
+        # op_begin flag 1: new tensors come back (the launches wait for them).
+        self.flags = 1 if any(self.fresh_returns) else 0
+        # A view (returns an alias it does not write, writes nothing) reads
+        # no data: neither a launch nor a host access comes of it.
+        writes = any(m == READ_WRITE for m in self.positional) or any(
+            m == READ_WRITE for m in self.keyword.values())
+        self.view = (not writes and bool(schema.returns) and all(
+            r.alias_info is not None and not r.alias_info.is_write for r in schema.returns))
+
+
+def _written(arg):
+    """`Tensor(a!)`, also inside a list (`Tensor(a!)[]`, foreach operators)."""
+    info = arg.alias_info
+    if info is not None and info.is_write:
+        return True
+    try:
+        return "!" in str(arg)
+    except Exception:
+        return False
+
+
+def _dtype_name(dtype):
+    s = str(dtype)
+    return s[6:] if s.startswith("torch.") else s
+
+
+class _Collector:
+    """The spans of one operator's tensors."""
+    __slots__ = ("cuda", "cpu", "shapes")
+
+    def __init__(self):
+        self.cuda = array("Q")
+        self.cpu = array("Q")
+        self.shapes = []
+
+    def add(self, t, mode):
+        if t.layout is not _torch.strided:
+            return
+        if t.is_cuda:
+            out = self.cuda
+        elif t.is_cpu:
+            out = self.cpu
+        else:
+            return
+        n = t.numel()
+        if len(self.shapes) < 4:
+            self.shapes.append((t.dtype, t.shape))
+        if n == 0:
+            return
+        try:
+            ptr = t.data_ptr()
+        except Exception:  # no storage (fake, meta-like or wrapper subclasses)
+            return
+        size = t.element_size()
+        if t.is_contiguous():
+            size *= n
+        else:
+            extent = 0
+            for s, st in zip(t.shape, t.stride()):
+                if s > 1:
+                    extent += (s - 1) * abs(st)
+            size *= extent + 1
+        out.append(ptr)
+        out.append(size)
+        out.append(mode)
+
+    def add_value(self, value, mode):
+        if mode == METADATA:
+            return
+        if isinstance(value, _Tensor):
+            self.add(value, mode)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                if isinstance(v, _Tensor):
+                    self.add(v, mode)
+
+
+def _describe(plan, shapes):
+    parts = ["%s[%s]" % (_dtype_name(d), ", ".join(str(x) for x in s)) for d, s in shapes]
+    return "%s(%s)" % (plan.name, ", ".join(parts))
+
+
+def _output_spans(plan, out):
+    c = _Collector()
+    if isinstance(out, (list, tuple)):
+        for i, v in enumerate(out):
+            if i >= len(plan.fresh_returns) or plan.fresh_returns[i]:
+                c.add_value(v, WRITE)
+    elif plan.fresh_returns and plan.fresh_returns[0]:
+        c.add_value(out, WRITE)
+    return c.cuda
+
+
+def _address(a):
+    return a.buffer_info()[0] if len(a) else None
+
+
+def _make_mode(torch, lib, frames):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    plans = {}
+    op_begin = lib.streamsan_inject_torch_op_begin
+    op_end = lib.streamsan_inject_torch_op_end
+    host_access = lib.streamsan_inject_torch_host_access
+    is_active = lib.streamsan_inject_torch_active
+
+    class StreamsanDispatchMode(TorchDispatchMode):
+        """Tells streamsan each operator's tensors (never changes results)."""
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if _broken[0]:
+                return func(*args, **kwargs)
+            began = False
+            plan = None
+            try:
+                began, plan = _before(func, args, kwargs)
+            except Exception as e:  # ours: the operator runs as if we were not here
+                _fail(e)
+            if not began:
+                return func(*args, **kwargs)
+            out = None
+            try:
+                out = func(*args, **kwargs)
+                return out
+            finally:
+                try:
+                    spans = _output_spans(plan, out) if out is not None else array("Q")
+                    op_end(_address(spans), len(spans) // 3)
+                except Exception as e:
+                    op_end(None, 0)
+                    _fail(e)
+
+    def _before(func, args, kwargs):
+        """Tells streamsan about the operator; True when op_end must follow."""
+        plan = plans.get(func)
+        if plan is None:
+            plan = plans[func] = _Plan(func)
+        if plan.view:
+            return False, plan
+        c = _Collector()
+        positional = plan.positional
+        for i, a in enumerate(args):
+            c.add_value(a, positional[i] if i < len(positional) else READ)
+        for k, a in kwargs.items():
+            c.add_value(a, plan.keyword.get(k, READ))
+        if not _active[0]:
+            _active[0] = bool(is_active())
+            if not _active[0]:
+                return False, plan  # CUDA not initialized: nothing to tell yet
+        if c.cuda or (not c.cpu and not c.shapes):
+            # A CUDA operator, or a factory (outputs only).
+            ids = array("I")
+            ids.append(frames.op_frame(plan, c.shapes))
+            frames.stack(ids, 2)
+            op_begin(_address(c.cuda), len(c.cuda) // 3, _address(ids), len(ids), plan.flags)
+            return True, plan
+        if c.cpu:
+            # A CPU operator: the host touches its tensors now.
+            ids = array("I")
+            ids.append(frames.op_frame(plan, c.shapes))
+            frames.stack(ids, 2)
+            host_access(_address(c.cpu), len(c.cpu) // 3, plan.name.encode() + b" on the CPU",
+                        _address(ids), len(ids))
+        return False, plan
+
+    return StreamsanDispatchMode
+
+
+def _wrap_host_read(torch, lib, frames, name):
+    original = getattr(torch.Tensor, name, None)
+    if original is None:
+        return
+    host_access = lib.streamsan_inject_torch_host_access
+    label = ("Tensor.%s()" % name).encode()
+
+    @functools.wraps(original)
+    def wrapper(self, *args, **kwargs):
+        if _active[0] and not _broken[0]:
+            try:
+                if self.is_cpu:
+                    c = _Collector()
+                    c.add(self, READ)
+                    if c.cpu:
+                        ids = array("I")
+                        frames.stack(ids, 1)
+                        host_access(_address(c.cpu), 1, label, _address(ids), len(ids))
+            except Exception as e:
+                _fail(e)
+        return original(self, *args, **kwargs)
+
+    setattr(torch.Tensor, name, wrapper)
+
+
+# Note [Lazy operator tracking]
+# STREAMSAN_TORCH=lazy trades the first operators' precision for speed: the
+# dispatch mode is entered only when the program first shows concurrency
+# that footprints matter for: a new or external CUDA stream (graph capture
+# makes one too) or a non_blocking copy. Until then every operator ran on
+# one stream and every copy synchronized with the host, and kernels keep
+# their generic,
+# measured-on-demand footprints and native frames. A program that never
+# does any of this (a single-stream training loop) pays nothing per
+# operator. Operators before the trigger that race with later ones are still
+# seen, through the generic footprints (measured on their first launch per
+# stream when the Compute Sanitizer API is there), without Python frames.
+
+def _wrap_trigger(owner, name, enter, should=None):
+    original = owner.__dict__.get(name)
+    if original is None:
+        return
+    function = original.__func__ if isinstance(original, staticmethod) else original
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        if should is None or should(args, kwargs):
+            enter()
+        return function(*args, **kwargs)
+
+    setattr(owner, name, staticmethod(wrapper) if isinstance(original, staticmethod)
+            or name == "__new__" else wrapper)
+
+
+def _install_lazy(torch, enter):
+    stream = torch.cuda.Stream
+    # Stream(stream_id=...) wraps an existing stream (current_stream()).
+    _wrap_trigger(stream, "__new__", enter, lambda a, k: "stream_id" not in k)
+    external = getattr(torch.cuda, "ExternalStream", None)
+    if external is not None and "__new__" in external.__dict__:
+        _wrap_trigger(external, "__new__", enter)
+    tensor = torch.Tensor
+    # (pin_memory() is left alone: DataLoader pins on its own thread, which
+    # is not where the mode is needed; the non_blocking copy that follows
+    # triggers.)
+    # copy_(src, non_blocking), to(..., non_blocking=True), cuda(device, non_blocking).
+    _wrap_method(tensor, "copy_", enter,
+                 lambda a, k: bool(k.get("non_blocking")) or (len(a) > 1 and a[1] is True))
+    for name in ("to", "cuda", "cpu"):
+        _wrap_method(tensor, name, enter, lambda a, k: bool(k.get("non_blocking")))
+
+
+def _wrap_method(owner, name, enter, should):
+    original = getattr(owner, name, None)
+    if original is None:
+        return
+
+    @functools.wraps(original)
+    def call(self, *args, **kwargs):
+        if should(args, kwargs):
+            enter()
+        return original(self, *args, **kwargs)
+
+    setattr(owner, name, call)
+
+
+def install(torch, lib):
+    global _lib, _torch, _Tensor
+    _lib, _torch, _Tensor = lib, torch, torch.Tensor
+    frames = _Frames(torch, lib)
+    mode_class = _make_mode(torch, lib, frames)
+    mode = mode_class()
+    install.mode = mode
+    entered = [False]
+
+    def enter():
+        # Entered for good on this thread; autograd's worker threads inherit
+        # it with the rest of the thread-local state.
+        if not entered[0]:
+            entered[0] = True
+            mode.__enter__()
+
+    for name in ("numpy", "tolist"):
+        _wrap_host_read(torch, lib, frames, name)
+    if os.environ.get("STREAMSAN_TORCH", "1") == "lazy":
+        _install_lazy(torch, enter)
+    else:
+        enter()

@@ -1,0 +1,380 @@
+"""The PyTorch support's Python side, without torch: a stand-in torch module
+(just what the support touches) and the real injection library.
+
+    support_test.py BUILD/python LIBSTREAMSAN_INJECT.so STREAMSAN
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+PYDIR, LIB, STREAMSAN = sys.argv[1:4]
+del sys.argv[1:4]
+
+FAKE_TORCH = textwrap.dedent('''
+    __version__ = "0.0-standin"
+    __file__ = __file__
+    strided = "strided"
+
+    class _Device:
+        def __init__(self, kind):
+            self.type = kind
+
+    class Tensor:
+        def __init__(self, ptr, shape, stride=None, itemsize=4, device="cuda", dtype="torch.float32"):
+            self.ptr, self.shape, self.itemsize = ptr, tuple(shape), itemsize
+            if stride is None:
+                stride, acc = [], 1
+                for s in reversed(self.shape):
+                    stride.insert(0, acc)
+                    acc *= s
+            self._stride = tuple(stride)
+            self.device, self.dtype, self.layout = _Device(device), dtype, strided
+        @property
+        def is_cuda(self):
+            return self.device.type == "cuda"
+        @property
+        def is_cpu(self):
+            return self.device.type == "cpu"
+        def numel(self):
+            n = 1
+            for s in self.shape:
+                n *= s
+            return n
+        def element_size(self):
+            return self.itemsize
+        def stride(self):
+            return self._stride
+        def data_ptr(self):
+            if self.ptr is None:
+                raise RuntimeError("no storage")
+            return self.ptr
+        def is_contiguous(self):
+            acc = 1
+            for s, st in reversed(list(zip(self.shape, self._stride))):
+                if s != 1 and st != acc:
+                    return False
+                acc *= s
+            return True
+        def tolist(self):
+            return [0.0] * self.numel()
+
+    class _Alias:
+        def __init__(self, write):
+            self.is_write = write
+
+    class _Arg:
+        def __init__(self, name, write=None, kwarg_only=False):
+            self.name, self.kwarg_only = name, kwarg_only
+            self.alias_info = None if write is None else _Alias(write)
+
+    class _Schema:
+        def __init__(self, name, overload, args, returns):
+            self.name, self.overload_name = name, overload
+            self.arguments, self.returns = args, returns
+
+    class _Op:
+        def __init__(self, schema, fn):
+            self._schema, self.fn = schema, fn
+        def __call__(self, *args, **kwargs):
+            return self.fn(*args, **kwargs)
+
+    class _Namespace:
+        pass
+
+    class _Cuda:
+        class Stream:
+            def __new__(cls, device=None, priority=0, **kwargs):
+                return object.__new__(cls)
+
+    cuda = _Cuda()
+    ops = _Namespace()
+    ops.aten = _Namespace()
+    ops.aten.add_ = _Namespace()
+    ops.aten.add_.Tensor = _Op(_Schema("aten::add_", "Tensor",
+        [_Arg("self", True), _Arg("other"), _Arg("alpha", kwarg_only=True)], [_Arg("", True)]),
+        lambda a, b, alpha=1: a)
+    ops.aten.mul = _Namespace()
+    ops.aten.mul.Tensor = _Op(_Schema("aten::mul", "Tensor", [_Arg("self"), _Arg("other")],
+        [_Arg("")]), lambda a, b: Tensor(0x9000, a.shape))
+    ops.aten.zeros_like = _Op(_Schema("aten::zeros_like", "", [_Arg("self")], [_Arg("")]),
+        lambda a: Tensor(0x7000, a.shape))
+    ops.aten.slice = _Op(_Schema("aten::slice", "Tensor", [_Arg("self", False)],
+        [_Arg("", False)]), lambda a: a)
+    ops.aten.sum = _Op(_Schema("aten::sum", "", [_Arg("self")], [_Arg("")]),
+        lambda a: Tensor(0x100, (), device="cpu"))
+    def _boom(a):
+        raise ValueError("the user's own error")
+    ops.aten.boom = _Op(_Schema("aten::boom", "", [_Arg("self")], [_Arg("")]), _boom)
+''')
+
+DISPATCH = textwrap.dedent('''
+    class TorchDispatchMode:
+        entered = []
+        def __enter__(self):
+            TorchDispatchMode.entered.append(self)
+            return self
+        def __exit__(self, *a):
+            TorchDispatchMode.entered.remove(self)
+''')
+
+
+def make_torch(root, with_dispatch=True):
+    pkg = os.path.join(root, "torch")
+    os.makedirs(os.path.join(pkg, "utils"), exist_ok=True)
+    with open(os.path.join(pkg, "__init__.py"), "w") as f:
+        f.write(FAKE_TORCH)
+    with open(os.path.join(pkg, "utils", "__init__.py"), "w") as f:
+        f.write("")
+    if with_dispatch:
+        with open(os.path.join(pkg, "utils", "_python_dispatch.py"), "w") as f:
+            f.write(DISPATCH)
+
+
+def run_under_streamsan(script, pythonpath, extra_env=None):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = pythonpath
+    env.pop("STREAMSAN_OPTIONS", None)
+    env.update(extra_env or {})
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(textwrap.dedent(script))
+    try:
+        return subprocess.run([STREAMSAN, "run", "--injection-library", LIB, "--", sys.executable,
+                               f.name], env=env, capture_output=True, text=True, timeout=60)
+    finally:
+        os.unlink(f.name)
+
+
+class ZeroSetUp(unittest.TestCase):
+    def test_torch_import_activates_and_user_sitecustomize_still_runs(self):
+        with tempfile.TemporaryDirectory() as root:
+            make_torch(root)
+            user = os.path.join(root, "user")
+            os.makedirs(user)
+            with open(os.path.join(user, "sitecustomize.py"), "w") as f:
+                f.write("import builtins\nbuiltins.USER_SITECUSTOMIZE = True\n")
+            r = run_under_streamsan('''
+                import builtins, sys
+                assert getattr(builtins, "USER_SITECUSTOMIZE", False), "user sitecustomize lost"
+                assert "streamsan_torch" in sys.modules
+                assert "torch" not in sys.modules
+                import torch
+                import streamsan_torch
+                print("status", streamsan_torch.status())
+                from torch.utils._python_dispatch import TorchDispatchMode
+                print("modes", len(TorchDispatchMode.entered))
+            ''', root + os.pathsep + user)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("status (True, None)", r.stdout)
+            self.assertIn("modes 1", r.stdout)
+            self.assertIn("streamsan: the program made no CUDA calls", r.stderr)
+
+    def test_a_torch_without_the_hooks_gets_one_line_and_runs_on(self):
+        with tempfile.TemporaryDirectory() as root:
+            make_torch(root, with_dispatch=False)
+            r = run_under_streamsan('''
+                import torch
+                print("still running")
+            ''', root)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("still running", r.stdout)
+            lines = [l for l in r.stderr.splitlines() if "lacks" in l]
+            self.assertEqual(lines, ["streamsan: PyTorch 0.0-standin lacks "
+                                     "torch.utils._python_dispatch.TorchDispatchMode: no tensor "
+                                     "footprints or Python frames; the generic capture continues"])
+
+    def test_no_python_leaves_pythonpath_alone(self):
+        r = subprocess.run([STREAMSAN, "run", "--no-python", "--injection-library", LIB, "--",
+                            sys.executable, "-c", "import sys; print('streamsan_torch' in "
+                            "sys.modules)"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.stdout.strip(), "False")
+
+    def test_a_python_shebang_script_is_detected(self):
+        with tempfile.TemporaryDirectory() as root:
+            script = os.path.join(root, "train")
+            with open(script, "w") as f:
+                f.write("#!/usr/bin/env python3\nimport sys\nprint('streamsan_torch' in "
+                        "sys.modules)\n")
+            os.chmod(script, 0o755)
+            r = subprocess.run([STREAMSAN, "run", "--injection-library", LIB, "--", script],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.stdout.strip(), "True", r.stderr)
+
+
+class FakeLib:
+    """The C ABI, recorded."""
+
+    def __init__(self, active=1):
+        self.calls = []
+        self._active = active
+
+    def streamsan_inject_torch_active(self):
+        return self._active
+
+    def streamsan_inject_torch_frame(self, fid, function, file, line):
+        self.calls.append(("frame", fid, function.decode(), os.path.basename(file.decode()), line))
+
+    def streamsan_inject_torch_op_begin(self, spans, n, frames, nframes, flags):
+        self.calls.append(("begin", self._read(spans, 3 * n, "Q"), self._read(frames, nframes, "I"),
+                           flags))
+
+    def streamsan_inject_torch_op_end(self, spans, n):
+        self.calls.append(("end", self._read(spans, 3 * n, "Q")))
+
+    def streamsan_inject_torch_host_access(self, spans, n, label, frames, nframes):
+        self.calls.append(("host", self._read(spans, 3 * n, "Q"), label.decode()))
+
+    @staticmethod
+    def _read(address, count, code):
+        import ctypes
+        if not address or not count:
+            return []
+        kind = ctypes.c_uint64 if code == "Q" else ctypes.c_uint32
+        return list((kind * count).from_address(address))
+
+
+class Support(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.root = tempfile.mkdtemp()
+        make_torch(cls.root)
+        sys.path.insert(0, cls.root)
+        sys.path.insert(0, PYDIR)
+        import torch
+        from streamsan_torch import _support
+        cls.torch, cls.support = torch, _support
+
+    def mode(self, lib):
+        s = self.support
+        s._torch, s._Tensor, s._lib = self.torch, self.torch.Tensor, lib
+        s._broken[0], s._active[0] = False, False
+        frames = s._Frames(self.torch, lib)
+        return s._make_mode(self.torch, lib, frames)()
+
+    def test_abi_of_the_real_library(self):
+        os.environ["CUDA_INJECTION64_PATH"] = LIB
+        from streamsan_torch import _native
+        lib, why = _native.load()
+        self.assertIsNone(why)
+        self.assertEqual(lib.streamsan_inject_torch_active(), 0)  # no CUDA: no session
+        lib.streamsan_inject_torch_op_begin(None, 0, None, 0, 0)  # no-ops, no crash
+        lib.streamsan_inject_torch_op_end(None, 0)
+
+    def test_in_place_op_spans_follow_the_schema(self):
+        t = self.torch
+        lib = FakeLib()
+        a = t.Tensor(0x1000, (4, 8))
+        b = t.Tensor(0x2000, (4, 8))
+        self.mode(lib).__torch_dispatch__(t.ops.aten.add_.Tensor, (), (a, b), {"alpha": 2})
+        begin = [c for c in lib.calls if c[0] == "begin"][0]
+        self.assertEqual(begin[1], [0x1000, 128, 3, 0x2000, 128, 1])
+        self.assertEqual(begin[3], 0)  # returns an alias: nothing to wait for
+        op = [c for c in lib.calls if c[0] == "frame" and c[1] == begin[2][0]][0]
+        self.assertEqual(op[2], "aten::add_.Tensor(float32[4, 8], float32[4, 8])")
+        # The innermost user frame is this test, by file and line.
+        user = [c for c in lib.calls if c[0] == "frame" and c[3] == "support_test.py"]
+        self.assertTrue(user and user[0][1] in begin[2], lib.calls)
+        self.assertEqual(lib.calls[-1], ("end", []))
+
+    def test_python_dash_c_frames_are_the_users(self):
+        t = self.torch
+        lib = FakeLib()
+        mode = self.mode(lib)
+        a = t.Tensor(0x1000, (2, 2))
+        exec(compile("mode.__torch_dispatch__(t.ops.aten.mul.Tensor, (), (a, a), {})",
+                     "<string>", "exec"), {"mode": mode, "t": t, "a": a})
+        frames = [c for c in lib.calls if c[0] == "frame"]
+        self.assertIn(("frame", frames[1][1], "<module>", "<string>", 1), frames, frames)
+
+    def test_fresh_outputs_are_named_at_the_end(self):
+        t = self.torch
+        lib = FakeLib()
+        a = t.Tensor(0x1000, (2, 2))
+        self.mode(lib).__torch_dispatch__(t.ops.aten.mul.Tensor, (), (a, a), {})
+        begin = [c for c in lib.calls if c[0] == "begin"][0]
+        self.assertEqual(begin[3], 1)
+        self.assertEqual(lib.calls[-1], ("end", [0x9000, 16, 2]))
+
+    def test_like_operators_read_no_data(self):
+        t = self.torch
+        lib = FakeLib()
+        self.mode(lib).__torch_dispatch__(t.ops.aten.zeros_like, (), (t.Tensor(0x1000, (4,)),), {})
+        begin = [c for c in lib.calls if c[0] == "begin"][0]
+        self.assertEqual(begin[1], [])
+        self.assertEqual(lib.calls[-1], ("end", [0x7000, 16, 2]))
+
+    def test_strided_view_spans_its_extent(self):
+        t = self.torch
+        c = self.support._Collector()
+        col = t.Tensor(0x1000, (8, 2), stride=(16, 1))  # two columns of an 8x16 matrix
+        c.add(col, 1)
+        self.assertEqual(list(c.cuda), [0x1000, 4 * (7 * 16 + 1 + 1), 1])
+
+    def test_views_and_inactive_sessions_cost_nothing(self):
+        t = self.torch
+        lib = FakeLib()
+        self.mode(lib).__torch_dispatch__(t.ops.aten.slice, (), (t.Tensor(0x1000, (4,)),), {})
+        self.assertEqual([c for c in lib.calls if c[0] != "frame"], [])
+        lib = FakeLib(active=0)
+        self.mode(lib).__torch_dispatch__(t.ops.aten.mul.Tensor, (), (t.Tensor(1, (4,)),) * 2, {})
+        self.assertEqual(lib.calls, [])
+
+    def test_cpu_operator_is_a_host_access(self):
+        t = self.torch
+        lib = FakeLib()
+        pinned = t.Tensor(0x5000, (16,), device="cpu")
+        self.mode(lib).__torch_dispatch__(t.ops.aten.sum, (), (pinned,), {})
+        self.assertEqual(lib.calls[-1], ("host", [0x5000, 64, 1], "aten::sum on the CPU"))
+
+    def test_the_users_exception_passes_through_and_the_op_ends(self):
+        t = self.torch
+        lib = FakeLib()
+        with self.assertRaisesRegex(ValueError, "the user's own error"):
+            self.mode(lib).__torch_dispatch__(t.ops.aten.boom, (), (t.Tensor(1, (4,)),), {})
+        self.assertEqual(lib.calls[-1], ("end", []))
+        self.assertFalse(self.support._broken[0])
+
+    def test_lazy_tracking_starts_at_the_first_side_stream(self):
+        t = self.torch
+        from torch.utils._python_dispatch import TorchDispatchMode
+        os.environ["STREAMSAN_TORCH"] = "lazy"
+        try:
+            before = len(TorchDispatchMode.entered)
+            self.support.install(t, FakeLib())
+            self.assertEqual(len(TorchDispatchMode.entered), before)
+            t.cuda.Stream(stream_id=3, device_index=0, device_type=1)  # current_stream()
+            self.assertEqual(len(TorchDispatchMode.entered), before)
+            t.cuda.Stream()
+            self.assertEqual(len(TorchDispatchMode.entered), before + 1)
+            t.cuda.Stream()
+            self.assertEqual(len(TorchDispatchMode.entered), before + 1)
+        finally:
+            del os.environ["STREAMSAN_TORCH"]
+            for m in list(TorchDispatchMode.entered):
+                m.__exit__()
+
+    def test_tensors_without_storage_are_skipped(self):
+        t = self.torch
+        lib = FakeLib()
+        fake = t.Tensor(None, (4,))  # data_ptr raises (a fake or wrapper tensor)
+        real = t.Tensor(0x3000, (4,))
+        out = self.mode(lib).__torch_dispatch__(t.ops.aten.add_.Tensor, (), (fake, real), {})
+        self.assertIs(out, fake)
+        self.assertFalse(self.support._broken[0])
+        begin = [c for c in lib.calls if c[0] == "begin"][0]
+        self.assertEqual(begin[1], [0x3000, 16, 1])
+
+    def test_our_error_never_reaches_the_program(self):
+        t = self.torch
+        lib = FakeLib()
+        broken = t.Tensor(0x1000, (4,))
+        broken.numel = None  # the support's call fails with a TypeError
+        out = self.mode(lib).__torch_dispatch__(t.ops.aten.add_.Tensor, (), (broken, broken), {})
+        self.assertIs(out, broken)
+        self.assertTrue(self.support._broken[0])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
