@@ -30,6 +30,8 @@ struct analyze_options {
   std::optional<std::filesystem::path> output;
   int error_exitcode = exit_code::diagnostics_found;
   std::optional<std::filesystem::path> suppressions_file;
+  bool builtin_suppressions = true;
+  bool print_suppressions = false;
   report_options report;
   bool allow_truncated = false;
 };
@@ -49,7 +51,15 @@ po::options_description option_descriptions() {
       ("error-exitcode", po::value<long long>()->value_name("N"),
        "exit status when warnings remain after suppressions (default 66; 0 turns it off)")
       ("suppressions", po::value<std::string>()->value_name("FILE"),
-       "suppression file: race:PATTERN, sync:PATTERN or KIND:PATTERN lines")
+       "suppression file: race:PATTERN, sync:PATTERN, KIND:PATTERN or "
+       "called_from_lib:PATTERN lines")
+      ("no-builtin-suppressions",
+       "report what NVIDIA's libraries (cuBLAS, cuBLASLt, cuDNN, cuFFT, cuSPARSE, cuRAND, "
+       "NCCL, cuSOLVER) did on their own too (the built-in called_from_lib suppressions "
+       "hide it by default)")
+      ("print-suppressions",
+       "after the report, list every suppression, built-in ones included, with how many "
+       "warnings it hid (text: in the report; json, sarif: on standard error)")
       ("print-limit", po::value<long long>()->value_name("N"),
        "text format: print at most N warnings, then say how many more there are")
       ("source-root", po::value<std::string>()->value_name("DIR"),
@@ -119,6 +129,8 @@ std::optional<analyze_options> parse(std::span<const std::string> args) {
     options.error_exitcode = static_cast<int>(in_range(vm, "error-exitcode", 0, 255));
   }
   if (vm.count("suppressions")) options.suppressions_file = vm["suppressions"].as<std::string>();
+  options.builtin_suppressions = vm.count("no-builtin-suppressions") == 0;
+  options.print_suppressions = vm.count("print-suppressions") > 0;
   if (vm.count("print-limit")) {
     options.report.print_limit =
         static_cast<std::size_t>(in_range(vm, "print-limit", 0, 1'000'000'000));
@@ -151,6 +163,7 @@ int analyze_command(std::span<const std::string> args) {
   }
   const analyze_options& options = *parsed;
 
+  // The user's rules first, so that they win a match (as in TSan).
   suppressions rules;
   if (options.suppressions_file) {
     try {
@@ -160,6 +173,7 @@ int analyze_command(std::span<const std::string> args) {
       return exit_code::bad_input;
     }
   }
+  if (options.builtin_suppressions) rules.append(suppressions::builtin());
 
   engine eng;
   try {
@@ -181,10 +195,20 @@ int analyze_command(std::span<const std::string> args) {
                            .tables = eng.tables(),
                            .unmodelled_calls = &eng.unmodelled_calls(),
                            .records_processed = eng.records_processed(),
-                           .suppressed = kept.suppressed};
+                           .suppressed = kept.suppressed,
+                           .suppressed_builtin = kept.suppressed_builtin};
+  // Machine-readable reports stay parseable: the list goes to stderr.
+  const auto print_rules = [&](std::ostream& report_stream) {
+    if (!options.print_suppressions) return;
+    print_suppressions(options.format == report_format::text ? report_stream : std::cerr, rules,
+                       kept.hits);
+  };
   if (options.output) {
     std::ofstream file(*options.output, std::ios::binary | std::ios::trunc);
-    if (file) print_report(file, options.format, input, symbols, options.report);
+    if (file) {
+      print_report(file, options.format, input, symbols, options.report);
+      print_rules(file);
+    }
     file.flush();
     if (!file) {
       std::cerr << "streamsan analyze: cannot write " << options.output->string() << '\n';
@@ -192,6 +216,7 @@ int analyze_command(std::span<const std::string> args) {
     }
   } else {
     print_report(std::cout, options.format, input, symbols, options.report);
+    print_rules(std::cout);
     std::cout.flush();
   }
   return kept.kept.empty() ? exit_code::ok : options.error_exitcode;

@@ -12,7 +12,7 @@ namespace streamsan::cli {
 int analyze_command(std::span<const std::string> args);
 // streamsan test [PATHS...] [options]      (harness/, cli/test_command.cpp)
 int test_command(std::span<const std::string> args);
-// streamsan run [options] -- PROGRAM ARGS  (runtime/injection, cli/run_command.cpp)
+// streamsan run [options] -- PROGRAM ARGS  (inject/, cli/run_command.cpp)
 int run_command(std::span<const std::string> args);
 // streamsan dump TRACE: the trace as JSON lines, for debugging
 int dump_command(std::span<const std::string> args);

@@ -3,7 +3,7 @@
 // Runs an unmodified CUDA program with the injection library loaded by the
 // CUDA driver (CUDA_INJECTION64_PATH), hands it the options through
 // STREAMSAN_OPTIONS, forwards signals, and turns what the library found into
-// the exit status (see Note [The result file] in runtime/injection/run_result.h).
+// the exit status (see Note [The result file] in inject/session/run_result.h).
 // The report itself is printed by the library in the sanitized process.
 #include <fcntl.h>
 #include <signal.h>
@@ -23,8 +23,8 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "runtime/injection/options.h"
-#include "runtime/injection/run_result.h"
+#include "inject/session/options.h"
+#include "inject/session/run_result.h"
 
 namespace streamsan::cli {
 namespace {
@@ -143,7 +143,7 @@ std::optional<fs::path> find_injection_library(const std::optional<std::string>&
   const fs::path dir = exe.parent_path();
   const fs::path candidates[] = {
       dir / library_name,
-      dir / ".." / "runtime" / "injection" / library_name,
+      dir / ".." / "inject" / library_name,
       dir / ".." / "lib" / library_name,
       dir / ".." / "lib" / "x86_64-linux-gnu" / library_name,
       dir / ".." / "lib64" / library_name,

@@ -17,6 +17,8 @@
 #include "harness/junit_writer.h"
 #include "harness/progress_display.h"
 #include "harness/result_json.h"
+#include "harness/scenario_schema.h"
+#include "harness/scenario_template.h"
 #include "harness/scenario_error.h"
 #include "harness/summary_table.h"
 #include "harness/test_run.h"
@@ -28,7 +30,9 @@ namespace {
 namespace po = boost::program_options;
 namespace h = streamsan::harness;
 
-constexpr const char* usage_line = "usage: streamsan test [PATHS...] [options]\n";
+constexpr const char* usage_line =
+    "usage: streamsan test [PATHS...] [options]\n"
+    "       streamsan test --init NAME [--racy]\n";
 
 struct test_options {
   std::vector<std::string> paths;
@@ -40,7 +44,12 @@ struct test_options {
   std::uint64_t schedules = 0;
   bool require_witness = false;
   bool list = false;
+  bool strict = false;
+  std::string init;
+  bool racy = false;
+  bool print_schema = false;
   bool worker = false;
+  std::vector<std::string> strict_roots;  // --strict-root (workers)
 };
 
 // Writes `write(out)` to `path`, creating its directory; false (and a
@@ -86,10 +95,63 @@ std::string self_executable() {
   return ec ? std::string() : p.string();
 }
 
+std::vector<std::filesystem::path> as_paths(const std::vector<std::string>& strings) {
+  return {strings.begin(), strings.end()};
+}
+
+// --strict: every folder given is a corpus root, and so is the folder of
+// every file given (Note [Two levels] in harness/scenario_place.h).
+std::vector<std::filesystem::path> strict_roots(const test_options& o) {
+  std::vector<std::filesystem::path> roots = as_paths(o.strict_roots);
+  if (!o.strict) return roots;
+  for (const auto& p : o.paths) {
+    std::error_code ec;
+    const std::filesystem::path path(p);
+    if (std::filesystem::is_directory(path, ec)) {
+      roots.push_back(path);
+    } else {
+      roots.push_back(path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path());
+    }
+  }
+  return roots;
+}
+
+// --init NAME [--racy]: writes starting scenarios, never over a file.
+int write_starting_scenarios(const test_options& o) {
+  const auto files = h::starting_scenarios(o.init, o.racy);
+  for (const auto& f : files) {
+    if (f.name.empty() || f.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                   "0123456789_-./") != std::string::npos) {
+      std::cerr << "streamsan test: '" << f.name << "' (from --init " << o.init
+                << ") cannot be a scenario name; use letters, digits, '_', '-' and '.'\n";
+      return exit_code::usage;
+    }
+    std::error_code ec;
+    if (std::filesystem::exists(f.path, ec)) {
+      std::cerr << "streamsan test: " << f.path.generic_string()
+                << " exists; --init does not overwrite a file\n";
+      return exit_code::usage;
+    }
+  }
+  std::string written;
+  std::string run;
+  for (const auto& f : files) {
+    if (!write_file(f.path.string(), "scenario", [&](std::ostream& out) { out << f.text; })) {
+      return exit_code::failed;
+    }
+    written += (written.empty() ? "" : " and ") + f.path.generic_string();
+    run += " " + f.path.generic_string();
+  }
+  std::cout << "wrote " << written
+            << (o.racy ? " (a racy scenario and its fixed twin)" : "") << "\n"
+            << "run them: streamsan test" << run << (o.racy ? " --schedules 20" : "") << '\n';
+  return exit_code::ok;
+}
+
 // --worker: one scenario file, one backend; the result as JSON on stdout
 // (Note [Worker processes] in harness/test_run.h).
 int run_worker(const test_options& o, const h::test_settings& settings) {
-  const auto c = h::corpus::load({std::filesystem::path(o.paths.at(0))});
+  const auto c = h::corpus::load({std::filesystem::path(o.paths.at(0))}, strict_roots(o));
   if (!c.errors().empty() || c.scenarios().size() != 1) {
     for (const auto& e : c.errors()) std::cerr << e << '\n';
     return exit_code::bad_input;
@@ -118,11 +180,20 @@ int test_command(std::span<const std::string> args) {
        "wrong value")
       ("require-witness", po::bool_switch(&o.require_witness),
        "with --schedules: a buggy scenario fails when no seed produced a wrong value")
-      ("list", po::bool_switch(&o.list), "list the selected scenarios and exit");
+      ("list", po::bool_switch(&o.list), "list the selected scenarios and exit")
+      ("strict", po::bool_switch(&o.strict),
+       "hold the scenarios to the corpus rules (names are paths below each folder given, rules "
+       "quoted from semantics.md, twins), as in a folder marked with .streamsan-corpus")
+      ("init", po::value(&o.init), "write a commented starting scenario NAME.yaml and exit")
+      ("racy", po::bool_switch(&o.racy),
+       "with --init: a racy scenario and its fixed twin (NAME's '_race' becomes '_fixed')")
+      ("print-schema", po::bool_switch(&o.print_schema),
+       "print the JSON Schema of scenario files (for an editor's YAML language server) and exit");
   po::options_description hidden;
   hidden.add_options()
       ("paths", po::value(&o.paths))
-      ("worker", po::bool_switch(&o.worker));
+      ("worker", po::bool_switch(&o.worker))
+      ("strict-root", po::value(&o.strict_roots));
   po::options_description all;
   all.add(visible).add(hidden);
   po::positional_options_description positional;
@@ -145,6 +216,10 @@ int test_command(std::span<const std::string> args) {
       return exit_code::ok;
     }
     if (o.jobs == 0) throw po::error("--jobs must be at least 1");
+    if (o.racy && o.init.empty()) throw po::error("--racy needs --init NAME");
+    if (!o.init.empty() && !o.paths.empty()) {
+      throw po::error("--init NAME writes a new scenario; it takes no PATHS");
+    }
     if (o.require_witness && o.schedules == 0) {
       throw po::error("--require-witness needs --schedules N");
     }
@@ -153,6 +228,11 @@ int test_command(std::span<const std::string> args) {
     std::cerr << "streamsan test: " << e.what() << "\n" << usage_line;
     return exit_code::usage;
   }
+  if (o.print_schema) {
+    std::cout << h::scenario_schema_json;
+    return exit_code::ok;
+  }
+  if (!o.init.empty()) return write_starting_scenarios(o);
   if (o.paths.empty()) o.paths.push_back("scenarios");
   settings.jobs = o.jobs;
   settings.schedules = o.schedules;
@@ -167,7 +247,7 @@ int test_command(std::span<const std::string> args) {
     std::cerr << "streamsan test: " << e.what() << '\n';
     return exit_code::bad_input;
   }
-  const auto c = h::corpus::load(files);
+  const auto c = h::corpus::load(files, strict_roots(o));
   if (!c.errors().empty()) {
     for (const auto& e : c.errors()) std::cerr << e << '\n';
     std::cerr << "streamsan test: " << c.errors().size() << " malformed scenario file(s)\n";

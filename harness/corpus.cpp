@@ -6,6 +6,7 @@
 
 #include "harness/scenario_error.h"
 #include "harness/scenario_parser.h"
+#include "harness/scenario_place.h"
 
 namespace streamsan::harness {
 
@@ -32,11 +33,21 @@ std::vector<std::filesystem::path> find_scenario_files(const std::vector<std::st
   return {files.begin(), files.end()};
 }
 
-std::filesystem::path twin_path(const scenario& s) {
-  // file = ROOT/NAME.yaml, checked by the parser.
-  std::string root = std::filesystem::path(s.file).replace_extension().generic_string();
-  root.resize(root.size() - s.name.size());
-  return std::filesystem::path(root + s.twin + ".yaml");
+std::vector<std::filesystem::path> twin_paths(const scenario& s) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(s.file).parent_path();
+  if (s.level == scenario_level::corpus) {
+    // Relative to the scenario's folder, so that the path reads the way the
+    // scenario's file was named.
+    const fs::path target = s.corpus_root / (s.twin + ".yaml");
+    const fs::path rel = target.lexically_relative(resolved(dir.empty() ? fs::path(".") : dir));
+    if (rel.empty() || fs::path(s.file).is_absolute()) return {target};
+    return {(dir / rel).lexically_normal()};
+  }
+  std::vector<fs::path> out{(dir / (s.twin + ".yaml")).lexically_normal()};
+  const fs::path last = dir / (fs::path(s.twin).filename().string() + ".yaml");
+  if (last.lexically_normal() != out.front()) out.push_back(last.lexically_normal());
+  return out;
 }
 
 bool glob_match(std::string_view pattern, std::string_view name) noexcept {
@@ -48,13 +59,19 @@ bool glob_match(std::string_view pattern, std::string_view name) noexcept {
   return slash != std::string::npos && fnmatch(p.c_str(), n.c_str() + slash + 1, 0) == 0;
 }
 
-corpus corpus::load(const std::vector<std::filesystem::path>& files) {
+corpus corpus::load(const std::vector<std::filesystem::path>& files,
+                   const std::vector<std::filesystem::path>& strict_roots) {
   corpus c;
+  c.strict_roots_ = strict_roots;
   for (const auto& f : files) {
     try {
-      c.scenarios_.push_back(load_scenario(f));
+      c.scenarios_.push_back(load_scenario(place_of(f.generic_string(), strict_roots)));
     } catch (const scenario_error& e) {
-      c.errors_.push_back(e.what());
+      // A malformed corpus marker fails every file below it: say it once.
+      if (std::find(c.errors_.begin(), c.errors_.end(), e.what()) == c.errors_.end()) {
+        c.errors_.push_back(e.what());
+      }
+      c.failed_.push_back(resolved(f));
     }
   }
   std::vector<const scenario*> by_name;
@@ -84,23 +101,37 @@ const scenario* corpus::twin_of(const scenario& s) const noexcept {
   return s.twin.empty() ? nullptr : find(s.twin);
 }
 
+void corpus::read_twin_from_disk(const scenario& s) {
+  const auto paths = twin_paths(s);
+  for (const auto& path : paths) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) continue;
+    if (std::find(failed_.begin(), failed_.end(), resolved(path)) != failed_.end()) return;
+    try {
+      scenario t = load_scenario(place_of(path.generic_string(), strict_roots_));
+      if (t.name != s.twin) {
+        errors_.push_back(to_string(s.twin_where) + ": twin '" + s.twin + "' not found: " +
+                          t.file + " is named '" + t.name + "'");
+        return;
+      }
+      twins_from_disk_.push_back(std::move(t));
+    } catch (const scenario_error& e) {
+      errors_.push_back(e.what());
+    }
+    return;
+  }
+  std::string tried;
+  for (const auto& p : paths) tried += (tried.empty() ? "" : " or ") + p.generic_string();
+  errors_.push_back(to_string(s.twin_where) + ": twin '" + s.twin + "' not found (no file " +
+                    tried + ")");
+}
+
 void corpus::check_twins() {
   // Twins outside the given files are read so that a filtered run can still
   // compare a racy scenario with its fixed twin.
   for (const auto& s : scenarios_) {
     if (s.twin.empty() || find(s.twin) != nullptr) continue;
-    const auto path = twin_path(s);
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) {
-      errors_.push_back(to_string(s.twin_where) + ": twin '" + s.twin + "' not found (no file " +
-                        path.generic_string() + ")");
-      continue;
-    }
-    try {
-      twins_from_disk_.push_back(load_scenario(path));
-    } catch (const scenario_error& e) {
-      errors_.push_back(e.what());
-    }
+    read_twin_from_disk(s);
   }
   for (const auto& s : scenarios_) {
     const scenario* t = twin_of(s);

@@ -18,9 +18,12 @@ namespace streamsan::harness {
 // scenario_error naming it.
 std::vector<std::filesystem::path> find_scenario_files(const std::vector<std::string>& paths);
 
-// The file a scenario's twin lives in: the scenario's name is its path below
-// the corpus root, so the twin is the root plus the twin's name.
-std::filesystem::path twin_path(const scenario& s);
+// The files a scenario's twin may live in, when it is not among the loaded
+// ones: at the corpus level the root plus the twin's name (names are paths
+// below the root); at the standalone level TWIN.yaml, then LAST.yaml (the
+// twin name's last component), in the scenario's folder. Paths are relative
+// where the scenario's file was named relatively.
+std::vector<std::filesystem::path> twin_paths(const scenario& s);
 
 // Shell-style glob on scenario names: '*' any run, '?' one character,
 // '[...]' a set. A pattern without '/' may also match the last component.
@@ -29,8 +32,11 @@ bool glob_match(std::string_view pattern, std::string_view name) noexcept;
 class corpus {
  public:
   // Parses every file; collects every malformed file's message (each
-  // "FILE:LINE:COLUMN: ...") instead of stopping at the first one.
-  static corpus load(const std::vector<std::filesystem::path>& files);
+  // "FILE:LINE:COLUMN: ...") instead of stopping at the first one. Each
+  // file's level comes from place_of(file, strict_roots) (Note [Two levels]
+  // in harness/scenario_place.h).
+  static corpus load(const std::vector<std::filesystem::path>& files,
+                     const std::vector<std::filesystem::path>& strict_roots = {});
 
   const std::vector<scenario>& scenarios() const noexcept { return scenarios_; }
   const std::vector<std::string>& errors() const noexcept { return errors_; }
@@ -43,7 +49,12 @@ class corpus {
 
  private:
   void check_twins();
+  void read_twin_from_disk(const scenario& s);
 
+  std::vector<std::filesystem::path> strict_roots_;
+  // Files that failed to load (resolved), so that a twin read from disk
+  // does not report them again.
+  std::vector<std::filesystem::path> failed_;
   std::vector<scenario> scenarios_;
   std::vector<scenario> twins_from_disk_;
   std::vector<std::string> errors_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "harness/nearest_name.h"
 #include "harness/parse_context.h"
 #include "harness/scenario_error.h"
 #include "harness/stat_catalog.h"
@@ -26,7 +27,7 @@ diagnostic_kind parse_kind(const yaml_value& v) {
     if (to_string(k) == text) return k;
     names.push_back(to_string(k));
   }
-  v.fail("unknown diagnostic kind '" + text + "'; expected " + join_choices(names));
+  v.fail("unknown diagnostic kind '" + text + "'" + hint_or_expected(text, names, join_choices(names)));
 }
 
 hazard parse_hazard(const yaml_value& v) {
@@ -41,10 +42,14 @@ std::size_t check_label(const parse_context& ctx, const yaml_value& v, const std
   const auto index = ctx.result.find_label(label);
   if (index == std::string::npos) {
     std::string labels;
+    std::vector<std::string> names;
     for (const auto& op : ctx.result.operations) {
       if (!op.label.empty()) labels += (labels.empty() ? "" : ", ") + op.label;
+      if (!op.label.empty()) names.push_back(op.label);
     }
+    const std::string hint = did_you_mean(label, names);
     v.fail("unknown operation label '" + label + "' in " + v.what() + "; " +
+           (hint.empty() ? "" : hint + " ") +
            (labels.empty() ? std::string("no operation has a label") : "labels: " + labels));
   }
   return index;
@@ -56,7 +61,11 @@ void parse_diagnostics(parse_context& ctx, const yaml_value& v) {
     v.fail("expected 'none' or a list of diagnostics for " + v.what());
   }
   const auto items = v.items();
-  if (items.empty()) v.fail("expected 'none' rather than an empty list for " + v.what());
+  // A corpus spells "no diagnostics" one way; elsewhere [] means none too.
+  if (items.empty() && ctx.result.level == scenario_level::corpus) {
+    v.fail("expected 'none' rather than an empty list for " + v.what() +
+           " (a corpus scenario spells no diagnostics as 'none')");
+  }
   for (const auto& item : items) {
     const yaml_map m(item, {"kind", "hazard", "buffer", "current", "previous", "event", "stream"});
     expected_diagnostic d;

@@ -4,6 +4,7 @@
 #include <functional>
 #include <initializer_list>
 
+#include "harness/operation_catalog.h"
 #include "harness/parse_context.h"
 #include "harness/scenario_error.h"
 
@@ -75,20 +76,20 @@ struct op_parser {
   operation_body copy_or_set(const yaml_map& m, bool is_memset) const;
 };
 
-constexpr std::string_view op_names[] = {
-    "launch", "memcpy", "memset", "record", "wait", "wait_stream", "synchronize", "query",
-    "elapsed_time", "destroy", "alloc", "free", "record_stream", "empty_cache",
-    "memory_fraction", "reset_peak_stats", "memory_stats", "host_write", "host_read",
-    "host_func", "capture_begin", "capture_end", "graph_launch", "device_guard",
-    "stream_guard", "set_device", "nvtx_push", "nvtx_pop", "nvtx_mark", "sync_debug_mode"};
-
 std::string op_list() {
   std::string out;
-  for (const auto n : op_names) {
+  for (const auto n : operation_names()) {
     if (!out.empty()) out += ", ";
     out += n;
   }
   return out;
+}
+
+// 'op', 'label' and the operation's own keys.
+std::vector<std::string_view> keys_of(const operation_spec& spec) {
+  std::vector<std::string_view> keys{"op", "label"};
+  keys.insert(keys.end(), spec.keys.begin(), spec.keys.end());
+  return keys;
 }
 
 void check_element_count(const yaml_value& v, const std::vector<float>& values,
@@ -146,10 +147,11 @@ operation_body op_parser::launch(const yaml_value& item, const std::string& what
   if (!kind) {
     std::vector<std::string_view> names;
     for (const auto& k : kernel_catalog()) names.push_back(k.name);
-    kv.fail("unknown kernel '" + kv.text() + "'; expected " + join_choices(names));
+    kv.fail("unknown kernel '" + kv.text() + "'" +
+            hint_or_expected(kv.text(), names, join_choices(names)));
   }
   const kernel_signature& sig = signature(*kind);
-  keys = {"op", "label", "kernel", "stream"};
+  keys = keys_of(*find_operation("launch"));
   for (const auto& p : sig.params) keys.push_back(p.name);
   const yaml_map m(item.node(), ctx.file, what + " (kernel " + std::string(sig.name) + ")", keys);
   launch_op op;
@@ -184,10 +186,19 @@ void op_parser::parse_one(const yaml_value& item) {
   }
   const yaml_value op_v(op_node, ctx.file, "'op' of " + what);
   const std::string op = op_v.text();
-  if (std::find(std::begin(op_names), std::end(op_names), op) == std::end(op_names)) {
-    op_v.fail("unknown operation '" + op + "'; expected one of: " + op_list());
+  const operation_spec* spec = find_operation(op);
+  if (spec == nullptr) {
+    const auto names = operation_names();
+    std::string message = "unknown operation '" + op + "'" +
+                          hint_or_expected(op, names, "one of: " + op_list());
+    if (find_kernel(op)) {
+      // A kernel's name where an operation belongs.
+      message += "; a kernel runs as 'op: launch, kernel: " + op + "'";
+    }
+    op_v.fail(message);
   }
   what = op + " at line " + std::to_string(item.where().line);
+  const std::vector<std::string_view> keys = keys_of(*spec);
 
   operation result;
   result.where = item.where();
@@ -209,26 +220,26 @@ void op_parser::parse_one(const yaml_value& item) {
     ctx.result.operations.push_back(std::move(result));
   };
   if (op == "launch") {
-    std::vector<std::string_view> keys;
-    operation_body body = launch(item, what, keys);
-    finish(yaml_map(item.node(), ctx.file, what, keys), std::move(body));
+    std::vector<std::string_view> kernel_keys;
+    operation_body body = launch(item, what, kernel_keys);
+    finish(yaml_map(item.node(), ctx.file, what, kernel_keys), std::move(body));
   } else if (op == "memcpy") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "dst", "src", "async", "stream"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     finish(m, copy_or_set(m, false));
   } else if (op == "memset") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "dst", "value", "async", "stream"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     finish(m, copy_or_set(m, true));
   } else if (op == "record") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "event", "stream"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     finish(m, record_op{event(m), stream(m)});
   } else if (op == "wait") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "event", "stream"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     finish(m, wait_op{stream(m), event(m)});
   } else if (op == "wait_stream") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "stream", "other"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     finish(m, wait_stream_op{required_stream(m), required_stream(m, "other")});
   } else if (op == "synchronize") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "stream", "event", "device"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     const auto [t, name] = target(m, true);
     if (t != sync_target::device && m.has("device")) {
       throw scenario_error(m.key_where("device"),
@@ -236,7 +247,7 @@ void op_parser::parse_one(const yaml_value& item) {
     }
     finish(m, synchronize_op{t, name, device(m, -1)});
   } else if (op == "query") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "stream", "event", "until"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     const auto [t, name] = target(m, false);
     bool until_true = false;
     if (const auto u = m.find("until")) {
@@ -245,14 +256,14 @@ void op_parser::parse_one(const yaml_value& item) {
     }
     finish(m, query_op{t, name, until_true});
   } else if (op == "elapsed_time") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "start", "end"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     finish(m, elapsed_time_op{event(m, "start"), event(m, "end")});
   } else if (op == "destroy") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "stream", "event"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     const auto [t, name] = target(m, false);
     finish(m, destroy_op{t, name});
   } else if (op == "alloc") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "buffer"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     const std::string b = buffer(m);
     auto& decl = const_cast<buffer_decl&>(*ctx.result.find_buffer(b));
     if (decl.deferred) m.fail("buffer " + b + " is allocated twice");
@@ -263,7 +274,7 @@ void op_parser::parse_one(const yaml_value& item) {
     decl.deferred = true;
     finish(m, alloc_op{b});
   } else if (op == "free") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "buffer", "stream"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     const std::string b = buffer(m);
     const auto* decl = ctx.result.find_buffer(b);
     if (m.has("stream") && decl->kind != buffer_kind::stream_ordered) {
@@ -273,7 +284,7 @@ void op_parser::parse_one(const yaml_value& item) {
     }
     finish(m, free_op{b, stream(m)});
   } else if (op == "record_stream") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "buffer", "stream"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     const std::string b = buffer(m);
     if (ctx.result.find_buffer(b)->kind != buffer_kind::cached) {
       m.fail("record_stream applies to cached buffers (the caching allocator's blocks); " + b +
@@ -281,22 +292,22 @@ void op_parser::parse_one(const yaml_value& item) {
     }
     finish(m, record_stream_op{b, required_stream(m)});
   } else if (op == "empty_cache") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     finish(m, empty_cache_op{});
   } else if (op == "memory_fraction") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "fraction", "device"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     const yaml_value f = m.get("fraction");
     const double fraction = f.number();
     if (fraction < 0 || fraction > 1) f.fail("expected a fraction from 0 to 1 for " + f.what());
     finish(m, memory_fraction_op{fraction, device(m, 0)});
   } else if (op == "reset_peak_stats") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     finish(m, reset_peak_stats_op{});
   } else if (op == "memory_stats") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     finish(m, memory_stats_op{});
   } else if (op == "host_write") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "dst", "values"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     host_write_op w;
     w.dst = ctx.slice(m.get("dst"));
     const yaml_value values = m.get("values");
@@ -304,11 +315,10 @@ void op_parser::parse_one(const yaml_value& item) {
     check_element_count(values, w.values, w.dst);
     finish(m, std::move(w));
   } else if (op == "host_read") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "src"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     finish(m, host_read_op{ctx.slice(m.get("src"))});
   } else if (op == "host_func") {
-    const yaml_map m(item.node(), ctx.file, what,
-                     {"op", "label", "stream", "reads", "writes", "value"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     host_func_op f{stream(m), slices(m, "reads"), slices(m, "writes"),
                    static_cast<float>(m.number_or("value", 0))};
     for (const auto& w : f.writes) {
@@ -321,7 +331,7 @@ void op_parser::parse_one(const yaml_value& item) {
     }
     finish(m, std::move(f));
   } else if (op == "capture_begin") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "stream", "graph"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     const yaml_value g = m.get("graph");
     std::string graph = g.text();
     if (std::find(captured_graphs.begin(), captured_graphs.end(), graph) != captured_graphs.end()) {
@@ -331,10 +341,10 @@ void op_parser::parse_one(const yaml_value& item) {
     ctx.result.graphs.push_back(graph);
     finish(m, capture_begin_op{required_stream(m), std::move(graph)});
   } else if (op == "capture_end") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "stream"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     finish(m, capture_end_op{required_stream(m)});
   } else if (op == "graph_launch") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "graph", "stream"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     const yaml_value g = m.get("graph");
     std::string graph = g.text();
     if (std::find(captured_graphs.begin(), captured_graphs.end(), graph) == captured_graphs.end()) {
@@ -343,8 +353,7 @@ void op_parser::parse_one(const yaml_value& item) {
     finish(m, graph_launch_op{std::move(graph), stream(m)});
   } else if (op == "device_guard" || op == "stream_guard") {
     const bool dev = op == "device_guard";
-    const yaml_map m(item.node(), ctx.file, what,
-                     {"op", "label", dev ? "device" : "stream", "body"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     if (dev) {
       // A negative index is a no-op guard (S-DEV-1), so it is allowed here.
       const yaml_value d = m.get("device");
@@ -366,7 +375,7 @@ void op_parser::parse_one(const yaml_value& item) {
     }
     ctx.result.operations.push_back(std::move(exit));
   } else if (op == "set_device") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "device"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     // Any index: selecting a device that is not visible is an error the
     // runtime reports (S-DEV-2), and scenarios may expect it.
     const yaml_value d = m.get("device");
@@ -374,16 +383,16 @@ void op_parser::parse_one(const yaml_value& item) {
     if (index < -1 || index > 1024) d.fail("expected a device index for " + d.what());
     finish(m, set_device_op{static_cast<int>(index)});
   } else if (op == "nvtx_push") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "message"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     finish(m, nvtx_push_op{m.text("message")});
   } else if (op == "nvtx_pop") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     finish(m, nvtx_pop_op{});
   } else if (op == "nvtx_mark") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "message"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     finish(m, nvtx_mark_op{m.text("message")});
   } else if (op == "sync_debug_mode") {
-    const yaml_map m(item.node(), ctx.file, what, {"op", "label", "mode"});
+    const yaml_map m(item.node(), ctx.file, what, keys);
     const std::string mode = m.get("mode").one_of({"off", "warn", "error"});
     finish(m, sync_debug_mode_op{mode == "off"    ? sync_debug_mode::off
                                  : mode == "warn" ? sync_debug_mode::warn

@@ -19,6 +19,7 @@
 
 #include "harness/expectation.h"
 #include "harness/kernel_catalog.h"
+#include "harness/scenario_place.h"
 #include "harness/source_mark.h"
 
 namespace streamsan::harness {
@@ -279,9 +280,13 @@ struct scenario_settings {
 struct scenario {
   std::string name;  // "event/record_overwrites_snapshot_race"
   std::string file;  // the path it was read from
+  // Which rules it is held to (Note [Two levels] in harness/scenario_place.h).
+  scenario_level level = scenario_level::standalone;
+  std::filesystem::path corpus_root;  // corpus level: the root, absolute
   std::string description;
-  std::vector<rule_citation> rules;
-  // The racy / fixed counterpart ("" when the scenario has none).
+  std::vector<rule_citation> rules;  // corpus level: at least one
+  // The racy / fixed counterpart ("" when the scenario has none; at the
+  // corpus level a buggy scenario has one).
   std::string twin;
   source_mark twin_where;
   scenario_requirements requires_;

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
+#include "harness/nearest_name.h"
 #include "harness/parse_context.h"
 #include "harness/rule_catalog.h"
 #include "harness/scenario_error.h"
@@ -13,9 +15,11 @@ namespace streamsan::harness {
 namespace detail {
 namespace {
 
-std::string declared_list(const std::vector<std::string>& names) {
+// "; did you mean 'side'? declared: default, per_thread, side".
+std::string declared_list(const std::string& typed, const std::vector<std::string>& names) {
   if (names.empty()) return "none are declared";
-  std::string out = "declared: ";
+  std::string out = did_you_mean(typed, names);
+  out += out.empty() ? "declared: " : " declared: ";
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (i > 0) out += ", ";
     out += names[i];
@@ -40,7 +44,7 @@ void parse_context::check_stream(const yaml_value& where, const std::string& nam
   std::vector<std::string> names{std::string(legacy_stream_name),
                                  std::string(per_thread_stream_name)};
   for (const auto& s : result.streams) names.push_back(s.name);
-  where.fail("unknown stream '" + name + "' in " + where.what() + "; " + declared_list(names));
+  where.fail("unknown stream '" + name + "' in " + where.what() + "; " + declared_list(name, names));
 }
 
 void parse_context::check_event(const yaml_value& where, const std::string& name) const {
@@ -48,14 +52,14 @@ void parse_context::check_event(const yaml_value& where, const std::string& name
     if (e.name == name) return;
   }
   where.fail("unknown event '" + name + "' in " + where.what() + "; " +
-             declared_list(names_of(result.events)));
+             declared_list(name, names_of(result.events)));
 }
 
 const buffer_decl& parse_context::check_buffer(const yaml_value& where,
                                                const std::string& name) const {
   if (const buffer_decl* b = result.find_buffer(name)) return *b;
   where.fail("unknown buffer '" + name + "' in " + where.what() + "; " +
-             declared_list(names_of(result.buffers)));
+             declared_list(name, names_of(result.buffers)));
 }
 
 void parse_context::check_device(const yaml_value& where, std::int64_t device) const {
@@ -122,40 +126,51 @@ void check_unique(const std::vector<Decl>& decls, const yaml_value& value,
   }
 }
 
-void parse_name(parse_context& ctx, const yaml_map& top) {
+void parse_name(parse_context& ctx, const yaml_map& top, const scenario_place& place) {
   const yaml_value v = top.get("name");
   const std::string name = v.text();
   if (name.find_first_not_of(std::string(name_chars) + "/") != std::string::npos) {
     v.fail("'" + name + "' is not a valid scenario name; use AREA/NAME with letters, digits, "
            "'_', '-' and '.'");
   }
-  // The name is the file's path below the corpus root, so that a failure
-  // message leads straight to the file.
-  std::string stem = std::filesystem::path(ctx.file).replace_extension().generic_string();
-  const bool matches = stem == name ||
-                       (stem.size() > name.size() && stem.ends_with(name) &&
-                        stem[stem.size() - name.size() - 1] == '/');
-  if (!matches) {
-    // Absolute, so a file named without a folder ("x.yaml") still has one.
-    const auto path = std::filesystem::absolute(ctx.file);
-    const std::string expected =
-        path.parent_path().filename().string() + "/" + path.stem().string();
-    v.fail("scenario name '" + name + "' does not match its file; expected '" + expected +
-           "' (the path below the corpus root, without .yaml)");
+  // In a corpus the name is the file's path below the root, so that a
+  // failure message leads straight to the file. The expected name comes
+  // from absolute paths: it does not depend on the working directory.
+  if (place.level == scenario_level::corpus && name != place.expected_name) {
+    v.fail("scenario name '" + name + "' does not match its file; expected '" +
+           place.expected_name + "', the file's path below the corpus root " +
+           place.root.generic_string() +
+           (place.marked ? " (marked by " + std::string(corpus_marker_name) + ")"
+                         : std::string(" (given with --strict)")) +
+           ", without .yaml");
   }
   ctx.result.name = name;
 }
 
+bool looks_like_our_rule_id(std::string_view id) {
+  return id.starts_with("S-") && id.size() > 2 && std::isupper(static_cast<unsigned char>(id[2]));
+}
+
+// Corpus level: at least one rule, each one of semantics.md, quoted word
+// for word. Standalone: optional, any id; an id of the S-... form is still
+// one of ours, and text is optional.
 void parse_rules(parse_context& ctx, const yaml_map& top) {
-  const yaml_value list = top.get("rules");
-  const auto items = list.items();
-  if (items.empty()) list.fail("expected at least one rule in 'rules'");
+  const bool corpus = ctx.result.level == scenario_level::corpus;
+  const auto list = corpus ? std::optional<yaml_value>(top.get("rules")) : top.find("rules");
+  if (!list) return;
+  const auto items = list->items();
+  if (items.empty() && corpus) list->fail("expected at least one rule in 'rules'");
   for (const auto& item : items) {
     const yaml_map m(item, {"id", "text"});
     const yaml_value id = m.get("id");
-    rule_citation c{id.text(), m.text("text"), m.where()};
-    if (!is_known_rule(c.id)) {
+    rule_citation c{id.text(), corpus ? m.text("text") : m.text_or("text", ""), m.where()};
+    if ((corpus || looks_like_our_rule_id(c.id)) && !is_known_rule(c.id)) {
       id.fail("unknown rule id '" + c.id + "'; expected an S-... id of semantics.md");
+    }
+    if (corpus && !quotes_rule(c.id, c.text)) {
+      m.get("text").fail("the text quoted for " + c.id + " is not the rule's own words (a corpus "
+                         "scenario quotes its rules word for word); " + c.id + " says: \"" +
+                         std::string(rule_text(c.id)) + "\"");
     }
     for (const auto& earlier : ctx.result.rules) {
       if (earlier.id == c.id) id.fail("rule " + c.id + " is cited twice");
@@ -291,7 +306,8 @@ void parse_twin(parse_context& ctx, const yaml_map& top) {
 }  // namespace
 }  // namespace detail
 
-scenario parse_scenario(std::string_view yaml_text, const std::string& file) {
+scenario parse_scenario(std::string_view yaml_text, const scenario_place& place) {
+  const std::string& file = place.file;
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml_text));
@@ -302,11 +318,13 @@ scenario parse_scenario(std::string_view yaml_text, const std::string& file) {
   detail::parse_context ctx;
   ctx.file = file;
   ctx.result.file = file;
+  ctx.result.level = place.level;
+  ctx.result.corpus_root = place.root;
   const yaml_map top(root, file, "scenario",
                      {"name", "description", "rules", "twin", "requires", "launch_blocking", "streams",
                       "events", "buffers", "operations", "expect"});
   // Order matters: later sections refer to what earlier ones declare.
-  detail::parse_name(ctx, top);
+  detail::parse_name(ctx, top, place);
   ctx.result.description = top.text_or("description", "");
   detail::parse_rules(ctx, top);
   detail::parse_twin(ctx, top);
@@ -317,22 +335,24 @@ scenario parse_scenario(std::string_view yaml_text, const std::string& file) {
   detail::parse_buffers(ctx, top);
   detail::parse_operations(ctx, top.get("operations"));
   detail::parse_expectation(ctx, top.get("expect"));
-  if (ctx.result.expects_diagnostics() && ctx.result.twin.empty()) {
+  if (ctx.result.level == scenario_level::corpus && ctx.result.expects_diagnostics() &&
+      ctx.result.twin.empty()) {
     throw scenario_error(top.key_where("expect"),
                          "the scenario expects diagnostics, so it needs a 'twin': the fixed "
-                         "scenario that does the same work correctly");
+                         "scenario that does the same work correctly (every buggy scenario of a "
+                         "corpus has one)");
   }
   return std::move(ctx.result);
 }
 
-scenario load_scenario(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::string file = path.generic_string();
+scenario load_scenario(const scenario_place& place) {
+  const std::string& file = place.file;
+  std::ifstream in(file, std::ios::binary);
   if (!in) throw scenario_error({file, 0, 0}, "cannot open scenario file");
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw scenario_error({file, 0, 0}, "cannot read scenario file");
-  return parse_scenario(text.str(), file);
+  return parse_scenario(text.str(), place);
 }
 
 }  // namespace streamsan::harness

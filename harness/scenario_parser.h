@@ -8,14 +8,16 @@
 #include <string_view>
 
 #include "harness/scenario.h"
+#include "harness/scenario_place.h"
 
 namespace streamsan::harness {
 
-// `file` is used for messages and for checking the scenario's name against
-// its path (the name is the path below the corpus root, without ".yaml").
-scenario parse_scenario(std::string_view yaml_text, const std::string& file);
+// `place` names the file in messages and sets the level the scenario is
+// held to (Note [Two levels] in harness/scenario_place.h); at the corpus
+// level the name must be place.expected_name.
+scenario parse_scenario(std::string_view yaml_text, const scenario_place& place);
 
-// Reads and parses a file; an unreadable file is a scenario_error too.
-scenario load_scenario(const std::filesystem::path& path);
+// Reads and parses place.file; an unreadable file is a scenario_error too.
+scenario load_scenario(const scenario_place& place);
 
 }  // namespace streamsan::harness

@@ -96,6 +96,12 @@ std::vector<std::string> worker_arguments(const scenario& s, const std::string& 
   std::vector<std::string> args{"test", "--worker", "--backend", backend, "--schedules",
                                 std::to_string(settings.schedules)};
   if (settings.require_witness) args.push_back("--require-witness");
+  // The worker must hold the file to the same level: a root given with
+  // --strict has no marker to find again.
+  if (s.level == scenario_level::corpus) {
+    args.push_back("--strict-root");
+    args.push_back(s.corpus_root.string());
+  }
   args.push_back(s.file);
   return args;
 }

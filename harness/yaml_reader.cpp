@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "harness/nearest_name.h"
 #include "harness/scenario_error.h"
 
 namespace streamsan::harness {
@@ -45,6 +46,24 @@ std::string join_choices(std::span<const std::string_view> choices) {
     ++i;
   }
   return out;
+}
+
+namespace {
+
+std::string with_hint(const std::string& hint, const std::string& expected) {
+  return hint.empty() ? "; expected " + expected : "; " + hint + " (expected " + expected + ")";
+}
+
+}  // namespace
+
+std::string hint_or_expected(std::string_view typed, std::span<const std::string_view> valid,
+                             const std::string& expected) {
+  return with_hint(did_you_mean(typed, valid), expected);
+}
+
+std::string hint_or_expected(std::string_view typed, const std::vector<std::string>& valid,
+                             const std::string& expected) {
+  return with_hint(did_you_mean(typed, valid), expected);
 }
 
 // ---- yaml_value ----
@@ -96,7 +115,15 @@ std::string yaml_value::one_of(std::initializer_list<std::string_view> choices) 
     const std::string& s = node_.Scalar();
     if (std::find(choices.begin(), choices.end(), s) != choices.end()) return s;
   }
- fail("expected " + join_choices(std::span(choices.begin(), choices.size())) + " for " + what_ + ", got " + describe_node(node_));
+  const std::span<const std::string_view> valid(choices.begin(), choices.size());
+  std::string message = "expected " + join_choices(valid) + " for " + what_ + ", got " +
+                        describe_node(node_);
+  if (node_.IsScalar()) {
+    if (const auto hint = did_you_mean(node_.Scalar(), valid); !hint.empty()) {
+      message += "; " + hint;
+    }
+  }
+  fail(message);
 }
 
 std::vector<yaml_value> yaml_value::items() const {
@@ -127,14 +154,20 @@ yaml_map::yaml_map(const YAML::Node& node, const std::string& file, std::string 
   if (!node.IsMap()) {
     throw scenario_error(where(), "expected a mapping for " + what_ + ", got " + describe_node(node));
   }
+  // A misspelled key is more likely one of those not given yet.
+  std::vector<std::string_view> not_given(allowed.begin(), allowed.end());
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (!it->first.IsScalar()) continue;
+    std::erase(not_given, std::string_view(it->first.Scalar()));
+  }
   for (auto it = node.begin(); it != node.end(); ++it) {
     const YAML::Node key_node = it->first;
     const source_mark key_mark = mark_of(key_node, file_);
     if (!key_node.IsScalar()) throw scenario_error(key_mark, "expected a plain key in " + what_);
     std::string key = key_node.Scalar();
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      throw scenario_error(key_mark, "unknown key '" + key + "' in " + what_ + "; expected " +
-                                         join_choices(allowed));
+      throw scenario_error(key_mark, "unknown key '" + key + "' in " + what_ +
+                                         hint_or_expected(key, not_given, join_choices(allowed)));
     }
     if (lookup(key) != nullptr) {
       throw scenario_error(key_mark, "duplicate key '" + key + "' in " + what_);

@@ -100,4 +100,13 @@ class yaml_map {
 // "a, b or c"
 std::string join_choices(std::span<const std::string_view> choices);
 
+// The tail of an "unknown NAME" message: "; did you mean 'b'? (expected
+// a, b or c)" when a valid name is close to `typed` (Note [Suggesting a
+// name] in harness/nearest_name.h), else "; expected a, b or c".
+// `expected` is the text after "expected ".
+std::string hint_or_expected(std::string_view typed, std::span<const std::string_view> valid,
+                             const std::string& expected);
+std::string hint_or_expected(std::string_view typed, const std::vector<std::string>& valid,
+                             const std::string& expected);
+
 }  // namespace streamsan::harness

@@ -5,8 +5,9 @@
 #include <string>
 
 #include "runtime/session/buffer_access.h"
-#include "sanitizer/engine/diagnostic.h"  // to_string(memory_kind)
 #include "runtime/session/session.h"
+#include "sanitizer/engine/diagnostic.h"  // to_string(memory_kind)
+#include "sanitizer/log/copy_synchronization.h"
 
 namespace streamsan::rt {
 namespace {
@@ -15,10 +16,12 @@ std::string describe_view(const buffer_view& v) {
   return to_string(v.alloc()) + " (" + std::string(to_string(v.kind())) + ")";
 }
 
-// Does a synchronous copy make the host wait (S-COPY-1)? Only device to
-// device does not.
-bool copy_waits(const buffer_view& dst, const buffer_view& src) {
-  return !(is_device_memory(dst.kind()) && is_device_memory(src.kind()));
+// Does the copy make the host wait (S-COPY-1, S-COPY-2)? Every synchronous
+// copy but device to device (a pageable upload waits for the stream before
+// it stages the source), and the asynchronous host-to-host copy.
+bool copy_waits(const buffer_view& dst, const buffer_view& src, bool async) {
+  return copy_stages_source(async, src.kind(), dst.kind()) ||
+         copy_completes_before_return(async, src.kind(), dst.kind());
 }
 
 void copy(const buffer_view& dst, const buffer_view& src, const stream_ref* on) {
@@ -37,8 +40,8 @@ void copy(const buffer_view& dst, const buffer_view& src, const stream_ref* on) 
   std::lock_guard lock(s.mutex);
   auto& st = async ? s.stream(*on, what) : s.default_stream(s.thread().device);
   s.check_implicit_capture(st, what);
-  if (!async && copy_waits(dst, src)) {
-    s.forbid_during_capture(st, what);
+  if (copy_waits(dst, src, async)) {
+    if (!async) s.forbid_during_capture(st, what);
     s.check_sync(what);
   }
   copy_request request{dst.data(), src.data(), dst.size(), dst.kind(), src.kind(),
@@ -69,7 +72,7 @@ void set(const buffer_view& dst, int value, const stream_ref* on) {
   std::lock_guard lock(s.mutex);
   auto& st = async ? s.stream(*on, what) : s.default_stream(s.thread().device);
   s.check_implicit_capture(st, what);
-  if (!async && dst.kind() == memory_kind::pinned_host) {  // S-COPY-4
+  if (memset_completes_before_return(async, dst.kind())) {  // S-COPY-4
     s.forbid_during_capture(st, what);
     s.check_sync(what);
   }

@@ -6,10 +6,10 @@
 
 #include <array>
 
-#include "runtime/injection/cuda_model.h"
-#include "runtime/injection/fast_unwinder.h"
+#include "inject/model/cuda_model.h"
+#include "inject/stack/fast_unwinder.h"
 #include "sanitizer/engine/engine.h"
-#include "tests/injection/fake_driver.h"
+#include "tests/inject/fake_driver.h"
 
 namespace streamsan::injection {
 namespace {

@@ -8,7 +8,7 @@ src=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$dest"
 mkdir -p "$dest/bin" "$dest/examples" "$dest/bench" "$dest/cupti"
 install -m 755 "$build/cli/streamsan" "$dest/bin/"
-install -m 755 "$build/runtime/injection/libstreamsan_inject.so" "$dest/bin/"
+install -m 755 "$build/inject/libstreamsan_inject.so" "$dest/bin/"
 strip --strip-debug "$dest/bin/streamsan" "$dest/bin/libstreamsan_inject.so"
 cuda_lib=$(dirname "$(readlink -f "$(command -v nvcc)")")/../lib64
 cp -L "$cuda_lib/libcupti.so.13" "$dest/cupti/"

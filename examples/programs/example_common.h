@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include <streamsan/annotate.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -44,4 +45,26 @@ __global__ void sum_into(const float* in, int n, float* result, long long cycles
   float s = 0;
   for (int i = threadIdx.x; i < n; i += blockDim.x) s += in[i];
   atomicAdd(result, s);
+}
+
+// The host reads `n` floats of pinned memory and adds them up. streamsan
+// sees host accesses only when told (include/streamsan/annotate.h, a no-op
+// outside `streamsan run`), so the read is announced first.
+inline float host_sum(const float* pinned, int n) {
+  streamsan_host_read(pinned, static_cast<size_t>(n) * sizeof(float));
+  float total = 0;
+  for (int i = 0; i < n; ++i) total += pinned[i];
+  return total;
+}
+
+// Prints a result; the fixed version of an example fails (exit status 1) when
+// it is wrong, so that running it on a GPU also checks that CUDA really gives
+// the ordering the fix relies on. A racy version may print anything.
+inline int report_result(const char* what, float got, float expected) {
+  std::printf("%s = %.0f (expected %.0f)\n", what, got, expected);
+  if (STREAMSAN_FIXED && got != expected) {
+    std::fprintf(stderr, "FAIL: the fixed version got a wrong %s\n", what);
+    return 1;
+  }
+  return 0;
 }

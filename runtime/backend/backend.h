@@ -18,7 +18,8 @@
 // In particular a backend must honor stream order (S-STREAM-1), events
 // (S-EVENT-*), the legacy default stream's implicit synchronization with
 // blocking streams (S-DEFAULT-1..3), host functions (S-HOSTFN-1), the
-// host-synchronization behaviour of copies and memsets (S-COPY-*), frees
+// host-synchronization behaviour of copies and memsets (S-COPY-*, as
+// sanitizer/log/copy_synchronization.h tabulates it for the engine), frees
 // (S-MEM-5) and graphs (S-GRAPH-*). The sim backend must never synchronize
 // where the documentation only says an operation *might* (pageable async
 // copies run asynchronously there), so that code relying on it fails.

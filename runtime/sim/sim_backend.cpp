@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "runtime/backend/backend.h"
-#include "sanitizer/log/record.h"  // is_device_memory
+#include "sanitizer/log/copy_synchronization.h"
 #include "runtime/capture/capture_builder.h"
 #include "runtime/sim/scheduler.h"
 #include "runtime/sim/sim_kernels.h"
@@ -317,15 +317,14 @@ class sim_backend final : public backend {
     const char* call = r.async ? "cudaMemcpyAsync" : "cudaMemcpy";
     const auto s = raw(r.stream.handle);
     lookup(r.stream, call);
-    const bool dst_device = is_device_memory(r.dst_kind);
-    const bool src_device = is_device_memory(r.src_kind);
     const auto duration = copy_duration_ns(r.bytes);
     void* dst = r.dst;
     const void* src = r.src;
     const auto bytes = r.bytes;
-    if (!r.async && r.src_kind == memory_kind::pageable_host && dst_device) {
-      // S-COPY-1: synchronize the stream, stage the source, return; the
-      // write to the device happens later.
+    if (copy_stages_source(r.async, r.src_kind, r.dst_kind)) {
+      // S-COPY-1: synchronize the stream (its own prior work, not the
+      // blocking streams the copy will wait for), stage the source, return;
+      // the write to the device happens later.
       wait_for(streams_[s].tail, call);
       auto staged = std::make_shared<std::vector<unsigned char>>(
           static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(src) + bytes);
@@ -334,9 +333,9 @@ class sim_backend final : public backend {
       return;
     }
     const auto op = submit(s, {[dst, src, bytes] { std::memmove(dst, src, bytes); }, duration});
-    // Synchronous copies wait unless device to device; async ones only host to host.
-    const bool waits = r.async ? (!dst_device && !src_device) : !(dst_device && src_device);
-    if (waits && op) wait_for(*op, call);
+    // The op follows the stream's prior work and, on the legacy stream, every
+    // blocking stream's (S-DEFAULT-1); waiting for it waits for those too.
+    if (copy_completes_before_return(r.async, r.src_kind, r.dst_kind) && op) wait_for(*op, call);
     scheduler_.progress();
   }
 
@@ -350,8 +349,8 @@ class sim_backend final : public backend {
     const auto bytes = r.bytes;
     const auto op = submit(s, {[dst, value, bytes] { std::memset(dst, value, bytes); },
                                copy_duration_ns(bytes)});
-    // S-COPY-4: synchronous into pinned host memory.
-    if (!r.async && r.dst_kind == memory_kind::pinned_host && op) wait_for(*op, call);
+    // S-COPY-4: synchronous into pinned host memory and managed memory.
+    if (memset_completes_before_return(r.async, r.dst_kind) && op) wait_for(*op, call);
     scheduler_.progress();
   }
 

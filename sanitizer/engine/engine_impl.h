@@ -136,8 +136,11 @@ class engine_impl {
     contexts_.join_snapshot(*t.context, e.snapshot, e.source, e.source_version);
   }
   // Checks an event used by a host synchronization (S-EVENT-3, -4, S-GRAPH-1):
-  // true when the event's snapshot may be joined.
-  bool event_orders_host(const record_header& h, event_id id, operation_kind op);
+  // true when the event's snapshot may be joined. A never-recorded event is
+  // reported only when `unrecorded_is_misuse` (Note [Queries of unrecorded
+  // events]).
+  bool event_orders_host(const record_header& h, event_id id, operation_kind op,
+                         bool unrecorded_is_misuse);
   void start_capture(stream_state& s, graph_id graph);
   // Pulls `s` into the capture of `graph` if that capture is still going on.
   bool begin_capture(stream_state& s, graph_id graph);

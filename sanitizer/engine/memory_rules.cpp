@@ -8,7 +8,8 @@
 // hazard says whether that access wrote or read). Which context "does" the
 // free depends on the mode:
 //   synchronizing (cudaFree)       the host, after joining every stream of the
-//                                  allocation's device (S-MEM-5);
+//                                  allocation's device (S-MEM-5); for
+//                                  stream-ordered memory, unsynchronized;
 //   unsynchronized (cudaFreeHost)  the host as it is: it must already be
 //                                  ordered after every use;
 //   stream_ordered (cudaFreeAsync) an operation on its stream;
@@ -23,10 +24,31 @@
 // for work ordered after it (S-MEM-5). The allocation keeps the epoch of that
 // operation, and every access to it (or to a block carved out of it) checks
 // that the accessing context covers it, else use_before_alloc.
+//
+// Note [Calls that do not synchronize]
+// Only documented synchronization is modelled (semantics.md: code relying on
+// a "might" is a latent bug). Checked against the "API synchronization
+// behavior" and "Stream synchronization behavior" pages, each call's
+// reference entry and semantics.md (table in docs/engine.md):
+//   cudaFree                 synchronizes the device (S-MEM-5), except for
+//                            stream-ordered memory ("will not perform any
+//                            implicit synchronization");
+//   cudaMalloc, cudaMallocHost, cudaHostAlloc, cudaMallocManaged,
+//   cudaHostRegister, cudaFreeHost, cudaHostUnregister
+//                            nothing documented: no ordering (alloc_record;
+//                            free_mode::unsynchronized);
+//   cudaStreamDestroy, cudaEventDestroy
+//                            return at once, not waiting for pending work
+//                            (S-STREAM-9);
+//   cudaDeviceSetLimit       the device blocks "if necessary" (stack size):
+//                            a might, so nothing, and no record either;
+//   cache configuration      "may insert a device-side synchronization
+//                            point": nothing.
 #include <algorithm>
 #include <limits>
 
 #include "sanitizer/engine/engine_impl.h"
+#include "sanitizer/log/copy_synchronization.h"
 
 namespace streamsan {
 namespace {
@@ -133,7 +155,14 @@ void engine_impl::on(const record_header& h, const free_record& r) {
     return;
   }
   // Note [Frees check like writes]
-  switch (r.mode) {
+  free_mode mode = r.mode;
+  if (mode == free_mode::synchronizing && a->ref.kind == memory_kind::stream_ordered) {
+    // cudaFree of cudaMallocAsync memory "will not perform any implicit
+    // synchronization" (rt-api, cudaFree; Note [Calls that do not
+    // synchronize]).
+    mode = free_mode::unsynchronized;
+  }
+  switch (mode) {
     case free_mode::synchronizing:
       op.when = host_action(t);
       if (const device_state* d = contexts_.find_device(a->ref.device)) {
@@ -158,7 +187,7 @@ void engine_impl::on(const record_header& h, const free_record& r) {
   }
   a->free_op = op;
   // May forget `a` at once when nothing dead is remembered: last use of it.
-  allocations_.mark_freed(*a, r.mode == free_mode::cached);
+  allocations_.mark_freed(*a, mode == free_mode::cached);
 }
 
 // ---- work ----
@@ -194,23 +223,41 @@ void engine_impl::on(const record_header& h, const host_access& r) {
 // ---- copies and memsets ----
 
 // Note [Copy synchronization]
-// A copy is an operation on its stream that reads src and writes dst. What
-// the host is ordered after depends on the direction (S-COPY-1, S-COPY-2);
-// managed memory counts as device memory here, since copies of it are stream
-// ordered (S-MEM-6), and a cached block as its segment's kind.
-//   sync, pageable -> device  the host first synchronizes the stream and
-//                             stages the source itself: the source read is a
-//                             host access; the device write is a stream
-//                             access the host does not wait for.
-//   sync, pinned -> device    synchronous: the host joins the stream after.
-//   sync, device -> host      returns when complete: the host joins after.
+// A copy is an operation on its stream that reads src and writes dst; a
+// memset one that writes dst. Synchronous forms are operations of the
+// calling thread's default stream, so the default-stream rules order them
+// like a kernel (S-DEFAULT-1: on the legacy stream, after the prior work of
+// every blocking stream). Managed memory counts as device memory, since
+// copies of it are stream ordered (S-MEM-6), and a cached block as its
+// segment's kind. What the host is ordered after when the call returns is
+// sanitizer/log/copy_synchronization.h (Note [What a synchronous call waits
+// for]), shared with the runtime and both backends:
+//   sync, pageable -> device  S-COPY-1: "a stream sync is performed before
+//                             the copy is initiated": the host joins the
+//                             stream's clock as it is (its own prior work,
+//                             not the blocking streams the copy itself will
+//                             wait for), then stages the source itself: the
+//                             source read is a host access; the device write
+//                             is a stream access the host does not wait for.
+//   sync, pinned -> device    S-COPY-1: synchronous with the host.
+//   sync, device -> host      S-COPY-1: returns once the copy has completed.
+//   sync, host -> host        S-COPY-1: fully synchronous, and issued to the
+//                             default stream: on the legacy stream the host
+//                             is ordered after every blocking stream's prior
+//                             work (observed on an H100, semantics.md).
+//   async, host -> host       S-COPY-2: synchronous; an operation of its
+//                             stream (S-STREAM-1), so the host is ordered
+//                             after that stream's prior work.
+//   In these four the host joins the stream after the operation.
 //   sync, device -> device    no host synchronization.
-//   host -> host (any form)   done by the host, fully synchronous: both are
-//                             host accesses.
 //   async, anything else      fully asynchronous. The documentation says a
 //                             pageable async copy "might be synchronous";
 //                             streamsan never assumes it is, so code that
 //                             relies on it is reported.
+//   memset                    S-COPY-4: the synchronous form into pinned
+//                             host memory or managed memory is fully
+//                             synchronous (the host joins after); every
+//                             other memset and every cudaMemsetAsync is not.
 void engine_impl::on(const record_header& h, const memcpy_record& r) { copy(h, r); }
 
 void engine_impl::copy(const record_header& h, const memcpy_record& r) {
@@ -225,33 +272,23 @@ void engine_impl::copy(const record_header& h, const memcpy_record& r) {
   const access src{r.src, access_mode::read};
   const access dst{r.dst, access_mode::write};
 
-  if (!is_device_memory(src_kind) && !is_device_memory(dst_kind)) {
-    access_entry entry = entry_for(h, t, host_action(t), operation_kind::memcpy, {});
-    apply_access(src, entry, *t.context);
-    apply_access(dst, entry, *t.context);
-    return;
-  }
-  if (!r.async && src_kind == memory_kind::pageable_host) {
-    prepare(t, s);
+  if (copy_stages_source(r.async, src_kind, dst_kind)) {
     access_entry staged = entry_for(h, t, host_action(t), operation_kind::memcpy, {});
-    host_joins_stream(t, s);
+    host_joins_stream(t, s);  // the stream sync, before the copy's own joins
     apply_access(src, staged, *t.context);
-    access_entry entry =
-        entry_for(h, t, contexts_.tick(*s.context), operation_kind::memcpy, {});
+    access_entry entry = entry_for(h, t, enqueue(t, s), operation_kind::memcpy, {});
     apply_access(dst, entry, *s.context);
     return;
   }
   access_entry entry = entry_for(h, t, enqueue(t, s), operation_kind::memcpy, {});
   apply_access(src, entry, *s.context);
   apply_access(dst, entry, *s.context);
-  if (!r.async && (!is_device_memory(dst_kind) || src_kind == memory_kind::pinned_host)) {
+  if (copy_completes_before_return(r.async, src_kind, dst_kind)) {
     host_action(t);
     host_joins_stream(t, s);
   }
 }
 
-// S-COPY-4: a memset is a stream operation; the synchronous form makes the
-// host wait only when the target is pinned host memory.
 void engine_impl::on(const record_header& h, const memset_record& r) {
   thread_state& t = thread_of(h);
   stream_state& s = stream_for(h, t, r.stream, operation_kind::memset);
@@ -261,7 +298,7 @@ void engine_impl::on(const record_header& h, const memset_record& r) {
   }
   access_entry entry = entry_for(h, t, enqueue(t, s), operation_kind::memset, {});
   apply_access(access{r.dst, access_mode::write}, entry, *s.context);
-  if (!r.async && effective_kind(r.dst_kind, r.dst.alloc) == memory_kind::pinned_host) {
+  if (memset_completes_before_return(r.async, effective_kind(r.dst_kind, r.dst.alloc))) {
     host_action(t);
     host_joins_stream(t, s);
   }

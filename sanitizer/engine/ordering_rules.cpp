@@ -46,7 +46,7 @@
 //
 // Note [Event misuse]
 // These calls succeed (or fail) without ordering anything, which is the bug:
-//   never recorded (S-EVENT-3)      wait / synchronize / query report
+//   never recorded (S-EVENT-3)      wait / synchronize report
 //                                   unrecorded_event. A destroyed and
 //                                   re-created event has a new id, so it is
 //                                   never recorded either.
@@ -58,6 +58,14 @@
 //                                   come from any device.
 // In every case the ordering the call was meant to create is absent, so the
 // data race it was meant to prevent is reported too.
+//
+// Note [Queries of unrecorded events]
+// A query of a never-recorded event is not misuse on its own: it answers
+// true (S-EVENT-4) and orders nothing (S-EVENT-3), and correct libraries do
+// it (cuBLAS queries events it has not recorded yet, issue #10). A wait or a synchronize on such an event is still
+// reported: the caller expects it to order something. So the query reports
+// nothing and orders nothing; if the program then relies on it, the access
+// it meant to protect is reported as a race, with the real cause.
 //
 // Note [Host synchronization]
 // Stream synchronize (S-STREAM-5) and a stream query that returned true
@@ -271,7 +279,8 @@ event_state* engine_impl::live_event(const record_header& h, event_id id, stream
   return nullptr;
 }
 
-bool engine_impl::event_orders_host(const record_header& h, event_id id, operation_kind op) {
+bool engine_impl::event_orders_host(const record_header& h, event_id id, operation_kind op,
+                                    bool unrecorded_is_misuse) {
   const event_state* live = live_event(h, id, {}, op);
   if (live == nullptr) return false;
   const event_state& e = *live;
@@ -280,7 +289,7 @@ bool engine_impl::event_orders_host(const record_header& h, event_id id, operati
     return false;
   }
   if (!e.recorded) {
-    report_sync_error(h, diagnostic_kind::unrecorded_event, op, {}, id);
+    if (unrecorded_is_misuse) report_sync_error(h, diagnostic_kind::unrecorded_event, op, {}, id);
     return false;
   }
   return true;
@@ -290,7 +299,7 @@ void engine_impl::on(const record_header& h, const event_synchronize& r) {
   thread_state& t = thread_of(h);
   host_action(t);
   // S-EVENT-4: the host waits for the captured work.
-  if (event_orders_host(h, r.event, operation_kind::event_synchronize)) {
+  if (event_orders_host(h, r.event, operation_kind::event_synchronize, true)) {
     host_joins_event(t, *events_.find(r.event));
   }
 }
@@ -299,8 +308,9 @@ void engine_impl::on(const record_header& h, const event_query& r) {
   thread_state& t = thread_of(h);
   host_action(t);
   // S-SYNC-2: a query that returned true orders like a synchronize; false
-  // orders nothing. The misuse checks apply either way.
-  if (event_orders_host(h, r.event, operation_kind::event_query) && r.complete) {
+  // orders nothing. The misuse checks apply either way, except that a query
+  // of a never-recorded event is not one (Note [Queries of unrecorded events]).
+  if (event_orders_host(h, r.event, operation_kind::event_query, false) && r.complete) {
     host_joins_event(t, *events_.find(r.event));
   }
 }

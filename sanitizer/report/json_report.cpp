@@ -118,6 +118,7 @@ json json_report(const report_input& input, symbolizer& symbols, const report_op
       {"warnings", input.diagnostics.size()},
       {"occurrences", occurrences},
       {"suppressed", input.suppressed},
+      {"suppressed_builtin", input.suppressed_builtin},
       {"by_kind", std::move(by_kind)},
       {"unmodelled_calls", std::move(unmodelled)},
       {"records_processed", input.records_processed},

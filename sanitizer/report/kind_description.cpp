@@ -47,8 +47,8 @@ constexpr kind_description use_before_alloc{
     "error"};
 constexpr kind_description unrecorded_event{
     "Wait on an event that was never recorded",
-    "A wait, synchronize or query names an event that was never recorded; it succeeds at once "
-    "and orders nothing (S-EVENT-3).",
+    "A wait or a synchronize names an event that was never recorded; it succeeds at once "
+    "and orders nothing (S-EVENT-3). A query of such an event is not reported on its own.",
     "Record the event on the producing stream before waiting on it.",
     "warning"};
 constexpr kind_description destroyed_stream_use{

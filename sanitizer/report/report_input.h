@@ -25,6 +25,8 @@ struct report_input {
   const call_counts* unmodelled_calls = nullptr;  // none when null
   std::uint64_t records_processed = 0;
   std::uint64_t suppressed = 0;  // diagnostics removed by suppressions
+  // Of those, removed by built-in suppressions (suppressions::builtin()).
+  std::uint64_t suppressed_builtin = 0;
 };
 
 struct report_options {

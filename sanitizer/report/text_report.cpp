@@ -79,6 +79,9 @@ void print_text_summary(std::ostream& out, const report_input& input, std::size_
   }
   out << "streamsan: reported " << plural(total, "warning", "warnings");
   if (input.suppressed > 0) out << ", " << input.suppressed << " suppressed";
+  if (input.suppressed_builtin > 0) {
+    out << " (" << input.suppressed_builtin << " by built-in library suppressions)";
+  }
   out << '\n';
 }
 

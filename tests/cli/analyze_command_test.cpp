@@ -65,6 +65,23 @@ void record_program(const std::filesystem::path& path, ordering order, int unmod
   writer.close();
 }
 
+// What the injection library would log for a library that synchronizes with
+// an event it never recorded: the call site is in `module`.
+void record_library_sync(const std::filesystem::path& path, std::string_view module) {
+  trace_writer writer(path, {.symbolize = false});
+  std::uint64_t seq = 0;
+  const auto emit = [&](record_body body, stack_id stack = {}) {
+    writer.on_record(record{{++seq, thread_id{1}, stack}, std::move(body)});
+  };
+  const std::uint64_t frames[] = {0x5000, 0x6000};
+  emit(stack_define{stack_id{1}, frames});
+  emit(frame_symbol{0x5000, "cublasSgemm_v2", "", 0, module, 0x5000});
+  emit(frame_symbol{0x6000, "main", "app.cpp", 12, "/home/me/app", 0x6000});
+  emit(event_create{event_id{1}, event_flag_none});
+  emit(event_synchronize{event_id{1}}, stack_id{1});
+  writer.close();
+}
+
 std::string trace_error_of(const std::filesystem::path& path) {
   try {
     trace_reader reader(path);
@@ -329,6 +346,48 @@ TEST_F(AnalyzeCommand, DemoTraceShowsOneRace) {
   EXPECT_THAT(r.out, ContainsRegex("    #0 launch_sum\\(demo&\\) ([^ \n]*/)?cli/demo_trace\\.cpp:[0-9]+\n"));
   EXPECT_THAT(r.out, ContainsRegex("    #1 buggy_step\\(demo&\\) ([^ \n]*/)?cli/demo_trace\\.cpp:[0-9]+\n"));
   EXPECT_THAT(r.out, EndsWith("streamsan: reported 1 warning\n"));
+}
+
+
+TEST_F(AnalyzeCommand, BuiltinSuppressionsHideWhatALibraryDidAndCountIt) {
+  record_library_sync(dir_ / "t.bin", "/opt/nvidia/cu13/lib/libcublas.so.13");
+  const auto hidden = run_streamsan({"analyze", (dir_ / "t.bin").string()});
+  EXPECT_EQ(hidden.exit_code, 0);
+  EXPECT_EQ(hidden.out,
+            "streamsan: reported 0 warnings, 1 suppressed (1 by built-in library suppressions)\n");
+  const auto shown = run_streamsan(
+      {"analyze", (dir_ / "t.bin").string(), "--no-builtin-suppressions"});
+  EXPECT_EQ(shown.exit_code, 66);
+  EXPECT_THAT(shown.out, HasSubstr("WARNING: streamsan: unrecorded-event on event#1\n"));
+  EXPECT_THAT(shown.out, HasSubstr("#0 cublasSgemm_v2 (libcublas.so.13+0x5000)"));
+  const auto json = run_streamsan({"analyze", (dir_ / "t.bin").string(), "--format", "json"});
+  const auto summary = nlohmann::json::parse(json.out).at("summary");
+  EXPECT_EQ(summary.at("suppressed"), 1);
+  EXPECT_EQ(summary.at("suppressed_builtin"), 1);
+}
+
+TEST_F(AnalyzeCommand, BuiltinSuppressionsLeaveTheProgramsOwnCallsAlone) {
+  record_library_sync(dir_ / "t.bin", "/home/me/libmine.so");
+  const auto r = run_streamsan({"analyze", (dir_ / "t.bin").string()});
+  EXPECT_EQ(r.exit_code, 66);
+  EXPECT_THAT(r.out, EndsWith("streamsan: reported 1 warning\n"));
+}
+
+TEST_F(AnalyzeCommand, PrintSuppressionsListsEveryRuleWithItsHits) {
+  record_library_sync(dir_ / "t.bin", "/opt/nvidia/cu13/lib/libcublas.so.13");
+  testing::write_file_bytes(dir_ / "supp.txt", "race:never\n");
+  const auto r = run_streamsan({"analyze", (dir_ / "t.bin").string(), "--suppressions",
+                                (dir_ / "supp.txt").string(), "--print-suppressions"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("streamsan: suppressions (hits, rule, origin):\n"
+                               "       0  race:never  " + (dir_ / "supp.txt").string() + ":1\n"
+                               "       1  called_from_lib:^libcublas.so  built-in (cuBLAS)\n"
+                               "       0  called_from_lib:^libcublasLt.so  built-in (cuBLASLt)\n"));
+  // JSON stays parseable: the list goes to standard error.
+  const auto json = run_streamsan(
+      {"analyze", (dir_ / "t.bin").string(), "--format", "json", "--print-suppressions"});
+  EXPECT_NO_THROW((void)nlohmann::json::parse(json.out));
+  EXPECT_THAT(json.err, HasSubstr("1  called_from_lib:^libcublas.so  built-in (cuBLAS)\n"));
 }
 
 }  // namespace

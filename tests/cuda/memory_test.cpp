@@ -165,6 +165,68 @@ TEST_F(CudaBackend, MemsetSetsEveryByte) {
   }
 }
 
+// S-COPY-4: cudaMemset into pinned host memory or managed memory has
+// completed when it returns, even behind a late producer on its stream.
+TEST_F(CudaBackend, SynchronousMemsetOfPinnedOrManagedMemoryCompletesBeforeReturning) {
+  for (const memory_kind kind : {memory_kind::pinned_host, memory_kind::managed}) {
+    auto* target = reinterpret_cast<unsigned char*>(floats(count, kind));
+    std::memset(target, 0, count * sizeof(float));
+    spin(legacy(), 30ms);
+    b().memset({target, 0x5a, count * sizeof(float), kind, false, legacy()});
+    const auto last = count * sizeof(float) - 1;
+    EXPECT_EQ(target[0], 0x5a) << "memory kind " << static_cast<int>(kind);
+    EXPECT_EQ(target[last], 0x5a) << "memory kind " << static_cast<int>(kind);
+  }
+}
+
+// S-COPY-1, S-DEFAULT-1: a host-to-host cudaMemcpy is an operation of the
+// legacy default stream and returns when done, so the blocking stream's
+// prior work has completed; a non-blocking stream's has not.
+TEST_F(CudaBackend, SynchronousHostToHostCopyOnTheLegacyStreamWaitsForBlockingStreams) {
+  for (const bool non_blocking : {false, true}) {
+    const device_stream producer = make_stream(non_blocking);
+    float* p = floats(1, memory_kind::pinned_host);
+    float* a = floats(1, memory_kind::pageable_host);
+    float* c = floats(1, memory_kind::pageable_host);
+    p[0] = 0.0f;
+    a[0] = 1.0f;
+    produce_late(producer, p, 4.0f, 200ms);
+    b().memcpy({c, a, sizeof(float), memory_kind::pageable_host, memory_kind::pageable_host,
+                device_, device_, false, legacy()});
+    EXPECT_EQ(c[0], 1.0f);
+    EXPECT_EQ(p[0], non_blocking ? 0.0f : 4.0f) << (non_blocking ? "non-blocking" : "blocking");
+    b().synchronize_stream(producer);
+  }
+}
+
+// S-COPY-2, S-STREAM-1: cudaMemcpyAsync between host buffers is synchronous
+// and runs after the prior work of its stream.
+TEST_F(CudaBackend, AsyncHostToHostCopyRunsAfterItsStreamsPriorWork) {
+  const device_stream s = make_stream();
+  float* p = floats(1, memory_kind::pinned_host);
+  float* out = floats(1, memory_kind::pageable_host);
+  p[0] = 0.0f;
+  out[0] = -1.0f;
+  produce_late(s, p, 5.0f);
+  b().memcpy({out, p, sizeof(float), memory_kind::pageable_host, memory_kind::pinned_host,
+              device_, device_, true, s});
+  EXPECT_EQ(out[0], 5.0f);
+}
+
+// S-COPY-1: a pageable upload synchronizes its stream before it stages the
+// source.
+TEST_F(CudaBackend, SynchronousPageableUploadWaitsForItsStream) {
+  float* p = floats(1, memory_kind::pinned_host);
+  float* d = floats(1);
+  p[0] = 0.0f;
+  produce_late(legacy(), p, 6.0f);
+  const float source = 2.0f;
+  b().memcpy({d, &source, sizeof(float), memory_kind::device, memory_kind::pageable_host, device_,
+              device_, false, legacy()});
+  EXPECT_EQ(p[0], 6.0f);
+  EXPECT_EQ(read_one(d), 2.0f);
+}
+
 TEST_F(CudaBackend, ManagedMemoryIsVisibleToTheHostAfterSynchronize) {
   float* m = floats(count, memory_kind::managed);
   launch(legacy(), fill_args{m, count, 3.0f});

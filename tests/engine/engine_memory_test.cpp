@@ -106,6 +106,22 @@ TEST(EngineMemory, StreamOrderedFreeMustBeOrderedAfterEveryUse) {
   EXPECT_EQ(d.diagnostics()[0].previous->stream, s2);
 }
 
+// cudaFree of cudaMallocAsync memory "will not perform any implicit
+// synchronization" (rt-api, cudaFree).
+TEST(EngineMemory, SynchronizingFreeOfStreamOrderedMemoryDoesNotSynchronize) {
+  engine_driver d;
+  const auto s = d.stream(stream_flavor::non_blocking);
+  const auto a = d.alloc_async(256, s);
+  const auto b = d.alloc_async(256, s);
+  d.launch(s, {d.write(a), d.write(b)});
+  d.free(a);
+  ASSERT_EQ(d.kinds(), (kind_list{free_while_in_use}));
+  EXPECT_EQ(d.diagnostics()[0].current.op, operation_kind::free);
+  d.sync(s);
+  d.free(b);
+  EXPECT_EQ(d.diagnostics().size(), 1u);
+}
+
 TEST(EngineMemory, UseAfterFree) {
   engine_driver d;
   const auto s1 = d.stream();
@@ -374,17 +390,87 @@ TEST(EngineCopies, DeviceToDeviceDoesNotSynchronizeTheHost) {
   EXPECT_EQ(d.kinds(), (kind_list{host_device_race}));
 }
 
-TEST(EngineCopies, HostToHostIsDoneByTheHost) {
+// S-COPY-2, S-STREAM-1: the async host-to-host copy is an operation of its
+// stream and returns when done.
+TEST(EngineCopies, AsyncHostToHostFollowsItsStreamAndCompletes) {
   engine_driver d;
-  const auto s = d.stream();
+  const auto s = d.stream(stream_flavor::non_blocking);
   const auto a = d.alloc(256, memory_kind::pinned_host);
   const auto b = d.alloc(256, memory_kind::pageable_host);
   d.launch(s, {d.write(a)});
   d.memcpy(s, d.whole(b), memory_kind::pageable_host, d.whole(a), memory_kind::pinned_host, true);
+  d.host({d.read(b), d.write(a)});
+  EXPECT_TRUE(d.diagnostics().empty());
+}
+
+TEST(EngineCopies, AsyncHostToHostOnAnotherStreamRacesWithTheWriter) {
+  engine_driver d;
+  const auto s1 = d.stream(stream_flavor::non_blocking), s2 = d.stream(stream_flavor::non_blocking);
+  const auto a = d.alloc(256, memory_kind::pinned_host);
+  const auto b = d.alloc(256, memory_kind::pageable_host);
+  d.launch(s1, {d.write(a)});
+  d.memcpy(s2, d.whole(b), memory_kind::pageable_host, d.whole(a), memory_kind::pinned_host, true);
+  ASSERT_EQ(d.kinds(), (kind_list{stream_race}));
+  EXPECT_EQ(d.diagnostics()[0].current.op, operation_kind::memcpy);
+  EXPECT_EQ(d.diagnostics()[0].current.stream, s2);
+  EXPECT_EQ(d.diagnostics()[0].previous->stream, s1);
+}
+
+// S-COPY-1 with S-DEFAULT-1: a host-to-host cudaMemcpy is an operation of the
+// legacy default stream, which waits for every blocking stream; the host
+// returns after it, so work it issues next is ordered after theirs.
+TEST(EngineCopies, SyncHostToHostOnTheLegacyStreamWaitsForBlockingStreams) {
+  for (const auto flavor : {stream_flavor::blocking, stream_flavor::non_blocking}) {
+    engine_driver d;
+    const auto legacy = d.legacy();
+    const auto producer = d.stream(flavor), consumer = d.stream(stream_flavor::non_blocking);
+    const auto p = d.alloc(256, memory_kind::pinned_host), dev = d.alloc(256);
+    const auto h1 = d.alloc(64, memory_kind::pageable_host);
+    const auto h2 = d.alloc(64, memory_kind::pageable_host);
+    d.launch(producer, {d.write(p)});
+    d.memcpy(legacy, d.whole(h2), memory_kind::pageable_host, d.whole(h1),
+             memory_kind::pageable_host, false);
+    d.memcpy(consumer, d.whole(dev), memory_kind::device, d.whole(p), memory_kind::pinned_host,
+             true);
+    if (flavor == stream_flavor::blocking) {
+      EXPECT_TRUE(d.diagnostics().empty());
+    } else {  // S-DEFAULT-2: the legacy stream does not wait for it
+      EXPECT_EQ(d.kinds(), (kind_list{stream_race}));
+    }
+  }
+}
+
+TEST(EngineCopies, SyncHostToHostOnThePerThreadStreamIgnoresOtherBlockingStreams) {
+  engine_driver d;
+  const auto per_thread = d.stream(stream_flavor::per_thread_default);
+  const auto producer = d.stream(stream_flavor::blocking);
+  const auto p = d.alloc(256, memory_kind::pinned_host);
+  const auto h = d.alloc(256, memory_kind::pageable_host);
+  d.launch(producer, {d.write(p)});
+  d.memcpy(per_thread, d.whole(h), memory_kind::pageable_host, d.whole(p),
+           memory_kind::pinned_host, false);
+  // The per-thread stream is an ordinary blocking stream (S-DEFAULT-3).
+  EXPECT_EQ(d.kinds(), (kind_list{stream_race}));
+}
+
+// S-COPY-1: the pageable upload's "stream sync" covers the default stream's
+// own prior work, not blocking-stream work issued after it.
+TEST(EngineCopies, SyncPageableUploadSynchronizesOnlyItsStream) {
+  engine_driver d;
+  const auto legacy = d.legacy();
+  const auto b = d.stream(stream_flavor::blocking);
+  const auto p = d.alloc(256, memory_kind::pinned_host), q = d.alloc(256, memory_kind::pinned_host);
+  const auto dev = d.alloc(256), h = d.alloc(256, memory_kind::pageable_host);
+  d.launch(b, {d.write(p)});
+  d.launch(legacy, {d.read(dev)});  // waits for b's write of p (S-DEFAULT-1)
+  d.launch(b, {d.write(q)});        // after the last legacy operation
+  d.memcpy(legacy, d.whole(dev), memory_kind::device, d.whole(h), memory_kind::pageable_host,
+           false);
+  d.host({d.read(p)});
+  EXPECT_TRUE(d.diagnostics().empty());
+  d.host({d.read(q)});
   ASSERT_EQ(d.kinds(), (kind_list{host_device_race}));
-  EXPECT_EQ(d.diagnostics()[0].current.context, context_kind::host_thread);
-  d.host({d.write(b), d.write(a)});  // b was written by this thread; a was not synchronized
-  EXPECT_EQ(d.kinds(), (kind_list{host_device_race, host_device_race}));
+  EXPECT_EQ(d.diagnostics()[0].previous->stream, b);
 }
 
 TEST(EngineCopies, CrossDeviceCopyIsAnOperationOfTheIssuingStream) {
@@ -402,11 +488,38 @@ TEST(EngineCopies, CrossDeviceCopyIsAnOperationOfTheIssuingStream) {
 
 TEST(EngineMemsets, SyncMemsetOfDeviceMemoryIsAsynchronous) {
   engine_driver d;
-  const auto s = d.stream();
+  const auto legacy = d.legacy(), s = d.stream(stream_flavor::non_blocking);
+  const auto x = d.alloc(256);
+  d.memset(legacy, d.whole(x), memory_kind::device, false);
+  d.launch(s, {d.read(x)});
+  EXPECT_EQ(d.kinds(), (kind_list{stream_race}));
+}
+
+// S-COPY-4: "fully synchronous" for a Unified Memory region: the memset has
+// completed when the call returns, so a kernel the host launches next on a
+// non-blocking stream, and the host itself, are ordered after it.
+TEST(EngineMemsets, SyncMemsetOfManagedMemoryIsSynchronous) {
+  engine_driver d;
+  const auto legacy = d.legacy(), s = d.stream(stream_flavor::non_blocking);
   const auto x = d.alloc(256, memory_kind::managed);
-  d.memset(s, d.whole(x), memory_kind::managed, false);
+  d.memset(legacy, d.whole(x), memory_kind::managed, false);
+  d.launch(s, {d.read(x)});
+  d.sync(s);
   d.host({d.read(x)});
-  EXPECT_EQ(d.kinds(), (kind_list{host_device_race}));
+  EXPECT_TRUE(d.diagnostics().empty());
+  d.memset(legacy, d.whole(x), memory_kind::managed, true);  // the Async form is not
+  d.launch(s, {d.read(x)});
+  EXPECT_EQ(d.kinds(), (kind_list{stream_race}));
+}
+
+TEST(EngineMemsets, SyncMemsetOfACachedBlockOfManagedMemoryIsSynchronous) {
+  engine_driver d;
+  const auto legacy = d.legacy();
+  const auto segment = d.alloc(1024, memory_kind::managed);
+  const auto blk = d.block(segment, 256, 256, legacy);
+  d.memset(legacy, d.whole(blk), memory_kind::cached_block, false);
+  d.host({d.read(blk)});
+  EXPECT_TRUE(d.diagnostics().empty());
 }
 
 TEST(EngineMemsets, SyncMemsetOfPinnedMemoryIsSynchronous) {

@@ -52,7 +52,7 @@ expect:
 )";
 
 scenario parse(std::string_view text, std::string_view name) {
-  return parse_scenario(text, "scenarios/" + std::string(name) + ".yaml");
+  return parse_scenario(text, corpus_place("scenarios/" + std::string(name) + ".yaml", "scenarios"));
 }
 
 // What a correct replay of `racy` observes.

@@ -1,7 +1,9 @@
 #include "harness/scenario_parser.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "harness/rule_catalog.h"
 #include "harness/scenario_error.h"
 
 namespace streamsan::harness {
@@ -35,12 +37,22 @@ constexpr std::string_view race_expectation =
     "  diagnostics:\n    - {kind: stream-race, hazard: read-after-write, buffer: A, current: sum, "
     "previous: fill}\n";
 
-scenario parse(std::string_view text) { return parse_scenario(text, "scenarios/stream/side_sum_race.yaml"); }
+// The tests' files lie below a corpus root "scenarios" (it need not exist).
+scenario_place in_corpus(const std::string& file = "scenarios/stream/side_sum_race.yaml") {
+  return corpus_place(file, "scenarios");
+}
+
+scenario parse(std::string_view text) { return parse_scenario(text, in_corpus()); }
+
+std::string race_expectation_of_standalone() {
+  return "  diagnostics:\n    - {kind: stream-race, hazard: write-after-write, buffer: A, "
+         "current: scale, previous: fill}\n";
+}
 
 // The message of the scenario_error that parsing `text` throws.
-std::string error_of(std::string_view text, const std::string& file = "scenarios/stream/side_sum_race.yaml") {
+std::string error_of(std::string_view text, const scenario_place& place = in_corpus()) {
   try {
-    parse_scenario(text, file);
+    parse_scenario(text, place);
   } catch (const scenario_error& e) {
     return e.what();
   }
@@ -146,13 +158,14 @@ TEST(ScenarioParser, RacyScenarioCannotStateValues) {
 TEST(ScenarioParser, UnknownKeyNamesThePlaceAndTheAcceptedKeys) {
   EXPECT_EQ(error_of(replace(minimal, "{name: side, flags", "{name: side, flagz")),
             "scenarios/stream/side_sum_race.yaml:8:18: unknown key 'flagz' in item 1 of 'streams' "
-            "of scenario; expected name, device, flags or priority");
+            "of scenario; did you mean 'flags'? (expected name, device, flags or priority)");
 }
 
 TEST(ScenarioParser, UnknownStreamListsTheDeclaredOnes) {
   EXPECT_EQ(error_of(replace(minimal, "stream: side, in:", "stream: sid, in:")),
             "scenarios/stream/side_sum_race.yaml:16:46: unknown stream 'sid' in 'stream' of "
-            "launch at line 16 (kernel reduce_sum); declared: default, per_thread, side");
+            "launch at line 16 (kernel reduce_sum); did you mean 'side'? declared: default, "
+            "per_thread, side");
 }
 
 TEST(ScenarioParser, SliceOutsideTheBufferIsRejected) {
@@ -170,7 +183,8 @@ TEST(ScenarioParser, DuplicateLabelPointsAtTheFirstUse) {
 TEST(ScenarioParser, ExpectationLabelMustExist) {
   EXPECT_EQ(error_of(replace(minimal, "previous: fill}", "previous: fil}")),
             "scenarios/stream/side_sum_race.yaml:21:88: unknown operation label 'fil' in "
-            "'previous' of item 1 of 'diagnostics' of 'expect' of scenario; labels: fill, sum, q, r");
+            "'previous' of item 1 of 'diagnostics' of 'expect' of scenario; did you mean 'fill'? "
+            "labels: fill, sum, q, r");
 }
 
 TEST(ScenarioParser, RaceExpectationMustNameBothOperations) {
@@ -185,10 +199,11 @@ TEST(ScenarioParser, UnknownRuleIdIsRejected) {
             "S-... id of semantics.md");
 }
 
-TEST(ScenarioParser, NameMustMatchTheFile) {
-  EXPECT_EQ(error_of(minimal, "scenarios/stream/other.yaml"),
+TEST(ScenarioParser, NameMustMatchTheFileInACorpus) {
+  EXPECT_EQ(error_of(minimal, in_corpus("scenarios/stream/other.yaml")),
             "scenarios/stream/other.yaml:1:7: scenario name 'stream/side_sum_race' does not match "
-            "its file; expected 'stream/other' (the path below the corpus root, without .yaml)");
+            "its file; expected 'stream/other', the file's path below the corpus root " +
+                resolved("scenarios").generic_string() + " (given with --strict), without .yaml");
 }
 
 TEST(ScenarioParser, YamlSyntaxErrorsCarryTheMark) {
@@ -202,6 +217,162 @@ TEST(ScenarioParser, ResultTypeFollowsTheOperation) {
   EXPECT_EQ(error_of(replace(minimal, "results: {q: true", "results: {fill: true")),
             "scenarios/stream/side_sum_race.yaml:22:13: operation 'fill' (launch fill) has no "
             "result to check; results exist for query, host_read and memory_stats");
+}
+
+
+// ---- two levels (Note [Two levels] in harness/scenario_place.h) ----
+
+// A stranger's scenario: no rules, no twin, its own name, [] for none.
+constexpr std::string_view standalone_race = R"(name: my_race
+streams:
+  - {name: side, flags: non_blocking}
+buffers:
+  - {name: A, kind: device, size: 4, fill: 0}
+operations:
+  - {op: launch, kernel: fill, stream: default, out: A, value: 1, label: fill}
+  - {op: launch, kernel: scale, stream: side, data: A, factor: 2, label: scale}
+expect:
+  diagnostics:
+    - {kind: stream-race, hazard: write-after-write, buffer: A, current: scale, previous: fill}
+)";
+
+TEST(ScenarioLevels, StandaloneScenarioNeedsNoRulesNoTwinAndAnyName) {
+  const scenario s = parse_scenario(standalone_race, standalone_place("ux/x.yaml"));
+  EXPECT_EQ(s.level, scenario_level::standalone);
+  EXPECT_EQ(s.name, "my_race");
+  EXPECT_TRUE(s.rules.empty());
+  EXPECT_TRUE(s.twin.empty());
+  EXPECT_TRUE(s.expects_diagnostics());
+}
+
+TEST(ScenarioLevels, TheSameFileInACorpusIsHeldToTheCorpusRules) {
+  EXPECT_EQ(error_of(standalone_race, in_corpus("scenarios/my_race.yaml")),
+            "scenarios/my_race.yaml:1:1: missing required key 'rules' in scenario");
+}
+
+TEST(ScenarioLevels, EmptyDiagnosticsListMeansNoneOutsideACorpus) {
+  const std::string text = replace(replace(standalone_race, race_expectation_of_standalone(), ""),
+                                   "expect:\n", "expect:\n  diagnostics: []\n");
+  const scenario s = parse_scenario(text, standalone_place("my_race.yaml"));
+  EXPECT_FALSE(s.expects_diagnostics());
+  EXPECT_EQ(error_of(replace(minimal, race_expectation, "  diagnostics: []\n")),
+            "scenarios/stream/side_sum_race.yaml:20:16: expected 'none' rather than an empty "
+            "list for 'diagnostics' of 'expect' of scenario (a corpus scenario spells no "
+            "diagnostics as 'none')");
+}
+
+TEST(ScenarioLevels, StandaloneRulesMayCiteTheirOwnIdsWithoutText) {
+  const std::string text = replace(standalone_race, "streams:",
+                                   "rules:\n  - {id: MYLIB-7}\n  - {id: S-STREAM-2}\nstreams:");
+  const scenario s = parse_scenario(text, standalone_place("my_race.yaml"));
+  ASSERT_EQ(s.rules.size(), 2u);
+  EXPECT_EQ(s.rules[0].id, "MYLIB-7");
+  EXPECT_EQ(s.rules[0].text, "");
+}
+
+TEST(ScenarioLevels, AnSIdIsOneOfOursAtBothLevels) {
+  const std::string text =
+      replace(standalone_race, "streams:", "rules:\n  - {id: S-STREAM-10}\nstreams:");
+  EXPECT_EQ(error_of(text, standalone_place("my_race.yaml")),
+            "my_race.yaml:3:10: unknown rule id 'S-STREAM-10'; expected an S-... id of "
+            "semantics.md");
+}
+
+TEST(ScenarioLevels, ACorpusQuotesItsRulesWordForWord) {
+  EXPECT_EQ(error_of(replace(minimal, "may run concurrently", "can run at once")),
+            "scenarios/stream/side_sum_race.yaml:5:11: the text quoted for S-STREAM-2 is not "
+            "the rule's own words (a corpus scenario quotes its rules word for word); "
+            "S-STREAM-2 says: \"" + std::string(rule_text("S-STREAM-2")) + "\"");
+}
+
+TEST(ScenarioLevels, EveryOtherCheckHoldsAtBothLevels) {
+  EXPECT_EQ(error_of(replace(standalone_race, "stream: side, data", "stream: sid, data"),
+                     standalone_place("my_race.yaml")),
+            "my_race.yaml:8:41: unknown stream 'sid' in 'stream' of launch at line 8 (kernel "
+            "scale); did you mean 'side'? declared: default, per_thread, side");
+}
+
+// ---- suggestions (Note [Suggesting a name] in harness/nearest_name.h) ----
+
+std::string with_operation(std::string_view op) {
+  return replace(minimal, "  - {op: query, stream: side, label: q}\n",
+                 "  - {op: query, stream: side, label: q}\n" + std::string(op));
+}
+
+TEST(ScenarioSuggestions, CopyIsMemcpy) {
+  EXPECT_EQ(error_of(with_operation("  - {op: copy, dst: A, src: A}\n")),
+            "scenarios/stream/side_sum_race.yaml:18:10: unknown operation 'copy'; did you mean "
+            "'memcpy'? (expected one of: launch, memcpy, memset, record, wait, wait_stream, "
+            "synchronize, query, elapsed_time, destroy, alloc, free, record_stream, empty_cache, "
+            "memory_fraction, reset_peak_stats, memory_stats, host_write, host_read, host_func, "
+            "capture_begin, capture_end, graph_launch, device_guard, stream_guard, set_device, "
+            "nvtx_push, nvtx_pop, nvtx_mark, sync_debug_mode); a kernel runs as 'op: launch, "
+            "kernel: copy'");
+}
+
+TEST(ScenarioSuggestions, CudaNamesAndOtherSpellingsOfAnOperation) {
+  for (const auto& [typed, meant] : std::vector<std::pair<std::string, std::string>>{
+           {"cudaMemcpyAsync", "memcpy"}, {"cudaStreamWaitEvent", "wait"},
+           {"waitStream", "wait_stream"}, {"sycnhronize", "synchronize"},
+           {"cudaEventRecord", "record"}, {"malloc", "alloc"}}) {
+    EXPECT_THAT(error_of(with_operation("  - {op: " + typed + "}\n")),
+                testing::HasSubstr("unknown operation '" + typed + "'; did you mean '" + meant +
+                                   "'? (expected one of: "))
+        << typed;
+  }
+}
+
+TEST(ScenarioSuggestions, BufferIsSrcForAHostRead) {
+  EXPECT_EQ(error_of(with_operation("  - {op: host_read, buffer: A}\n")),
+            "scenarios/stream/side_sum_race.yaml:18:21: unknown key 'buffer' in host_read at "
+            "line 18; did you mean 'src'? (expected op, label or src)");
+}
+
+TEST(ScenarioSuggestions, BufferIsDstOrSrcForAMemcpy) {
+  EXPECT_EQ(error_of(with_operation("  - {op: memcpy, buffer: A}\n")),
+            "scenarios/stream/side_sum_race.yaml:18:18: unknown key 'buffer' in memcpy at line "
+            "18; did you mean 'dst' or 'src'? (expected op, label, dst, src, async or stream)");
+}
+
+TEST(ScenarioSuggestions, AKeyAlreadyGivenIsNotSuggested) {
+  EXPECT_EQ(error_of(with_operation("  - {op: memcpy, dst: A, buffer: A}\n")),
+            "scenarios/stream/side_sum_race.yaml:18:26: unknown key 'buffer' in memcpy at line "
+            "18; did you mean 'src'? (expected op, label, dst, src, async or stream)");
+}
+
+TEST(ScenarioSuggestions, KernelParametersAndChoices) {
+  EXPECT_EQ(error_of(replace(minimal, "kernel: fill, stream: default, out: A",
+                             "kernel: fill, stream: default, output: A")),
+            "scenarios/stream/side_sum_race.yaml:15:49: unknown key 'output' in launch at line 15 "
+            "(kernel fill); did you mean 'out'? (expected op, label, kernel, stream, out or value)");
+  EXPECT_EQ(error_of(replace(minimal, "flags: non_blocking", "flags: nonblocking")),
+            "scenarios/stream/side_sum_race.yaml:8:25: expected blocking or non_blocking for "
+            "'flags' of item 1 of 'streams' of scenario, got 'nonblocking'; did you mean "
+            "'non_blocking'?");
+  EXPECT_EQ(error_of(replace(minimal, "hazard: read-after-write", "hazard: RAW")),
+            "scenarios/stream/side_sum_race.yaml:21:35: expected read-after-write, "
+            "write-after-read or write-after-write for 'hazard' of item 1 of 'diagnostics' of "
+            "'expect' of scenario, got 'RAW'; did you mean 'read-after-write'?");
+  EXPECT_EQ(error_of(replace(minimal, "kernel: reduce_sum", "kernel: sum")),
+            "scenarios/stream/side_sum_race.yaml:16:26: unknown kernel 'sum'; did you mean "
+            "'reduce_sum'? (expected fill, copy, scale, axpy, reduce_sum or spin)");
+}
+
+TEST(ScenarioSuggestions, TopLevelKeys) {
+  EXPECT_EQ(error_of(replace(minimal, "expect:\n", "expected:\n")),
+            "scenarios/stream/side_sum_race.yaml:19:1: unknown key 'expected' in scenario; did "
+            "you mean 'expect'? (expected name, description, rules, twin, requires, "
+            "launch_blocking, streams, events, buffers, operations or expect)");
+}
+
+TEST(ScenarioSuggestions, NoSuggestionForAWordFarFromEveryName) {
+  EXPECT_EQ(error_of(with_operation("  - {op: teleport}\n")),
+            "scenarios/stream/side_sum_race.yaml:18:10: unknown operation 'teleport'; expected one "
+            "of: launch, memcpy, memset, record, wait, wait_stream, synchronize, query, "
+            "elapsed_time, destroy, alloc, free, record_stream, empty_cache, memory_fraction, "
+            "reset_peak_stats, memory_stats, host_write, host_read, host_func, capture_begin, "
+            "capture_end, graph_launch, device_guard, stream_guard, set_device, nvtx_push, "
+            "nvtx_pop, nvtx_mark, sync_debug_mode");
 }
 
 }  // namespace

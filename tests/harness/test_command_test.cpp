@@ -30,8 +30,10 @@ std::string env(const char* name) {
   return v == nullptr ? std::string() : v;
 }
 
-run_result streamsan_test(const std::string& args) {
-  const std::string command = env("STREAMSAN_EXE") + " test " + args + " 2>&1";
+// `streamsan test ARGS` run in `dir` ("" = here).
+run_result streamsan_test(const std::string& args, const std::filesystem::path& dir = {}) {
+  const std::string cd = dir.empty() ? "" : "cd '" + dir.string() + "' && ";
+  const std::string command = cd + env("STREAMSAN_EXE") + " test " + args + " 2>&1";
   run_result r;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return r;
@@ -183,6 +185,153 @@ TEST(TestCommand, WorkerProcessesGiveTheSameResults) {
       EXPECT_EQ(a["scenarios"][i][key], b["scenarios"][i][key]) << key;
     }
   }
+  std::filesystem::remove_all(dir);
+}
+
+
+// ---- scenarios of users (issue #14) ----
+
+void write(const std::filesystem::path& p, const std::string& text) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+// A correct scenario named `name`, with no twin, and no rules unless given.
+std::string user_scenario(const std::string& name, const std::string& diagnostics = "none",
+                          const std::string& rules = "") {
+  return "name: " + name + "\n" + rules +
+         "buffers:\n  - {name: A, kind: device, size: 4, fill: 0}\n"
+         "operations:\n  - {op: launch, kernel: fill, out: A, value: 2, label: fill}\n"
+         "expect:\n  diagnostics: " + diagnostics + "\n  buffers: {A: 2}\n";
+}
+
+// The same file named four ways: relative from its folder, '.', absolute,
+// and from the parent folder. Each run must say the same thing about it.
+struct naming {
+  const char* how;
+  std::string args;
+  std::filesystem::path cwd;
+};
+
+std::vector<naming> four_ways(const std::filesystem::path& folder, const std::string& file) {
+  return {{"relative", file, folder},
+          {"dot", ".", folder},
+          {"absolute", (folder / file).string(), std::filesystem::path("/")},
+          {"parent folder", folder.filename().string() + "/" + file, folder.parent_path()}};
+}
+
+TEST(UserScenarios, OutsideACorpusTheNameIsFreeWhereverTheCommandRuns) {
+  const auto dir = temp_dir() / "free";
+  // The name that once failed as "does not match; expected 'ux/my_race'".
+  write(dir / "ux/my_race.yaml", user_scenario("ux/my_race", "[]"));
+  for (const auto& n : four_ways(dir / "ux", "my_race.yaml")) {
+    const auto r = streamsan_test(n.args, n.cwd);
+    EXPECT_EQ(r.exit_code, 0) << n.how << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr("1 scenario runs: 1 passed, 0 failed, 0 skipped")) << n.how;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(UserScenarios, InACorpusTheExpectedNameIsTheSameWhereverTheCommandRuns) {
+  const auto dir = temp_dir() / "marked";
+  write(dir / ".streamsan-corpus", "# a corpus root\n");
+  const std::string rules =
+      "rules:\n  - {id: S-STREAM-1, text: \"Operations inside one stream run in the order they "
+      "were issued.\"}\n";
+  write(dir / "ux/my_race.yaml", user_scenario("my_race", "none", rules));
+  const std::string root = std::filesystem::canonical(dir).string();
+  for (const auto& n : four_ways(dir / "ux", "my_race.yaml")) {
+    const auto r = streamsan_test(n.args, n.cwd);
+    EXPECT_EQ(r.exit_code, 3) << n.how << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr("my_race.yaml:1:7: scenario name 'my_race' does not match its "
+                                    "file; expected 'ux/my_race', the file's path below the corpus "
+                                    "root " + root + " (marked by .streamsan-corpus), without "
+                                    ".yaml")) << n.how;
+  }
+  write(dir / "ux/my_race.yaml", user_scenario("ux/my_race", "none", rules));
+  for (const auto& n : four_ways(dir / "ux", "my_race.yaml")) {
+    const auto r = streamsan_test(n.args, n.cwd);
+    EXPECT_EQ(r.exit_code, 0) << n.how << ": " << r.output;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(UserScenarios, StrictHoldsAnUnmarkedTreeToTheCorpusRules) {
+  const auto dir = temp_dir() / "strict";
+  write(dir / "area/x.yaml", user_scenario("area/x"));
+  EXPECT_EQ(streamsan_test((dir / "area/x.yaml").string()).exit_code, 0);
+  const auto r = streamsan_test("--strict " + dir.string());
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.output, HasSubstr(dir.string() + "/area/x.yaml:1:1: missing required key 'rules' "
+                                  "in scenario"));
+  // The folder given is the root: the name below it matches, and workers
+  // hold the file to the same level.
+  const std::string rules =
+      "rules:\n  - {id: S-SYNC-1, text: \"waits for all work in all streams of the device\"}\n";
+  write(dir / "area/x.yaml", user_scenario("area/x", "none", rules));
+  write(dir / "area/y.yaml", user_scenario("area/y", "none", rules));
+  const auto ok = streamsan_test("--strict " + dir.string() + " --jobs 2");
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  const auto sub = streamsan_test("--strict " + (dir / "area").string());
+  EXPECT_EQ(sub.exit_code, 3);
+  EXPECT_THAT(sub.output, HasSubstr("scenario name 'area/x' does not match its file; expected 'x'"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(UserScenarios, AMalformedMarkerIsBadInputWithItsPosition) {
+  const auto dir = temp_dir() / "bad_marker";
+  write(dir / ".streamsan-corpus", "# fine\n  strict: true\n");
+  write(dir / "x.yaml", user_scenario("x"));
+  write(dir / "y.yaml", user_scenario("y"));
+  const auto r = streamsan_test(dir.string());
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.output, HasSubstr("1 malformed scenario file(s)"));  // said once for both
+  EXPECT_THAT(r.output, HasSubstr(std::filesystem::canonical(dir).string() +
+                                  "/.streamsan-corpus:2:3: unexpected content in a corpus marker; "
+                                  "it holds comments only (lines starting with '#'): the file's "
+                                  "presence marks the corpus root"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(UserScenarios, InitWritesAScenarioThatRunsAsWritten) {
+  const auto dir = temp_dir() / "init";
+  std::filesystem::create_directories(dir);
+  auto r = streamsan_test("--init first", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("wrote first.yaml"));
+  EXPECT_THAT(read_file(dir / "first.yaml"), HasSubstr("\nname: first "));
+  r = streamsan_test("first.yaml", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("1 scenario runs: 1 passed"));
+  // Never over a file.
+  r = streamsan_test("--init first", dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("first.yaml exists; --init does not overwrite a file"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(UserScenarios, InitRacyWritesAPairWithAWitness) {
+  const auto dir = temp_dir() / "init_racy";
+  std::filesystem::create_directories(dir);
+  auto r = streamsan_test("--init sums/side_sum_race --racy", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("wrote sums/side_sum_race.yaml and sums/side_sum_fixed.yaml"));
+  r = streamsan_test("sums --schedules 20 --require-witness", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, testing::ContainsRegex("side_sum_race +S-STREAM-2 +stream-race +stream-race "
+                                               "+pass +witness: seed"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(UserScenarios, InitInsideACorpusFollowsItsRules) {
+  const auto dir = temp_dir() / "init_corpus";
+  write(dir / ".streamsan-corpus", "");
+  auto r = streamsan_test("--init area/copy_race --racy", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(read_file(dir / "area/copy_race.yaml"), HasSubstr("\nname: area/copy_race "));
+  EXPECT_THAT(read_file(dir / "area/copy_race.yaml"), HasSubstr("\ntwin: area/copy_fixed "));
+  r = streamsan_test("area/copy_race.yaml", dir);  // its twin is found below the root
+  EXPECT_EQ(r.exit_code, 0) << r.output;
   std::filesystem::remove_all(dir);
 }
 

@@ -140,17 +140,63 @@ TEST_F(CopySync, AsyncHostToHostIsSynchronous) {
   EXPECT_TRUE(s.query());
 }
 
-TEST_F(CopySync, MemsetWaitsOnlyForPinnedHostMemory) {
+TEST_F(CopySync, AsyncHostToHostRunsAfterItsStreamsPriorWork) {
+  stream s;
+  auto a = allocate_pinned_host(bytes);
+  auto b = allocate_pageable_host(bytes);
+  launch(s, kernels::fill{a, 8.0f});
+  memcpy_async(b, a, s);
+  EXPECT_EQ(host_read<float>(b), std::vector<float>(n, 8.0f));
+}
+
+// S-COPY-1 with S-DEFAULT-1: the legacy stream's copy waits for the prior
+// work of blocking streams.
+TEST_F(CopySync, HostToHostOnTheLegacyStreamWaitsForBlockingStreams) {
+  stream blocking({.non_blocking = false});
+  auto a = allocate_pinned_host(bytes);
+  auto b = allocate_pageable_host(bytes);
+  launch(blocking, kernels::spin{std::chrono::microseconds(1)});
+  memcpy(b, a);
+  EXPECT_TRUE(blocking.query());
+}
+
+// S-COPY-1: the pageable upload synchronizes the default stream only.
+TEST_F(CopySync, PageableHostToDeviceSynchronizesOnlyTheDefaultStream) {
+  stream blocking({.non_blocking = false});
+  auto dev = allocate_device(bytes);
+  auto host = allocate_pageable_host(bytes);
+  launch(default_stream(), kernels::spin{std::chrono::microseconds(1)});
+  launch(blocking, kernels::spin{std::chrono::microseconds(1)});
+  memcpy(dev, host);
+  EXPECT_FALSE(blocking.query());
+  default_stream().synchronize();
+}
+
+TEST_F(CopySync, MemsetWaitsOnlyForPinnedHostAndManagedMemory) {
   auto dev = allocate_device(bytes);
   auto pinned = allocate_pinned_host(bytes);
+  auto managed = allocate_managed(bytes);
   memset(dev, 0);
   EXPECT_FALSE(default_stream_idle());
   default_stream().synchronize();
   memset(pinned, 0);  // S-COPY-4
   EXPECT_TRUE(default_stream_idle());
+  launch(default_stream(), kernels::spin{std::chrono::microseconds(1)});
+  memset(managed, 0);  // S-COPY-4: a Unified Memory region too
+  EXPECT_TRUE(default_stream_idle());
   stream s;
   memset_async(pinned, 0, s);
   EXPECT_FALSE(s.query());
+  memset_async(managed, 0, s);
+  s.synchronize();
+}
+
+TEST_F(Copy, ManagedMemsetIsDoneWhenItReturns) {
+  auto managed = allocate_managed(bytes);
+  host_fill<float>(managed, 3.0f);
+  launch(default_stream(), kernels::spin{std::chrono::milliseconds(1)});
+  memset(managed, 0);
+  EXPECT_EQ(host_read<float>(managed), std::vector<float>(n, 0.0f));
 }
 
 TEST_F(Copy, CopiesReachTheLogWithTheirMemoryKinds) {

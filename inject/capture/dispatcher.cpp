@@ -1,0 +1,135 @@
+#include "inject/capture/dispatcher.h"
+
+#include <cuda.h>
+#include <driver_types.h>
+
+#include <string_view>
+
+namespace streamsan::injection {
+namespace {
+
+// Per host thread: where we are in the CUDA call that is running.
+struct thread_state {
+  std::uint32_t runtime_depth = 0;
+  std::uint32_t runtime_cbid = 0;  // the outermost runtime call
+  bool runtime_launch = false;     // ... is a kernel launch
+  bool launch_modelled = false;    // ... whose nested driver launch was modelled
+};
+
+thread_local thread_state this_thread;
+
+}  // namespace
+
+api_outcome outcome_of(const api_call& call) noexcept {
+  if (call.site == api_site::entry || call.return_value == nullptr) return api_outcome::succeeded;
+  if (call.domain == api_domain::runtime) {
+    const auto r = *static_cast<const cudaError_t*>(call.return_value);
+    return r == cudaSuccess ? api_outcome::succeeded
+           : r == cudaErrorNotReady ? api_outcome::not_ready
+                                    : api_outcome::failed;
+  }
+  const auto r = *static_cast<const CUresult*>(call.return_value);
+  return r == CUDA_SUCCESS ? api_outcome::succeeded
+         : r == CUDA_ERROR_NOT_READY ? api_outcome::not_ready
+                                     : api_outcome::failed;
+}
+
+api_dispatcher::api_dispatcher(cuda_model& model, call_site_source& call_sites,
+                               const api_tables& tables) noexcept
+    : model_(model), call_sites_(call_sites), tables_(tables) {}
+
+bool api_dispatcher::is_inert(api_domain domain, std::uint32_t cbid) const noexcept {
+  return tables_[domain][cbid].inert();
+}
+
+void api_dispatcher::dispatch(const api_call& call) noexcept {
+  if (!active()) return;
+  try {
+    if (call.domain == api_domain::runtime) {
+      on_runtime(call);
+    } else {
+      on_driver(call);
+    }
+  } catch (...) {
+    // Nothing may escape into the driver.
+  }
+}
+
+void api_dispatcher::on_runtime(const api_call& call) {
+  auto& t = this_thread;
+  const api_entry& e = tables_.runtime[call.cbid];
+  if (call.site == api_site::entry) {
+    if (t.runtime_depth++ > 0) return;
+    t.runtime_cbid = call.cbid;
+    t.runtime_launch = e.handler.kernel_launch;
+    t.launch_modelled = false;
+    api_calls_.fetch_add(1, std::memory_order_relaxed);
+    if (e.handler.on_entry) run(e.handler.on_entry, e, call, false);
+    return;
+  }
+  // Note [The call that loads the library]: no entry was seen, its driver
+  // calls were modelled at the driver level.
+  if (t.runtime_depth == 0) return;
+  if (--t.runtime_depth > 0) return;
+  model_exit(e, call);
+  t.runtime_launch = false;
+}
+
+void api_dispatcher::on_driver(const api_call& call) {
+  auto& t = this_thread;
+  const api_entry& e = tables_.driver[call.cbid];
+  const bool exit = call.site == api_site::exit;
+  if (exit && e.handler.level == api_level::every && e.handler.on_exit) {
+    run(e.handler.on_exit, e, call, t.runtime_depth > 0);
+  }
+  if (t.runtime_depth > 0) {
+    if (exit && t.runtime_launch && e.handler.level == api_level::in_runtime_launch &&
+        e.handler.on_exit && outcome_of(call) == api_outcome::succeeded) {
+      run(e.handler.on_exit, e, call, true);
+    }
+    return;
+  }
+  if (!exit) {
+    api_calls_.fetch_add(1, std::memory_order_relaxed);
+    if (e.handler.on_entry) run(e.handler.on_entry, e, call, false);
+    return;
+  }
+  if (e.handler.level != api_level::every) model_exit(e, call);
+}
+
+void api_dispatcher::model_exit(const api_entry& e, const api_call& call) {
+  if (e.handler.on_entry) return;  // modelled on entry
+  const api_outcome outcome = outcome_of(call);
+  if (outcome == api_outcome::failed) return;  // failed calls did nothing
+  if (outcome == api_outcome::not_ready && !e.handler.answers_not_ready) return;
+  if (e.handler.on_exit) {
+    run(e.handler.on_exit, e, call, false);
+  } else if (!e.inert()) {
+    count_unmodelled(call);
+  }
+}
+
+std::uint64_t api_dispatcher::key_of(const api_call& call) const noexcept {
+  const auto& t = this_thread;
+  const bool driver = call.domain == api_domain::driver;
+  return path_key(driver ? path_domain::driver : path_domain::runtime, call.cbid,
+                  driver && t.runtime_depth > 0 ? t.runtime_cbid : 0,
+                  static_cast<std::uint32_t>(call.site));
+}
+
+void api_dispatcher::run(api_handler_fn fn, const api_entry& e, const api_call& call,
+                         bool nested) {
+  auto& t = this_thread;
+  const bool per_thread = e.per_thread || (nested && tables_.runtime[t.runtime_cbid].per_thread);
+  api_context context(model_, call, call_sites_, key_of(call), per_thread, t.launch_modelled);
+  fn(context);
+}
+
+void api_dispatcher::count_unmodelled(const api_call& call) {
+  std::string_view name = tables_[call.domain].name(call.cbid);
+  if (call.function_name != nullptr) name = call.function_name;
+  if (name.empty()) name = "unknown CUDA call";
+  model_.unmodelled(call_sites_.capture(key_of(call)), base_api_name(name));
+}
+
+}  // namespace streamsan::injection

@@ -1,0 +1,95 @@
+// The source-neutral entry point of capture: a source (inject/cupti, or the
+// Compute Sanitizer API) turns each runtime or driver callback into an
+// api_call and calls dispatch() (Note [One table for every source]).
+//
+// Note [Runtime calls are modelled at the runtime level]
+// A CUDA runtime call runs driver calls of its own, and the sources report
+// those too. The runtime API is what the program wrote and what the
+// documentation specifies (cudaStreamLegacy, the per-thread default stream,
+// memcpy kinds), so the outermost runtime call is modelled and the driver
+// calls nested in it are not. Driver calls made directly by the program (a
+// program that uses only the driver API, NVRTC code) are modelled at the
+// driver level. One exception: a kernel launch is modelled from the driver
+// launch nested in the runtime launch, because only the driver callback
+// names the kernel by a handle that its parameter layout can be asked for
+// (Note [CUkernel or CUfunction]); if no driver launch shows up, the runtime
+// callback records the launch by name without accesses and lists it as
+// unmodelled.
+//
+// Note [The call that loads the library]
+// The driver loads the library inside cuInit, which the CUDA runtime calls
+// from inside the program's first runtime call. The source never reports
+// that call's entry (and need not report its exit). Nothing marks it as a
+// runtime call in progress, so the driver calls it makes after cuInit
+// (cuMemAlloc for a first cudaMalloc, cuLaunchKernel for a first launch) are
+// modelled at the driver level, and an exit without an entry is ignored.
+//
+// Note [Frees and destroys on entry]
+// Memory freed by one thread can be handed out again to another before the
+// first thread's exit callback runs; the allocation map would then drop the
+// new allocation. Frees and destroys are therefore modelled when the call
+// enters, everything else when it returns successfully (handles, results
+// and query outcomes are known only then).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "inject/capture/api_call.h"
+#include "inject/capture/api_table.h"
+#include "inject/capture/call_sites.h"
+#include "inject/model/cuda_model.h"
+
+namespace streamsan::injection {
+
+class api_dispatcher {
+ public:
+  api_dispatcher(cuda_model& model, call_site_source& call_sites,
+                 const api_tables& tables = api_tables::standard()) noexcept;
+  api_dispatcher(const api_dispatcher&) = delete;
+  api_dispatcher& operator=(const api_dispatcher&) = delete;
+
+  // Models one runtime or driver callback. Call it on the thread that made
+  // the CUDA call, for the entry and the exit of every call the source
+  // reports, with the source's reentrancy guard held: the model asks the
+  // driver questions, whose callbacks are not the program's calls. Nothing
+  // escapes (a failure to model one call is not worth ending the program).
+  void dispatch(const api_call& call) noexcept;
+
+  // Callbacks are modelled between start() (the source is subscribed) and
+  // stop() (process exit: what the CUDA runtime does while it tears down is
+  // not the program's doing). resume() undoes stop() once started
+  // (halt_on_error, when the diagnostic was suppressed).
+  void start() noexcept { started_.store(true, std::memory_order_release); resume(); }
+  void stop() noexcept { active_.store(false, std::memory_order_release); }
+  void resume() noexcept {
+    active_.store(started_.load(std::memory_order_acquire), std::memory_order_release);
+  }
+  bool active() const noexcept { return active_.load(std::memory_order_acquire); }
+
+  // CUDA API calls the program made (outermost calls only).
+  std::uint64_t api_calls() const noexcept { return api_calls_.load(std::memory_order_relaxed); }
+
+  // A call whose callbacks a source may switch off: nothing to model.
+  bool is_inert(api_domain domain, std::uint32_t cbid) const noexcept;
+
+ private:
+  void on_runtime(const api_call& call);
+  void on_driver(const api_call& call);
+  // Runs `fn` for `call` (nested: a driver launch inside a runtime launch).
+  void run(api_handler_fn fn, const api_entry& entry, const api_call& call, bool nested);
+  // The exit of an outermost call.
+  void model_exit(const api_entry& entry, const api_call& call);
+  void count_unmodelled(const api_call& call);
+  // Note [Path cache]: the key of this callback's path.
+  std::uint64_t key_of(const api_call& call) const noexcept;
+
+  cuda_model& model_;
+  call_site_source& call_sites_;
+  const api_tables& tables_;
+  std::atomic<bool> started_{false};
+  std::atomic<bool> active_{false};
+  std::atomic<std::uint64_t> api_calls_{0};
+};
+
+}  // namespace streamsan::injection

@@ -1,0 +1,104 @@
+// Kernel launches (Note [Runtime calls are modelled at the runtime level]),
+// and the module unloads that retire kernel handles.
+
+#include "inject/capture/api_params.h"
+#include "inject/capture/api_table.h"
+#include "inject/stack/symbol_names.h"
+
+namespace streamsan::injection {
+namespace {
+
+// The layout CUPTI gives __cudaLaunchKernel (no struct is published; it
+// mirrors the function's parameters like every other params struct).
+struct cuda_launch_kernel_params {
+  cudaKernel_t kernel;
+  dim3 gridDim;
+  dim3 blockDim;
+  void** args;
+  std::size_t sharedMem;
+  cudaStream_t stream;
+};
+
+// ---- runtime: modelled here only when no nested driver launch was ----
+
+void runtime_launch_kernel_handle(api_context& c) {
+  if (c.launch_modelled()) return;
+  const auto& p = c.params<cuda_launch_kernel_params>();
+  c.model.kernel_launched(c.here(), c.stream(p.stream), handle_of(p.kernel),
+                          kernel_arguments::from_pointers(p.args));
+}
+
+// cudaLaunchKernel and cudaLaunchCooperativeKernel: the kernel by its host
+// stub only, so by name and without accesses.
+void runtime_launch_kernel(api_context& c) {
+  if (c.launch_modelled()) return;
+  const auto& p = c.params<cudaLaunchKernel_v7000_params>();
+  const call_site site = c.here();
+  c.model.kernel_launched(site, c.stream(p.stream), 0, {}, function_name(address_of(p.func)));
+  c.model.unmodelled(site, "cudaLaunchKernel (kernel parameters not seen)");
+}
+
+void runtime_launch_kernel_ex(api_context& c) {
+  if (c.launch_modelled()) return;
+  const auto& p = c.params<cudaLaunchKernelExC_v11060_params>();
+  const call_site site = c.here();
+  c.model.kernel_launched(site, c.stream(p.config ? p.config->stream : nullptr), 0, {},
+                          function_name(address_of(p.func)));
+  c.model.unmodelled(site, "cudaLaunchKernelExC (kernel parameters not seen)");
+}
+
+// ---- driver: also inside a runtime launch ----
+
+void driver_launch_kernel(api_context& c) {
+  const auto& p = c.params<cuLaunchKernel_params>();
+  c.model.kernel_launched(c.here(), c.stream(p.hStream), handle_of(p.f),
+                          kernel_arguments::from_launch(p.kernelParams, p.extra));
+  c.set_launch_modelled();
+}
+
+void driver_launch_kernel_ex(api_context& c) {
+  const auto& p = c.params<cuLaunchKernelEx_params>();
+  c.model.kernel_launched(c.here(), c.stream(p.config ? p.config->hStream : nullptr),
+                          handle_of(p.f), kernel_arguments::from_launch(p.kernelParams, p.extra));
+  c.set_launch_modelled();
+}
+
+void driver_launch_cooperative_kernel(api_context& c) {
+  const auto& p = c.params<cuLaunchCooperativeKernel_params>();
+  c.model.kernel_launched(c.here(), c.stream(p.hStream), handle_of(p.f),
+                          kernel_arguments::from_launch(p.kernelParams, nullptr));
+  c.set_launch_modelled();
+}
+
+void modules_unloaded(api_context& c) { c.model.modules_unloaded(); }
+
+}  // namespace
+
+void add_launch_handlers(api_tables& t) {
+  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+                 CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000},
+                {.on_exit = runtime_launch_kernel_handle, .kernel_launch = true});
+  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                 CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+                 CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+                 CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000},
+                {.on_exit = runtime_launch_kernel, .kernel_launch = true});
+  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+                 CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060},
+                {.on_exit = runtime_launch_kernel_ex, .kernel_launch = true});
+
+  constexpr auto nested = api_level::in_runtime_launch;
+  t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz},
+               {.on_exit = driver_launch_kernel, .level = nested});
+  t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz},
+               {.on_exit = driver_launch_kernel_ex, .level = nested});
+  t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+                CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz},
+               {.on_exit = driver_launch_cooperative_kernel, .level = nested});
+  // Kernel handles die with their module, whoever unloads it.
+  t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuModuleUnload, CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload},
+               {.on_exit = modules_unloaded, .level = api_level::every});
+}
+
+}  // namespace streamsan::injection

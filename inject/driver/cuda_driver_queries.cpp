@@ -1,0 +1,288 @@
+#include "inject/driver/cuda_driver_queries.h"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <dlfcn.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "inject/model/copy_regions.h"
+#include "inject/stack/symbol_names.h"
+
+namespace streamsan::injection {
+
+// Each entry point with the exact ABI version its PFN type names.
+struct cuda_driver_queries::entry_points {
+  PFN_cuCtxGetDevice_v2000 ctx_get_device = nullptr;
+  PFN_cuStreamGetFlags_v5050 stream_get_flags = nullptr;
+  PFN_cuStreamGetPriority_v5050 stream_get_priority = nullptr;
+  PFN_cuStreamGetDevice_v12080 stream_get_device = nullptr;  // optional
+  PFN_cuKernelGetName_v12030 kernel_get_name = nullptr;
+  PFN_cuKernelGetParamInfo_v12040 kernel_get_param_info = nullptr;
+  PFN_cuFuncGetName_v12030 func_get_name = nullptr;
+  PFN_cuFuncGetParamInfo_v12040 func_get_param_info = nullptr;
+  PFN_cuGraphGetNodes_v10000 graph_get_nodes = nullptr;
+  PFN_cuGraphGetEdges_v12030 graph_get_edges = nullptr;
+  PFN_cuGraphNodeGetType_v10000 node_get_type = nullptr;
+  PFN_cuGraphKernelNodeGetParams_v12000 kernel_node_get_params = nullptr;
+  PFN_cuGraphMemcpyNodeGetParams_v10000 memcpy_node_get_params = nullptr;
+  PFN_cuGraphMemsetNodeGetParams_v10000 memset_node_get_params = nullptr;
+  PFN_cuGraphHostNodeGetParams_v10000 host_node_get_params = nullptr;
+  PFN_cuGraphChildGraphNodeGetGraph_v10000 child_graph_get_graph = nullptr;
+  PFN_cuPointerGetAttribute_v4000 pointer_get_attribute = nullptr;
+};
+
+namespace {
+
+PFN_cuGetProcAddress_v12000 find_get_proc_address() {
+  // The driver loaded us, so it is in the process already.
+  void* driver = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);
+  if (driver == nullptr) throw std::runtime_error("libcuda.so.1 is not loaded in this process");
+  auto* fn = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(driver, "cuGetProcAddress_v2"));
+  if (fn == nullptr) throw std::runtime_error("the CUDA driver has no cuGetProcAddress_v2");
+  return fn;
+}
+
+template <class Fn>
+void resolve_entry(PFN_cuGetProcAddress_v12000 get, const char* name, int version, Fn& out,
+             bool required = true) {
+  void* p = nullptr;
+  CUdriverProcAddressQueryResult status{};
+  if (get(name, &p, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS ||
+      p == nullptr) {
+    if (required) {
+      throw std::runtime_error(std::string("the CUDA driver has no ") + name + " (version " +
+                               std::to_string(version) + ")");
+    }
+    return;
+  }
+  out = reinterpret_cast<Fn>(p);
+}
+
+}  // namespace
+
+void cuda_driver_queries::resolve() {
+  std::call_once(resolve_once_, [this] {
+    const auto get = find_get_proc_address();
+    auto* f = new entry_points;  // lives as long as the process
+    resolve_entry(get, "cuCtxGetDevice", 2000, f->ctx_get_device);
+    resolve_entry(get, "cuStreamGetFlags", 5050, f->stream_get_flags);
+    resolve_entry(get, "cuStreamGetPriority", 5050, f->stream_get_priority);
+    resolve_entry(get, "cuStreamGetDevice", 12080, f->stream_get_device, /*required=*/false);
+    resolve_entry(get, "cuKernelGetName", 12030, f->kernel_get_name);
+    resolve_entry(get, "cuKernelGetParamInfo", 12040, f->kernel_get_param_info);
+    resolve_entry(get, "cuFuncGetName", 12030, f->func_get_name);
+    resolve_entry(get, "cuFuncGetParamInfo", 12040, f->func_get_param_info);
+    resolve_entry(get, "cuGraphGetNodes", 10000, f->graph_get_nodes);
+    resolve_entry(get, "cuGraphGetEdges", 12030, f->graph_get_edges);
+    resolve_entry(get, "cuGraphNodeGetType", 10000, f->node_get_type);
+    resolve_entry(get, "cuGraphKernelNodeGetParams", 12000, f->kernel_node_get_params);
+    resolve_entry(get, "cuGraphMemcpyNodeGetParams", 10000, f->memcpy_node_get_params);
+    resolve_entry(get, "cuGraphMemsetNodeGetParams", 10000, f->memset_node_get_params);
+    resolve_entry(get, "cuGraphHostNodeGetParams", 10000, f->host_node_get_params);
+    resolve_entry(get, "cuGraphChildGraphNodeGetGraph", 10000, f->child_graph_get_graph);
+    resolve_entry(get, "cuPointerGetAttribute", 4000, f->pointer_get_attribute);
+    fn_ = f;
+  });
+  if (fn_ == nullptr) throw std::runtime_error("the CUDA driver's entry points are unresolved");
+}
+
+const cuda_driver_queries::entry_points& cuda_driver_queries::fn() {
+  if (fn_ == nullptr) resolve();
+  return *fn_;
+}
+
+std::int32_t cuda_driver_queries::current_device() {
+  CUdevice d = 0;
+  if (fn().ctx_get_device(&d) != CUDA_SUCCESS) return 0;
+  return static_cast<std::int32_t>(d);
+}
+
+std::optional<stream_description> cuda_driver_queries::describe_stream(std::uintptr_t stream) {
+  const auto s = reinterpret_cast<CUstream>(stream);
+  stream_description d;
+  unsigned flags = 0;
+  int priority = 0;
+  if (fn().stream_get_flags(s, &flags) != CUDA_SUCCESS) return std::nullopt;
+  fn().stream_get_priority(s, &priority);
+  d.flags = flags;
+  d.priority = priority;
+  CUdevice dev = 0;
+  d.device = fn().stream_get_device && fn().stream_get_device(s, &dev) == CUDA_SUCCESS
+                 ? static_cast<std::int32_t>(dev)
+                 : current_device();
+  return d;
+}
+
+// Note [CUkernel or CUfunction]
+// A launch names its kernel by a CUfunction (cuModuleGetFunction) or, since
+// CUDA 12 and always for launches made by the CUDA runtime, by a CUkernel
+// passed in the same CUfunction slot. The driver checks handle types: the
+// CUkernel calls fail cleanly with INVALID_HANDLE on a CUfunction and vice
+// versa, so the kernel calls are tried first and the function calls second.
+std::optional<kernel_description> cuda_driver_queries::describe_kernel(std::uintptr_t kernel) {
+  kernel_description d;
+  const char* name = nullptr;
+  const auto as_kernel = reinterpret_cast<CUkernel>(kernel);
+  const auto as_function = reinterpret_cast<CUfunction>(kernel);
+  bool is_kernel = fn().kernel_get_name(&name, as_kernel) == CUDA_SUCCESS;
+  if (!is_kernel && fn().func_get_name(&name, as_function) != CUDA_SUCCESS) return std::nullopt;
+  d.mangled_name = name ? name : "";
+  for (std::size_t i = 0; i < 4096; ++i) {
+    std::size_t offset = 0, size = 0;
+    const CUresult r = is_kernel ? fn().kernel_get_param_info(as_kernel, i, &offset, &size)
+                                 : fn().func_get_param_info(as_function, i, &offset, &size);
+    if (r != CUDA_SUCCESS) {
+      // INVALID_VALUE = past the last parameter: the layout is complete.
+      d.layout_known = r == CUDA_ERROR_INVALID_VALUE;
+      break;
+    }
+    d.params.push_back(param_layout{static_cast<std::uint32_t>(offset),
+                                    static_cast<std::uint32_t>(size)});
+  }
+  return d;
+}
+
+bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int depth) {
+  if (depth > 16) return false;
+  const auto g = reinterpret_cast<CUgraph>(graph);
+  std::size_t count = 0;
+  if (fn().graph_get_nodes(g, nullptr, &count) != CUDA_SUCCESS) return false;
+  std::vector<CUgraphNode> nodes(count);
+  if (count > 0 && fn().graph_get_nodes(g, nodes.data(), &count) != CUDA_SUCCESS) return false;
+  // in/out index of each node: they differ only for child graphs, which
+  // are flattened between an entry and an exit node.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> index(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    CUgraphNodeType type{};
+    raw_graph_node n;
+    const auto self = static_cast<std::uint32_t>(out.nodes.size());
+    index[i] = {self, self};
+    if (fn().node_get_type(nodes[i], &type) != CUDA_SUCCESS) {
+      n.what = "unknown graph node";
+      out.nodes.push_back(std::move(n));
+      continue;
+    }
+    switch (type) {
+      case CU_GRAPH_NODE_TYPE_KERNEL: {
+        CUDA_KERNEL_NODE_PARAMS p{};
+        if (fn().kernel_node_get_params(nodes[i], &p) != CUDA_SUCCESS) {
+          n.what = "kernel (parameters unreadable)";
+          break;
+        }
+        n.kind = raw_node_kind::kernel;
+        n.kernel = p.func != nullptr ? reinterpret_cast<std::uintptr_t>(p.func)
+                                     : reinterpret_cast<std::uintptr_t>(p.kern);
+        n.args = kernel_arguments::from_launch(p.kernelParams, p.extra);
+        break;
+      }
+      case CU_GRAPH_NODE_TYPE_MEMCPY: {
+        CUDA_MEMCPY3D p{};
+        if (fn().memcpy_node_get_params(nodes[i], &p) != CUDA_SUCCESS) {
+          n.what = "memcpy (parameters unreadable)";
+          break;
+        }
+        n.kind = raw_node_kind::memcpy;
+        n.src = region_of(p, copy_side::source);
+        n.dst = region_of(p, copy_side::destination);
+        break;
+      }
+      case CU_GRAPH_NODE_TYPE_MEMSET: {
+        CUDA_MEMSET_NODE_PARAMS p{};
+        if (fn().memset_node_get_params(nodes[i], &p) != CUDA_SUCCESS) {
+          n.what = "memset (parameters unreadable)";
+          break;
+        }
+        n.kind = raw_node_kind::memset;
+        n.dst = memory_region{p.dst, pitched_extent(p.width * p.elementSize, p.height, p.pitch),
+                              memory_side::unknown};
+        break;
+      }
+      case CU_GRAPH_NODE_TYPE_HOST: {
+        CUDA_HOST_NODE_PARAMS p{};
+        n.kind = raw_node_kind::host;
+        if (fn().host_node_get_params(nodes[i], &p) == CUDA_SUCCESS) {
+          n.host_fn = reinterpret_cast<std::uintptr_t>(p.fn);
+        }
+        break;
+      }
+      case CU_GRAPH_NODE_TYPE_GRAPH: {
+        CUgraph child = nullptr;
+        n.kind = raw_node_kind::empty;
+        out.nodes.push_back(n);  // entry
+        if (fn().child_graph_get_graph(nodes[i], &child) != CUDA_SUCCESS) continue;
+        const auto first_child = static_cast<std::uint32_t>(out.nodes.size());
+        if (!append_graph(reinterpret_cast<std::uintptr_t>(child), out, depth + 1)) return false;
+        const auto end_child = static_cast<std::uint32_t>(out.nodes.size());
+        const auto exit = end_child;
+        raw_graph_node exit_node;
+        exit_node.kind = raw_node_kind::empty;
+        out.nodes.push_back(std::move(exit_node));
+        for (std::uint32_t c = first_child; c < end_child; ++c) {
+          out.edges.emplace_back(self, c);
+          out.edges.emplace_back(c, exit);
+        }
+        index[i] = {self, exit};
+        continue;
+      }
+      case CU_GRAPH_NODE_TYPE_EMPTY: n.kind = raw_node_kind::empty; break;
+      case CU_GRAPH_NODE_TYPE_WAIT_EVENT: n.kind = raw_node_kind::event_wait; break;
+      case CU_GRAPH_NODE_TYPE_EVENT_RECORD: n.kind = raw_node_kind::event_record; break;
+      case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL: n.what = "external semaphore signal"; break;
+      case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: n.what = "external semaphore wait"; break;
+      case CU_GRAPH_NODE_TYPE_MEM_ALLOC: n.what = "memory allocation node"; break;
+      case CU_GRAPH_NODE_TYPE_MEM_FREE: n.what = "memory free node"; break;
+      case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: n.what = "batch memory operation"; break;
+      case CU_GRAPH_NODE_TYPE_CONDITIONAL: n.what = "conditional node"; break;
+      default: n.what = "graph node of type " + std::to_string(static_cast<int>(type)); break;
+    }
+    out.nodes.push_back(std::move(n));
+  }
+  std::size_t edge_count = 0;
+  if (fn().graph_get_edges(g, nullptr, nullptr, nullptr, &edge_count) != CUDA_SUCCESS) {
+    return false;
+  }
+  std::vector<CUgraphNode> from(edge_count), to(edge_count);
+  if (edge_count > 0 &&
+      fn().graph_get_edges(g, from.data(), to.data(), nullptr, &edge_count) != CUDA_SUCCESS) {
+    return false;
+  }
+  std::unordered_map<CUgraphNode, std::size_t> position;
+  for (std::size_t i = 0; i < count; ++i) position.emplace(nodes[i], i);
+  for (std::size_t e = 0; e < edge_count; ++e) {
+    const auto f = position.find(from[e]);
+    const auto t = position.find(to[e]);
+    if (f == position.end() || t == position.end()) continue;
+    out.edges.emplace_back(index[f->second].second, index[t->second].first);
+  }
+  return true;
+}
+
+std::optional<raw_graph> cuda_driver_queries::describe_graph(std::uintptr_t graph) {
+  raw_graph g;
+  if (graph == 0 || !append_graph(graph, g, 0)) return std::nullopt;
+  return g;
+}
+
+memory_kind cuda_driver_queries::untracked_memory_kind(std::uint64_t address, memory_side side) {
+  if (side == memory_side::host) return memory_kind::pageable_host;
+  unsigned type = 0;
+  if (fn().pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                 static_cast<CUdeviceptr>(address)) != CUDA_SUCCESS) {
+    // Unknown to the driver: ordinary host memory.
+    return memory_kind::pageable_host;
+  }
+  return type == CU_MEMORYTYPE_HOST ? memory_kind::pinned_host : memory_kind::device;
+}
+
+std::string cuda_driver_queries::function_name(std::uintptr_t fn) {
+  std::lock_guard lock(names_mutex_);
+  // Code addresses stay valid while their object is loaded; the names of
+  // host functions are cached for reports only.
+  const auto it = function_names_.find(fn);
+  if (it != function_names_.end()) return it->second;
+  return function_names_.emplace(fn, injection::function_name(fn)).first->second;
+}
+
+}  // namespace streamsan::injection

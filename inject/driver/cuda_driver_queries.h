@@ -1,0 +1,46 @@
+// driver_queries answered by the CUDA driver of the sanitized process.
+//
+// The library does not link libcuda (nor cudart): the driver that loaded it
+// is already in the process, and every entry point is taken from it with
+// cuGetProcAddress, so the library also loads (for tests, for `streamsan
+// run -- /bin/true`) on machines without a driver.
+#pragma once
+
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "inject/model/driver_queries.h"
+
+namespace streamsan::injection {
+
+class cuda_driver_queries final : public driver_queries {
+ public:
+  // The entry points are resolved by resolve(), once the driver is loaded:
+  // the session may start earlier (an NVTX call before any CUDA call).
+  cuda_driver_queries() = default;
+
+  // Takes the entry points from the loaded driver; throws std::runtime_error
+  // naming what is missing. Idempotent; queries call it if nobody did.
+  void resolve();
+
+  std::int32_t current_device() override;
+  std::optional<stream_description> describe_stream(std::uintptr_t stream) override;
+  std::optional<kernel_description> describe_kernel(std::uintptr_t kernel) override;
+  std::optional<raw_graph> describe_graph(std::uintptr_t graph) override;
+  memory_kind untracked_memory_kind(std::uint64_t address, memory_side side) override;
+  std::string function_name(std::uintptr_t fn) override;
+
+ private:
+  struct entry_points;
+  bool append_graph(std::uintptr_t graph, raw_graph& out, int depth);
+  const entry_points& fn();
+
+  std::once_flag resolve_once_;
+  const entry_points* fn_ = nullptr;
+  std::mutex names_mutex_;
+  std::unordered_map<std::uintptr_t, std::string> function_names_;  // code addresses
+};
+
+}  // namespace streamsan::injection

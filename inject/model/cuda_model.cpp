@@ -1,0 +1,443 @@
+#include "inject/model/cuda_model.h"
+
+#include <algorithm>
+
+namespace streamsan::injection {
+namespace {
+
+// cudaEvent* / CU_EVENT_* flags (the values are the same).
+constexpr unsigned cuda_event_blocking_sync = 0x1;
+constexpr unsigned cuda_event_disable_timing = 0x2;
+constexpr unsigned cuda_event_interprocess = 0x4;
+constexpr unsigned cuda_stream_non_blocking = 0x1;
+
+std::uint32_t event_flags_from_cuda(unsigned cuda_flags) {
+  std::uint32_t f = event_flag_none;
+  if (!(cuda_flags & cuda_event_disable_timing)) f |= event_flag_timing;
+  if (cuda_flags & cuda_event_blocking_sync) f |= event_flag_blocking_sync;
+  if (cuda_flags & cuda_event_interprocess) f |= event_flag_interprocess;
+  return f;
+}
+
+graph_node_kind node_kind(raw_node_kind k) {
+  switch (k) {
+    case raw_node_kind::kernel: return graph_node_kind::kernel;
+    case raw_node_kind::memcpy: return graph_node_kind::memcpy;
+    case raw_node_kind::memset: return graph_node_kind::memset;
+    case raw_node_kind::host: return graph_node_kind::host_func;
+    case raw_node_kind::empty: return graph_node_kind::empty;
+    case raw_node_kind::event_record: return graph_node_kind::event_record;
+    case raw_node_kind::event_wait: return graph_node_kind::event_wait;
+    case raw_node_kind::other: return graph_node_kind::other;
+  }
+  return graph_node_kind::other;
+}
+
+}  // namespace
+
+cuda_model::cuda_model(recorder& rec, driver_queries& driver) : rec_(rec), driver_(driver) {}
+
+void cuda_model::emit(const call_site& at, const record_body& body) {
+  rec_.emit_with_stack(body, at.frames);
+}
+
+// ---- streams ----
+
+stream_id cuda_model::new_stream_locked(const call_site& at, std::int32_t device,
+                                        stream_flavor flavor, std::int32_t priority) {
+  const stream_id id = rec_.new_stream_id();
+  emit(at, stream_create{id, device, flavor, priority});
+  return id;
+}
+
+stream_id cuda_model::resolve_stream_locked(const call_site& at, stream_arg s) {
+  std::uintptr_t h = s.handle;
+  if (h == 0) h = s.per_thread_default ? per_thread_stream_handle : legacy_stream_handle;
+  if (h == legacy_stream_handle) {
+    const std::int32_t device = driver_.current_device();
+    if (const auto it = legacy_streams_.find(device); it != legacy_streams_.end()) {
+      return it->second;
+    }
+    const auto id = new_stream_locked(at, device, stream_flavor::legacy_default, 0);
+    legacy_streams_.emplace(device, id);
+    return id;
+  }
+  if (h == per_thread_stream_handle) {
+    const std::int32_t device = driver_.current_device();
+    const auto key = std::make_pair(raw(rec_.current_thread()), device);
+    if (const auto it = per_thread_streams_.find(key); it != per_thread_streams_.end()) {
+      return it->second;
+    }
+    const auto id = new_stream_locked(at, device, stream_flavor::per_thread_default, 0);
+    per_thread_streams_.emplace(key, id);
+    return id;
+  }
+  if (const auto* e = streams_.find(h)) return e->id;
+  // A stream made where we could not see it (inside a library, or before
+  // the callbacks were enabled): ask the driver what it is.
+  const auto d = driver_.describe_stream(h);
+  const stream_description desc = d.value_or(stream_description{driver_.current_device(), 0, 0});
+  const auto id = new_stream_locked(
+      at, desc.device,
+      (desc.flags & cuda_stream_non_blocking) ? stream_flavor::non_blocking
+                                              : stream_flavor::blocking,
+      desc.priority);
+  streams_.create(h, id);
+  return id;
+}
+
+void cuda_model::stream_created(const call_site& at, std::uintptr_t handle, unsigned flags,
+                                std::int32_t priority) {
+  std::lock_guard lock(mutex_);
+  const auto id = new_stream_locked(
+      at, driver_.current_device(),
+      (flags & cuda_stream_non_blocking) ? stream_flavor::non_blocking : stream_flavor::blocking,
+      priority);
+  streams_.create(handle, id);
+}
+
+void cuda_model::stream_destroyed(const call_site& at, std::uintptr_t handle) {
+  std::lock_guard lock(mutex_);
+  const auto* e = streams_.find(handle);
+  // Destroying a destroyed stream is reported through the engine's
+  // destroyed_stream_use, so the record goes out either way.
+  const stream_id id = e ? e->id : resolve_stream_locked(at, stream_arg{handle, false});
+  streams_.destroy(handle);
+  annotations_.erase(raw(id));
+  capturing_.erase(raw(id));
+  emit(at, stream_destroy{id});
+}
+
+void cuda_model::stream_synchronized(const call_site& at, stream_arg s) {
+  std::lock_guard lock(mutex_);
+  emit(at, stream_synchronize{resolve_stream_locked(at, s)});
+}
+
+void cuda_model::stream_queried(const call_site& at, stream_arg s, bool complete) {
+  std::lock_guard lock(mutex_);
+  emit(at, stream_query{resolve_stream_locked(at, s), complete});
+}
+
+void cuda_model::device_synchronized(const call_site& at) {
+  std::lock_guard lock(mutex_);
+  emit(at, device_synchronize{driver_.current_device()});
+}
+
+// ---- events ----
+
+event_id cuda_model::resolve_event_locked(const call_site& at, std::uintptr_t handle) {
+  if (const auto* e = events_.find(handle)) return e->id;
+  // Not seen created (an IPC event, or made before the callbacks were on).
+  const auto id = rec_.new_event_id();
+  emit(at, event_create{id, event_flag_none});
+  events_.create(handle, id);
+  return id;
+}
+
+void cuda_model::event_created(const call_site& at, std::uintptr_t handle, unsigned cuda_flags) {
+  std::lock_guard lock(mutex_);
+  const auto id = rec_.new_event_id();
+  events_.create(handle, id);
+  emit(at, event_create{id, event_flags_from_cuda(cuda_flags)});
+}
+
+void cuda_model::event_destroyed(const call_site& at, std::uintptr_t handle) {
+  std::lock_guard lock(mutex_);
+  const auto id = resolve_event_locked(at, handle);
+  events_.destroy(handle);
+  emit(at, event_destroy{id});
+}
+
+void cuda_model::event_recorded(const call_site& at, std::uintptr_t event, stream_arg s) {
+  std::lock_guard lock(mutex_);
+  const auto e = resolve_event_locked(at, event);
+  emit(at, event_record{e, resolve_stream_locked(at, s)});
+}
+
+void cuda_model::stream_waited_event(const call_site& at, stream_arg s, std::uintptr_t event) {
+  std::lock_guard lock(mutex_);
+  const auto e = resolve_event_locked(at, event);
+  emit(at, event_wait{e, resolve_stream_locked(at, s)});
+}
+
+void cuda_model::event_synchronized(const call_site& at, std::uintptr_t event) {
+  std::lock_guard lock(mutex_);
+  emit(at, event_synchronize{resolve_event_locked(at, event)});
+}
+
+void cuda_model::event_queried(const call_site& at, std::uintptr_t event, bool complete) {
+  std::lock_guard lock(mutex_);
+  emit(at, event_query{resolve_event_locked(at, event), complete});
+}
+
+// ---- memory ----
+
+void cuda_model::allocated(const call_site& at, std::uint64_t address, std::uint64_t size,
+                           memory_kind kind, std::optional<stream_arg> stream) {
+  std::lock_guard lock(mutex_);
+  const std::int32_t device = driver_.current_device();
+  const stream_id s = stream ? resolve_stream_locked(at, *stream) : stream_id{};
+  const alloc_id id = rec_.new_alloc_id();
+  allocations_.insert(allocation{id, address, size, kind, device});
+  alloc_record r;
+  r.alloc = id;
+  r.kind = kind;
+  r.device = device;
+  r.size = size;
+  r.address = address;
+  r.stream = s;
+  emit(at, r);
+}
+
+void cuda_model::freed(const call_site& at, std::uint64_t address, free_mode mode,
+                       std::optional<stream_arg> stream) {
+  std::lock_guard lock(mutex_);
+  const auto a = allocations_.erase(address);
+  if (!a) return;  // cudaFree(0), or memory we never saw allocated
+  const stream_id s = stream ? resolve_stream_locked(at, *stream) : stream_id{};
+  emit(at, free_record{a->id, mode, s});
+}
+
+byte_range cuda_model::resolve_range_locked(const memory_region& r, memory_kind& kind) {
+  if (const auto hit = allocations_.find(r.address)) {
+    kind = hit->block.kind;
+    const std::uint64_t room = hit->block.size > hit->offset ? hit->block.size - hit->offset : 0;
+    return byte_range{hit->block.id, hit->offset, std::min(r.size, room)};
+  }
+  kind = driver_.untracked_memory_kind(r.address, r.side);
+  return byte_range{alloc_id{}, 0, r.size};
+}
+
+void cuda_model::copied(const call_site& at, stream_arg s, const memory_region& dst,
+                        const memory_region& src, bool async) {
+  std::lock_guard lock(mutex_);
+  memcpy_record r;
+  r.stream = resolve_stream_locked(at, s);
+  r.dst = resolve_range_locked(dst, r.dst_kind);
+  r.src = resolve_range_locked(src, r.src_kind);
+  r.async = async;
+  emit(at, r);
+}
+
+void cuda_model::memset(const call_site& at, stream_arg s, const memory_region& dst,
+                        bool async) {
+  std::lock_guard lock(mutex_);
+  memset_record r;
+  r.stream = resolve_stream_locked(at, s);
+  r.dst = resolve_range_locked(dst, r.dst_kind);
+  r.async = async;
+  emit(at, r);
+}
+
+// ---- work ----
+
+const cuda_model::kernel_info& cuda_model::kernel_locked(std::uintptr_t kernel) {
+  if (const auto it = kernels_.find(kernel); it != kernels_.end()) return it->second;
+  kernel_info info;
+  if (const auto d = driver_.describe_kernel(kernel)) {
+    const auto sig = parse_kernel_signature(d->mangled_name);
+    info.name = rec_.intern(sig.name);
+    if (d->layout_known) info.plans = make_param_plans(d->params, sig);
+  } else {
+    info.name = rec_.intern("<unknown kernel>");
+  }
+  return kernels_.emplace(kernel, std::move(info)).first->second;
+}
+
+bool cuda_model::take_annotation_locked(stream_id s, std::vector<access>& out) {
+  const auto it = annotations_.find(raw(s));
+  if (it == annotations_.end()) return false;
+  out = std::move(it->second);
+  annotations_.erase(it);
+  return true;
+}
+
+void cuda_model::kernel_launched(const call_site& at, stream_arg s, std::uintptr_t kernel,
+                                 const kernel_arguments& args, std::string_view fallback_name) {
+  std::lock_guard lock(mutex_);
+  const stream_id stream = resolve_stream_locked(at, s);
+  // References into kernels_ stay valid across rehashing.
+  const kernel_info* info = kernel != 0 ? &kernel_locked(kernel) : nullptr;
+  const string_id name =
+      info ? info->name
+           : rec_.intern(fallback_name.empty() ? std::string_view("<unknown kernel>")
+                                               : fallback_name);
+  if (!take_annotation_locked(stream, scratch_)) {
+    scratch_.clear();
+    if (info) infer_accesses(info->plans, args, allocations_, scratch_);
+  }
+  emit(at, kernel_launch{stream, name, scratch_});
+}
+
+void cuda_model::host_function_launched(const call_site& at, stream_arg s, std::uintptr_t fn) {
+  std::lock_guard lock(mutex_);
+  const stream_id stream = resolve_stream_locked(at, s);
+  if (!take_annotation_locked(stream, scratch_)) scratch_.clear();
+  emit(at, host_func{stream, rec_.intern(driver_.function_name(fn)), scratch_});
+}
+
+// ---- graphs ----
+
+void cuda_model::capture_began(const call_site& at, stream_arg s) {
+  std::lock_guard lock(mutex_);
+  const stream_id stream = resolve_stream_locked(at, s);
+  const graph_id g = rec_.new_graph_id();
+  capturing_[raw(stream)] = g;
+  emit(at, graph_capture_begin{stream, g});
+}
+
+void cuda_model::capture_ended(const call_site& at, stream_arg s, std::uintptr_t graph) {
+  std::lock_guard lock(mutex_);
+  const stream_id stream = resolve_stream_locked(at, s);
+  graph_id g{};
+  if (const auto it = capturing_.find(raw(stream)); it != capturing_.end()) {
+    g = it->second;
+    capturing_.erase(it);
+  }
+  if (graph != 0 && !is_none(g)) graphs_.create(graph, g);
+  emit(at, graph_capture_end{stream, g});
+}
+
+void cuda_model::graph_destroyed(std::uintptr_t graph) {
+  std::lock_guard lock(mutex_);
+  graphs_.destroy(graph);
+}
+
+void cuda_model::graph_instantiated(const call_site& at, std::uintptr_t exec,
+                                    std::uintptr_t graph) {
+  std::lock_guard lock(mutex_);
+  const auto described = driver_.describe_graph(graph);
+  const graph_id id = rec_.new_graph_id();
+  graph_execs_.create(exec, id);
+  if (!described) {
+    emit(at, unmodelled_call{rec_.intern("cudaGraphInstantiate (graph not readable)")});
+    emit(at, graph_instantiate{id, {}, {}});
+    return;
+  }
+  // Each node's accesses live in one vector; spans are taken once all exist.
+  std::vector<std::vector<access>> accesses(described->nodes.size());
+  std::vector<graph_node> nodes(described->nodes.size());
+  for (std::size_t i = 0; i < described->nodes.size(); ++i) {
+    const raw_graph_node& n = described->nodes[i];
+    graph_node& out = nodes[i];
+    out.kind = node_kind(n.kind);
+    switch (n.kind) {
+      case raw_node_kind::kernel: {
+        const auto& info = kernel_locked(n.kernel);
+        out.name = info.name;
+        infer_accesses(info.plans, n.args, allocations_, accesses[i]);
+        break;
+      }
+      case raw_node_kind::memcpy: {
+        memory_kind kind;
+        const byte_range d = resolve_range_locked(n.dst, kind);
+        const byte_range s = resolve_range_locked(n.src, kind);
+        if (!is_none(s.alloc)) add_access(accesses[i], access{s, access_mode::read});
+        if (!is_none(d.alloc)) add_access(accesses[i], access{d, access_mode::write});
+        out.name = rec_.intern("memcpy");
+        break;
+      }
+      case raw_node_kind::memset: {
+        memory_kind kind;
+        const byte_range d = resolve_range_locked(n.dst, kind);
+        if (!is_none(d.alloc)) accesses[i].push_back(access{d, access_mode::write});
+        out.name = rec_.intern("memset");
+        break;
+      }
+      case raw_node_kind::host:
+        out.name = rec_.intern(driver_.function_name(n.host_fn));
+        break;
+      case raw_node_kind::empty:
+      case raw_node_kind::event_record:
+      case raw_node_kind::event_wait:
+        break;
+      case raw_node_kind::other:
+        out.name = rec_.intern(n.what);
+        break;
+    }
+  }
+  for (std::size_t i = 0; i < nodes.size(); ++i) nodes[i].accesses = accesses[i];
+  std::vector<graph_edge> edges;
+  edges.reserve(described->edges.size());
+  for (const auto& [from, to] : described->edges) edges.push_back(graph_edge{from, to});
+  emit(at, graph_instantiate{id, nodes, edges});
+}
+
+void cuda_model::graph_exec_destroyed(std::uintptr_t exec) {
+  std::lock_guard lock(mutex_);
+  graph_execs_.destroy(exec);
+}
+
+void cuda_model::graph_launched(const call_site& at, std::uintptr_t exec, stream_arg s) {
+  std::lock_guard lock(mutex_);
+  const stream_id stream = resolve_stream_locked(at, s);
+  const auto* e = graph_execs_.find(exec);
+  if (e == nullptr) {
+    emit(at, unmodelled_call{rec_.intern("cudaGraphLaunch (graph instantiated unseen)")});
+    return;
+  }
+  emit(at, graph_launch{e->id, stream});
+}
+
+// ---- NVTX ----
+
+void cuda_model::range_pushed(const call_site& at, std::string_view message) {
+  std::lock_guard lock(mutex_);
+  emit(at, nvtx_push{rec_.intern(message)});
+}
+
+void cuda_model::range_popped(const call_site& at) {
+  std::lock_guard lock(mutex_);
+  emit(at, nvtx_pop{});
+}
+
+void cuda_model::marked(const call_site& at, std::string_view message) {
+  std::lock_guard lock(mutex_);
+  emit(at, nvtx_mark{rec_.intern(message)});
+}
+
+// ---- annotations ----
+
+std::vector<access> cuda_model::resolve_annotation_locked(
+    std::span<const annotated_range> ranges) {
+  std::vector<access> out;
+  for (const auto& r : ranges) {
+    const auto* a = allocations_.find_live(r.address);
+    if (a == nullptr) continue;  // memory streamsan does not track
+    const std::uint64_t offset = r.address - a->base;
+    const std::uint64_t size = std::min(r.size, a->size - offset);
+    add_access(out, access{byte_range{a->id, offset, size}, r.mode});
+  }
+  return out;
+}
+
+void cuda_model::annotate_next_launch(stream_arg s, std::span<const annotated_range> ranges) {
+  std::lock_guard lock(mutex_);
+  const stream_id stream = resolve_stream_locked(call_site{}, s);
+  annotations_[raw(stream)] = resolve_annotation_locked(ranges);
+}
+
+void cuda_model::host_accessed(const call_site& at, std::span<const annotated_range> ranges,
+                               std::string_view label) {
+  std::lock_guard lock(mutex_);
+  const auto accesses = resolve_annotation_locked(ranges);
+  if (accesses.empty()) return;
+  emit(at, host_access{accesses, rec_.intern(label)});
+}
+
+void cuda_model::unmodelled(const call_site& at, std::string_view api) {
+  std::lock_guard lock(mutex_);
+  emit(at, unmodelled_call{rec_.intern(api)});
+}
+
+void cuda_model::modules_unloaded() {
+  std::lock_guard lock(mutex_);
+  kernels_.clear();
+}
+
+std::size_t cuda_model::live_allocations() const {
+  std::lock_guard lock(mutex_);
+  return allocations_.live_count();
+}
+
+}  // namespace streamsan::injection

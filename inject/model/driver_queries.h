@@ -1,0 +1,82 @@
+// What the model asks the CUDA driver, behind an interface so that the model
+// is tested with a fake on machines without a GPU. The real implementation
+// (cuda_driver_queries.cpp) calls the driver API from inside the callbacks.
+// Handles are raw integers here: no CUDA header is needed to use the model.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "inject/model/access_inference.h"
+#include "sanitizer/log/record.h"
+
+namespace streamsan::injection {
+
+struct stream_description {
+  std::int32_t device = 0;
+  unsigned flags = 0;  // cudaStreamNonBlocking = 1
+  std::int32_t priority = 0;
+};
+
+struct kernel_description {
+  std::string mangled_name;
+  std::vector<param_layout> params;
+  bool layout_known = false;
+};
+
+enum class memory_side : std::uint8_t { host, device, unknown };
+
+// A span of memory an operation touches: [address, address + size).
+struct memory_region {
+  std::uint64_t address = 0;
+  std::uint64_t size = 0;
+  memory_side side = memory_side::unknown;
+};
+
+enum class raw_node_kind : std::uint8_t {
+  kernel,
+  memcpy,
+  memset,
+  host,
+  empty,
+  event_record,
+  event_wait,
+  other,
+};
+
+// One node of a graph as the driver describes it (child graphs flattened).
+struct raw_graph_node {
+  raw_node_kind kind = raw_node_kind::other;
+  std::uintptr_t kernel = 0;  // kernel: CUfunction or CUkernel
+  kernel_arguments args;      // kernel: valid while the graph is unchanged
+  memory_region dst;          // memcpy, memset
+  memory_region src;          // memcpy
+  std::uintptr_t host_fn = 0;
+  std::string what;  // other: the node type, for the report
+};
+
+struct raw_graph {
+  std::vector<raw_graph_node> nodes;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;  // from, to
+};
+
+class driver_queries {
+ public:
+  virtual ~driver_queries() = default;
+  // The device of the calling thread's current context.
+  virtual std::int32_t current_device() = 0;
+  // A stream the library did not see created (made inside a library).
+  virtual std::optional<stream_description> describe_stream(std::uintptr_t stream) = 0;
+  // Name and parameter layout of a CUfunction or CUkernel.
+  virtual std::optional<kernel_description> describe_kernel(std::uintptr_t kernel) = 0;
+  virtual std::optional<raw_graph> describe_graph(std::uintptr_t graph) = 0;
+  // What untracked memory at `address` is (pageable host, device, ...).
+  virtual memory_kind untracked_memory_kind(std::uint64_t address, memory_side side) = 0;
+  // The symbol of a host function, for reports.
+  virtual std::string function_name(std::uintptr_t fn) = 0;
+};
+
+}  // namespace streamsan::injection

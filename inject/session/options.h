@@ -1,0 +1,174 @@
+// The options of a sanitized run, as `streamsan run` takes them on its command
+// line and as the injection library reads them from STREAMSAN_OPTIONS
+// ("key=value:key=value", the way the compiler sanitizers take theirs).
+//
+// Header-only: `streamsan run` (cli/) validates and forwards the options, the
+// injection library (inject/) applies them, and both must agree on
+// every key and value.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "sanitizer/report/report_format.h"
+
+namespace streamsan::injection {
+
+using streamsan::report_format;
+
+// Bad STREAMSAN_OPTIONS text or command-line value; what() names the key.
+class option_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr std::string_view options_variable = "STREAMSAN_OPTIONS";
+inline constexpr std::string_view option_keys =
+    "log_path, format, suppressions, print_limit, halt_on_error, record, stack_depth, "
+    "error_exitcode";
+
+struct sanitizer_options {
+  // Where the report goes; empty = stderr. "%p" is replaced by the process id,
+  // so that several sanitized processes of one run do not overwrite each other.
+  std::string log_path;
+  report_format format = report_format::text;
+  // A suppressions file (race:/sync: lines); empty = none.
+  std::string suppressions;
+  // How many diagnostics are printed in full; 0 = all. The summary still
+  // counts every one.
+  std::uint32_t print_limit = 0;
+  // Print the first diagnostic and end the process with error_exitcode.
+  bool halt_on_error = false;
+  // Also write the access log to this trace file, for `streamsan analyze`.
+  std::string record;
+  // Call-stack frames kept per operation; 0 turns stack capture off.
+  std::uint32_t stack_depth = 16;
+  // The exit status of a run that found diagnostics; 0 keeps the program's.
+  int error_exitcode = 66;
+
+  bool operator==(const sanitizer_options&) const = default;
+};
+
+namespace detail {
+
+inline std::uint32_t parse_count(std::string_view key, std::string_view value,
+                                 std::uint32_t max) {
+  std::uint32_t n = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (value.empty() || ec != std::errc{} || end != value.data() + value.size() || n > max) {
+    throw option_error(std::string(key) + "=" + std::string(value) +
+                       ": expected an integer from 0 to " + std::to_string(max));
+  }
+  return n;
+}
+
+inline bool parse_flag(std::string_view key, std::string_view value) {
+  if (value == "1" || value == "true" || value == "yes") return true;
+  if (value == "0" || value == "false" || value == "no") return false;
+  throw option_error(std::string(key) + "=" + std::string(value) +
+                     ": expected 1/0, true/false or yes/no");
+}
+
+inline bool needs_quotes(std::string_view value) noexcept {
+  return value.find_first_of(": \t\"'") != std::string_view::npos;
+}
+
+}  // namespace detail
+
+// Sets one option; throws option_error naming the key for an unknown key or
+// a bad value.
+inline void set_option(sanitizer_options& o, std::string_view key, std::string_view value) {
+  if (key == "log_path") {
+    o.log_path = value;
+  } else if (key == "format") {
+    if (const auto format = parse_report_format(value)) {
+      o.format = *format;
+    } else {
+      throw option_error("format=" + std::string(value) + ": expected text, json or sarif");
+    }
+  } else if (key == "suppressions") {
+    o.suppressions = value;
+  } else if (key == "print_limit") {
+    o.print_limit = detail::parse_count(key, value, 1u << 30);
+  } else if (key == "halt_on_error") {
+    o.halt_on_error = detail::parse_flag(key, value);
+  } else if (key == "record") {
+    o.record = value;
+  } else if (key == "stack_depth") {
+    o.stack_depth = detail::parse_count(key, value, 64);
+  } else if (key == "error_exitcode") {
+    o.error_exitcode = static_cast<int>(detail::parse_count(key, value, 255));
+  } else {
+    throw option_error("unknown option '" + std::string(key) + "' (known: " +
+                       std::string(option_keys) + ")");
+  }
+}
+
+// Parses "key=value:key=value" over `base`. Values may be quoted with ' or "
+// to hold ':' (a path); separators are ':' and whitespace.
+inline sanitizer_options parse_options(std::string_view text, sanitizer_options base = {}) {
+  std::size_t i = 0;
+  const auto is_separator = [](char c) { return c == ':' || c == ' ' || c == '\t' || c == '\n'; };
+  while (i < text.size()) {
+    if (is_separator(text[i])) {
+      ++i;
+      continue;
+    }
+    const std::size_t key_begin = i;
+    while (i < text.size() && text[i] != '=' && !is_separator(text[i])) ++i;
+    const std::string_view key = text.substr(key_begin, i - key_begin);
+    if (i >= text.size() || text[i] != '=') {
+      throw option_error("'" + std::string(key) + "' at offset " + std::to_string(key_begin) +
+                         ": expected key=value");
+    }
+    ++i;  // '='
+    std::string value;
+    if (i < text.size() && (text[i] == '"' || text[i] == '\'')) {
+      const char quote = text[i++];
+      const std::size_t close = text.find(quote, i);
+      if (close == std::string_view::npos) {
+        throw option_error(std::string(key) + ": unterminated quote");
+      }
+      value = text.substr(i, close - i);
+      i = close + 1;
+    } else {
+      const std::size_t value_begin = i;
+      while (i < text.size() && !is_separator(text[i])) ++i;
+      value = text.substr(value_begin, i - value_begin);
+    }
+    set_option(base, key, value);
+  }
+  return base;
+}
+
+// The canonical spelling of every option, which parse_options reads back.
+inline std::string to_string(const sanitizer_options& o) {
+  std::string out;
+  const auto add = [&out](std::string_view key, std::string_view value) {
+    if (!out.empty()) out += ':';
+    out += key;
+    out += '=';
+    if (detail::needs_quotes(value)) {
+      const char quote = value.find('"') == std::string_view::npos ? '"' : '\'';
+      out += quote;
+      out += value;
+      out += quote;
+    } else {
+      out += value;
+    }
+  };
+  add("log_path", o.log_path);
+  add("format", to_string(o.format));
+  add("suppressions", o.suppressions);
+  add("print_limit", std::to_string(o.print_limit));
+  add("halt_on_error", o.halt_on_error ? "1" : "0");
+  add("record", o.record);
+  add("stack_depth", std::to_string(o.stack_depth));
+  add("error_exitcode", std::to_string(o.error_exitcode));
+  return out;
+}
+
+}  // namespace streamsan::injection

@@ -1,0 +1,185 @@
+#include "inject/model/access_inference.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+namespace streamsan::injection {
+namespace {
+
+constexpr std::uint64_t base_a = 0x7f0000100000;
+constexpr std::uint64_t base_b = 0x7f0000200000;
+
+allocation_map two_allocations() {
+  allocation_map m;
+  m.insert({alloc_id{1}, base_a, 4096, memory_kind::device, 0});
+  m.insert({alloc_id{2}, base_b, 1024, memory_kind::device, 0});
+  return m;
+}
+
+// The kernelParams array of a launch: one pointer per parameter.
+struct launch_args {
+  std::vector<std::vector<unsigned char>> storage;
+  std::vector<void*> pointers;
+  template <class T>
+  void add(const T& value) {
+    storage.emplace_back(sizeof(T));
+    std::memcpy(storage.back().data(), &value, sizeof(T));
+  }
+  kernel_arguments view() {
+    pointers.clear();
+    for (auto& s : storage) pointers.push_back(s.data());
+    return kernel_arguments::from_pointers(pointers.data());
+  }
+};
+
+TEST(AccessInference, ConstPointerIsReadOtherPointerIsReadWrite) {
+  const auto m = two_allocations();
+  const auto sig = parse_kernel_signature("_Z5scalePKfPfi");  // (const float*, float*, int)
+  const param_layout layout[] = {{0, 8}, {8, 8}, {16, 4}};
+  const auto plans = make_param_plans(layout, sig);
+  launch_args args;
+  args.add(base_a + 256);
+  args.add(base_b);
+  args.add(int{7});
+  std::vector<access> out;
+  infer_accesses(plans, args.view(), m, out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].range.alloc, alloc_id{1});
+  EXPECT_EQ(out[0].range.offset, 256u);
+  EXPECT_EQ(out[0].range.size, 4096u - 256u);  // to the end of the allocation
+  EXPECT_EQ(out[0].mode, access_mode::read);
+  EXPECT_EQ(out[1].range.alloc, alloc_id{2});
+  EXPECT_EQ(out[1].range.offset, 0u);
+  EXPECT_EQ(out[1].range.size, 1024u);
+  EXPECT_EQ(out[1].mode, access_mode::read_write);
+}
+
+TEST(AccessInference, ScalarThatLooksLikeAnAddressIsIgnored) {
+  const auto m = two_allocations();
+  const auto sig = parse_kernel_signature("_Z1fm");  // f(unsigned long)
+  const param_layout layout[] = {{0, 8}};
+  launch_args args;
+  args.add(base_a);
+  std::vector<access> out;
+  infer_accesses(make_param_plans(layout, sig), args.view(), m, out);
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(AccessInference, PointersInsideStructParametersAreFound) {
+  const auto m = two_allocations();
+  struct buffers {
+    int n;                // offset 0
+    const float* input;   // offset 8
+    float* output;        // offset 16
+    std::uint32_t flags;  // offset 24
+  };
+  const auto sig = parse_kernel_signature("_Z3use7buffers");  // use(buffers)
+  const param_layout layout[] = {{0, sizeof(buffers)}};
+  launch_args args;
+  args.add(buffers{3, reinterpret_cast<const float*>(base_a + 8),
+                   reinterpret_cast<float*>(base_b + 16), 0});
+  std::vector<access> out;
+  infer_accesses(make_param_plans(layout, sig), args.view(), m, out);
+  ASSERT_EQ(out.size(), 2u);
+  // Inside a struct the constness is unknown: read-write.
+  EXPECT_EQ(out[0].range.alloc, alloc_id{1});
+  EXPECT_EQ(out[0].range.offset, 8u);
+  EXPECT_EQ(out[0].mode, access_mode::read_write);
+  EXPECT_EQ(out[1].range.alloc, alloc_id{2});
+  EXPECT_EQ(out[1].range.offset, 16u);
+}
+
+TEST(AccessInference, OnlyEightByteAlignedWordsOfTheBufferAreRead) {
+  allocation_map m;
+  m.insert({alloc_id{1}, base_a, 64, memory_kind::device, 0});
+  // A 16-byte parameter at buffer offset 4: its aligned word starts 4 bytes in.
+  const param_layout layout[] = {{0, 4}, {4, 16}};
+  const kernel_signature untyped;
+  launch_args args;
+  args.add(std::uint32_t{0});
+  unsigned char bytes[16] = {};
+  const std::uint64_t p = base_a;
+  std::memcpy(bytes + 4, &p, 8);
+  args.add(bytes);
+  std::vector<access> out;
+  infer_accesses(make_param_plans(layout, untyped), args.view(), m, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].range.alloc, alloc_id{1});
+}
+
+TEST(AccessInference, WordsIntoOneAllocationFoldIntoOneAccess) {
+  const auto m = two_allocations();
+  const auto sig = parse_kernel_signature("_Z4copyPKfPf");  // copy(const float*, float*)
+  const param_layout layout[] = {{0, 8}, {8, 8}};
+  launch_args args;
+  args.add(base_a + 2048);
+  args.add(base_a + 1024);
+  std::vector<access> out;
+  infer_accesses(make_param_plans(layout, sig), args.view(), m, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].range.offset, 1024u);
+  EXPECT_EQ(out[0].range.size, 4096u - 1024u);
+  EXPECT_EQ(out[0].mode, access_mode::read_write);
+}
+
+TEST(AccessInference, PackedBufferArguments) {
+  const auto m = two_allocations();
+  const param_layout layout[] = {{0, 8}, {8, 4}};
+  const auto sig = parse_kernel_signature("_Z1gPfi");  // g(float*, int)
+  unsigned char buffer[16] = {};
+  const std::uint64_t p = base_b + 4;
+  std::memcpy(buffer, &p, 8);
+  std::vector<access> out;
+  infer_accesses(make_param_plans(layout, sig),
+                 kernel_arguments::from_buffer(buffer, sizeof buffer), m, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].range.alloc, alloc_id{2});
+  EXPECT_EQ(out[0].range.offset, 4u);
+}
+
+TEST(AccessInference, LaunchExtraArrayCarriesAPackedBuffer) {
+  const auto m = two_allocations();
+  unsigned char buffer[8];
+  const std::uint64_t p = base_a + 16;
+  std::memcpy(buffer, &p, 8);
+  std::size_t size = sizeof buffer;
+  // {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, END}
+  void* extra[] = {reinterpret_cast<void*>(1), buffer, reinterpret_cast<void*>(2), &size,
+                   nullptr};
+  const param_layout layout[] = {{0, 8}};
+  std::vector<access> out;
+  infer_accesses(make_param_plans(layout, parse_kernel_signature("_Z1gPf")),
+                 kernel_arguments::from_launch(nullptr, extra), m, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].range.offset, 16u);
+  EXPECT_TRUE(kernel_arguments::from_launch(nullptr, nullptr).empty());
+}
+
+TEST(AccessInference, MismatchedSignatureFallsBackToScanning) {
+  const auto m = two_allocations();
+  // The name says one int, the driver says two 8-byte parameters.
+  const auto sig = parse_kernel_signature("_Z1hi");
+  const param_layout layout[] = {{0, 8}, {8, 8}};
+  const auto plans = make_param_plans(layout, sig);
+  ASSERT_EQ(plans.size(), 2u);
+  EXPECT_EQ(plans[0].kind, param_class::unknown);
+  EXPECT_EQ(plans[1].kind, param_class::unknown);
+}
+
+TEST(AccessInference, FreedAllocationIsStillAttributed) {
+  auto m = two_allocations();
+  ASSERT_TRUE(m.erase(base_b).has_value());
+  const auto sig = parse_kernel_signature("_Z1gPf");
+  const param_layout layout[] = {{0, 8}};
+  launch_args args;
+  args.add(base_b + 8);
+  std::vector<access> out;
+  infer_accesses(make_param_plans(layout, sig), args.view(), m, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].range.alloc, alloc_id{2});
+}
+
+}  // namespace
+}  // namespace streamsan::injection

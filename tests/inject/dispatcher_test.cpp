@@ -1,0 +1,306 @@
+// The dispatcher fed by a fake source: the parameter structs CUPTI and the
+// Sanitizer API hand over, through the handler tables, the model and a
+// record sink.
+#include "inject/capture/dispatcher.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "inject/capture/api_params.h"
+#include "tests/inject/capture_sink.h"
+#include "tests/inject/fake_driver.h"
+
+namespace streamsan::injection {
+namespace {
+
+// Records the path key of every capture.
+class fake_call_sites : public call_site_source {
+ public:
+  std::vector<std::uint64_t> keys;
+  call_site capture(std::uint64_t path_key) noexcept override {
+    keys.push_back(path_key);
+    return {};
+  }
+};
+
+constexpr auto runtime = api_domain::runtime;
+constexpr auto driver_api = api_domain::driver;
+
+const cudaError_t runtime_ok = cudaSuccess;
+const CUresult driver_ok = CUDA_SUCCESS;
+
+__attribute__((noinline)) void host_stub() {}
+
+class Dispatcher : public ::testing::Test {
+ protected:
+  recorder rec{{.capture_stacks = false}};
+  fake_driver driver;
+  capture_sink sink;
+  cuda_model model{rec, driver};
+  fake_call_sites sites;
+  api_dispatcher dispatcher{model, sites};
+
+  void SetUp() override {
+    rec.add_sink(sink);
+    dispatcher.start();
+  }
+
+  void enter(api_domain d, std::uint32_t cbid, const void* params, const char* name = nullptr) {
+    dispatcher.dispatch({d, cbid, api_site::entry, params, nullptr, name});
+  }
+  void leave(api_domain d, std::uint32_t cbid, const void* params, const void* result,
+             const char* name = nullptr) {
+    dispatcher.dispatch({d, cbid, api_site::exit, params, result, name});
+  }
+  template <class Params>
+  void runtime_call(std::uint32_t cbid, const Params& p, cudaError_t result = cudaSuccess) {
+    enter(runtime, cbid, &p);
+    leave(runtime, cbid, &p, &result);
+  }
+  template <class Params>
+  void driver_call(std::uint32_t cbid, const Params& p, CUresult result = CUDA_SUCCESS) {
+    enter(driver_api, cbid, &p);
+    leave(driver_api, cbid, &p, &result);
+  }
+
+  void malloc_device(std::uint64_t address, std::size_t size) {
+    void* ptr = reinterpret_cast<void*>(address);
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, cudaMalloc_v3020_params{&ptr, size});
+  }
+  // cudaStreamSynchronize on the default stream: the stream the model takes
+  // handle 0 for.
+  stream_id default_stream(bool per_thread) {
+    const cudaStreamSynchronize_v3020_params p{nullptr};
+    runtime_call(per_thread ? CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000
+                            : CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+                 p);
+    return sink.all<stream_synchronize>().back().stream;
+  }
+};
+
+constexpr std::uintptr_t kernel_handle = 0xabc;
+
+TEST_F(Dispatcher, RuntimeLaunchIsModelledFromItsNestedDriverLaunch) {
+  driver.kernels[kernel_handle] = kernel_description{"_Z1kPf", {{0, 8}}, true};
+  malloc_device(0x10000, 256);
+  std::uint64_t arg = 0x10000;
+  void* args[] = {&arg};
+  const cudaLaunchKernel_v7000_params launch{reinterpret_cast<const void*>(&host_stub), {}, {},
+                                             args, 0, nullptr};
+  cuLaunchKernel_params nested{};
+  nested.f = reinterpret_cast<CUfunction>(kernel_handle);
+  nested.kernelParams = args;
+  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &launch);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, nested);
+  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &launch, &runtime_ok);
+
+  const auto& k = sink.last<kernel_launch>();
+  EXPECT_EQ(sink.tables.string(std::get<kernel_launch>(k.body).kernel), "k(float*)");
+  ASSERT_EQ(k.accesses.size(), 1u);
+  EXPECT_EQ(k.accesses[0].range.size, 256u);
+  EXPECT_EQ(sink.all<kernel_launch>().size(), 1u);
+  EXPECT_TRUE(sink.all<unmodelled_call>().empty());
+  EXPECT_EQ(dispatcher.api_calls(), 2u);  // the nested driver call is not the program's
+}
+
+TEST_F(Dispatcher, RuntimeLaunchWithoutDriverLaunchIsRecordedByNameAndListed) {
+  const cudaLaunchKernel_v7000_params launch{reinterpret_cast<const void*>(&host_stub), {}, {},
+                                             nullptr, 0, nullptr};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, launch);
+  const auto launches = sink.all<kernel_launch>();
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_TRUE(launches[0].accesses.empty());
+  const auto u = sink.all<unmodelled_call>();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(sink.tables.string(u[0].api), "cudaLaunchKernel (kernel parameters not seen)");
+}
+
+TEST_F(Dispatcher, DriverCallsNestedInARuntimeCallAreNotModelled) {
+  malloc_device(0x10000, 256);
+  char host[16] = {};
+  const cudaMemcpy_v3020_params copy{reinterpret_cast<void*>(0x10000), host, sizeof host,
+                                     cudaMemcpyHostToDevice};
+  const cuMemcpyHtoD_v2_params nested{0x10000, host, sizeof host};
+  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &copy);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, nested);
+  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &copy, &runtime_ok);
+  const auto copies = sink.all<memcpy_record>();
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_FALSE(copies[0].async);
+  EXPECT_EQ(copies[0].dst.size, sizeof host);
+  EXPECT_EQ(dispatcher.api_calls(), 2u);
+}
+
+TEST_F(Dispatcher, DriverCallsOfTheProgramAreModelled) {
+  CUdeviceptr ptr = 0x20000;
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, cuMemAlloc_v2_params{&ptr, 512});
+  const auto allocs = sink.all<alloc_record>();
+  ASSERT_EQ(allocs.size(), 1u);
+  EXPECT_EQ(allocs[0].size, 512u);
+  EXPECT_EQ(allocs[0].kind, memory_kind::device);
+  EXPECT_EQ(dispatcher.api_calls(), 1u);
+}
+
+TEST_F(Dispatcher, ExitWithoutEntryIsIgnored) {
+  // Note [The call that loads the library]: the first runtime call's entry
+  // is never seen; its driver calls are the program's.
+  CUdeviceptr ptr = 0x20000;
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, cuMemAlloc_v2_params{&ptr, 512});
+  void* same = reinterpret_cast<void*>(ptr);
+  const cudaMalloc_v3020_params first{&same, 512};
+  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &first, &runtime_ok);
+  EXPECT_EQ(sink.all<alloc_record>().size(), 1u);
+  malloc_device(0x30000, 64);  // and the next call is modelled as usual
+  EXPECT_EQ(sink.all<alloc_record>().size(), 2u);
+}
+
+TEST_F(Dispatcher, FreesAreModelledOnEntry) {
+  malloc_device(0x10000, 256);
+  const cudaFree_v3020_params free{reinterpret_cast<void*>(0x10000)};
+  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, &free);
+  EXPECT_EQ(sink.all<free_record>().size(), 1u);
+  const cudaError_t failed = cudaErrorInvalidValue;
+  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, &free, &failed);
+  EXPECT_EQ(sink.all<free_record>().size(), 1u);
+}
+
+TEST_F(Dispatcher, FailedCallsAreNeitherModelledNorListed) {
+  void* ptr = reinterpret_cast<void*>(0x10000);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, cudaMalloc_v3020_params{&ptr, 64},
+               cudaErrorMemoryAllocation);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020, cudaMallocArray_v3020_params{},
+               cudaErrorInvalidValue);
+  EXPECT_TRUE(sink.records.empty());
+}
+
+TEST_F(Dispatcher, NotReadyIsTheAnswerOfAQueryAndAFailureElsewhere) {
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020,
+               cudaStreamQuery_v3020_params{nullptr}, cudaErrorNotReady);
+  const auto queries = sink.all<stream_query>();
+  ASSERT_EQ(queries.size(), 1u);
+  EXPECT_FALSE(queries[0].complete);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+               cudaStreamSynchronize_v3020_params{nullptr}, cudaErrorNotReady);
+  EXPECT_TRUE(sink.all<stream_synchronize>().empty());
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuEventQuery, cuEventQuery_params{nullptr},
+              CUDA_ERROR_NOT_READY);
+  EXPECT_FALSE(sink.all<event_query>().at(0).complete);
+}
+
+TEST_F(Dispatcher, PerThreadVariantsNameThePerThreadDefaultStream) {
+  const stream_id legacy = default_stream(false);
+  const stream_id per_thread = default_stream(true);
+  EXPECT_NE(legacy, per_thread);
+  EXPECT_EQ(default_stream(true), per_thread);
+}
+
+TEST_F(Dispatcher, NestedDriverLaunchTakesThePerThreadFlagOfItsRuntimeLaunch) {
+  driver.kernels[kernel_handle] = kernel_description{"_Z1kv", {}, true};
+  const stream_id per_thread = default_stream(true);
+  const cudaLaunchKernel_v7000_params launch{reinterpret_cast<const void*>(&host_stub), {}, {},
+                                             nullptr, 0, nullptr};
+  cuLaunchKernel_params nested{};  // not the _ptsz variant, stream 0
+  nested.f = reinterpret_cast<CUfunction>(kernel_handle);
+  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000, &launch);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, nested);
+  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000, &launch, &runtime_ok);
+  EXPECT_EQ(sink.all<kernel_launch>().at(0).stream, per_thread);
+}
+
+TEST_F(Dispatcher, UnmodelledCallsAreListedUnderTheirBaseName) {
+  cudaMallocArray_v3020_params array{};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020, array);  // the table's name
+  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020, &array, "cudaMallocArray_v3020");
+  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020, &array, &runtime_ok,
+        "cudaMallocArray_v3020");
+  // An id newer than the headers the library was built with.
+  const std::uint32_t future = CUPTI_DRIVER_TRACE_CBID_SIZE + 7;
+  enter(driver_api, future, nullptr, "cuFutureApi_v2");
+  leave(driver_api, future, nullptr, &driver_ok, "cuFutureApi_v2");
+  const auto u = sink.all<unmodelled_call>();
+  ASSERT_EQ(u.size(), 3u);
+  EXPECT_EQ(sink.tables.string(u[0].api), "cudaMallocArray");
+  EXPECT_EQ(sink.tables.string(u[1].api), "cudaMallocArray");
+  EXPECT_EQ(sink.tables.string(u[2].api), "cuFutureApi");
+}
+
+TEST_F(Dispatcher, InertCallsAreNeitherModelledNorListed) {
+  int device = 0;
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, cudaGetDevice_v3020_params{&device});
+  EXPECT_TRUE(sink.records.empty());
+  EXPECT_TRUE(dispatcher.is_inert(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
+  EXPECT_FALSE(dispatcher.is_inert(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  EXPECT_FALSE(dispatcher.is_inert(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020));
+  EXPECT_FALSE(dispatcher.is_inert(driver_api, CUPTI_DRIVER_TRACE_CBID_cuModuleUnload));
+}
+
+TEST_F(Dispatcher, ModuleUnloadRetiresKernelHandlesEvenInsideARuntimeCall) {
+  driver.kernels[kernel_handle] = kernel_description{"_Z1kv", {}, true};
+  cuLaunchKernel_params launch{};
+  launch.f = reinterpret_cast<CUfunction>(kernel_handle);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, launch);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, launch);
+  EXPECT_EQ(driver.kernel_queries, 1);
+  // cudaDeviceReset takes no parameters.
+  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020, nullptr);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuModuleUnload, cuModuleUnload_params{nullptr});
+  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020, nullptr, &runtime_ok);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, launch);
+  EXPECT_EQ(driver.kernel_queries, 2);
+}
+
+TEST_F(Dispatcher, NothingIsModelledWhileStopped) {
+  dispatcher.stop();
+  malloc_device(0x10000, 64);
+  EXPECT_TRUE(sink.records.empty());
+  EXPECT_EQ(dispatcher.api_calls(), 0u);
+  dispatcher.resume();
+  malloc_device(0x10000, 64);
+  EXPECT_EQ(sink.all<alloc_record>().size(), 1u);
+}
+
+TEST_F(Dispatcher, NothingIsModelledBeforeStart) {
+  api_dispatcher unstarted{model, sites};
+  unstarted.resume();  // resumes only what was started
+  void* ptr = reinterpret_cast<void*>(0x10000);
+  const cudaMalloc_v3020_params p{&ptr, 64};
+  unstarted.dispatch({runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, api_site::entry, &p});
+  unstarted.dispatch({runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, api_site::exit, &p,
+                      &runtime_ok});
+  EXPECT_FALSE(unstarted.active());
+  EXPECT_TRUE(sink.records.empty());
+}
+
+TEST_F(Dispatcher, NestedAndOutermostCallsCaptureOnDifferentPaths) {
+  driver.kernels[kernel_handle] = kernel_description{"_Z1kv", {}, true};
+  cuLaunchKernel_params nested{};
+  nested.f = reinterpret_cast<CUfunction>(kernel_handle);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, nested);
+  const cudaLaunchKernel_v7000_params launch{reinterpret_cast<const void*>(&host_stub), {}, {},
+                                             nullptr, 0, nullptr};
+  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &launch);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, nested);
+  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &launch, &runtime_ok);
+  ASSERT_EQ(sites.keys.size(), 2u);  // one capture per modelled launch
+  EXPECT_NE(sites.keys[0], 0u);
+  EXPECT_NE(sites.keys[1], 0u);
+  EXPECT_NE(sites.keys[0], sites.keys[1]);
+}
+
+TEST(ApiTable, RegistersEveryHandlerFamilyOnce) {
+  const auto& t = api_tables::standard();
+  EXPECT_TRUE(t.runtime[CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000].handled());
+  EXPECT_TRUE(t.runtime[CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000].per_thread);
+  EXPECT_TRUE(t.runtime[CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000].handler.kernel_launch);
+  EXPECT_TRUE(t.driver[CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async_ptsz].handled());
+  EXPECT_TRUE(t.driver[CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch].handled());
+  EXPECT_EQ(t.driver.name(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds), "cuMemcpyHtoD_v2_ptds");
+  EXPECT_EQ(t.runtime.size(), static_cast<std::uint32_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE));
+  api_tables fresh;
+  add_stream_handlers(fresh);
+  EXPECT_THROW(add_stream_handlers(fresh), std::logic_error);
+}
+
+}  // namespace
+}  // namespace streamsan::injection

@@ -1,0 +1,358 @@
+// The example programs of examples/programs, replayed as the CUDA calls the
+// subscriber decodes them into, through the model and the real engine: the
+// verdicts the 'gpu' suite checks on a GPU, checked here without one.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "inject/model/cuda_model.h"
+#include "sanitizer/engine/engine.h"
+#include "tests/inject/fake_driver.h"
+
+namespace streamsan::injection {
+namespace {
+
+constexpr std::uintptr_t fill_kernel = 0xf111;
+constexpr std::uintptr_t sum_kernel = 0x5000;
+constexpr std::uintptr_t scale_kernel = 0x5ca1e;
+constexpr std::uint64_t a = 0x7f0000000000, b = 0x7f0000100000, sum = 0x7f0000200000;
+constexpr std::uint64_t pinned = 0x7f1000000000;
+constexpr std::uint64_t host_stack = 0x7ffff0000000;
+constexpr std::uintptr_t s1 = 0x51, s2 = 0x52, ev = 0xe1, ev2 = 0xe2;
+constexpr std::uint64_t bytes = 1 << 18;
+
+class Examples : public ::testing::Test {
+ protected:
+  recorder rec{{.capture_stacks = false}};
+  engine eng;
+  fake_driver driver;
+  cuda_model model{rec, driver};
+  call_site at{};
+  // Argument storage that outlives each launch call.
+  std::vector<std::vector<std::uint64_t>> words;
+  std::vector<std::vector<void*>> pointers;
+
+  void SetUp() override {
+    rec.add_sink(eng);
+    // fill(float*, int, float, long long); sum_into(const float*, int, float*, long long)
+    driver.kernels[fill_kernel] =
+        kernel_description{"_Z4fillPfifx", {{0, 8}, {8, 4}, {12, 4}, {16, 8}}, true};
+    driver.kernels[sum_kernel] =
+        kernel_description{"_Z8sum_intoPKfiPfx", {{0, 8}, {8, 4}, {16, 8}, {24, 8}}, true};
+    // scale(scale_args, long long): the struct is {const float*, float*, int, float}.
+    driver.kernels[scale_kernel] =
+        kernel_description{"_Z5scale10scale_argsx", {{0, 24}, {24, 8}}, true};
+  }
+
+  // One kernelParams array whose i-th entry points at words[i].
+  kernel_arguments args(std::vector<std::uint64_t> values) {
+    words.push_back(std::move(values));
+    auto& w = words.back();
+    pointers.emplace_back();
+    for (auto& v : w) pointers.back().push_back(&v);
+    return kernel_arguments::from_pointers(pointers.back().data());
+  }
+  void fill(stream_arg s, std::uint64_t dst) {
+    model.kernel_launched(at, s, fill_kernel, args({dst, 1 << 16, 0, 0}));
+  }
+  void sum_into(stream_arg s, std::uint64_t src) {
+    model.kernel_launched(at, s, sum_kernel, args({src, 1 << 16, sum, 0}));
+  }
+  void prologue(unsigned stream_flags) {
+    model.stream_created(at, s1, stream_flags, 0);
+    model.stream_created(at, s2, stream_flags, 0);
+    model.allocated(at, a, bytes, memory_kind::device);
+    model.allocated(at, b, bytes, memory_kind::device);
+    model.allocated(at, sum, 4, memory_kind::device);
+    model.memset(at, {0}, {sum, 4, memory_side::device}, false);
+    model.device_synchronized(at);
+  }
+  void record_and_wait(std::uintptr_t from, std::uintptr_t to, std::uintptr_t event = ev) {
+    model.event_created(at, event, 2);
+    model.event_recorded(at, event, {from});
+    model.stream_waited_event(at, {to}, event);
+  }
+  std::vector<std::string> kinds() const {
+    std::vector<std::string> out;
+    for (const auto& d : eng.diagnostics()) out.emplace_back(to_string(d.kind));
+    return out;
+  }
+};
+
+using kinds_t = std::vector<std::string>;
+
+class RawExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(RawExample, SumOnOneStreamOfAFillOnAnother) {
+  const bool fixed = GetParam();
+  prologue(0);
+  fill({s1}, a);
+  if (fixed) record_and_wait(s1, s2);
+  sum_into({s2}, a);
+  model.copied(at, {s2}, {host_stack, 4, memory_side::host}, {sum, 4, memory_side::device}, true);
+  model.stream_synchronized(at, {s2});
+  model.device_synchronized(at);
+  model.freed(at, a, free_mode::synchronizing);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+  if (!fixed) {
+    EXPECT_EQ(eng.diagnostics().at(0).hazard_kind, hazard::read_after_write);
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Examples, RawExample, ::testing::Bool());
+
+class WarExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(WarExample, OverwriteOnOneStreamOfAReadOnAnother) {
+  const bool fixed = GetParam();
+  prologue(0);
+  fill({0}, a);
+  model.device_synchronized(at);
+  sum_into({s1}, a);
+  if (fixed) record_and_wait(s1, s2);
+  fill({s2}, a);
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+  if (!fixed) {
+    EXPECT_EQ(eng.diagnostics().at(0).hazard_kind, hazard::write_after_read);
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Examples, WarExample, ::testing::Bool());
+
+class LegacyExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(LegacyExample, NonBlockingRacesBlockingDoesNot) {
+  const bool fixed = GetParam();
+  model.stream_created(at, s1, fixed ? 0 : 1, 0);
+  model.allocated(at, a, bytes, memory_kind::device);
+  model.allocated(at, sum, 4, memory_kind::device);
+  model.memset(at, {0}, {sum, 4, memory_side::device}, false);
+  model.device_synchronized(at);
+  fill({0}, a);
+  sum_into({s1}, a);
+  model.stream_synchronized(at, {s1});
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, LegacyExample, ::testing::Bool());
+
+class ExpiredEventExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(ExpiredEventExample, WorkAfterTheRecordIsNotCovered) {
+  const bool fixed = GetParam();
+  prologue(1);
+  model.event_created(at, ev, 2);
+  fill({s1}, a);
+  if (!fixed) model.event_recorded(at, ev, {s1});
+  fill({s1}, b);
+  if (fixed) model.event_recorded(at, ev, {s1});
+  model.stream_waited_event(at, {s2}, ev);
+  sum_into({s2}, a);
+  sum_into({s2}, b);
+  model.stream_synchronized(at, {s2});
+  model.stream_synchronized(at, {s1});
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, ExpiredEventExample, ::testing::Bool());
+
+class FreeAsyncExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(FreeAsyncExample, FreeOnTheOwnerWhileTheReaderUsesIt) {
+  const bool fixed = GetParam();
+  model.stream_created(at, s1, 1, 0);
+  model.stream_created(at, s2, 1, 0);
+  model.allocated(at, sum, 4, memory_kind::device);
+  model.memset(at, {0}, {sum, 4, memory_side::device}, false);
+  model.device_synchronized(at);
+  model.allocated(at, a, bytes, memory_kind::stream_ordered, stream_arg{s1});
+  fill({s1}, a);
+  record_and_wait(s1, s2);
+  sum_into({s2}, a);
+  if (fixed) record_and_wait(s2, s1, ev2);
+  model.freed(at, a, free_mode::stream_ordered, stream_arg{s1});
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"free-while-in-use"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, FreeAsyncExample, ::testing::Bool());
+
+class GraphExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(GraphExample, MissingEdgeBetweenWriterAndReader) {
+  const bool fixed = GetParam();
+  model.allocated(at, a, bytes, memory_kind::device);
+  model.allocated(at, sum, 4, memory_kind::device);
+  raw_graph g;
+  raw_graph_node w, r;
+  w.kind = r.kind = raw_node_kind::kernel;
+  w.kernel = fill_kernel;
+  w.args = args({a, 1 << 16, 0, 0});
+  r.kernel = sum_kernel;
+  r.args = args({a, 1 << 16, sum, 0});
+  g.nodes = {w, r};
+  if (fixed) g.edges = {{0, 1}};
+  driver.graphs[0x9000] = g;
+  model.graph_instantiated(at, 0x9100, 0x9000);
+  model.stream_created(at, s1, 1, 0);
+  model.graph_launched(at, 0x9100, {s1});
+  model.stream_synchronized(at, {s1});
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"graph-node-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, GraphExample, ::testing::Bool());
+
+class StructExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(StructExample, PointersInsideStructParameters) {
+  const bool fixed = GetParam();
+  model.stream_created(at, s1, 1, 0);
+  model.stream_created(at, s2, 1, 0);
+  model.allocated(at, a, bytes, memory_kind::device);  // x
+  model.allocated(at, b, bytes, memory_kind::device);  // y
+  model.allocated(at, sum, bytes, memory_kind::device);  // z
+  fill({0}, a);
+  model.device_synchronized(at);
+  // scale_args {in, out, n | factor} as three 8-byte words
+  model.kernel_launched(at, {s1}, scale_kernel, args({a, b, 0, 0}));
+  if (fixed) record_and_wait(s1, s2);
+  model.kernel_launched(at, {s2}, scale_kernel, args({b, sum, 0, 0}));
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, StructExample, ::testing::Bool());
+
+class HostReadExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(HostReadExample, HostReadsWhileTheCopyRuns) {
+  const bool fixed = GetParam();
+  model.stream_created(at, s1, 1, 0);
+  model.allocated(at, a, bytes, memory_kind::device);
+  model.allocated(at, pinned, bytes, memory_kind::pinned_host);
+  fill({s1}, a);
+  model.copied(at, {s1}, {pinned, bytes, memory_side::host}, {a, bytes, memory_side::device},
+               true);
+  if (fixed) model.stream_synchronized(at, {s1});
+  const annotated_range read[] = {{pinned, bytes, access_mode::read}};
+  model.host_accessed(at, read, "host read");
+  model.stream_synchronized(at, {s1});
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"host-device-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, HostReadExample, ::testing::Bool());
+
+// ---- implicit synchronization of synchronous calls (issue #10) ----
+
+class MemsetManagedExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(MemsetManagedExample, SynchronousMemsetOfManagedMemoryOrdersTheNextKernel) {
+  const bool fixed = GetParam();
+  model.stream_created(at, s1, 1, 0);
+  model.allocated(at, b, bytes, memory_kind::device);
+  model.allocated(at, a, bytes, memory_kind::managed);
+  model.allocated(at, sum, 4, memory_kind::device);
+  model.memset(at, {0}, {sum, 4, memory_side::device}, false);
+  model.device_synchronized(at);
+  fill({0}, b);
+  model.memset(at, {0}, {a, bytes, memory_side::device}, !fixed);
+  sum_into({s1}, a);
+  model.copied(at, {s1}, {host_stack, 4, memory_side::host}, {sum, 4, memory_side::device}, true);
+  model.stream_synchronized(at, {s1});
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, MemsetManagedExample, ::testing::Bool());
+
+class HostCopyLegacyExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(HostCopyLegacyExample, HostToHostCopyWaitsForBlockingStreamsOnly) {
+  const bool fixed = GetParam();
+  model.stream_created(at, s1, fixed ? 0 : 1, 0);  // the producer
+  model.stream_created(at, s2, 1, 0);              // the uploader
+  model.allocated(at, pinned, bytes, memory_kind::pinned_host);
+  model.allocated(at, a, bytes, memory_kind::device);
+  model.allocated(at, sum, 4, memory_kind::device);
+  model.memset(at, {0}, {sum, 4, memory_side::device}, false);
+  model.device_synchronized(at);
+  fill({s1}, pinned);
+  model.copied(at, {0}, {host_stack, 1024, memory_side::host},
+               {host_stack + 4096, 1024, memory_side::host}, false);
+  model.copied(at, {s2}, {a, bytes, memory_side::device}, {pinned, bytes, memory_side::host},
+               true);
+  sum_into({s2}, a);
+  model.stream_synchronized(at, {s2});
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, HostCopyLegacyExample, ::testing::Bool());
+
+class AsyncHostCopyExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(AsyncHostCopyExample, AsyncHostToHostCopyFollowsItsStream) {
+  const bool fixed = GetParam();
+  model.stream_created(at, s1, 1, 0);
+  model.stream_created(at, s2, 1, 0);
+  model.allocated(at, pinned, bytes, memory_kind::pinned_host);
+  fill({s1}, pinned);
+  model.copied(at, {fixed ? s1 : s2}, {host_stack, bytes, memory_side::host},
+               {pinned, bytes, memory_side::host}, true);
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, AsyncHostCopyExample, ::testing::Bool());
+
+class PageableUploadExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(PageableUploadExample, PageableUploadSynchronizesItsStreamOnly) {
+  const bool fixed = GetParam();
+  model.stream_created(at, s1, 0, 0);  // blocking
+  model.allocated(at, pinned, bytes, memory_kind::pinned_host);
+  model.allocated(at, a, bytes, memory_kind::device);
+  model.device_synchronized(at);
+  fill({s1}, pinned);
+  model.copied(at, {0}, {a, bytes, memory_side::device}, {host_stack, bytes, memory_side::host},
+               false);
+  if (fixed) model.stream_synchronized(at, {s1});
+  const annotated_range read[] = {{pinned, bytes, access_mode::read}};
+  model.host_accessed(at, read, "host read");
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"host-device-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, PageableUploadExample, ::testing::Bool());
+
+class EventQueryExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(EventQueryExample, QueryOfANeverRecordedEventIsNotAReportButOrdersNothing) {
+  const bool fixed = GetParam();
+  model.stream_created(at, s1, 1, 0);
+  model.event_created(at, ev, 2);   // done
+  model.event_created(at, ev2, 2);  // never recorded
+  model.allocated(at, pinned, bytes, memory_kind::pinned_host);
+  fill({s1}, pinned);
+  if (fixed) {
+    model.event_queried(at, ev2, true);
+    model.event_recorded(at, ev, {s1});
+    model.event_queried(at, ev, false);
+    model.event_queried(at, ev, true);
+  } else {
+    model.event_queried(at, ev2, true);
+  }
+  const annotated_range read[] = {{pinned, bytes, access_mode::read}};
+  model.host_accessed(at, read, "host read");
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"host-device-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, EventQueryExample, ::testing::Bool());
+
+class FreeStreamOrderedExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(FreeStreamOrderedExample, CudaFreeOfStreamOrderedMemoryDoesNotSynchronize) {
+  const bool fixed = GetParam();
+  model.stream_created(at, s1, 1, 0);
+  model.allocated(at, a, bytes, memory_kind::stream_ordered, stream_arg{s1});
+  fill({s1}, a);
+  if (fixed) model.stream_synchronized(at, {s1});
+  model.freed(at, a, free_mode::synchronizing);
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"free-while-in-use"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, FreeStreamOrderedExample, ::testing::Bool());
+
+}  // namespace
+}  // namespace streamsan::injection

@@ -1,0 +1,45 @@
+// A driver_queries that answers from tables, for tests and benchmarks of
+// the model on machines without a GPU.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "inject/model/driver_queries.h"
+
+namespace streamsan::injection {
+
+class fake_driver : public driver_queries {
+ public:
+  std::int32_t device = 0;
+  std::map<std::uintptr_t, kernel_description> kernels;
+  std::map<std::uintptr_t, raw_graph> graphs;
+  std::map<std::uintptr_t, stream_description> foreign_streams;
+  int kernel_queries = 0;
+
+  std::int32_t current_device() override { return device; }
+  std::optional<stream_description> describe_stream(std::uintptr_t s) override {
+    const auto it = foreign_streams.find(s);
+    if (it == foreign_streams.end()) return std::nullopt;
+    return it->second;
+  }
+  std::optional<kernel_description> describe_kernel(std::uintptr_t k) override {
+    ++kernel_queries;
+    const auto it = kernels.find(k);
+    if (it == kernels.end()) return std::nullopt;
+    return it->second;
+  }
+  std::optional<raw_graph> describe_graph(std::uintptr_t g) override {
+    const auto it = graphs.find(g);
+    if (it == graphs.end()) return std::nullopt;
+    return it->second;
+  }
+  memory_kind untracked_memory_kind(std::uint64_t, memory_side side) override {
+    return side == memory_side::device ? memory_kind::device : memory_kind::pageable_host;
+  }
+  std::string function_name(std::uintptr_t fn) override {
+    return "host_fn_" + std::to_string(fn);
+  }
+};
+
+}  // namespace streamsan::injection

@@ -1,0 +1,165 @@
+#include "inject/stack/fast_unwinder.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace streamsan::injection {
+namespace {
+
+using frames = std::vector<std::uint64_t>;
+
+struct both {
+  frames fast;
+  frames slow;
+};
+
+// Recursion with frames of different shapes, so that both rsp- and
+// rbp-based rules are exercised.
+__attribute__((noinline)) both capture_at_depth(int depth, volatile char* pad);
+
+__attribute__((noinline)) both leaf() {
+  both b;
+  std::array<std::uint64_t, 48> out{};
+  b.fast.assign(out.begin(), out.begin() + capture_stack(out));
+  b.slow.assign(out.begin(), out.begin() + capture_stack_slow(out));
+  return b;
+}
+
+__attribute__((noinline)) both with_alloca(int depth) {
+  volatile char* pad = static_cast<volatile char*>(__builtin_alloca(64 + depth * 16));
+  pad[0] = 1;
+  return capture_at_depth(depth - 1, pad);
+}
+
+__attribute__((noinline)) both capture_at_depth(int depth, volatile char* pad) {
+  if (depth <= 0) return leaf();
+  if (depth % 3 == 0) return with_alloca(depth);
+  volatile char local[32];
+  local[0] = pad ? pad[0] : 0;
+  both b = capture_at_depth(depth - 1, local);
+  asm volatile("" ::: "memory");
+  return b;
+}
+
+// The fast walk and _Unwind_Backtrace agree frame for frame below leaf().
+TEST(FastUnwinder, AgreesWithUnwindBacktrace) {
+  for (int depth : {0, 1, 5, 12}) {
+    const both b = capture_at_depth(depth, nullptr);
+    ASSERT_GE(b.fast.size(), static_cast<std::size_t>(depth + 3)) << "depth " << depth;
+    // The slow capture was taken from the next statement of leaf(): its
+    // first frame differs, the callers must not.
+    ASSERT_EQ(b.fast.size(), b.slow.size()) << "depth " << depth;
+    EXPECT_TRUE(std::equal(b.fast.begin() + 1, b.fast.end(), b.slow.begin() + 1))
+        << "depth " << depth;
+  }
+}
+
+TEST(FastUnwinder, RespectsTheOutputSize) {
+  std::array<std::uint64_t, 3> out{};
+  EXPECT_EQ(capture_stack(out), 3u);
+  EXPECT_EQ(capture_stack(std::span<std::uint64_t>{}), 0u);
+}
+
+TEST(FastUnwinder, RulesAreComputedOncePerCallSite) {
+  std::thread([] {
+    std::array<std::uint64_t, 32> out{};
+    capture_stack(out);
+    const auto first = current_thread_unwinder_stats();
+    for (int i = 0; i < 100; ++i) capture_stack(out);
+    const auto later = current_thread_unwinder_stats();
+    EXPECT_EQ(later.captures, first.captures + 100);
+    // The loop adds at most the rule for its own call site.
+    EXPECT_LE(later.rules_computed, first.rules_computed + 1);
+    EXPECT_EQ(later.slow_captures, first.slow_captures);
+  }).join();
+}
+
+TEST(FastUnwinder, HidesInternalModules) {
+  // The C library runs main(); marking it internal hides its frames.
+  const std::string_view parts[] = {"libc.so"};
+  set_internal_modules(parts);
+  std::array<std::uint64_t, 32> out{};
+  const std::size_t n = capture_stack(out);
+  set_internal_modules({});
+  std::array<std::uint64_t, 32> again{};
+  const std::size_t m = capture_stack(again);
+  EXPECT_LT(n, m);
+}
+
+using capture_fn = std::size_t (*)(std::span<std::uint64_t> out, std::uint64_t key) noexcept;
+
+}  // namespace
+}  // namespace streamsan::injection
+
+extern "C" std::size_t streamsan_test_call_through(int depth,
+                                                   streamsan::injection::capture_fn fn,
+                                                   std::uint64_t* out, std::size_t size,
+                                                   std::uint64_t key);
+
+namespace streamsan::injection {
+namespace {
+
+// The application's side: calls "the driver" (the helper), which calls
+// capture_stack the way CUPTI calls the library.
+__attribute__((noinline)) frames through_helper(int depth, std::uint64_t key) {
+  std::array<std::uint64_t, 32> out{};
+  const std::size_t n =
+      streamsan_test_call_through(depth, &capture_stack, out.data(), out.size(), key);
+  asm volatile("" ::: "memory");
+  return frames(out.begin(), out.begin() + n);
+}
+
+class PathCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string_view parts[] = {"libstreamsan_unwind_helper"};
+    set_internal_modules(parts);
+  }
+  void TearDown() override { set_internal_modules({}); }
+};
+
+TEST_F(PathCache, HelperFramesAreHidden) {
+  const frames shallow = through_helper(3, 0);
+  const frames deep = through_helper(12, 0);
+  ASSERT_GE(shallow.size(), 2u);
+  // The first frame shown is the application's call into the helper.
+  EXPECT_EQ(shallow.size(), deep.size());
+  EXPECT_EQ(shallow[0], deep[0]);
+}
+
+TEST_F(PathCache, SecondCaptureOnAPathJumpsAndAgrees) {
+  const frames plain = through_helper(6, 0);
+  const auto before = current_thread_unwinder_stats();
+  const frames learned = through_helper(6, 42);
+  const frames jumped = through_helper(6, 42);
+  const auto after = current_thread_unwinder_stats();
+  EXPECT_EQ(after.path_hits, before.path_hits + 1);
+  EXPECT_EQ(after.path_misses, before.path_misses);
+  // Same frames; only the callers of through_helper (three call sites in
+  // this test) differ.
+  ASSERT_EQ(learned.size(), plain.size());
+  ASSERT_EQ(jumped.size(), plain.size());
+  EXPECT_EQ(learned[0], plain[0]);
+  EXPECT_EQ(jumped[0], plain[0]);
+  EXPECT_TRUE(std::equal(jumped.begin() + 2, jumped.end(), plain.begin() + 2));
+}
+
+TEST_F(PathCache, AnotherPathUnderTheSameKeyIsDetectedAndRelearned) {
+  through_helper(4, 77);  // learn
+  const auto before = current_thread_unwinder_stats();
+  const frames other = through_helper(9, 77);  // same key, deeper path
+  const auto after = current_thread_unwinder_stats();
+  const frames plain = through_helper(9, 0);
+  EXPECT_EQ(after.path_misses, before.path_misses + 1);
+  ASSERT_EQ(other.size(), plain.size());
+  EXPECT_EQ(other[0], plain[0]);
+  EXPECT_TRUE(std::equal(other.begin() + 2, other.end(), plain.begin() + 2));
+}
+
+}  // namespace
+}  // namespace streamsan::injection

@@ -1,0 +1,84 @@
+#include "inject/session/options.h"
+
+#include <gtest/gtest.h>
+
+namespace streamsan::injection {
+namespace {
+
+TEST(SanitizerOptions, ParsesColonSeparatedPairs) {
+  const auto o = parse_options(
+      "log_path=/tmp/r.txt:format=json:print_limit=5:halt_on_error=1:stack_depth=4:"
+      "error_exitcode=3:record=t.streamsan-trace:suppressions=s.txt");
+  EXPECT_EQ(o.log_path, "/tmp/r.txt");
+  EXPECT_EQ(o.format, report_format::json);
+  EXPECT_EQ(o.print_limit, 5u);
+  EXPECT_TRUE(o.halt_on_error);
+  EXPECT_EQ(o.stack_depth, 4u);
+  EXPECT_EQ(o.error_exitcode, 3);
+  EXPECT_EQ(o.record, "t.streamsan-trace");
+  EXPECT_EQ(o.suppressions, "s.txt");
+}
+
+TEST(SanitizerOptions, DefaultsWhenEmpty) {
+  EXPECT_EQ(parse_options(""), sanitizer_options{});
+  EXPECT_EQ(parse_options("::  :"), sanitizer_options{});
+  EXPECT_EQ(sanitizer_options{}.error_exitcode, 66);
+  EXPECT_EQ(sanitizer_options{}.stack_depth, 16u);
+}
+
+TEST(SanitizerOptions, UnknownKeyNamesTheKeyAndTheKnownOnes) {
+  try {
+    parse_options("format=text:verbosity=2");
+    FAIL() << "no error";
+  } catch (const option_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "unknown option 'verbosity' (known: log_path, format, suppressions, "
+                 "print_limit, halt_on_error, record, stack_depth, error_exitcode)");
+  }
+}
+
+TEST(SanitizerOptions, BadValuesAreNamed) {
+  const auto message = [](const char* text) {
+    try {
+      parse_options(text);
+    } catch (const option_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("format=xml"), "format=xml: expected text, json or sarif");
+  EXPECT_EQ(message("print_limit=-1"), "print_limit=-1: expected an integer from 0 to 1073741824");
+  EXPECT_EQ(message("stack_depth=65"), "stack_depth=65: expected an integer from 0 to 64");
+  EXPECT_EQ(message("halt_on_error=maybe"),
+            "halt_on_error=maybe: expected 1/0, true/false or yes/no");
+  EXPECT_EQ(message("log_path"), "'log_path' at offset 0: expected key=value");
+  EXPECT_EQ(message("log_path='/tmp/x"), "log_path: unterminated quote");
+}
+
+TEST(SanitizerOptions, QuotedValuesMayHoldColons) {
+  const auto o = parse_options("log_path='/tmp/a:b.txt' format=sarif");
+  EXPECT_EQ(o.log_path, "/tmp/a:b.txt");
+  EXPECT_EQ(o.format, report_format::sarif);
+}
+
+TEST(SanitizerOptions, CanonicalSpellingRoundTrips) {
+  sanitizer_options o;
+  o.log_path = "/tmp/with:colon %p.log";
+  o.format = report_format::json;
+  o.print_limit = 9;
+  o.halt_on_error = true;
+  o.record = "trace";
+  o.stack_depth = 0;
+  o.error_exitcode = 0;
+  EXPECT_EQ(parse_options(to_string(o)), o);
+}
+
+TEST(SanitizerOptions, LaterSettingsOverrideEarlierOnes) {
+  const auto base = parse_options("format=json:print_limit=2");
+  const auto o = parse_options("print_limit=7", base);
+  EXPECT_EQ(o.format, report_format::json);
+  EXPECT_EQ(o.print_limit, 7u);
+}
+
+}  // namespace
+}  // namespace streamsan::injection
