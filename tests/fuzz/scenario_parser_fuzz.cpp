@@ -1,6 +1,7 @@
-// Fuzz target: scenario YAML (`streamsan test`). Any text is either a valid
-// scenario or refused with a scenario_error naming the place; no other
-// exception (yaml-cpp's own included) may escape the parser.
+// Fuzz target: scenario YAML (`streamsan test`), at both levels of Note [Two
+// levels]. Any text is either a valid scenario or refused with a
+// scenario_error naming the file; no other exception (yaml-cpp's own
+// included) may escape the parser.
 #include <string>
 
 #include <yaml-cpp/yaml.h>
@@ -11,20 +12,34 @@
 
 namespace {
 
-// The parser checks the scenario's name against its file's path; naming the
-// file after the name the input declares lets the fuzzer get past that check.
-std::string file_for(const std::string& text) {
+using streamsan::harness::scenario_level;
+using streamsan::harness::scenario_place;
+
+// The name the input declares, so that the corpus-level name check (the
+// name must be the file's path below the corpus root) can pass.
+std::string declared_name(const std::string& text) {
   try {
     const YAML::Node root = YAML::Load(text);
-    if (root.IsMap() && root["name"] && root["name"].IsScalar()) {
-      const auto name = root["name"].Scalar();
-      if (!name.empty() && name.size() < 200 && name.find('\0') == std::string::npos) {
-        return "scenarios/" + name + ".yaml";
-      }
-    }
+    if (root.IsMap() && root["name"] && root["name"].IsScalar()) return root["name"].Scalar();
   } catch (const YAML::Exception&) {
   }
-  return "scenarios/fuzz/input.yaml";
+  return "fuzz/input";
+}
+
+// Both levels of Note [Two levels], chosen by the input's size so that
+// corpus files stay plain YAML.
+scenario_place place_for(const std::string& text) {
+  scenario_place place;
+  if (text.size() % 2 == 0) {
+    place.level = scenario_level::standalone;
+    place.file = "fuzz.yaml";
+    return place;
+  }
+  place.level = scenario_level::corpus;
+  place.root = "/corpus";
+  place.expected_name = declared_name(text);
+  place.file = "/corpus/" + place.expected_name + ".yaml";
+  return place;
 }
 
 }  // namespace
@@ -32,12 +47,12 @@ std::string file_for(const std::string& text) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace streamsan::harness;
   const std::string text(streamsan::fuzz::as_text(data, size));
-  const std::string file = file_for(text);
+  const scenario_place place = place_for(text);
   try {
-    const scenario s = parse_scenario(text, file);
-    FUZZ_CHECK(!s.name.empty());
+    const scenario s = parse_scenario(text, place);
+    FUZZ_CHECK(s.level == place.level);
   } catch (const scenario_error& e) {
-    FUZZ_CHECK(std::string_view(e.what()).starts_with(file + ":"));
+    FUZZ_CHECK(std::string_view(e.what()).starts_with(place.file + ":"));
   }
   return 0;
 }
