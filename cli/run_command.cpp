@@ -56,6 +56,8 @@ po::options_description describe_options() {
        "(%p = process id)")
       ("format", po::value<std::string>(), "report format: text, json, sarif, html or chrome-trace")
       ("suppressions", po::value<std::string>(), "suppressions file")
+      ("no-builtin-suppressions", "report races whose user-side frames all lie inside vendor "
+       "libraries (cuBLAS, cuDNN, NCCL, ...) too")
       ("print-limit", po::value<std::string>(), "print at most N diagnostics (0 = all)")
       ("halt-on-error", "stop the program at the first diagnostic")
       ("record", po::value<std::string>(), "also write the access log to this trace file")
@@ -122,6 +124,7 @@ std::optional<run_request> parse_request(std::span<const std::string> args, int&
       }
     }
     if (vm.count("halt-on-error")) req.options.halt_on_error = true;
+    if (vm.count("no-builtin-suppressions")) req.options.builtin_suppressions = false;
     if (vm.count("precise")) req.options.precise = true;
     if (vm.count("raw-stacks")) req.options.raw_stacks = true;
     if (vm.count("cpp-stacks")) req.options.cpp_stacks = true;

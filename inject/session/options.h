@@ -28,8 +28,8 @@ class option_error : public std::runtime_error {
 
 inline constexpr std::string_view options_variable = "STREAMSAN_OPTIONS";
 inline constexpr std::string_view option_keys =
-    "log_path, format, suppressions, print_limit, halt_on_error, record, stack_depth, "
-    "error_exitcode, precise, capture, color, raw_stacks, cpp_stacks";
+    "log_path, format, suppressions, builtin_suppressions, print_limit, halt_on_error, record, "
+    "stack_depth, error_exitcode, precise, capture, color, raw_stacks, cpp_stacks";
 
 // Which API the library takes CUDA calls from (Note [Two capture sources] in
 // docs/injection.md): the Compute Sanitizer API when it is installed (it can
@@ -52,6 +52,9 @@ struct sanitizer_options {
   report_format format = report_format::text;
   // A suppressions file (race:/sync: lines); empty = none.
   std::string suppressions;
+  // The built-in rules for vendor libraries' own calls (Note [Built-in
+  // library suppressions]); what they hide is counted in the summary.
+  bool builtin_suppressions = true;
   // How many diagnostics are printed in full; 0 = all. The summary still
   // counts every one.
   std::uint32_t print_limit = 0;
@@ -119,6 +122,8 @@ inline void set_option(sanitizer_options& o, std::string_view key, std::string_v
     }
   } else if (key == "suppressions") {
     o.suppressions = value;
+  } else if (key == "builtin_suppressions") {
+    o.builtin_suppressions = detail::parse_flag(key, value);
   } else if (key == "print_limit") {
     o.print_limit = detail::parse_count(key, value, 1u << 30);
   } else if (key == "halt_on_error") {
@@ -213,6 +218,7 @@ inline std::string to_string(const sanitizer_options& o) {
   add("log_path", o.log_path);
   add("format", to_string(o.format));
   add("suppressions", o.suppressions);
+  add("builtin_suppressions", o.builtin_suppressions ? "1" : "0");
   add("print_limit", std::to_string(o.print_limit));
   add("halt_on_error", o.halt_on_error ? "1" : "0");
   add("record", o.record);

@@ -73,6 +73,8 @@ session::session(session_config config, driver_queries& driver)
       throw session_input_error(e.what());
     }
   }
+  // The user's rules first, then the built-in ones (as `streamsan analyze`).
+  if (options.builtin_suppressions) suppressions_.append(suppressions::builtin());
   engine_.set_diagnostic_callback([this](const diagnostic& d) { on_diagnostic(d); });
   recorder_.add_sink(resolver_);
   resolver_.add_downstream(engine_);
@@ -201,7 +203,8 @@ std::uint64_t session::print_report() noexcept {
     symbolizer symbols(engine_.tables(), symbol_source::log_then_this_process);
     const auto filtered = apply_suppressions(engine_.diagnostics(), suppressions_, symbols);
     report_input input{filtered.kept, engine_.tables(), &engine_.unmodelled_calls(),
-                       engine_.records_processed(), filtered.suppressed};
+                       engine_.records_processed(), filtered.suppressed,
+                       filtered.suppressed_builtin};
     report_options ro;
     if (options.print_limit != 0) ro.print_limit = options.print_limit;
     ro.stacks.raw = options.raw_stacks;

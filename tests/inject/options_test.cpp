@@ -33,8 +33,8 @@ TEST(SanitizerOptions, UnknownKeyNamesTheKeyAndTheKnownOnes) {
   } catch (const option_error& e) {
     EXPECT_STREQ(e.what(),
                  "unknown option 'verbosity' (known: log_path, format, suppressions, "
-                 "print_limit, halt_on_error, record, stack_depth, error_exitcode, precise, "
-                 "capture, color, raw_stacks, cpp_stacks)");
+                 "builtin_suppressions, print_limit, halt_on_error, record, stack_depth, "
+                 "error_exitcode, precise, capture, color, raw_stacks, cpp_stacks)");
   }
 }
 
@@ -88,7 +88,13 @@ TEST(SanitizerOptions, CanonicalSpellingRoundTrips) {
   o.record = "trace";
   o.stack_depth = 0;
   o.error_exitcode = 0;
+  o.builtin_suppressions = false;
   EXPECT_EQ(parse_options(to_string(o)), o);
+}
+
+TEST(SanitizerOptions, BuiltinSuppressionsAreOnUnlessTurnedOff) {
+  EXPECT_TRUE(sanitizer_options{}.builtin_suppressions);
+  EXPECT_FALSE(parse_options("builtin_suppressions=0").builtin_suppressions);
 }
 
 TEST(SanitizerOptions, LaterSettingsOverrideEarlierOnes) {

@@ -130,13 +130,15 @@ TEST(RunCommand, FindsTheInjectionLibraryOfItsBuildTree) {
 }
 
 TEST(RunCommand, OptionsReachTheProgramCanonically) {
-  const auto o = run(with_library({"--format", "json", "--print-limit", "3", "--precise", "--",
-                                   "/bin/sh", "-c", "echo \"$STREAMSAN_OPTIONS\""}),
+  const auto o = run(with_library({"--format", "json", "--print-limit", "3", "--precise",
+                                   "--no-builtin-suppressions", "--", "/bin/sh", "-c",
+                                   "echo \"$STREAMSAN_OPTIONS\""}),
                      {"STREAMSAN_OPTIONS=print_limit=9:stack_depth=4:capture=cupti"});
   EXPECT_EQ(o.status, 0);
   // The command line overrides the environment; the rest of it is kept.
   EXPECT_EQ(o.out,
-            "log_path=:format=json:suppressions=:print_limit=3:halt_on_error=0:record=:"
+            "log_path=:format=json:suppressions=:builtin_suppressions=0:print_limit=3:"
+            "halt_on_error=0:record=:"
             "stack_depth=4:error_exitcode=66:precise=1:capture=cupti:color=auto:raw_stacks=0:"
             "cpp_stacks=0\n");
 }
