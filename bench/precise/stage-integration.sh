@@ -9,6 +9,9 @@ strip --strip-debug "$dest/streamsan" "$dest/libstreamsan_inject.so"
 for p in "$build"/examples/programs/*_racy "$build"/examples/programs/*_fixed \
          "$build"/examples/programs/api_tour_legacy "$build"/examples/programs/api_tour_per_thread \
          "$build/examples/programs/gpu_probe"; do
+  # The ThreadSanitizer bridge's examples have their own check
+  # (check_tsan_verdict.sh), not this script's.
+  [[ $(basename "$p") == tsan_* ]] && continue
   [[ -x $p && -f $p ]] && install -m 755 "$p" "$dest/examples/"
 done
 install -m 755 "$src/../../examples/programs/check_verdict.sh" "$dest/examples/"
