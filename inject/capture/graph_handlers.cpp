@@ -39,6 +39,21 @@ void runtime_graph_destroy(api_context& c) {
   c.model.graph_destroyed(handle_of(c.params<cudaGraphDestroy_v10000_params>().graph));
 }
 
+// (Batch memory operation and external semaphore nodes stay unmodelled:
+// their semantics are not, and the exit lists them.)
+// Every cudaGraphAdd*Node starts with (cudaGraphNode_t*, cudaGraph_t), every
+// cuGraphAdd*Node with (CUgraphNode*, CUgraph): where the node was made
+// (Note [Where graph nodes were made]).
+struct graph_add_params {
+  void** node;
+  void* graph;
+};
+
+void graph_node_added(api_context& c) {
+  const auto& p = c.params<graph_add_params>();
+  if (p.node != nullptr) c.model.graph_node_added(c.here(), handle_of(*p.node), handle_of(p.graph));
+}
+
 // ---- driver ----
 
 // Every variant starts with the stream.
@@ -93,6 +108,22 @@ void add_runtime_graph_handlers(api_table& t) {
   t.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecDestroy_v10000},
         {.on_entry = runtime_graph_exec_destroy});
   t.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphDestroy_v10000}, {.on_entry = runtime_graph_destroy});
+  t.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddChildGraphNode_v10000,
+         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddEmptyNode_v10000,
+         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddEventRecordNode_v11010,
+         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddEventWaitNode_v11010,
+         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddHostNode_v10000,
+         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddKernelNode_v10000,
+         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddMemAllocNode_v11040,
+         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddMemFreeNode_v11040,
+         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddMemcpyNode1D_v11010,
+         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddMemcpyNodeFromSymbol_v11010,
+         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddMemcpyNodeToSymbol_v11010,
+         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddMemcpyNode_v10000,
+         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddMemsetNode_v10000,
+         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddNode_v12020,
+         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddNode_v12030},
+        {.on_exit = graph_node_added});
 }
 
 void add_driver_graph_handlers(api_table& t) {
@@ -115,6 +146,17 @@ void add_driver_graph_handlers(api_table& t) {
         {.on_exit = driver_graph_launch});
   t.add({CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy}, {.on_entry = driver_graph_exec_destroy});
   t.add({CUPTI_DRIVER_TRACE_CBID_cuGraphDestroy}, {.on_entry = driver_graph_destroy});
+  t.add({CUPTI_DRIVER_TRACE_CBID_cuGraphAddChildGraphNode,
+         CUPTI_DRIVER_TRACE_CBID_cuGraphAddEmptyNode,
+         CUPTI_DRIVER_TRACE_CBID_cuGraphAddEventRecordNode,
+         CUPTI_DRIVER_TRACE_CBID_cuGraphAddEventWaitNode,
+         CUPTI_DRIVER_TRACE_CBID_cuGraphAddHostNode, CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode,
+         CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode_v2,
+         CUPTI_DRIVER_TRACE_CBID_cuGraphAddMemAllocNode,
+         CUPTI_DRIVER_TRACE_CBID_cuGraphAddMemFreeNode, CUPTI_DRIVER_TRACE_CBID_cuGraphAddMemcpyNode,
+         CUPTI_DRIVER_TRACE_CBID_cuGraphAddMemsetNode, CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode,
+         CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode_v2},
+        {.on_exit = graph_node_added});
 }
 
 }  // namespace

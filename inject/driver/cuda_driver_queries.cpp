@@ -167,6 +167,7 @@ bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int
   for (std::size_t i = 0; i < count; ++i) {
     CUgraphNodeType type{};
     raw_graph_node n;
+    n.handle = reinterpret_cast<std::uintptr_t>(nodes[i]);
     const auto self = static_cast<std::uint32_t>(out.nodes.size());
     index[i] = {self, self};
     if (fn().node_get_type(nodes[i], &type) != CUDA_SUCCESS) {

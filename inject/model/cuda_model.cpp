@@ -411,6 +411,21 @@ void cuda_model::capture_ended(const call_site& at, stream_arg s, std::uintptr_t
 void cuda_model::graph_destroyed(std::uintptr_t graph) {
   std::lock_guard lock(mutex_);
   graphs_.destroy(graph);
+  std::erase_if(node_sites_, [&](const auto& entry) { return entry.second.graph == graph; });
+}
+
+// Note [Where graph nodes were made]
+// A graph node's report names the call that made it: cudaGraphAdd*Node
+// returns the node's handle, and instantiation finds the handle again among
+// the graph's nodes. Handles are reused once their graph is destroyed, so an
+// entry also names its graph, is dropped with it, and is used only for that
+// graph. Captured nodes have no add call: they keep the stack of the
+// instantiation (not yet the captured call's).
+void cuda_model::graph_node_added(const call_site& at, std::uintptr_t node, std::uintptr_t graph) {
+  if (node == 0 || at.frames.empty()) return;
+  const stack_id stack = rec_.intern_stack(at.frames);
+  std::lock_guard lock(mutex_);
+  node_sites_[node] = node_site{graph, stack};
 }
 
 void cuda_model::graph_instantiated(const call_site& at, std::uintptr_t exec,
@@ -439,6 +454,10 @@ void cuda_model::graph_instantiated(const call_site& at, std::uintptr_t exec,
     const raw_graph_node& n = described->nodes[i];
     graph_node& out = nodes[i];
     out.kind = node_kind(n.kind);
+    if (const auto site = node_sites_.find(n.handle);
+        n.handle != 0 && site != node_sites_.end() && site->second.graph == graph) {
+      out.stack = site->second.stack;
+    }
     switch (n.kind) {
       case raw_node_kind::kernel: {
         // Used before anything else lets go of the lock.

@@ -160,6 +160,9 @@ class cuda_model {
     return captures_active_.load(std::memory_order_acquire) != 0;
   }
   void graph_destroyed(std::uintptr_t graph);
+  // cudaGraphAdd*Node returned `node` of `graph` (Note [Where graph nodes
+  // were made]).
+  void graph_node_added(const call_site& at, std::uintptr_t node, std::uintptr_t graph);
   void graph_instantiated(const call_site& at, std::uintptr_t exec, std::uintptr_t graph);
   void graph_exec_destroyed(std::uintptr_t exec);
   void graph_launched(const call_site& at, std::uintptr_t exec, stream_arg s);
@@ -298,7 +301,12 @@ class cuda_model {
   std::map<std::int32_t, stream_id> legacy_streams_;  // by device
   std::map<std::pair<std::uint32_t, std::int32_t>, stream_id> per_thread_streams_;
   std::unordered_map<std::uint32_t, graph_id> capturing_;  // raw(stream_id) -> graph
-  std::atomic<std::size_t> captures_active_{0};           // capturing_.size(), unlocked
+  std::atomic<std::size_t> captures_active_{0};
+  struct node_site {
+    std::uintptr_t graph = 0;
+    stack_id stack{};
+  };
+  std::unordered_map<std::uintptr_t, node_site> node_sites_;  // CUgraphNode -> its add call           // capturing_.size(), unlocked
   void capturing_changed() noexcept { captures_active_.store(capturing_.size(), std::memory_order_release); }
   std::unordered_map<std::uintptr_t, kernel_info> kernels_;
   std::atomic<std::uint64_t> modules_unloaded_{0};  // unloads counted, no lock

@@ -50,6 +50,7 @@ enum class raw_node_kind : std::uint8_t {
 // One node of a graph as the driver describes it (child graphs flattened).
 struct raw_graph_node {
   raw_node_kind kind = raw_node_kind::other;
+  std::uintptr_t handle = 0;  // the CUgraphNode (Note [Where graph nodes were made])
   std::uintptr_t kernel = 0;  // kernel: CUfunction or CUkernel
   kernel_arguments args;      // kernel: valid while the graph is unchanged
   memory_region dst;          // memcpy, memset

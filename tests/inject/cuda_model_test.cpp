@@ -248,6 +248,35 @@ TEST_F(CudaModel, GraphInstantiateCarriesNodesAccessesAndEdges) {
   EXPECT_EQ(launches[0].graph, std::get<graph_instantiate>(inst.body).graph);
 }
 
+// Note [Where graph nodes were made]
+TEST_F(CudaModel, GraphNodesCarryTheStackOfTheCallThatAddedThem) {
+  const std::uint64_t add_frames[] = {0x401000, 0x402000};
+  const call_site add_site{add_frames};
+  raw_graph g;
+  raw_graph_node added, captured, other_graph;
+  added.kind = captured.kind = other_graph.kind = raw_node_kind::empty;
+  added.handle = 0xa1;
+  captured.handle = 0xa2;
+  other_graph.handle = 0xa3;
+  g.nodes = {added, captured, other_graph};
+  driver.graphs[0x9000] = g;
+  model.graph_node_added(add_site, 0xa1, 0x9000);
+  model.graph_node_added(add_site, 0xa3, 0x8000);  // a node of another graph
+  model.graph_instantiated(here, 0x9100, 0x9000);
+  const auto& inst = sink.last<graph_instantiate>();
+  ASSERT_EQ(inst.nodes.size(), 3u);
+  ASSERT_FALSE(is_none(inst.nodes[0].stack));
+  const auto stack = sink.tables.stack(inst.nodes[0].stack);
+  ASSERT_EQ(stack.size(), 2u);
+  EXPECT_EQ(stack[0], 0x401000u);
+  EXPECT_TRUE(is_none(inst.nodes[1].stack));
+  EXPECT_TRUE(is_none(inst.nodes[2].stack));
+  // Destroying the graph forgets its nodes: a reused handle is not them.
+  model.graph_destroyed(0x9000);
+  model.graph_instantiated(here, 0x9200, 0x9000);
+  EXPECT_TRUE(is_none(sink.last<graph_instantiate>().nodes[0].stack));
+}
+
 TEST_F(CudaModel, UnseenGraphLaunchIsUnmodelled) {
   model.graph_launched(here, 0x7777, {0});
   const auto u = sink.all<unmodelled_call>();
