@@ -382,7 +382,12 @@ std::optional<int> spawn_and_wait(const std::vector<std::string>& program) {
 // Once per run: how the program's own host reads and writes were checked
 // (docs/tsan-bridge.md).
 void print_host_access_note(const injection::run_summary& summary) {
-  if (summary.host_accesses_by_annotations > 0) {
+  if (summary.host_accesses_by_annotations > 0 &&
+      summary.host_accesses_tsan_off == summary.host_accesses_by_annotations) {
+    std::cerr << "streamsan: host accesses were seen only through annotations "
+                 "(include/streamsan/annotate.h): the program carries ThreadSanitizer, but the "
+                 "bridge was off (the note above says why; docs/tsan-bridge.md)\n";
+  } else if (summary.host_accesses_by_annotations > 0) {
     std::cerr << "streamsan: host accesses were seen only through annotations "
                  "(include/streamsan/annotate.h); build the program with -fsanitize=thread to "
                  "have ThreadSanitizer check them against device work (docs/tsan-bridge.md)\n";

@@ -33,9 +33,10 @@ struct process_result {
   std::uint64_t cuda_calls = 0;
   std::uint64_t diagnostics = 0;  // after suppressions
   std::uint64_t unmodelled_calls = 0;
-  // Host accesses were checked by the ThreadSanitizer bridge, not only
-  // through annotations (docs/tsan-bridge.md).
-  bool tsan_bridge = false;
+  // How host accesses were seen (docs/tsan-bridge.md): "tsan" (the bridge),
+  // "annotations", or "annotations-tsan-off" (a TSan build whose bridge was
+  // refused or turned off).
+  std::string_view host_accesses = "annotations";
 };
 
 inline std::string started_line(std::int64_t pid) {
@@ -46,7 +47,7 @@ inline std::string finished_line(const process_result& r) {
   return "finished pid=" + std::to_string(r.pid) + " cuda_calls=" +
          std::to_string(r.cuda_calls) + " diagnostics=" + std::to_string(r.diagnostics) +
          " unmodelled=" + std::to_string(r.unmodelled_calls) +
-         " host_accesses=" + (r.tsan_bridge ? "tsan" : "annotations") + "\n";
+         " host_accesses=" + std::string(r.host_accesses) + "\n";
 }
 
 // One write(2) with O_APPEND: atomic with respect to other appenders.
@@ -69,6 +70,8 @@ struct run_summary {
   // those (older libraries included) that saw them only through annotations.
   std::uint32_t host_accesses_by_tsan = 0;
   std::uint32_t host_accesses_by_annotations = 0;
+  // Of those, built with ThreadSanitizer but with the bridge off.
+  std::uint32_t host_accesses_tsan_off = 0;
 };
 
 inline run_summary read_run_summary(const std::string& path) {
@@ -88,7 +91,7 @@ inline run_summary read_run_summary(const std::string& path) {
       continue;
     }
     ++s.processes_finished;
-    bool tsan = false;
+    bool tsan = false, tsan_off = false;
     std::string field;
     while (words >> field) {
       const auto eq = field.find('=');
@@ -98,9 +101,13 @@ inline run_summary read_run_summary(const std::string& path) {
       if (key == "cuda_calls") s.cuda_calls += value;
       if (key == "diagnostics") s.diagnostics += value;
       if (key == "unmodelled") s.unmodelled_calls += value;
-      if (key == "host_accesses") tsan = field.substr(eq + 1) == "tsan";
+      if (key == "host_accesses") {
+        tsan = field.substr(eq + 1) == "tsan";
+        tsan_off = field.substr(eq + 1) == "annotations-tsan-off";
+      }
     }
     ++(tsan ? s.host_accesses_by_tsan : s.host_accesses_by_annotations);
+    if (tsan_off) ++s.host_accesses_tsan_off;
   }
   return s;
 }

@@ -123,6 +123,7 @@ void session::subscribe() {
   // Note [The ThreadSanitizer bridge needs records at the call]
   const auto plan = plan_capture(options, tsan_ && tsan_->active());
   if (!plan.note.empty()) std::fprintf(stderr, "%s\n", plan.note.c_str());
+  if (!plan.tsan_bridge && tsan_ && tsan_->active()) tsan_off_ = true;
   if (!plan.tsan_bridge) tsan_.reset();
   std::string why;
   if (plan.capture != capture_source::cupti) {
@@ -243,6 +244,12 @@ void session::close_trace() noexcept {
   }
 }
 
+std::string_view session::host_accesses() const noexcept {
+  if (tsan_ && tsan_->active()) return "tsan";
+  if (tsan_off_ || (tsan_ && tsan_->runtime_found())) return "annotations-tsan-off";
+  return "annotations";
+}
+
 void session::write_result(std::uint64_t diagnostics) const noexcept {
   if (config_.result_file.empty()) return;
   std::uint64_t unmodelled = 0;
@@ -250,7 +257,7 @@ void session::write_result(std::uint64_t diagnostics) const noexcept {
   append_result_line(config_.result_file,
                      finished_line(process_result{::getpid(), dispatcher_.api_calls(),
                                                   diagnostics, unmodelled,
-                                                  tsan_ && tsan_->active()}));
+                                                  host_accesses()}));
 }
 
 // STREAMSAN_DEBUG=1: counters for whoever works on streamsan itself.

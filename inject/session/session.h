@@ -130,6 +130,8 @@ class session {
   void print_debug_counters() const;
   void close_trace() noexcept;
   void write_result(std::uint64_t diagnostics) const noexcept;
+  // For the result file: "tsan", "annotations" or "annotations-tsan-off".
+  std::string_view host_accesses() const noexcept;
 
   session_config config_;
   suppressions suppressions_;
@@ -148,6 +150,7 @@ class session {
   std::unique_ptr<sanitizer_source> sanitizer_;  // when the Sanitizer API is the source
   std::unique_ptr<nvtx::listener> nvtx_;
   std::unique_ptr<tsan_attachment> tsan_;  // docs/tsan-bridge.md
+  bool tsan_off_ = false;  // a usable bridge the capture plan turned off
   std::atomic<bool> finished_{false};
 };
 

@@ -13,9 +13,11 @@ tsan_attachment::tsan_attachment(engine& eng, cuda_model& model, bool enabled)
     case tsan::probe_status::absent:
       return;
     case tsan::probe_status::refused:
+      runtime_found_ = true;
       std::fprintf(stderr, "%s\n", probe.message.c_str());
       return;
     case tsan::probe_status::usable:
+      runtime_found_ = true;
       break;
   }
   bridge_ = std::make_unique<tsan::tsan_bridge>(probe.api, eng.tables());

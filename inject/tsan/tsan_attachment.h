@@ -24,9 +24,8 @@ class tsan_attachment {
   tsan_attachment& operator=(const tsan_attachment&) = delete;
 
   bool active() const noexcept { return bridge_ != nullptr; }
-  // How host accesses were seen, for the result file: "tsan" or
-  // "annotations".
-  std::string_view host_accesses() const noexcept { return active() ? "tsan" : "annotations"; }
+  // Whether the process carries a ThreadSanitizer runtime (usable or not).
+  bool runtime_found() const noexcept { return runtime_found_; }
   // Replays work still deferred behind host functions that never ran
   // (process exit), so that TSan checks it against the host.
   void finish() noexcept;
@@ -38,6 +37,7 @@ class tsan_attachment {
   cuda_model& model_;
   std::unique_ptr<tsan::tsan_bridge> bridge_;
   std::unique_ptr<host_function_markers> markers_;
+  bool runtime_found_ = false;
 };
 
 }  // namespace streamsan::injection

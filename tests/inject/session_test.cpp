@@ -416,5 +416,24 @@ TEST(CapturePlan, PreciseOrSanitizerAskedForTurnsTheBridgeOff) {
   EXPECT_EQ(plan.note.rfind("streamsan: capture=sanitizer delivers", 0), 0u) << plan.note;
 }
 
+// A TSan build whose bridge was off says so in the result file, so that the
+// closing note does not ask for a -fsanitize=thread build it already has.
+TEST(RunResult, HostAccessesRoundTripThroughTheResultFile) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("streamsan-result-" + std::to_string(::getpid()));
+  std::filesystem::remove(path);
+  process_result r{};
+  for (const std::string_view how : {"tsan", "annotations", "annotations-tsan-off"}) {
+    r.host_accesses = how;
+    ASSERT_TRUE(append_result_line(path.string(), finished_line(r)));
+  }
+  const run_summary s = read_run_summary(path.string());
+  std::filesystem::remove(path);
+  EXPECT_EQ(s.processes_finished, 3u);
+  EXPECT_EQ(s.host_accesses_by_tsan, 1u);
+  EXPECT_EQ(s.host_accesses_by_annotations, 2u);
+  EXPECT_EQ(s.host_accesses_tsan_off, 1u);
+}
+
 }  // namespace
 }  // namespace streamsan::injection
