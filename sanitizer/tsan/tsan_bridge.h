@@ -166,9 +166,16 @@ class tsan_bridge final : public order_observer {
 
   // Returns the calling thread to its own fiber when an entry point ends
   // (Note [The bridge is invisible to TSan]).
-  struct back_home {
-    tsan_bridge& bridge;
-    ~back_home() { bridge.switch_to(nullptr); }
+  // Switches the calling OS thread back to its own fiber at scope exit.
+  class back_home {
+   public:
+    explicit back_home(tsan_bridge& bridge) noexcept : bridge_(bridge) {}
+    back_home(const back_home&) = delete;
+    back_home& operator=(const back_home&) = delete;
+    ~back_home() { bridge_.switch_to(nullptr); }
+
+   private:
+    tsan_bridge& bridge_;
   };
 
   // ---- contexts ----
