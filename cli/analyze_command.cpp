@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/option_tokens.h"
 #include "sanitizer/engine/engine.h"
 #include "sanitizer/log/trace_error.h"
 #include "sanitizer/log/trace_reader.h"
@@ -117,6 +118,7 @@ std::optional<analyze_options> parse(std::span<const std::string> args) {
   all.add(visible).add_options()("trace", po::value<std::vector<std::string>>());
   po::positional_options_description positional;
   positional.add("trace", -1);
+  if (const auto refused = refuse_placeholder_tokens(args)) throw usage_error{*refused};
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(std::vector<std::string>(args.begin(), args.end()))

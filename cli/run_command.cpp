@@ -10,8 +10,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <boost/program_options.hpp>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -26,123 +24,17 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/run_request.h"
 #include "inject/session/options.h"
 #include "inject/session/run_result.h"
 
 namespace streamsan::cli {
 namespace {
 
-namespace po = boost::program_options;
 namespace fs = std::filesystem;
 using injection::sanitizer_options;
 
 constexpr std::string_view library_name = "libstreamsan_inject.so";
-
-struct run_request {
-  sanitizer_options options;
-  std::optional<std::string> library;
-  std::vector<std::string> program;  // argv of the program
-  bool no_python = false;            // --no-python
-};
-
-po::options_description describe_options() {
-  po::options_description d("streamsan run [options] -- PROGRAM ARGS...\n\noptions");
-  d.add_options()
-      ("help,h", "show this help")
-      ("injection-library", po::value<std::string>(),
-       "the injection library to load (default: libstreamsan_inject.so next to "
-       "streamsan or in its build tree)")
-      ("log-path", po::value<std::string>(), "write the report here instead of stderr "
-       "(%p = process id)")
-      ("format", po::value<std::string>(), "report format: text, json, sarif, html or chrome-trace")
-      ("suppressions", po::value<std::string>(), "suppressions file")
-      ("no-builtin-suppressions", "report races whose user-side frames all lie inside vendor "
-       "libraries (cuBLAS, cuDNN, NCCL, ...) too")
-      ("print-limit", po::value<std::string>(), "print at most N diagnostics (0 = all)")
-      ("halt-on-error", "stop the program at the first diagnostic")
-      ("record", po::value<std::string>(), "also write the access log to this trace file")
-      ("stack-depth", po::value<std::string>(), "call-stack frames per operation (0 = off)")
-      ("error-exitcode", po::value<std::string>(),
-       "exit status when diagnostics were found (default 66; 0 = the program's)")
-      ("precise", "measure the exact footprint of every kernel launch (needs the Compute "
-       "Sanitizer API; slower, like compute-sanitizer)")
-      ("color", po::value<std::string>(), "colour in a text report on a terminal: auto, always "
-       "or never")
-      ("raw-stacks", "show every recorded frame, nothing folded")
-      ("cpp-stacks", "in Python programs, show the C++ frames of libtorch and the interpreter "
-       "before the Python frames")
-      ("no-python", "do not load the PyTorch support into Python programs")
-      ("capture", po::value<std::string>(),
-       "where CUDA calls are taken from: auto (the Compute Sanitizer API when installed, "
-       "else CUPTI), cupti or sanitizer");
-  return d;
-}
-
-// Options come from STREAMSAN_OPTIONS first; the command line overrides.
-std::optional<run_request> parse_request(std::span<const std::string> args, int& status) {
-  run_request req;
-  auto dashes = std::find(args.begin(), args.end(), std::string("--"));
-  const std::vector<std::string> own(args.begin(), dashes);
-  if (dashes != args.end()) req.program.assign(dashes + 1, args.end());
-
-  const auto description = describe_options();
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(own).options(description).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "streamsan run: " << e.what() << "\n\n" << description;
-    status = exit_code::usage;
-    return std::nullopt;
-  }
-  if (vm.count("help")) {
-    std::cout << description;
-    status = exit_code::ok;
-    return std::nullopt;
-  }
-  try {
-    if (const char* env = std::getenv(std::string(injection::options_variable).c_str())) {
-      try {
-        req.options = injection::parse_options(env);
-      } catch (const injection::option_error& e) {
-        throw injection::option_error(std::string(injection::options_variable) + ": " +
-                                      e.what());
-      }
-    }
-    const std::pair<const char*, const char*> keys[] = {
-        {"log-path", "log_path"},       {"format", "format"},
-        {"suppressions", "suppressions"}, {"print-limit", "print_limit"},
-        {"record", "record"},           {"stack-depth", "stack_depth"},
-        {"error-exitcode", "error_exitcode"}, {"capture", "capture"}, {"color", "color"}};
-    for (const auto& [flag, key] : keys) {
-      if (vm.count(flag)) {
-        try {
-          injection::set_option(req.options, key, vm[flag].as<std::string>());
-        } catch (const injection::option_error& e) {
-          throw injection::option_error(std::string("--") + flag + ": " + e.what());
-        }
-      }
-    }
-    if (vm.count("halt-on-error")) req.options.halt_on_error = true;
-    if (vm.count("no-builtin-suppressions")) req.options.builtin_suppressions = false;
-    if (vm.count("precise")) req.options.precise = true;
-    if (vm.count("raw-stacks")) req.options.raw_stacks = true;
-    if (vm.count("cpp-stacks")) req.options.cpp_stacks = true;
-    if (vm.count("no-python")) req.no_python = true;
-  } catch (const injection::option_error& e) {
-    std::cerr << "streamsan run: " << e.what() << '\n';
-    status = exit_code::usage;
-    return std::nullopt;
-  }
-  if (vm.count("injection-library")) req.library = vm["injection-library"].as<std::string>();
-  if (req.program.empty()) {
-    std::cerr << "streamsan run: no program given (usage: streamsan run [options] -- "
-                 "PROGRAM ARGS...)\n";
-    status = exit_code::usage;
-    return std::nullopt;
-  }
-  return req;
-}
 
 // Next to the streamsan binary (installed side by side, or the carried copy
 // on a GPU machine), then the build tree and the usual library folders.
@@ -401,7 +293,9 @@ void print_host_access_note(const injection::run_summary& summary) {
 
 int run_command(std::span<const std::string> args) {
   int status = exit_code::ok;
-  const auto req = parse_request(args, status);
+  const char* env = std::getenv(std::string(injection::options_variable).c_str());
+  const auto req = parse_run_request(args, env ? std::optional<std::string_view>(env) : std::nullopt,
+                                     std::cout, std::cerr, status);
   if (!req) return status;
 
   std::string error;

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/option_tokens.h"
 #include "harness/corpus.h"
 #include "harness/junit_writer.h"
 #include "harness/progress_display.h"
@@ -200,6 +201,10 @@ int test_command(std::span<const std::string> args) {
   positional.add("paths", -1);
 
   h::test_settings settings;
+  if (const auto refused = refuse_placeholder_tokens(args)) {
+    std::cerr << "streamsan test: " << *refused << "\n" << usage_line;
+    return exit_code::usage;
+  }
   try {
     po::variables_map vm;
     po::store(po::command_line_parser(std::vector<std::string>(args.begin(), args.end()))

@@ -84,12 +84,32 @@ struct sanitizer_options {
 
 namespace detail {
 
+// A key or value as an error message shows it: bytes that are not printable
+// ASCII (a NUL, a control character, a stray UTF-8 fragment) as \xNN, so
+// that the message names exactly what was given and a NUL cannot cut it.
+inline std::string shown(std::string_view text) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += c;
+    } else {
+      out += "\\x";
+      out += hex[byte >> 4];
+      out += hex[byte & 0xf];
+    }
+  }
+  return out;
+}
+
 inline std::uint32_t parse_count(std::string_view key, std::string_view value,
                                  std::uint32_t max) {
   std::uint32_t n = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
   if (value.empty() || ec != std::errc{} || end != value.data() + value.size() || n > max) {
-    throw option_error(std::string(key) + "=" + std::string(value) +
+    throw option_error(detail::shown(key) + "=" + detail::shown(value) +
                        ": expected an integer from 0 to " + std::to_string(max));
   }
   return n;
@@ -98,12 +118,23 @@ inline std::uint32_t parse_count(std::string_view key, std::string_view value,
 inline bool parse_flag(std::string_view key, std::string_view value) {
   if (value == "1" || value == "true" || value == "yes") return true;
   if (value == "0" || value == "false" || value == "no") return false;
-  throw option_error(std::string(key) + "=" + std::string(value) +
+  throw option_error(detail::shown(key) + "=" + detail::shown(value) +
                      ": expected 1/0, true/false or yes/no");
 }
 
+// Unquoted, a value runs to the next separator; quoted, to the next of its
+// quote character. So a value needs quotes when it holds a separator or
+// starts with a quote, and then cannot be spelled at all when it also holds
+// both quote characters (set_option refuses such a value, so that what
+// `streamsan run` accepts always reaches the library intact).
 inline bool needs_quotes(std::string_view value) noexcept {
-  return value.find_first_of(": \t\"'") != std::string_view::npos;
+  return value.find_first_of(": \t\n") != std::string_view::npos ||
+         (!value.empty() && (value.front() == '"' || value.front() == '\''));
+}
+
+inline bool can_be_spelled(std::string_view value) noexcept {
+  return !needs_quotes(value) || value.find('"') == std::string_view::npos ||
+         value.find('\'') == std::string_view::npos;
 }
 
 }  // namespace detail
@@ -111,13 +142,18 @@ inline bool needs_quotes(std::string_view value) noexcept {
 // Sets one option; throws option_error naming the key for an unknown key or
 // a bad value.
 inline void set_option(sanitizer_options& o, std::string_view key, std::string_view value) {
+  if (!detail::can_be_spelled(value)) {
+    throw option_error(detail::shown(key) + "=" + detail::shown(value) +
+                       ": a value holding ':' or whitespace, or starting with a quote, may not "
+                       "hold both ' and \"");
+  }
   if (key == "log_path") {
     o.log_path = value;
   } else if (key == "format") {
     if (const auto format = parse_report_format(value)) {
       o.format = *format;
     } else {
-      throw option_error("format=" + std::string(value) + ": expected " +
+      throw option_error("format=" + detail::shown(value) + ": expected " +
                          std::string(report_format_names));
     }
   } else if (key == "suppressions") {
@@ -140,7 +176,7 @@ inline void set_option(sanitizer_options& o, std::string_view key, std::string_v
     if (const auto mode = parse_color_mode(value)) {
       o.color = *mode;
     } else {
-      throw option_error("color=" + std::string(value) + ": expected auto, always or never");
+      throw option_error("color=" + detail::shown(value) + ": expected auto, always or never");
     }
   } else if (key == "raw_stacks") {
     o.raw_stacks = detail::parse_flag(key, value);
@@ -154,10 +190,10 @@ inline void set_option(sanitizer_options& o, std::string_view key, std::string_v
     } else if (value == "sanitizer") {
       o.capture = capture_source::sanitizer_api;
     } else {
-      throw option_error("capture=" + std::string(value) + ": expected auto, cupti or sanitizer");
+      throw option_error("capture=" + detail::shown(value) + ": expected auto, cupti or sanitizer");
     }
   } else {
-    throw option_error("unknown option '" + std::string(key) + "' (known: " +
+    throw option_error("unknown option '" + detail::shown(key) + "' (known: " +
                        std::string(option_keys) + ")");
   }
 }
@@ -176,7 +212,7 @@ inline sanitizer_options parse_options(std::string_view text, sanitizer_options 
     while (i < text.size() && text[i] != '=' && !is_separator(text[i])) ++i;
     const std::string_view key = text.substr(key_begin, i - key_begin);
     if (i >= text.size() || text[i] != '=') {
-      throw option_error("'" + std::string(key) + "' at offset " + std::to_string(key_begin) +
+      throw option_error("'" + detail::shown(key) + "' at offset " + std::to_string(key_begin) +
                          ": expected key=value");
     }
     ++i;  // '='
@@ -185,7 +221,7 @@ inline sanitizer_options parse_options(std::string_view text, sanitizer_options 
       const char quote = text[i++];
       const std::size_t close = text.find(quote, i);
       if (close == std::string_view::npos) {
-        throw option_error(std::string(key) + ": unterminated quote");
+        throw option_error(detail::shown(key) + ": unterminated quote");
       }
       value = text.substr(i, close - i);
       i = close + 1;

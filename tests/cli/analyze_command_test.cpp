@@ -138,6 +138,17 @@ TEST_F(AnalyzeCommand, UnknownOptionIsAUsageError) {
   EXPECT_THAT(r.err, StartsWith("streamsan analyze: unrecognised option '--bogus'\n"));
 }
 
+// Note [Placeholders in command-line tokens]: Boost.Program_options would
+// expand this token in its error message forever.
+TEST_F(AnalyzeCommand, PlaceholderTokensAreRefusedNotExpandedForever) {
+  const auto r = run_streamsan({"analyze", "t.bin", "--%original_token%format"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, StartsWith("streamsan analyze: argument '--%original_token%format' holds "
+                                "'%original_token%', which the option parser cannot read\n"));
+  EXPECT_EQ(run_streamsan({"test", "--%value%"}).exit_code, 2);
+  EXPECT_EQ(run_streamsan({"run", "--%option%", "--", "true"}).exit_code, 2);
+}
+
 TEST_F(AnalyzeCommand, BadOptionValuesAreUsageErrors) {
   EXPECT_EQ(run_streamsan({"analyze", "t.bin", "--format", "xml"}).err,
             "streamsan analyze: --format must be text, json, sarif, html or chrome-trace, not 'xml'\n"

@@ -5,6 +5,15 @@
 namespace streamsan::injection {
 namespace {
 
+std::string message(std::string_view text) {
+  try {
+    parse_options(text);
+  } catch (const option_error& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
 TEST(SanitizerOptions, ParsesColonSeparatedPairs) {
   const auto o = parse_options(
       "log_path=/tmp/r.txt:format=json:print_limit=5:halt_on_error=1:stack_depth=4:"
@@ -39,14 +48,6 @@ TEST(SanitizerOptions, UnknownKeyNamesTheKeyAndTheKnownOnes) {
 }
 
 TEST(SanitizerOptions, BadValuesAreNamed) {
-  const auto message = [](const char* text) {
-    try {
-      parse_options(text);
-    } catch (const option_error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   EXPECT_EQ(message("format=xml"), "format=xml: expected text, json, sarif, html or chrome-trace");
   EXPECT_EQ(message("color=rainbow"), "color=rainbow: expected auto, always or never");
   EXPECT_EQ(message("print_limit=-1"), "print_limit=-1: expected an integer from 0 to 1073741824");
@@ -57,6 +58,36 @@ TEST(SanitizerOptions, BadValuesAreNamed) {
   EXPECT_EQ(message("log_path='/tmp/x"), "log_path: unterminated quote");
   EXPECT_EQ(message("capture=nvbit"), "capture=nvbit: expected auto, cupti or sanitizer");
   EXPECT_EQ(message("precise=sometimes"), "precise=sometimes: expected 1/0, true/false or yes/no");
+}
+
+// Found by tests/fuzz/run_options_fuzz.cpp: a key starting with a NUL made
+// an empty message.
+TEST(SanitizerOptions, MessagesShowUnprintableBytesEscaped) {
+  EXPECT_EQ(message(std::string("\0\0key='x", 8)), "\\x00\\x00key: unterminated quote");
+  EXPECT_EQ(message("stack_depth=\x01\xff"),
+            "stack_depth=\\x01\\xff: expected an integer from 0 to 64");
+}
+
+// Found by tests/fuzz/run_options_fuzz.cpp: values that hold quotes or a
+// newline must reach the library as they were given, or be refused.
+TEST(SanitizerOptions, ValuesWithQuotesAndNewlinesRoundTrip) {
+  for (const std::string_view value : {"a'b\"c", "a:'b", "a \"b", "'a", "\"a", "a\nb", ""}) {
+    sanitizer_options o;
+    set_option(o, "record", value);
+    EXPECT_EQ(parse_options(to_string(o)).record, value) << to_string(o);
+  }
+}
+
+TEST(SanitizerOptions, ValuesThatCannotBeSpelledAreRefused) {
+  sanitizer_options o;
+  try {
+    set_option(o, "log_path", "a:'b\"c");
+    FAIL() << "accepted";
+  } catch (const option_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "log_path=a:'b\"c: a value holding ':' or whitespace, or starting with a quote, "
+                 "may not hold both ' and \"");
+  }
 }
 
 TEST(SanitizerOptions, PreciseAndCaptureSource) {
