@@ -10,6 +10,7 @@
 #include "harness/parse_context.h"
 #include "harness/rule_catalog.h"
 #include "harness/scenario_error.h"
+#include "sanitizer/log/printable_text.h"
 
 namespace streamsan::harness {
 namespace detail {
@@ -130,8 +131,8 @@ void parse_name(parse_context& ctx, const yaml_map& top, const scenario_place& p
   const yaml_value v = top.get("name");
   const std::string name = v.text();
   if (name.find_first_not_of(std::string(name_chars) + "/") != std::string::npos) {
-    v.fail("'" + name + "' is not a valid scenario name; use AREA/NAME with letters, digits, "
-           "'_', '-' and '.'");
+    v.fail("'" + printable_text(name) +
+           "' is not a valid scenario name; use AREA/NAME with letters, digits, '_', '-' and '.'");
   }
   // In a corpus the name is the file's path below the root, so that a
   // failure message leads straight to the file. The expected name comes

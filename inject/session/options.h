@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "sanitizer/log/printable_text.h"
 #include "sanitizer/report/color.h"
 #include "sanitizer/report/report_format.h"
 
@@ -84,25 +85,9 @@ struct sanitizer_options {
 
 namespace detail {
 
-// A key or value as an error message shows it: bytes that are not printable
-// ASCII (a NUL, a control character, a stray UTF-8 fragment) as \xNN, so
-// that the message names exactly what was given and a NUL cannot cut it.
-inline std::string shown(std::string_view text) {
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte < 0x7f) {
-      out += c;
-    } else {
-      out += "\\x";
-      out += hex[byte >> 4];
-      out += hex[byte & 0xf];
-    }
-  }
-  return out;
-}
+// A key or value as an error message shows it (NUL and control bytes as
+// \xNN).
+inline std::string shown(std::string_view text) { return printable_text(text); }
 
 inline std::uint32_t parse_count(std::string_view key, std::string_view value,
                                  std::uint32_t max) {

@@ -20,7 +20,11 @@ using streamsan::harness::scenario_place;
 std::string declared_name(const std::string& text) {
   try {
     const YAML::Node root = YAML::Load(text);
-    if (root.IsMap() && root["name"] && root["name"].IsScalar()) return root["name"].Scalar();
+    // A file's path holds no NUL: a name with one cannot be a corpus file's.
+    if (root.IsMap() && root["name"] && root["name"].IsScalar() &&
+        root["name"].Scalar().find('\0') == std::string::npos) {
+      return root["name"].Scalar();
+    }
   } catch (const YAML::Exception&) {
   }
   return "fuzz/input";

@@ -161,6 +161,14 @@ TEST(ScenarioParser, UnknownKeyNamesThePlaceAndTheAcceptedKeys) {
             "of scenario; did you mean 'flags'? (expected name, device, flags or priority)");
 }
 
+// Found by tests/fuzz/scenario_parser_fuzz.cpp: a name holding a NUL cut
+// the message short.
+TEST(ScenarioParser, BadNamesAreShownWithUnprintableBytesEscaped) {
+  EXPECT_EQ(error_of(replace(minimal, "name: stream/side_sum_race", "name: \"stream/a\\0b\\x01\"")),
+            "scenarios/stream/side_sum_race.yaml:1:7: 'stream/a\\x00b\\x01' is not a valid scenario "
+            "name; use AREA/NAME with letters, digits, '_', '-' and '.'");
+}
+
 TEST(ScenarioParser, UnknownStreamListsTheDeclaredOnes) {
   EXPECT_EQ(error_of(replace(minimal, "stream: side, in:", "stream: sid, in:")),
             "scenarios/stream/side_sum_race.yaml:16:46: unknown stream 'sid' in 'stream' of "
