@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 
 #include "inject/capture/api_call.h"
 #include "inject/capture/call_sites.h"
@@ -76,8 +77,12 @@ class api_context {
   // stream in the _ptsz/_ptds variants (of the call, or of the runtime call
   // a nested driver launch runs in).
   stream_arg stream(const void* handle) const noexcept {
-    return stream_arg{reinterpret_cast<std::uintptr_t>(handle), per_thread_};
+    stream_taken_ = stream_arg{reinterpret_cast<std::uintptr_t>(handle), per_thread_};
+    return *stream_taken_;
   }
+  // The stream the handler took, if any: where a captured call added its
+  // node (Note [Where graph nodes were made]).
+  const std::optional<stream_arg>& stream_taken() const noexcept { return stream_taken_; }
   // A query's answer: true when the call succeeded, false for "not ready".
   bool completed() const noexcept { return outcome_of(call) == api_outcome::succeeded; }
   // Whether the driver launch nested in the current runtime launch was
@@ -90,6 +95,7 @@ class api_context {
   std::uint64_t path_key_;
   bool per_thread_;
   bool& launch_modelled_;
+  mutable std::optional<stream_arg> stream_taken_;
 };
 
 inline std::uintptr_t handle_of(const void* handle) noexcept {

@@ -137,6 +137,11 @@ void api_dispatcher::run(api_handler_fn fn, const api_entry& e, const api_call& 
   const bool per_thread = e.per_thread || (nested && tables_.runtime[t.runtime_cbid].per_thread);
   api_context context(model_, call, call_sites_, key_of(call), per_thread, t.launch_modelled);
   fn(context);
+  // Work that a capture took in became a node of its graph just now.
+  if (model_.any_capture_active() && context.stream_taken() && call.site == api_site::exit &&
+      outcome_of(call) == api_outcome::succeeded) {
+    model_.captured_call_returned(context.here(), *context.stream_taken());
+  }
 }
 
 void api_dispatcher::count_unmodelled(const api_call& call) {

@@ -20,6 +20,16 @@ void runtime_end_capture(api_context& c) {
   c.model.capture_ended(c.here(), c.stream(p.stream), handle_of(p.pGraph ? *p.pGraph : nullptr));
 }
 
+// A capture that was invalidated (a call the capture mode forbids, a
+// rule of stream capture broken) still ends at cudaStreamEndCapture, which
+// then fails and gives no graph: the stream leaves capture mode all the same,
+// and work on it runs again.
+template <class Params, auto stream_of>
+void end_failed_capture(api_context& c) {
+  if (c.call.site != api_site::exit || outcome_of(c.call) != api_outcome::failed) return;
+  c.model.capture_ended(c.here(), c.stream(c.params<Params>().*stream_of), 0);
+}
+
 // Every variant starts with (cudaGraphExec_t*, cudaGraph_t).
 void runtime_graph_instantiate(api_context& c) {
   const auto& p = c.params<cudaGraphInstantiateWithFlags_v11040_params>();
@@ -95,7 +105,9 @@ void add_runtime_graph_handlers(api_table& t) {
         {.on_exit = runtime_begin_capture<cudaStreamBeginCaptureToGraph_v12030_params>});
   t.add({CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
          CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000},
-        {.on_exit = runtime_end_capture});
+        {.on_exit = runtime_end_capture,
+         .around = end_failed_capture<cudaStreamEndCapture_v10000_params,
+                                      &cudaStreamEndCapture_v10000_params::stream>});
   t.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v10000,
          CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000,
          CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithFlags_v11040,
@@ -136,7 +148,8 @@ void add_driver_graph_handlers(api_table& t) {
         {.on_exit = driver_begin_capture});
   t.add({CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
          CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz},
-        {.on_exit = driver_end_capture});
+        {.on_exit = driver_end_capture,
+         .around = end_failed_capture<cuStreamEndCapture_params, &cuStreamEndCapture_params::hStream>});
   t.add({CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
          CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags,
          CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,

@@ -31,6 +31,7 @@ struct cuda_driver_queries::entry_points {
   PFN_cuGraphHostNodeGetParams_v10000 host_node_get_params = nullptr;
   PFN_cuGraphChildGraphNodeGetGraph_v10000 child_graph_get_graph = nullptr;
   PFN_cuPointerGetAttribute_v4000 pointer_get_attribute = nullptr;
+  PFN_cuStreamGetCaptureInfo_v12030 stream_get_capture_info = nullptr;  // optional
 };
 
 namespace {
@@ -93,6 +94,8 @@ void cuda_driver_queries::resolve() {
     resolve_entry(get, "cuGraphHostNodeGetParams", 10000, f->host_node_get_params);
     resolve_entry(get, "cuGraphChildGraphNodeGetGraph", 10000, f->child_graph_get_graph);
     resolve_entry(get, "cuPointerGetAttribute", 4000, f->pointer_get_attribute);
+    resolve_entry(get, "cuStreamGetCaptureInfo", 12030, f->stream_get_capture_info,
+                  /*required=*/false);
     fn_ = f;
   });
   if (fn_ == nullptr) throw std::runtime_error("the CUDA driver's entry points are unresolved");
@@ -101,6 +104,28 @@ void cuda_driver_queries::resolve() {
 const cuda_driver_queries::entry_points& cuda_driver_queries::fn() {
   if (fn_ == nullptr) resolve();
   return *fn_;
+}
+
+std::optional<capture_frontier> cuda_driver_queries::capture_frontier_of(std::uintptr_t stream) {
+  const auto get_info = fn().stream_get_capture_info;
+  if (get_info == nullptr) return std::nullopt;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUgraph graph = nullptr;
+  const CUgraphNode* nodes = nullptr;
+  const CUgraphEdgeData* edges = nullptr;  // asked for, or annotated edges fail the query
+  std::size_t count = 0;
+  if (get_info(reinterpret_cast<CUstream>(stream), &status, nullptr, &graph, &nodes, &edges,
+               &count) != CUDA_SUCCESS ||
+      status != CU_STREAM_CAPTURE_STATUS_ACTIVE || graph == nullptr) {
+    return std::nullopt;
+  }
+  capture_frontier f;
+  f.graph = reinterpret_cast<std::uintptr_t>(graph);
+  f.nodes.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    f.nodes.push_back(reinterpret_cast<std::uintptr_t>(nodes[i]));
+  }
+  return f;
 }
 
 std::int32_t cuda_driver_queries::current_device() {

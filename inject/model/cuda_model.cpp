@@ -67,6 +67,7 @@ void cuda_model::thread_exited() {
   while (it != per_thread_streams_.end() && it->first.first == thread) {
     annotations_.erase(raw(it->second));
     capturing_.erase(raw(it->second));
+    capture_graphs_.erase(raw(it->second));
     capturing_changed();
     it = per_thread_streams_.erase(it);
   }
@@ -147,6 +148,7 @@ void cuda_model::stream_destroyed(const call_site& at, std::uintptr_t handle) {
   streams_.destroy(handle);
   annotations_.erase(raw(id));
   capturing_.erase(raw(id));
+  capture_graphs_.erase(raw(id));
   capturing_changed();
   emit(at, stream_destroy{id});
 }
@@ -404,6 +406,20 @@ void cuda_model::capture_ended(const call_site& at, stream_arg s, std::uintptr_t
     capturing_.erase(it);
     capturing_changed();
   }
+  if (const auto it = capture_graphs_.find(raw(stream)); it != capture_graphs_.end()) {
+    const std::uintptr_t built = it->second;
+    capture_graphs_.erase(it);
+    for (auto site = node_sites_.begin(); site != node_sites_.end();) {
+      if (site->second.graph != built) {
+        ++site;
+      } else if (graph == 0) {
+        site = node_sites_.erase(site);
+      } else {
+        site->second.graph = graph;
+        ++site;
+      }
+    }
+  }
   if (graph != 0 && !is_none(g)) graphs_.create(graph, g);
   emit(at, graph_capture_end{stream, g});
 }
@@ -419,13 +435,40 @@ void cuda_model::graph_destroyed(std::uintptr_t graph) {
 // returns the node's handle, and instantiation finds the handle again among
 // the graph's nodes. Handles are reused once their graph is destroyed, so an
 // entry also names its graph, is dropped with it, and is used only for that
-// graph. Captured nodes have no add call: they keep the stack of the
-// instantiation (not yet the captured call's).
+// graph.
+// A captured call (a launch, copy, memset, host function on a capturing
+// stream) returns no handle, but right after it the stream's capture
+// frontier (cuStreamGetCaptureInfo: the nodes the next captured work will
+// depend on) is the node it added. Calls that add no node (an event record,
+// a wait, which only change the frontier) leave the frontier's nodes as
+// they were named before: an entry is never overwritten. The frontier names
+// the graph being built; if the capture ends in another handle its entries
+// move to it, and if it fails (no graph) they are dropped with it.
 void cuda_model::graph_node_added(const call_site& at, std::uintptr_t node, std::uintptr_t graph) {
   if (node == 0 || at.frames.empty()) return;
   const stack_id stack = rec_.intern_stack(at.frames);
   std::lock_guard lock(mutex_);
   node_sites_[node] = node_site{graph, stack};
+}
+
+void cuda_model::captured_call_returned(const call_site& at, stream_arg s) {
+  if (at.frames.empty()) return;
+  const stream_ref on = prepare(s);
+  {
+    model_lock lock(mutex_);
+    if (!capturing_.contains(raw(resolve_stream(lock, at, on)))) return;
+  }
+  // Asked without the lock (Note [No lock across driver calls]).
+  const auto frontier = driver_.capture_frontier_of(on.handle);
+  if (!frontier || frontier->graph == 0 || frontier->nodes.empty()) return;
+  const stack_id stack = rec_.intern_stack(at.frames);
+  model_lock lock(mutex_);
+  const stream_id stream = resolve_stream(lock, at, on);
+  if (!capturing_.contains(raw(stream))) return;
+  capture_graphs_[raw(stream)] = frontier->graph;
+  for (const std::uintptr_t node : frontier->nodes) {
+    node_sites_.try_emplace(node, node_site{frontier->graph, stack});
+  }
 }
 
 void cuda_model::graph_instantiated(const call_site& at, std::uintptr_t exec,

@@ -163,6 +163,9 @@ class cuda_model {
   // cudaGraphAdd*Node returned `node` of `graph` (Note [Where graph nodes
   // were made]).
   void graph_node_added(const call_site& at, std::uintptr_t node, std::uintptr_t graph);
+  // A call that took stream `s` returned successfully while some stream
+  // captures: if `s` captures, the node(s) the call added get its stack.
+  void captured_call_returned(const call_site& at, stream_arg s);
   void graph_instantiated(const call_site& at, std::uintptr_t exec, std::uintptr_t graph);
   void graph_exec_destroyed(std::uintptr_t exec);
   void graph_launched(const call_site& at, std::uintptr_t exec, stream_arg s);
@@ -306,8 +309,13 @@ class cuda_model {
     std::uintptr_t graph = 0;
     stack_id stack{};
   };
-  std::unordered_map<std::uintptr_t, node_site> node_sites_;  // CUgraphNode -> its add call           // capturing_.size(), unlocked
-  void capturing_changed() noexcept { captures_active_.store(capturing_.size(), std::memory_order_release); }
+  std::unordered_map<std::uintptr_t, node_site> node_sites_;  // CUgraphNode -> its call
+  // raw(stream_id) -> the CUgraph its capture builds, once a frontier named it.
+  std::unordered_map<std::uint32_t, std::uintptr_t> capture_graphs_;
+  // captures_active_ = capturing_.size(), read without the lock.
+  void capturing_changed() noexcept {
+    captures_active_.store(capturing_.size(), std::memory_order_release);
+  }
   std::unordered_map<std::uintptr_t, kernel_info> kernels_;
   std::atomic<std::uint64_t> modules_unloaded_{0};  // unloads counted, no lock
   std::uint64_t kernels_unloads_seen_ = 0;          // when kernels_ was last dropped

@@ -64,6 +64,14 @@ struct raw_graph {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;  // from, to
 };
 
+// The capture a stream is in: the graph it builds, and the nodes that work
+// captured next would depend on. Right after a call that captured work, they
+// are the node(s) that call added.
+struct capture_frontier {
+  std::uintptr_t graph = 0;  // the CUgraph
+  std::vector<std::uintptr_t> nodes;  // CUgraphNodes
+};
+
 class driver_queries {
  public:
   virtual ~driver_queries() = default;
@@ -76,6 +84,8 @@ class driver_queries {
   virtual std::optional<raw_graph> describe_graph(std::uintptr_t graph) = 0;
   // What untracked memory at `address` is (pageable host, device, ...).
   virtual memory_kind untracked_memory_kind(std::uint64_t address, memory_side side) = 0;
+  // cuStreamGetCaptureInfo; nullopt when the stream is not capturing.
+  virtual std::optional<capture_frontier> capture_frontier_of(std::uintptr_t stream) = 0;
   // The symbol of a host function, for reports.
   virtual std::string function_name(std::uintptr_t fn) = 0;
 };

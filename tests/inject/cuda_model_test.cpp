@@ -277,6 +277,62 @@ TEST_F(CudaModel, GraphNodesCarryTheStackOfTheCallThatAddedThem) {
   EXPECT_TRUE(is_none(sink.last<graph_instantiate>().nodes[0].stack));
 }
 
+// Note [Where graph nodes were made]: a captured call's node is the
+// capture frontier right after it.
+TEST_F(CudaModel, CapturedNodesCarryTheStackOfTheCapturedCall) {
+  const std::uint64_t first_frames[] = {0x501000};
+  const std::uint64_t second_frames[] = {0x502000};
+  const std::uint64_t record_frames[] = {0x503000};
+  model.stream_created(here, stream_a, 0, 0);
+  model.capture_began(here, {stream_a});
+  driver.captures[stream_a] = capture_frontier{0x7000, {0xb1}};
+  model.captured_call_returned(call_site{first_frames}, {stream_a});
+  driver.captures[stream_a] = capture_frontier{0x7000, {0xb2}};
+  model.captured_call_returned(call_site{second_frames}, {stream_a});
+  // An event record adds no node: the frontier is still 0xb2.
+  model.captured_call_returned(call_site{record_frames}, {stream_a});
+  // A stream that does not capture asks nothing and names nothing.
+  model.stream_created(here, stream_b, 0, 0);
+  driver.captures[stream_b] = capture_frontier{0x7000, {0xb3}};
+  model.captured_call_returned(call_site{record_frames}, {stream_b});
+  driver.captures.clear();
+  model.capture_ended(here, {stream_a}, 0x7000);
+
+  raw_graph g;
+  g.nodes.resize(3);
+  g.nodes[0].handle = 0xb1;
+  g.nodes[1].handle = 0xb2;
+  g.nodes[2].handle = 0xb3;
+  for (auto& n : g.nodes) n.kind = raw_node_kind::empty;
+  driver.graphs[0x7000] = g;
+  model.graph_instantiated(here, 0x7100, 0x7000);
+  const auto& inst = sink.last<graph_instantiate>();
+  ASSERT_EQ(inst.nodes.size(), 3u);
+  ASSERT_FALSE(is_none(inst.nodes[0].stack));
+  ASSERT_FALSE(is_none(inst.nodes[1].stack));
+  EXPECT_EQ(sink.tables.stack(inst.nodes[0].stack)[0], 0x501000u);
+  EXPECT_EQ(sink.tables.stack(inst.nodes[1].stack)[0], 0x502000u);
+  EXPECT_TRUE(is_none(inst.nodes[2].stack));
+}
+
+// A capture that fails (cudaStreamEndCapture gives no graph) drops the
+// nodes it named: their handles may come back in another graph.
+TEST_F(CudaModel, AFailedCaptureForgetsItsNodes) {
+  const std::uint64_t frames[] = {0x501000};
+  model.stream_created(here, stream_a, 0, 0);
+  model.capture_began(here, {stream_a});
+  driver.captures[stream_a] = capture_frontier{0x7000, {0xb1}};
+  model.captured_call_returned(call_site{frames}, {stream_a});
+  model.capture_ended(here, {stream_a}, 0);
+  raw_graph g;
+  g.nodes.resize(1);
+  g.nodes[0].handle = 0xb1;
+  g.nodes[0].kind = raw_node_kind::empty;
+  driver.graphs[0x7000] = g;
+  model.graph_instantiated(here, 0x7100, 0x7000);
+  EXPECT_TRUE(is_none(sink.last<graph_instantiate>().nodes[0].stack));
+}
+
 TEST_F(CudaModel, UnseenGraphLaunchIsUnmodelled) {
   model.graph_launched(here, 0x7777, {0});
   const auto u = sink.all<unmodelled_call>();

@@ -18,9 +18,10 @@ namespace {
 class fake_call_sites : public call_site_source {
  public:
   std::vector<std::uint64_t> keys;
+  std::vector<std::uint64_t> frames;  // what every capture answers
   call_site capture(std::uint64_t path_key) noexcept override {
     keys.push_back(path_key);
-    return {};
+    return {frames};
   }
 };
 
@@ -34,7 +35,7 @@ __attribute__((noinline)) void host_stub() {}
 
 class Dispatcher : public ::testing::Test {
  protected:
-  recorder rec{{.capture_stacks = false}};
+  recorder rec{{.capture_stacks = true}};  // the fake call sites give none unless told
   fake_driver driver;
   capture_sink sink;
   cuda_model model{rec, driver};
@@ -312,6 +313,59 @@ TEST_F(Dispatcher, NestedAndOutermostCallsCaptureOnDifferentPaths) {
   EXPECT_NE(sites.keys[0], 0u);
   EXPECT_NE(sites.keys[1], 0u);
   EXPECT_NE(sites.keys[0], sites.keys[1]);
+}
+
+// Note [Where graph nodes were made]: the node a captured launch added is
+// the capture frontier right after it, and gets the launch's stack.
+TEST_F(Dispatcher, CapturedLaunchNodeCarriesTheLaunchStack) {
+  driver.kernels[kernel_handle] = kernel_description{"_Z1kv", {}, true};
+  const auto stream = reinterpret_cast<cudaStream_t>(0x5000);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
+               cudaStreamBeginCapture_v10000_params{stream, cudaStreamCaptureModeGlobal});
+  driver.captures[0x5000] = capture_frontier{0x7000, {0xb1}};
+  sites.frames = {0x401234};
+  const cudaLaunchKernel_v7000_params launch{reinterpret_cast<const void*>(&host_stub), {}, {},
+                                             nullptr, 0, stream};
+  cuLaunchKernel_params nested{};
+  nested.f = reinterpret_cast<CUfunction>(kernel_handle);
+  nested.hStream = reinterpret_cast<CUstream>(stream);
+  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &launch);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, nested);
+  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &launch, &runtime_ok);
+  sites.frames = {0x409999};
+  driver.captures.clear();
+  auto graph = reinterpret_cast<cudaGraph_t>(0x7000);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
+               cudaStreamEndCapture_v10000_params{stream, &graph});
+  raw_graph g;
+  g.nodes.resize(1);
+  g.nodes[0].kind = raw_node_kind::empty;
+  g.nodes[0].handle = 0xb1;
+  driver.graphs[0x7000] = g;
+  auto exec = reinterpret_cast<cudaGraphExec_t>(0x7100);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithFlags_v11040,
+               cudaGraphInstantiateWithFlags_v11040_params{&exec, graph, 0});
+  const auto& inst = sink.last<graph_instantiate>();
+  ASSERT_EQ(inst.nodes.size(), 1u);
+  ASSERT_FALSE(is_none(inst.nodes[0].stack));
+  EXPECT_EQ(sink.tables.stack(inst.nodes[0].stack)[0], 0x401234u);
+}
+
+// An invalidated capture ends in a failing cudaStreamEndCapture: the stream
+// leaves capture mode all the same.
+TEST_F(Dispatcher, AFailedEndCaptureEndsTheCapture) {
+  const auto stream = reinterpret_cast<cudaStream_t>(0x5000);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
+               cudaStreamBeginCapture_v10000_params{stream, cudaStreamCaptureModeGlobal});
+  EXPECT_TRUE(model.any_capture_active());
+  cudaGraph_t graph = nullptr;
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
+               cudaStreamEndCapture_v10000_params{stream, &graph},
+               cudaErrorStreamCaptureInvalidated);
+  EXPECT_FALSE(model.any_capture_active());
+  const auto ends = sink.all<graph_capture_end>();
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(ends[0].graph, sink.all<graph_capture_begin>().at(0).graph);
 }
 
 TEST(ApiTable, RegistersEveryHandlerFamilyOnce) {

@@ -15,6 +15,7 @@ class fake_driver : public driver_queries {
   std::map<std::uintptr_t, kernel_description> kernels;
   std::map<std::uintptr_t, raw_graph> graphs;
   std::map<std::uintptr_t, stream_description> foreign_streams;
+  std::map<std::uintptr_t, capture_frontier> captures;  // by stream handle
   int kernel_queries = 0;
 
   std::int32_t current_device() override { return device; }
@@ -36,6 +37,11 @@ class fake_driver : public driver_queries {
   }
   memory_kind untracked_memory_kind(std::uint64_t, memory_side side) override {
     return side == memory_side::device ? memory_kind::device : memory_kind::pageable_host;
+  }
+  std::optional<capture_frontier> capture_frontier_of(std::uintptr_t s) override {
+    const auto it = captures.find(s);
+    if (it == captures.end()) return std::nullopt;
+    return it->second;
   }
   std::string function_name(std::uintptr_t fn) override {
     return "host_fn_" + std::to_string(fn);
