@@ -113,6 +113,44 @@ std::optional<launch_request> decode_launch(const api_call& call) noexcept {
   }
 }
 
+call_facts decode_call_role(const api_call& call) noexcept {
+  if (call.domain == api_domain::runtime) {
+    switch (call.cbid) {
+      case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020:
+        return {call_role::context_synchronize};
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
+        if (call.params == nullptr) return {};
+        return {call_role::graph_launch,
+                static_cast<const cudaGraphLaunch_v10000_params*>(call.params)->stream};
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v3020:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v5050:
+        if (call.params == nullptr) return {};
+        return {call_role::stream_destroy,
+                static_cast<const cudaStreamDestroy_v5050_params*>(call.params)->stream};
+      default:
+        return {};
+    }
+  }
+  switch (call.cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
+    case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2:
+      return {call_role::context_synchronize};
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+      if (call.params == nullptr) return {};
+      return {call_role::graph_launch, static_cast<const cuGraphLaunch_params*>(call.params)->hStream};
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy_v2:
+      if (call.params == nullptr) return {};
+      return {call_role::stream_destroy,
+              static_cast<const cuStreamDestroy_v2_params*>(call.params)->hStream};
+    default:
+      return {};
+  }
+}
+
 void add_launch_handlers(api_tables& t) {
   t.runtime.add({CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
                  CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000},

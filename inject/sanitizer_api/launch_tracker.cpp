@@ -64,7 +64,8 @@ std::optional<tracker_driver> resolve_tracker_driver() {
                   resolve(lib, "cuFuncGetModule", d.func_get_module) &&
                   resolve(lib, "cuFuncGetName", d.func_get_name) &&
                   resolve(lib, "cuCtxGetCurrent", d.ctx_get_current) &&
-                  resolve(lib, "cuStreamIsCapturing", d.stream_is_capturing);
+                  resolve(lib, "cuStreamIsCapturing", d.stream_is_capturing) &&
+                  resolve(lib, "cuStreamQuery", d.stream_query);
   dlclose(lib);  // RTLD_NOLOAD took a reference; the driver stays loaded
   if (!ok) return std::nullopt;
   return d;

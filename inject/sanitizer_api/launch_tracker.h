@@ -50,6 +50,7 @@ struct tracker_driver {
   decltype(&::cuFuncGetName) func_get_name = nullptr;
   decltype(&::cuCtxGetCurrent) ctx_get_current = nullptr;
   decltype(&::cuStreamIsCapturing) stream_is_capturing = nullptr;
+  decltype(&::cuStreamQuery) stream_query = nullptr;
 };
 // From the driver already loaded in the process; nullopt when any is missing.
 std::optional<tracker_driver> resolve_tracker_driver();

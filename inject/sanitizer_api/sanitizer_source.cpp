@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -29,7 +30,22 @@ struct thread_state {
   std::uint32_t slot_estimate = 0;
   // The launch's key in measured_once, as the entry saw it.
   std::pair<CUfunction, CUstream> key{};
+  // The launch or graph launch call that holds `launching` shared (Note [A
+  // module changes only while none of its kernels runs]); its exit lets go.
+  std::shared_lock<std::shared_mutex> launch_hold;
+  api_domain hold_domain = api_domain::runtime;
+  std::uint32_t hold_cbid = 0;
+  bool ptds_launch = false;  // the launch call in progress is on that stream
+  std::uint64_t id = 0;      // for ptds_pending; assigned at first need
+  std::uint64_t synchronize_entered = 0;  // launch_seq at a synchronize's entry
 };
+
+// The _ptsz/_ptds variants: stream 0 is then the per-thread default stream.
+bool is_per_thread_variant(const char* name) noexcept {
+  if (name == nullptr) return false;
+  const std::string_view n(name);
+  return n.ends_with("_ptsz") || n.ends_with("_ptds");
+}
 thread_local thread_state this_thread;
 
 class busy_guard {
@@ -81,6 +97,34 @@ struct sanitizer_source::impl {
     std::set<std::string> kernels;
   };
   std::map<CUmodule, failure> failed_modules;
+
+  // Note [A module changes only while none of its kernels runs]
+  std::shared_mutex launching;
+  // Under `mutex`: per module, the streams its kernels were launched on
+  // since they were last seen idle; the streams of graph launches (their
+  // nodes may run any module's kernels); whether work may run that no query
+  // can see (a stream destroyed busy), until a context synchronize.
+  // Each entry is stamped with launch_seq when last added, so that a
+  // synchronize forgets only what was launched before it began.
+  std::unordered_map<CUmodule, std::map<CUstream, std::uint64_t>> launched_on;
+  std::map<CUstream, std::uint64_t> graph_streams;
+  std::uint64_t unseen_work = 0;  // stamp of the last, 0 for none
+  // Threads (by thread_state::id) with per-thread default stream work not
+  // seen idle: only the thread itself can ask its stream.
+  std::map<std::uint64_t, std::uint64_t> ptds_pending;
+  std::atomic<bool> any_ptds_pending{false};
+  std::atomic<std::uint64_t> launch_seq{0};
+  std::atomic<std::uint64_t> next_thread_id{0};
+  std::atomic<std::uint64_t> transitions_deferred{0};
+  void hold_launching(api_domain domain, std::uint32_t cbid);
+  void release_launching(api_domain domain, std::uint32_t cbid);
+  bool stream_idle(CUstream stream) const;
+  void verify_own_default_stream();
+  bool module_idle(CUmodule module);
+  void change_module(CUcontext ctx, CUmodule module, bool patched);
+  void on_graph_launch_entry(const void* stream, api_domain domain, std::uint32_t cbid);
+  void on_stream_destroy_entry(CUstream stream);
+  void on_context_synchronized(std::uint64_t entered);
 
   static void SANITIZERAPI trampoline(void* self, Sanitizer_CallbackDomain domain,
                                       Sanitizer_CallbackId cbid, const void* data);
@@ -217,7 +261,21 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
     if (const auto request = this_thread.in_launch_call ? std::nullopt : decode_launch(call)) {
       this_thread.launch_domain = domain;
       this_thread.launch_cbid = cbid;
+      if (request->stream == nullptr && is_per_thread_variant(d.functionName)) {
+        this_thread.ptds_launch = true;
+      }
       on_launch_entry(*request, request->stream);
+    } else if (const call_facts f = decode_call_role(call); f.role != call_role::other) {
+      switch (f.role) {
+        case call_role::graph_launch: on_graph_launch_entry(f.stream, domain, cbid); break;
+        case call_role::stream_destroy:
+          on_stream_destroy_entry(static_cast<CUstream>(const_cast<void*>(f.stream)));
+          break;
+        case call_role::context_synchronize:
+          this_thread.synchronize_entered = launch_seq.load(std::memory_order_acquire);
+          break;
+        case call_role::other: break;
+      }
     }
     dispatcher.dispatch(call);
     return;
@@ -228,6 +286,12 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
   if (this_thread.in_launch_call && this_thread.launch_cbid == cbid &&
       this_thread.launch_domain == domain) {
     this_thread.in_launch_call = false;
+    this_thread.ptds_launch = false;
+  }
+  release_launching(domain, cbid);
+  if (outcome_of(call) == api_outcome::succeeded &&
+      decode_call_role(call).role == call_role::context_synchronize) {
+    on_context_synchronized(std::exchange(this_thread.synchronize_entered, 0));
   }
 }
 
@@ -284,7 +348,10 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
     }
     this_thread.key = {k.function, s};
   }
-  if (module == nullptr) return;
+  if (module == nullptr) {
+    hold_launching(this_thread.launch_domain, this_thread.launch_cbid);
+    return;
+  }
   // Note [Nothing of ours while a stream captures]
   // In cudaStreamCaptureModeGlobal (the default) an allocation, a
   // synchronous copy or a module (un)load anywhere in the process
@@ -293,24 +360,169 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   // captures, no launch is measured (it keeps its inferred footprint), no
   // read-back is polled, and no module is patched or unpatched: all of it
   // resumes at the first launch after the capture ends.
-  if (model.any_capture_active()) return;
+  if (model.any_capture_active()) {
+    hold_launching(this_thread.launch_domain, this_thread.launch_cbid);
+    return;
+  }
+  const auto s = static_cast<CUstream>(const_cast<void*>(stream));
   // Work issued to a capturing stream does not run (S-GRAPH-1), and our own
   // memset on that stream would end the capture: measured as a graph node,
   // not here.
-  if (want && capturing(static_cast<CUstream>(const_cast<void*>(stream)))) want = false;
-  if (want) {
-    if (!tracker.is_patched(module)) {
-      // The module of the launching thread's context.
-      CUcontext ctx = nullptr;
-      if (driver.ctx_get_current(&ctx) == CUDA_SUCCESS && ctx != nullptr) patch(ctx, module);
+  if (want && capturing(s)) want = false;
+  if (any_ptds_pending.load(std::memory_order_acquire)) verify_own_default_stream();
+  if (want && !tracker.is_patched(module)) {
+    // The module of the launching thread's context.
+    CUcontext ctx = nullptr;
+    if (driver.ctx_get_current(&ctx) == CUDA_SUCCESS && ctx != nullptr) {
+      change_module(ctx, module, true);
     }
-    this_thread.measure_launch = tracker.is_patched(module);
-    if (this_thread.measure_launch) {
-      this_thread.slot_estimate = model.estimate_footprint_slots(request.kernel, request.args);
-    }
-  } else if (policy == measurement_policy::on_demand && tracker.is_patched(module)) {
-    unpatch(module);  // retried at a later launch while one of it is in flight
+  } else if (!want && policy == measurement_policy::on_demand && tracker.is_patched(module)) {
+    change_module(nullptr, module, false);  // retried at a later launch
   }
+  // From here to the call's exit no module changes: whether this launch
+  // runs patched code is what is_patched says now.
+  hold_launching(this_thread.launch_domain, this_thread.launch_cbid);
+  this_thread.measure_launch = want && tracker.is_patched(module);
+  if (this_thread.measure_launch) {
+    this_thread.slot_estimate = model.estimate_footprint_slots(request.kernel, request.args);
+  }
+  const std::uint64_t stamp = launch_seq.fetch_add(1, std::memory_order_acq_rel) + 1;
+  std::lock_guard lock(mutex);
+  if (this_thread.ptds_launch) {
+    if (this_thread.id == 0) this_thread.id = next_thread_id.fetch_add(1) + 1;
+    ptds_pending[this_thread.id] = stamp;
+    any_ptds_pending.store(true, std::memory_order_release);
+  } else {
+    launched_on[module][s] = stamp;
+  }
+}
+
+// Note [A module changes only while none of its kernels runs]
+// sanitizerPatchModule and sanitizerUnpatchModule rewrite a module's code in
+// place. A kernel of that module already running on the GPU then executes
+// half-old, half-new code: on an H100 the default mode, which patches a
+// module for a kernel's first launch on each stream and unpatches it after,
+// made cuda_stress (32 threads x 64 streams) fail with "an illegal
+// instruction was encountered". So a module changes only when none of its
+// kernels can be running:
+//  - every launch call (and graph launch call) holds `launching` shared
+//    from its entry to its exit, and a change takes it exclusive, without
+//    waiting (try_lock): a launch being enqueued is never missed, and a
+//    change never stalls the program;
+//  - the streams each module's kernels were launched on since last seen
+//    idle, and every graph launch's stream, are asked (cuStreamQuery, which
+//    orders nothing) and must all be idle;
+//  - work no other thread can query (a per-thread default stream: each
+//    thread asks its own at its next launch) or that no query can see (a
+//    stream destroyed while busy) blocks every change until seen idle or
+//    until a context synchronize; a synchronize forgets only what was
+//    launched before it began (entries are stamped).
+// A change that cannot happen now is skipped: a launch that wanted a
+// measurement keeps its inferred footprint (a possible race, never a
+// confirmed one), a module that wanted unpatching is retried at its next
+// launch. --precise patches modules when they load, before any of their
+// kernels can run, and never unpatches.
+void sanitizer_source::impl::hold_launching(api_domain domain, std::uint32_t cbid) {
+  if (this_thread.launch_hold.owns_lock()) return;
+  this_thread.launch_hold = std::shared_lock(launching);
+  this_thread.hold_domain = domain;
+  this_thread.hold_cbid = cbid;
+}
+
+void sanitizer_source::impl::release_launching(api_domain domain, std::uint32_t cbid) {
+  if (!this_thread.launch_hold.owns_lock() || this_thread.hold_domain != domain ||
+      this_thread.hold_cbid != cbid) {
+    return;
+  }
+  this_thread.launch_hold.unlock();
+  this_thread.launch_hold.release();
+}
+
+bool sanitizer_source::impl::stream_idle(CUstream stream) const {
+  return driver.stream_query(stream) == CUDA_SUCCESS;
+}
+
+void sanitizer_source::impl::verify_own_default_stream() {
+  if (this_thread.id == 0) return;
+  {
+    std::lock_guard lock(mutex);
+    if (!ptds_pending.contains(this_thread.id)) return;
+  }
+  if (!stream_idle(CU_STREAM_PER_THREAD)) return;
+  std::lock_guard lock(mutex);
+  ptds_pending.erase(this_thread.id);
+  any_ptds_pending.store(!ptds_pending.empty(), std::memory_order_release);
+}
+
+bool sanitizer_source::impl::module_idle(CUmodule module) {
+  std::vector<CUstream> streams;
+  {
+    std::lock_guard lock(mutex);
+    if (unseen_work != 0 || !ptds_pending.empty()) return false;
+    if (const auto it = launched_on.find(module); it != launched_on.end()) {
+      for (const auto& [stream, stamp] : it->second) streams.push_back(stream);
+    }
+    for (const auto& [stream, stamp] : graph_streams) streams.push_back(stream);
+  }
+  for (const CUstream stream : streams) {
+    if (!stream_idle(stream)) return false;
+  }
+  // Under `launching` exclusive no launch added anything meanwhile.
+  std::lock_guard lock(mutex);
+  launched_on.erase(module);
+  graph_streams.clear();
+  return true;
+}
+
+void sanitizer_source::impl::change_module(CUcontext ctx, CUmodule module, bool patched) {
+  std::unique_lock change(launching, std::try_to_lock);
+  if (!change.owns_lock() || !module_idle(module)) {
+    transitions_deferred.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (patched) {
+    patch(ctx, module);
+  } else {
+    unpatch(module);
+  }
+}
+
+void sanitizer_source::impl::on_graph_launch_entry(const void* stream, api_domain domain,
+                                                   std::uint32_t cbid) {
+  hold_launching(domain, cbid);
+  const std::uint64_t stamp = launch_seq.fetch_add(1, std::memory_order_acq_rel) + 1;
+  std::lock_guard lock(mutex);
+  graph_streams[static_cast<CUstream>(const_cast<void*>(stream))] = stamp;
+}
+
+// A destroyed stream's work still runs, and its handle can no longer be
+// asked: busy now, it blocks every change until a context synchronize.
+void sanitizer_source::impl::on_stream_destroy_entry(CUstream stream) {
+  bool known = false;
+  {
+    std::lock_guard lock(mutex);
+    for (auto& [module, streams] : launched_on) known |= streams.erase(stream) != 0;
+    known |= graph_streams.erase(stream) != 0;
+  }
+  if (!known || stream_idle(stream)) return;
+  const std::uint64_t stamp = launch_seq.load(std::memory_order_acquire);
+  std::lock_guard lock(mutex);
+  unseen_work = stamp;
+}
+
+// Every kernel launched before a context synchronize began has ended; what
+// other threads launched meanwhile may still run.
+void sanitizer_source::impl::on_context_synchronized(std::uint64_t entered) {
+  const auto older = [entered](const auto& entry) { return entry.second <= entered; };
+  std::lock_guard lock(mutex);
+  for (auto it = launched_on.begin(); it != launched_on.end();) {
+    std::erase_if(it->second, older);
+    it = it->second.empty() ? launched_on.erase(it) : std::next(it);
+  }
+  std::erase_if(graph_streams, older);
+  std::erase_if(ptds_pending, older);
+  any_ptds_pending.store(!ptds_pending.empty(), std::memory_order_release);
+  if (unseen_work <= entered) unseen_work = 0;
 }
 
 void sanitizer_source::impl::on_launch(Sanitizer_CallbackId cbid, const Sanitizer_LaunchData& d) {

@@ -18,6 +18,8 @@ struct state {
   std::map<CUevent, event_state> events;
   std::map<CUfunction, std::pair<CUmodule, std::string>> functions;
   std::set<CUstream> capturing;
+  std::set<CUstream> busy;
+  int stream_queries = 0;
   void (*lookup_hook)(void*) = nullptr;  // once, at the next kernel lookup
   void* lookup_arg = nullptr;
   std::uintptr_t next = 0x1000;
@@ -25,6 +27,15 @@ struct state {
 state& s() {
   static auto* st = new state;
   return *st;
+}
+
+void set_member(std::set<CUstream>& set, CUstream stream, bool member) {
+  std::lock_guard lock(s().mutex);
+  if (member) {
+    set.insert(stream);
+  } else {
+    set.erase(stream);
+  }
 }
 
 }  // namespace
@@ -99,6 +110,16 @@ FAKE CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status
   return CUDA_SUCCESS;
 }
 
+FAKE CUresult cuStreamQuery(CUstream stream) {
+  std::lock_guard lock(s().mutex);
+  ++s().stream_queries;
+  return s().busy.count(stream) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+
+FAKE void fake_cuda_set_stream_busy(CUstream stream, bool busy) {
+  set_member(s().busy, stream, busy);
+}
+
 FAKE void fake_cuda_hold_events(bool hold) {
   std::lock_guard lock(s().mutex);
   s().hold = hold;
@@ -112,12 +133,7 @@ FAKE void fake_cuda_define_function(CUfunction f, CUmodule m, const char* mangle
   s().functions[f] = {m, mangled};
 }
 FAKE void fake_cuda_set_capturing(CUstream stream, bool capturing) {
-  std::lock_guard lock(s().mutex);
-  if (capturing) {
-    s().capturing.insert(stream);
-  } else {
-    s().capturing.erase(stream);
-  }
+  set_member(s().capturing, stream, capturing);
 }
 
 FAKE void fake_cuda_on_next_kernel_lookup(void (*hook)(void*), void* arg) {

@@ -28,6 +28,11 @@ const auto stream_1 = reinterpret_cast<CUstream>(0x5001);
 const auto stream_2 = reinterpret_cast<CUstream>(0x5002);
 constexpr std::uint64_t buffer = 0x7e0000000000;
 
+// cuStreamDestroy_v2's parameters, likewise.
+struct stream_destroy_params {
+  CUstream hStream;
+};
+
 // cuLaunchKernel's parameters as generated_cuda_meta.h lays them out (that
 // header cannot meet sanitizer.h in one translation unit).
 struct launch_params {
@@ -196,6 +201,58 @@ TEST_F(SanitizerSource, UnwantedModulesAreUnpatchedAndLaunchCallbacksFollow) {
   launch(stream_1, 0, 64);  // nothing wanted of the module any more
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
   EXPECT_FALSE(fake_sanitizer_domain_enabled(SANITIZER_CB_DOMAIN_LAUNCH));
+}
+
+// Note [A module changes only while none of its kernels runs]: on an H100,
+// unpatching a module while a kernel of it ran on another stream made that
+// kernel fail with an illegal instruction.
+TEST_F(SanitizerSource, AModuleIsNotUnpatchedWhileItsKernelsMayRun) {
+  start(measurement_policy::on_demand);
+  launch(stream_1, 0, 64);
+  source->drain();
+  fake_cuda_set_stream_busy(stream_1, true);  // its launch still runs
+  launch(stream_1, 0, 64);                    // nothing wanted: unpatch, but not now
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  fake_cuda_set_stream_busy(stream_1, false);
+  launch(stream_1, 0, 64);
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+}
+
+TEST_F(SanitizerSource, AModuleIsNotPatchedWhileItsKernelsMayRunAndTheLaunchStaysInferred) {
+  start(measurement_policy::on_demand);
+  launch(stream_1, 0, 64);
+  source->drain();
+  launch(stream_1, 0, 64);  // unpatched now
+  ASSERT_FALSE(fake_sanitizer_is_patched(module_a));
+  fake_cuda_set_stream_busy(stream_1, true);
+  EXPECT_FALSE(launch(stream_2, 4096, 64));  // wanted (first on stream 2), not measurable now
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+  fake_cuda_set_stream_busy(stream_1, false);
+  EXPECT_TRUE(launch(stream_2, 8192, 64));  // still wanted: measured once it is safe
+  source->drain();
+  const auto l = launches();
+  ASSERT_EQ(l.size(), 4u);
+  EXPECT_EQ(l[2].at(0).origin, access_origin::inferred);
+  EXPECT_EQ(l[3].at(0).origin, access_origin::measured);
+}
+
+// A context synchronize ends every kernel launched before it began.
+TEST_F(SanitizerSource, AContextSynchronizeShowsEveryStreamIdle) {
+  start(measurement_policy::on_demand);
+  launch(stream_1, 0, 64);
+  source->drain();
+  fake_cuda_set_stream_busy(stream_1, true);
+  const stream_destroy_params destroy{stream_1};
+  api(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuStreamDestroy_v2,
+      "cuStreamDestroy_v2", &destroy);  // destroyed busy: no query can see it end
+  fake_cuda_set_stream_busy(stream_1, false);
+  launch(stream_2, 0, 64);
+  source->drain();
+  launch(stream_2, 0, 64);
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));  // the destroyed stream's work may run
+  synchronize();
+  launch(stream_2, 0, 64);
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
 }
 
 TEST_F(SanitizerSource, KernelsNamedByACandidateAreMeasuredAgain) {
