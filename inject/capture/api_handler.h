@@ -80,7 +80,12 @@ class api_context {
     stream_taken_ = stream_arg{reinterpret_cast<std::uintptr_t>(handle), per_thread_};
     return *stream_taken_;
   }
-  // The stream the handler took, if any: where a captured call added its
+  // The stream of a call that only orders work (an event record, a wait):
+  // captured, it adds no node, so it names none.
+  stream_arg ordering_stream(const void* handle) const noexcept {
+    return stream_arg{reinterpret_cast<std::uintptr_t>(handle), per_thread_};
+  }
+  // The stream the handler took with stream(), if any: where a captured call added its
   // node (Note [Where graph nodes were made]).
   const std::optional<stream_arg>& stream_taken() const noexcept { return stream_taken_; }
   // A query's answer: true when the call succeeded, false for "not ready".

@@ -25,12 +25,12 @@ void runtime_event_destroy(api_context& c) {
 template <class Params>
 void runtime_event_record(api_context& c) {
   const auto& p = c.params<Params>();
-  c.model.event_recorded(c.here(), handle_of(p.event), c.stream(p.stream));
+  c.model.event_recorded(c.here(), handle_of(p.event), c.ordering_stream(p.stream));
 }
 
 void runtime_stream_wait_event(api_context& c) {
   const auto& p = c.params<cudaStreamWaitEvent_v3020_params>();
-  c.model.stream_waited_event(c.here(), c.stream(p.stream), handle_of(p.event));
+  c.model.stream_waited_event(c.here(), c.ordering_stream(p.stream), handle_of(p.event));
 }
 
 void runtime_event_synchronize(api_context& c) {
@@ -57,12 +57,12 @@ void driver_event_destroy(api_context& c) {
 template <class Params>
 void driver_event_record(api_context& c) {
   const auto& p = c.params<Params>();
-  c.model.event_recorded(c.here(), handle_of(p.hEvent), c.stream(p.hStream));
+  c.model.event_recorded(c.here(), handle_of(p.hEvent), c.ordering_stream(p.hStream));
 }
 
 void driver_stream_wait_event(api_context& c) {
   const auto& p = c.params<cuStreamWaitEvent_params>();
-  c.model.stream_waited_event(c.here(), c.stream(p.hStream), handle_of(p.hEvent));
+  c.model.stream_waited_event(c.here(), c.ordering_stream(p.hStream), handle_of(p.hEvent));
 }
 
 void driver_event_synchronize(api_context& c) {

@@ -454,18 +454,15 @@ void cuda_model::graph_node_added(const call_site& at, std::uintptr_t node, std:
 void cuda_model::captured_call_returned(const call_site& at, stream_arg s) {
   if (at.frames.empty()) return;
   const stream_ref on = prepare(s);
-  {
-    model_lock lock(mutex_);
-    if (!capturing_.contains(raw(resolve_stream(lock, at, on)))) return;
-  }
-  // Asked without the lock (Note [No lock across driver calls]).
+  // The driver says whether the stream captures: a stream joins another's
+  // capture by waiting for an event recorded in it, which the model does
+  // not follow. Asked without the lock (Note [No lock across driver calls]).
   const auto frontier = driver_.capture_frontier_of(on.handle);
   if (!frontier || frontier->graph == 0 || frontier->nodes.empty()) return;
   const stack_id stack = rec_.intern_stack(at.frames);
   model_lock lock(mutex_);
   const stream_id stream = resolve_stream(lock, at, on);
-  if (!capturing_.contains(raw(stream))) return;
-  capture_graphs_[raw(stream)] = frontier->graph;
+  if (capturing_.contains(raw(stream))) capture_graphs_[raw(stream)] = frontier->graph;
   for (const std::uintptr_t node : frontier->nodes) {
     node_sites_.try_emplace(node, node_site{frontier->graph, stack});
   }

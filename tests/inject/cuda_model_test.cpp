@@ -291,11 +291,15 @@ TEST_F(CudaModel, CapturedNodesCarryTheStackOfTheCapturedCall) {
   model.captured_call_returned(call_site{second_frames}, {stream_a});
   // An event record adds no node: the frontier is still 0xb2.
   model.captured_call_returned(call_site{record_frames}, {stream_a});
-  // A stream that does not capture asks nothing and names nothing.
+  // A stream that joined the capture (by waiting for an event recorded in
+  // it: the driver says it captures) names its nodes too.
+  const std::uint64_t side_frames[] = {0x504000};
   model.stream_created(here, stream_b, 0, 0);
   driver.captures[stream_b] = capture_frontier{0x7000, {0xb3}};
-  model.captured_call_returned(call_site{record_frames}, {stream_b});
+  model.captured_call_returned(call_site{side_frames}, {stream_b});
   driver.captures.clear();
+  // Once nothing captures, nothing is named.
+  model.captured_call_returned(call_site{record_frames}, {stream_b});
   model.capture_ended(here, {stream_a}, 0x7000);
 
   raw_graph g;
@@ -312,7 +316,8 @@ TEST_F(CudaModel, CapturedNodesCarryTheStackOfTheCapturedCall) {
   ASSERT_FALSE(is_none(inst.nodes[1].stack));
   EXPECT_EQ(sink.tables.stack(inst.nodes[0].stack)[0], 0x501000u);
   EXPECT_EQ(sink.tables.stack(inst.nodes[1].stack)[0], 0x502000u);
-  EXPECT_TRUE(is_none(inst.nodes[2].stack));
+  ASSERT_FALSE(is_none(inst.nodes[2].stack));
+  EXPECT_EQ(sink.tables.stack(inst.nodes[2].stack)[0], 0x504000u);
 }
 
 // A capture that fails (cudaStreamEndCapture gives no graph) drops the

@@ -323,6 +323,12 @@ TEST_F(Dispatcher, CapturedLaunchNodeCarriesTheLaunchStack) {
   runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
                cudaStreamBeginCapture_v10000_params{stream, cudaStreamCaptureModeGlobal});
   driver.captures[0x5000] = capture_frontier{0x7000, {0xb1}};
+  // An event record adds no node: even when the frontier names one not yet
+  // named (a node made by a call not seen), the record does not name it.
+  sites.frames = {0x409999};
+  auto event = reinterpret_cast<cudaEvent_t>(0x6100);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020,
+               cudaEventRecord_v3020_params{event, stream});
   sites.frames = {0x401234};
   const cudaLaunchKernel_v7000_params launch{reinterpret_cast<const void*>(&host_stub), {}, {},
                                              nullptr, 0, stream};
