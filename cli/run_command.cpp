@@ -330,7 +330,10 @@ int run_command(std::span<const std::string> args) {
               << " sanitized process(es) ended before printing a report; their "
                  "diagnostics are lost\n";
   }
-  if (!no_cuda) print_host_access_note(summary);
+  // With --log-path the program's stderr stays the program's own (issue #12:
+  // the program is not changed): the note, about how the run was checked,
+  // comes only with a report printed to stderr.
+  if (!no_cuda && req->options.log_path.empty()) print_host_access_note(summary);
   if (summary.diagnostics > 0 && req->options.error_exitcode != 0) {
     return req->options.error_exitcode;
   }
