@@ -269,6 +269,9 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
       switch (f.role) {
         case call_role::graph_launch: on_graph_launch_entry(f.stream, domain, cbid); break;
         case call_role::stream_destroy:
+          // Held to the call's exit: a change never asks a stream being
+          // destroyed (cuStreamQuery on a freed handle crashed in the driver).
+          hold_launching(domain, cbid);
           on_stream_destroy_entry(static_cast<CUstream>(const_cast<void*>(f.stream)));
           break;
         case call_role::context_synchronize:
@@ -408,7 +411,10 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
 //  - every launch call (and graph launch call) holds `launching` shared
 //    from its entry to its exit, and a change takes it exclusive, without
 //    waiting (try_lock): a launch being enqueued is never missed, and a
-//    change never stalls the program;
+//    change never stalls the program. A stream destroy call holds it too,
+//    and takes its stream out of the lists at entry: a change never asks a
+//    freed handle (cuStreamQuery on one crashed inside the driver under
+//    cuda_stress, whose threads destroy their streams while others launch);
 //  - the streams each module's kernels were launched on since last seen
 //    idle, and every graph launch's stream, are asked (cuStreamQuery, which
 //    orders nothing) and must all be idle;

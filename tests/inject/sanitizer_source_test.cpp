@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 #include <sanitizer.h>
 
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <variant>
 
 #include "inject/precise/footprint_record.h"
@@ -252,6 +255,51 @@ TEST_F(SanitizerSource, AContextSynchronizeShowsEveryStreamIdle) {
   EXPECT_TRUE(fake_sanitizer_is_patched(module_a));  // the destroyed stream's work may run
   synchronize();
   launch(stream_2, 0, 64);
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+}
+
+// While another thread is inside cuStreamDestroy, no module changes: the
+// change would ask streams the driver may be freeing (on an H100,
+// cuStreamQuery on a freed handle crashed inside the driver).
+TEST_F(SanitizerSource, NoModuleChangesWhileAStreamIsBeingDestroyed) {
+  start(measurement_policy::on_demand);
+  launch(stream_1, 0, 64);
+  source->drain();
+  std::mutex m;
+  std::condition_variable cv;
+  int step = 0;
+  std::thread destroyer([&] {
+    const stream_destroy_params destroy{stream_2};
+    Sanitizer_CallbackData d{};
+    d.callbackSite = SANITIZER_API_ENTER;
+    d.functionName = "cuStreamDestroy_v2";
+    d.functionParams = &destroy;
+    d.context = ctx;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API,
+                           SANITIZER_CBID_DRIVER_API_cuStreamDestroy_v2, &d);
+    std::unique_lock lock(m);
+    step = 1;
+    cv.notify_all();
+    cv.wait(lock, [&] { return step == 2; });
+    const CUresult ok = CUDA_SUCCESS;
+    d.callbackSite = SANITIZER_API_EXIT;
+    d.functionReturnValue = &ok;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API,
+                           SANITIZER_CBID_DRIVER_API_cuStreamDestroy_v2, &d);
+  });
+  {
+    std::unique_lock lock(m);
+    cv.wait(lock, [&] { return step == 1; });
+  }
+  launch(stream_1, 0, 64);  // nothing wanted: unpatch, but not during the destroy
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  {
+    std::lock_guard lock(m);
+    step = 2;
+  }
+  cv.notify_all();
+  destroyer.join();
+  launch(stream_1, 0, 64);
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
 }
 

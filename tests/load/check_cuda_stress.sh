@@ -42,8 +42,8 @@ native_rss=$(counts "$tmp/native.out" | sed 's/.*peak_rss_kb=//')
 import sys
 counts = {}
 for line in sys.stdin:  # millions of lines: find the member, do not parse
-    at = line.index('"kind":"') + 8
-    kind = line[at:line.index('"', at)]
+    at = line.index("\"kind\":\"") + 8
+    kind = line[at:line.index("\"", at)]
     counts[kind] = counts.get(kind, 0) + 1
 print(counts.get("kernel_launch", 0), counts.get("event_record", 0), counts.get("event_wait", 0))
 ' >"$tmp/logged" || { echo "FAIL: streamsan dump could not read the trace"; exit 1; }
