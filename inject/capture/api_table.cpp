@@ -48,6 +48,8 @@ const api_tables& api_tables::standard() {
     add_launch_handlers(t);
     add_host_function_handlers(t);
     add_graph_handlers(t);
+    add_graph_edit_handlers(t);
+    add_stream_memop_handlers(t);
     return t;
   }());
   return *tables;

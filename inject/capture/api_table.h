@@ -64,5 +64,7 @@ void add_memset_handlers(api_tables& tables);
 void add_launch_handlers(api_tables& tables);
 void add_host_function_handlers(api_tables& tables);
 void add_graph_handlers(api_tables& tables);
+void add_graph_edit_handlers(api_tables& tables);
+void add_stream_memop_handlers(api_tables& tables);
 
 }  // namespace streamsan::injection

@@ -53,7 +53,8 @@ void runtime_graph_destroy(api_context& c) {
 // their semantics are not, and the exit lists them.)
 // Every cudaGraphAdd*Node starts with (cudaGraphNode_t*, cudaGraph_t), every
 // cuGraphAdd*Node with (CUgraphNode*, CUgraph): where the node was made
-// (Note [Where graph nodes were made]).
+// (Note [Where graph nodes were made]). cudaGraphAddNode and cuGraphAddNode,
+// which may add a conditional node, are in graph_edit_handlers.cpp.
 struct graph_add_params {
   void** node;
   void* graph;
@@ -132,9 +133,7 @@ void add_runtime_graph_handlers(api_table& t) {
          CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddMemcpyNodeFromSymbol_v11010,
          CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddMemcpyNodeToSymbol_v11010,
          CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddMemcpyNode_v10000,
-         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddMemsetNode_v10000,
-         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddNode_v12020,
-         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddNode_v12030},
+         CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddMemsetNode_v10000},
         {.on_exit = graph_node_added});
 }
 
@@ -167,8 +166,7 @@ void add_driver_graph_handlers(api_table& t) {
          CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode_v2,
          CUPTI_DRIVER_TRACE_CBID_cuGraphAddMemAllocNode,
          CUPTI_DRIVER_TRACE_CBID_cuGraphAddMemFreeNode, CUPTI_DRIVER_TRACE_CBID_cuGraphAddMemcpyNode,
-         CUPTI_DRIVER_TRACE_CBID_cuGraphAddMemsetNode, CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode,
-         CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode_v2},
+         CUPTI_DRIVER_TRACE_CBID_cuGraphAddMemsetNode},
         {.on_exit = graph_node_added});
 }
 

@@ -193,6 +193,7 @@ bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int
     CUgraphNodeType type{};
     raw_graph_node n;
     n.handle = reinterpret_cast<std::uintptr_t>(nodes[i]);
+    n.owner = graph;  // a child graph's nodes are found by their own graph
     const auto self = static_cast<std::uint32_t>(out.nodes.size());
     index[i] = {self, self};
     if (fn().node_get_type(nodes[i], &type) != CUDA_SUCCESS) {
@@ -270,7 +271,9 @@ bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int
       case CU_GRAPH_NODE_TYPE_MEM_ALLOC: n.what = "memory allocation node"; break;
       case CU_GRAPH_NODE_TYPE_MEM_FREE: n.what = "memory free node"; break;
       case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: n.what = "batch memory operation"; break;
-      case CU_GRAPH_NODE_TYPE_CONDITIONAL: n.what = "conditional node"; break;
+      // No call reads a conditional node's bodies back: the model splices in
+      // those its add call returned (Note [Conditional nodes]).
+      case CU_GRAPH_NODE_TYPE_CONDITIONAL: n.kind = raw_node_kind::conditional; break;
       default: n.what = "graph node of type " + std::to_string(static_cast<int>(type)); break;
     }
     out.nodes.push_back(std::move(n));

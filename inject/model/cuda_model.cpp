@@ -20,20 +20,6 @@ std::uint32_t event_flags_from_cuda(unsigned cuda_flags) {
   return f;
 }
 
-graph_node_kind node_kind(raw_node_kind k) {
-  switch (k) {
-    case raw_node_kind::kernel: return graph_node_kind::kernel;
-    case raw_node_kind::memcpy: return graph_node_kind::memcpy;
-    case raw_node_kind::memset: return graph_node_kind::memset;
-    case raw_node_kind::host: return graph_node_kind::host_func;
-    case raw_node_kind::empty: return graph_node_kind::empty;
-    case raw_node_kind::event_record: return graph_node_kind::event_record;
-    case raw_node_kind::event_wait: return graph_node_kind::event_wait;
-    case raw_node_kind::other: return graph_node_kind::other;
-  }
-  return graph_node_kind::other;
-}
-
 // Note [Threads end in the log]
 void thread_exit_hook(void* model) {
   try {
@@ -427,7 +413,18 @@ void cuda_model::capture_ended(const call_site& at, stream_arg s, std::uintptr_t
 void cuda_model::graph_destroyed(std::uintptr_t graph) {
   std::lock_guard lock(mutex_);
   graphs_.destroy(graph);
-  std::erase_if(node_sites_, [&](const auto& entry) { return entry.second.graph == graph; });
+  // A conditional node's bodies die with it (Note [Conditional nodes]).
+  std::vector<std::uintptr_t> gone{graph};
+  while (!gone.empty()) {
+    const std::uintptr_t g = gone.back();
+    gone.pop_back();
+    std::erase_if(node_sites_, [&](const auto& entry) { return entry.second.graph == g; });
+    std::erase_if(conditionals_, [&](const auto& entry) {
+      if (entry.second.graph != g) return false;
+      gone.insert(gone.end(), entry.second.bodies.begin(), entry.second.bodies.end());
+      return true;
+    });
+  }
 }
 
 // Note [Where graph nodes were made]
@@ -470,7 +467,7 @@ void cuda_model::captured_call_returned(const call_site& at, stream_arg s) {
 
 void cuda_model::graph_instantiated(const call_site& at, std::uintptr_t exec,
                                     std::uintptr_t graph) {
-  const auto described = driver_.describe_graph(graph);
+  const auto described = read_graph(graph);
   const graph_id id = rec_.new_graph_id();
   if (!described) {
     std::lock_guard lock(mutex_);
@@ -480,72 +477,17 @@ void cuda_model::graph_instantiated(const call_site& at, std::uintptr_t exec,
     return;
   }
   // Names are asked before the lock is taken, like every driver answer.
-  std::vector<string_id> host_names(described->nodes.size());
-  for (std::size_t i = 0; i < described->nodes.size(); ++i) {
-    const raw_graph_node& n = described->nodes[i];
-    if (n.kind != raw_node_kind::host) continue;
-    host_names[i] = rec_.intern(driver_.function_name(n.host_fn));
-  }
+  const auto host_names = host_names_of(*described);
   model_lock lock(mutex_);
-  // Each node's accesses live in one vector; spans are taken once all exist.
-  std::vector<std::vector<access>> accesses(described->nodes.size());
-  std::vector<graph_node> nodes(described->nodes.size());
-  for (std::size_t i = 0; i < described->nodes.size(); ++i) {
-    const raw_graph_node& n = described->nodes[i];
-    graph_node& out = nodes[i];
-    out.kind = node_kind(n.kind);
-    if (const auto site = node_sites_.find(n.handle);
-        n.handle != 0 && site != node_sites_.end() && site->second.graph == graph) {
-      out.stack = site->second.stack;
-    }
-    switch (n.kind) {
-      case raw_node_kind::kernel: {
-        // Used before anything else lets go of the lock.
-        kernel_info uncached;
-        const auto& info = kernel_info_for(lock, n.kernel, uncached);
-        out.name = info.name;
-        infer_accesses(info.plans, n.args, allocations_, accesses[i], &info.learned);
-        break;
-      }
-      case raw_node_kind::memcpy: {
-        memory_kind kind;
-        const byte_range d = resolve_range(lock, n.dst, kind);
-        const byte_range s = resolve_range(lock, n.src, kind);
-        if (!is_none(s.alloc)) add_access(accesses[i], access{s, access_mode::read});
-        if (!is_none(d.alloc)) add_access(accesses[i], access{d, access_mode::write});
-        out.name = rec_.intern("memcpy");
-        break;
-      }
-      case raw_node_kind::memset: {
-        memory_kind kind;
-        const byte_range d = resolve_range(lock, n.dst, kind);
-        if (!is_none(d.alloc)) accesses[i].push_back(access{d, access_mode::write});
-        out.name = rec_.intern("memset");
-        break;
-      }
-      case raw_node_kind::host:
-        out.name = host_names[i];
-        break;
-      case raw_node_kind::empty:
-      case raw_node_kind::event_record:
-      case raw_node_kind::event_wait:
-        break;
-      case raw_node_kind::other:
-        out.name = rec_.intern(n.what);
-        break;
-    }
-  }
-  for (std::size_t i = 0; i < nodes.size(); ++i) nodes[i].accesses = accesses[i];
-  std::vector<graph_edge> edges;
-  edges.reserve(described->edges.size());
-  for (const auto& [from, to] : described->edges) edges.push_back(graph_edge{from, to});
+  exec_graph g = describe_exec_locked(lock, at, *described, graph, host_names);
   graph_execs_.create(exec, id);
-  emit(at, graph_instantiate{id, nodes, edges});
+  // Note [Editing an instantiated graph]
+  emit_exec_locked(at, id, exec_graphs_[raw(id)] = std::move(g));
 }
 
 void cuda_model::graph_exec_destroyed(std::uintptr_t exec) {
   std::lock_guard lock(mutex_);
-  graph_execs_.destroy(exec);
+  if (const auto id = graph_execs_.destroy(exec)) exec_graphs_.erase(raw(*id));
 }
 
 void cuda_model::graph_launched(const call_site& at, std::uintptr_t exec, stream_arg s) {

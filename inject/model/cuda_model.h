@@ -170,6 +170,37 @@ class cuda_model {
   void graph_exec_destroyed(std::uintptr_t exec);
   void graph_launched(const call_site& at, std::uintptr_t exec, stream_arg s);
 
+  // ---- conditional nodes and edits of instantiated graphs ----
+  // (cuda_model_graph_edits.cpp)
+  // cudaGraphAddNode made conditional node `node` of `graph`, whose body
+  // graphs are `bodies` (Note [Conditional nodes]).
+  void conditional_node_added(const call_site& at, std::uintptr_t node, std::uintptr_t graph,
+                              conditional_kind kind, std::span<const std::uintptr_t> bodies);
+  // Note [Editing an instantiated graph]. `api` names the call in what is
+  // listed as unmodelled when the exec or the node is unknown.
+  // cudaGraphExecUpdate succeeded: `exec` now runs what `graph` describes.
+  void graph_exec_updated(const call_site& at, std::uintptr_t exec, std::uintptr_t graph,
+                          std::string_view api);
+  // cudaGraphExec*NodeSetParams succeeded: `node` of `exec` now does what
+  // `params` says (a kernel, memcpy, memset or host node; kernel arguments
+  // are read during the call).
+  void graph_exec_node_set(const call_site& at, std::uintptr_t exec, std::uintptr_t node,
+                           const raw_graph_node& params, std::string_view api);
+  // cudaGraphNodeSetEnabled succeeded.
+  void graph_exec_node_enabled(const call_site& at, std::uintptr_t exec, std::uintptr_t node,
+                               bool enabled, std::string_view api);
+
+  // ---- stream memory operations (cuda_model_stream_memops.cpp) ----
+  // Note [Stream memory operations]: cuStreamWriteValue32/64 writes `size`
+  // bytes at `address` on `s` and, unless `fenced` is false
+  // (CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER), releases the stream's earlier
+  // work through the word; cuStreamWaitValue32/64 acquires the last release
+  // through it.
+  void stream_value_written(const call_site& at, stream_arg s, std::uint64_t address,
+                            std::uint32_t size, bool fenced, std::string_view api);
+  void stream_value_waited(const call_site& at, stream_arg s, std::uint64_t address,
+                           std::uint32_t size, std::string_view api);
+
   // ---- NVTX ----
   void range_pushed(const call_site& at, std::string_view message);
   void range_popped(const call_site& at);
@@ -316,6 +347,47 @@ class cuda_model {
   void capturing_changed() noexcept {
     captures_active_.store(capturing_.size(), std::memory_order_release);
   }
+  // Note [Conditional nodes]: CUgraphNode -> its graph and bodies.
+  struct conditional_site {
+    std::uintptr_t graph = 0;
+    conditional_kind kind = conditional_kind::if_then;
+    std::vector<std::uintptr_t> bodies;
+  };
+  std::unordered_map<std::uintptr_t, conditional_site> conditionals_;
+  // Note [Editing an instantiated graph]: what each live exec's last
+  // graph_instantiate said, by raw(graph_id).
+  struct exec_node {
+    graph_node node;  // node.accesses is set from `accesses` when emitted
+    std::vector<access> accesses;
+    std::uintptr_t handle = 0;     // the CUgraphNode it was instantiated from
+    std::uintptr_t updated = 0;    // the node of the graph of the last update
+    bool enabled = true;
+  };
+  struct exec_graph {
+    std::vector<exec_node> nodes;
+    std::vector<graph_edge> edges;
+  };
+  std::unordered_map<std::uint32_t, exec_graph> exec_graphs_;
+  // The graph `graph` as nodes and edges of the log, conditional bodies
+  // spliced in (no lock held: asks the driver).
+  std::optional<raw_graph> read_graph(std::uintptr_t graph);
+  // The names of its host nodes (no lock held: asks the driver).
+  std::vector<string_id> host_names_of(const raw_graph& g);
+  // These may let go of the lock (kernel_info_for, resolve_range).
+  exec_graph describe_exec_locked(model_lock& lock, const call_site& at,
+                                  const raw_graph& described, std::uintptr_t graph,
+                                  std::span<const string_id> host_names);
+  void describe_node_locked(model_lock& lock, const raw_graph_node& n, string_id host_name,
+                            graph_node& out, std::vector<access>& accesses);
+  void emit_exec_locked(const call_site& at, graph_id id, const exec_graph& g);
+  exec_node* find_exec_node_locked(const call_site& at, std::uintptr_t exec, std::uintptr_t node,
+                                   std::string_view api, graph_id& id);
+  // Note [Stream memory operations]: the event each written word releases
+  // through, by (raw(alloc_id), offset), or (0, address) for untracked memory.
+  std::map<std::pair<std::uint32_t, std::uint64_t>, event_id> value_events_;
+  enum class memop : std::uint8_t { write, fenced_write, wait };
+  void stream_memory_operation(const call_site& at, stream_arg s, std::uint64_t address,
+                               std::uint32_t size, memop op, std::string_view api);
   std::unordered_map<std::uintptr_t, kernel_info> kernels_;
   std::atomic<std::uint64_t> modules_unloaded_{0};  // unloads counted, no lock
   std::uint64_t kernels_unloads_seen_ = 0;          // when kernels_ was last dropped

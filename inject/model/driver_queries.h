@@ -44,13 +44,21 @@ enum class raw_node_kind : std::uint8_t {
   empty,
   event_record,
   event_wait,
+  // A conditional node (Note [Conditional nodes]): `handle` names it; the
+  // model splices in the bodies it saw made, or lists it.
+  conditional,
   other,
 };
+
+// CU_GRAPH_COND_TYPE_*: IF runs body 0 (or body 1 when the condition is
+// zero), WHILE runs body 0 again and again, SWITCH runs body n.
+enum class conditional_kind : std::uint8_t { if_then, while_loop, switch_case };
 
 // One node of a graph as the driver describes it (child graphs flattened).
 struct raw_graph_node {
   raw_node_kind kind = raw_node_kind::other;
   std::uintptr_t handle = 0;  // the CUgraphNode (Note [Where graph nodes were made])
+  std::uintptr_t owner = 0;   // the CUgraph that holds it (a child graph's, a body's); 0: the graph read
   std::uintptr_t kernel = 0;  // kernel: CUfunction or CUkernel
   kernel_arguments args;      // kernel: valid while the graph is unchanged
   memory_region dst;          // memcpy, memset

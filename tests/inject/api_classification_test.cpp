@@ -129,13 +129,34 @@ TEST(ApiClassification, GraphNodeAddsAreModelledExceptUnmodelledNodeKinds) {
 TEST(ApiClassification, OrderingAndMemoryCallsWithoutHandlerAreUnmodelled) {
   for (const char* name :
        {"cudaMallocArray_v3020", "cudaMemcpy2DToArray_v3020", "cudaIpcOpenMemHandle_v4010",
-        "cudaSignalExternalSemaphoresAsync_v10000", "cuStreamWaitValue32_v2",
-        "cuStreamWriteValue64", "cudaGraphExecKernelNodeSetParams_v10010",
-        "cudaGraphExecUpdate_v10020", "cudaStreamAttachMemAsync_v6000", "cuMemMap",
+        "cudaSignalExternalSemaphoresAsync_v10000", "cudaGraphExecChildGraphNodeSetParams_v11010",
+        "cuGraphExecEventRecordNodeSetEvent", "cuGraphExecBatchMemOpNodeSetParams", "cuMemMap",
         "cuMemCreate", "cuCtxWaitEvent", "cudaDeviceReset_v3020",
         "cudaMemcpy3DBatchAsync_v13000", "cudaLaunchCooperativeKernelMultiDevice_v9000",
         "cuGraphicsMapResources", "cuSomeFutureApi"}) {
     EXPECT_EQ(classify_api(name), api_class::unmodelled) << name;
+  }
+}
+
+// Note [Editing an instantiated graph], Note [Stream memory operations].
+TEST(ApiClassification, GraphExecEditsAndStreamMemoryOperationsAreModelled) {
+  for (const char* name :
+       {"cudaGraphExecUpdate_v10020", "cuGraphExecUpdate_v2",
+        "cudaGraphExecKernelNodeSetParams_v10010", "cuGraphExecKernelNodeSetParams_v2",
+        "cudaGraphExecMemcpyNodeSetParams1D_v11010", "cuGraphExecMemsetNodeSetParams",
+        "cudaGraphExecHostNodeSetParams_v10020", "cudaGraphExecNodeSetParams_v12020",
+        "cudaGraphNodeSetEnabled_v11060", "cuStreamWriteValue32_v2_ptsz", "cuStreamWaitValue64",
+        "cuStreamBatchMemOp_v2", "cudaGraphAddNode_v12030"}) {
+    EXPECT_EQ(classify_api(name), api_class::modelled) << name;
+  }
+}
+
+// Note [Inert calls that look like ordering]
+TEST(ApiClassification, CaptureDependencyUpdatesAndManagedAttachmentAreInert) {
+  for (const char* name :
+       {"cudaStreamUpdateCaptureDependencies_v12030", "cuStreamUpdateCaptureDependencies_v2_ptsz",
+        "cudaStreamAttachMemAsync_v6000", "cuStreamAttachMemAsync_ptsz"}) {
+    EXPECT_EQ(classify_api(name), api_class::inert) << name;
   }
 }
 

@@ -374,6 +374,164 @@ TEST_F(Dispatcher, AFailedEndCaptureEndsTheCapture) {
   EXPECT_EQ(ends[0].graph, sink.all<graph_capture_begin>().at(0).graph);
 }
 
+// Note [Editing an instantiated graph]: the runtime names the kernel by its
+// host stub; the driver call nested in it names it by handle.
+class DispatcherGraphEdits : public Dispatcher {
+ protected:
+  std::uint64_t arg = 0x20000;
+  void* args[1] = {&arg};
+  cudaGraphExec_t exec = reinterpret_cast<cudaGraphExec_t>(0x9100);
+  cudaGraphNode_t node = reinterpret_cast<cudaGraphNode_t>(0xa1);
+
+  void instantiate(std::uintptr_t graph_handle) {
+    auto graph = reinterpret_cast<cudaGraph_t>(graph_handle);
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithFlags_v11040,
+                 cudaGraphInstantiateWithFlags_v11040_params{&exec, graph, 0});
+  }
+  void SetUp() override {
+    Dispatcher::SetUp();
+    driver.kernels[kernel_handle] = kernel_description{"_Z1kPf", {{0, 8}}, true};
+    malloc_device(0x10000, 64);
+    malloc_device(0x20000, 64);
+    static std::uint64_t first = 0x10000;
+    static void* first_args[] = {&first};
+    raw_graph g;
+    g.nodes.resize(1);
+    g.nodes[0].kind = raw_node_kind::kernel;
+    g.nodes[0].handle = 0xa1;
+    g.nodes[0].kernel = kernel_handle;
+    g.nodes[0].args = kernel_arguments::from_pointers(first_args);
+    driver.graphs[0x9000] = g;
+    instantiate(0x9000);
+  }
+  std::uint64_t written() const {
+    const auto& inst = sink.last<graph_instantiate>();
+    return inst.node_accesses.at(0).empty() ? 0 : inst.node_accesses[0][0].range.size;
+  }
+  std::vector<std::string> unmodelled() const {
+    std::vector<std::string> out;
+    for (const auto& u : sink.all<unmodelled_call>()) out.emplace_back(sink.tables.string(u.api));
+    return out;
+  }
+};
+
+TEST_F(DispatcherGraphEdits, RuntimeKernelNodeEditIsModelledFromItsNestedDriverCall) {
+  cudaKernelNodeParams runtime_params{};
+  runtime_params.func = reinterpret_cast<void*>(&host_stub);
+  runtime_params.kernelParams = args;
+  const cudaGraphExecKernelNodeSetParams_v10010_params edit{exec, node, &runtime_params};
+  CUDA_KERNEL_NODE_PARAMS driver_params{};
+  driver_params.func = reinterpret_cast<CUfunction>(kernel_handle);
+  driver_params.kernelParams = args;
+  const cuGraphExecKernelNodeSetParams_v2_params nested{reinterpret_cast<CUgraphExec>(exec),
+                                                        reinterpret_cast<CUgraphNode>(node),
+                                                        &driver_params};
+  const auto before = sink.all<graph_instantiate>().size();
+  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecKernelNodeSetParams_v10010, &edit);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2, nested);
+  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecKernelNodeSetParams_v10010, &edit,
+        &runtime_ok);
+  EXPECT_EQ(sink.all<graph_instantiate>().size(), before + 1);
+  const auto& inst = sink.last<graph_instantiate>();
+  ASSERT_EQ(inst.node_accesses.at(0).size(), 1u);
+  EXPECT_EQ(raw(inst.node_accesses[0][0].range.alloc), 2u);  // the second cudaMalloc
+  EXPECT_TRUE(unmodelled().empty());
+}
+
+TEST_F(DispatcherGraphEdits, RuntimeKernelNodeEditWithoutDriverCallIsListed) {
+  cudaKernelNodeParams runtime_params{};
+  runtime_params.func = reinterpret_cast<void*>(&host_stub);
+  runtime_params.kernelParams = args;
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecKernelNodeSetParams_v10010,
+               cudaGraphExecKernelNodeSetParams_v10010_params{exec, node, &runtime_params});
+  EXPECT_TRUE(sink.last<graph_instantiate>().node_accesses.at(0).empty());
+  EXPECT_EQ(unmodelled(), std::vector<std::string>{
+                              "cudaGraphExecKernelNodeSetParams (kernel parameters not seen)"});
+}
+
+TEST_F(DispatcherGraphEdits, ExecUpdateAndEnableAreModelledAtBothLevels) {
+  raw_graph h = driver.graphs[0x9000];
+  static std::uint64_t second = 0x20000;
+  static void* second_args[] = {&second};
+  h.nodes[0].handle = 0xb1;
+  h.nodes[0].args = kernel_arguments::from_pointers(second_args);
+  driver.graphs[0x9500] = h;
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecUpdate_v10020,
+               cudaGraphExecUpdate_v10020_params{exec, reinterpret_cast<cudaGraph_t>(0x9500),
+                                                 nullptr});
+  EXPECT_EQ(raw(sink.last<graph_instantiate>().node_accesses.at(0).at(0).range.alloc), 2u);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphNodeSetEnabled,
+              cuGraphNodeSetEnabled_params{reinterpret_cast<CUgraphExec>(exec),
+                                           reinterpret_cast<CUgraphNode>(node), 0});
+  EXPECT_TRUE(sink.last<graph_instantiate>().node_accesses.at(0).empty());
+  EXPECT_TRUE(unmodelled().empty());
+}
+
+// Note [Conditional nodes]: the bodies come from the add call's parameters.
+TEST_F(DispatcherGraphEdits, ConditionalNodeBodiesComeFromTheAddCall) {
+  raw_graph g, body;
+  g.nodes.resize(1);
+  g.nodes[0].kind = raw_node_kind::conditional;
+  g.nodes[0].handle = 0xc1;
+  body.nodes.resize(1);
+  body.nodes[0].kind = raw_node_kind::memset;
+  body.nodes[0].dst = memory_region{0x20000, 64, memory_side::device};
+  driver.graphs[0x7000] = g;
+  driver.graphs[0xb0d1] = body;
+  cudaGraph_t bodies[] = {reinterpret_cast<cudaGraph_t>(0xb0d1)};
+  cudaGraphNodeParams params{};
+  params.type = cudaGraphNodeTypeConditional;
+  params.conditional.type = cudaGraphCondTypeWhile;
+  params.conditional.size = 1;
+  params.conditional.phGraph_out = bodies;
+  cudaGraphNode_t added = reinterpret_cast<cudaGraphNode_t>(0xc1);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddNode_v12030,
+               cudaGraphAddNode_v12030_params{&added, reinterpret_cast<cudaGraph_t>(0x7000),
+                                              nullptr, nullptr, 0, &params});
+  instantiate(0x7000);
+  const auto& inst = sink.last<graph_instantiate>();
+  ASSERT_EQ(inst.nodes.size(), 3u);  // entry, the body's memset, exit
+  EXPECT_EQ(inst.nodes[1].kind, graph_node_kind::memset);
+  EXPECT_EQ(inst.node_accesses[1].size(), 1u);
+  EXPECT_TRUE(unmodelled().empty());
+}
+
+// Note [Stream memory operations]
+TEST_F(DispatcherGraphEdits, WaitValueWaitsForTheEventOfTheLastWriteValue) {
+  const auto s1 = reinterpret_cast<CUstream>(0x5000), s2 = reinterpret_cast<CUstream>(0x6000);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuStreamWriteValue32_v2,
+              cuStreamWriteValue32_v2_params{s1, 0x20000, 1, 0});
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue32_v2,
+              cuStreamWaitValue32_v2_params{s2, 0x20000, 1, CU_STREAM_WAIT_VALUE_GEQ});
+  const auto records = sink.all<event_record>();
+  const auto waits = sink.all<event_wait>();
+  ASSERT_EQ(records.size(), 1u);
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_EQ(records[0].event, waits[0].event);
+  EXPECT_NE(records[0].stream, waits[0].stream);
+  CUstreamBatchMemOpParams ops[2]{};
+  ops[0].operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
+  ops[0].waitValue.address = 0x10000;
+  ops[1].operation = CU_STREAM_MEM_OP_BARRIER;
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2,
+              cuStreamBatchMemOp_v2_params{s2, 2, ops, 0});
+  EXPECT_EQ(unmodelled(),
+            std::vector<std::string>{"cuStreamBatchMemOp (wait value 64) (release not seen)"});
+}
+
+// Note [Inert calls that look like ordering]
+TEST_F(DispatcherGraphEdits, CaptureDependencyUpdatesAndMemoryAttachmentAreInert) {
+  const auto stream = reinterpret_cast<cudaStream_t>(0x5000);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamUpdateCaptureDependencies_v12030,
+               cudaStreamUpdateCaptureDependencies_v12030_params{stream, &node, nullptr, 1, 1});
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamAttachMemAsync_v6000,
+               cudaStreamAttachMemAsync_v6000_params{stream, reinterpret_cast<void*>(0x10000), 0,
+                                                     cudaMemAttachSingle});
+  EXPECT_TRUE(unmodelled().empty());
+  EXPECT_TRUE(dispatcher.is_inert(runtime,
+                                  CUPTI_RUNTIME_TRACE_CBID_cudaStreamUpdateCaptureDependencies_v12030));
+}
+
 TEST(ApiTable, RegistersEveryHandlerFamilyOnce) {
   const auto& t = api_tables::standard();
   EXPECT_TRUE(t.runtime[CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000].handled());
