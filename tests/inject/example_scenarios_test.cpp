@@ -354,5 +354,100 @@ TEST_P(FreeStreamOrderedExample, CudaFreeOfStreamOrderedMemoryDoesNotSynchronize
 }
 INSTANTIATE_TEST_SUITE_P(Examples, FreeStreamOrderedExample, ::testing::Bool());
 
+// ---- APIs that were unmodelled (issue #10 item 3) ----
+
+raw_graph_node memset_graph_node(std::uint64_t dst, std::uintptr_t handle = 0) {
+  raw_graph_node n;
+  n.kind = raw_node_kind::memset;
+  n.dst = memory_region{dst, bytes, memory_side::device};
+  n.handle = handle;
+  return n;
+}
+
+class GraphExecEditExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(GraphExecEditExample, AnEditedMemsetNodeWritesItsNewBuffer) {
+  const bool fixed = GetParam();
+  prologue(1);
+  raw_graph g;
+  g.nodes = {memset_graph_node(a, 0xa1)};
+  driver.graphs[0x9000] = g;
+  model.graph_instantiated(at, 0x9100, 0x9000);
+  model.graph_exec_node_set(at, 0x9100, 0xa1, memset_graph_node(b),
+                            "cudaGraphExecMemsetNodeSetParams");
+  model.graph_launched(at, 0x9100, {s1});
+  model.copied(at, {s2}, {sum, 4, memory_side::device},
+               {fixed ? a : b, 4, memory_side::device}, true);
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, GraphExecEditExample, ::testing::Bool());
+
+class GraphExecUpdateExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(GraphExecUpdateExample, AnUpdatedCopyNodeReadsTheNewSource) {
+  const bool fixed = GetParam();
+  prologue(1);
+  const auto copy_node = [](std::uint64_t from, std::uintptr_t handle) {
+    raw_graph_node n;
+    n.kind = raw_node_kind::memcpy;
+    n.dst = memory_region{sum, 4, memory_side::device};
+    n.src = memory_region{from, 4, memory_side::device};
+    n.handle = handle;
+    return n;
+  };
+  raw_graph first, second;
+  first.nodes = {copy_node(a, 0xa1)};
+  second.nodes = {copy_node(b, 0xb1)};
+  driver.graphs[0x9000] = first;
+  driver.graphs[0x9500] = second;
+  model.graph_instantiated(at, 0x9100, 0x9000);
+  model.graph_exec_updated(at, 0x9100, 0x9500, "cudaGraphExecUpdate");
+  model.graph_launched(at, 0x9100, {s1});
+  model.memset(at, {s2}, {fixed ? a : b, bytes, memory_side::device}, true);
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, GraphExecUpdateExample, ::testing::Bool());
+
+class GraphConditionalExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(GraphConditionalExample, TheBodyOfAConditionalRunsInTheLaunch) {
+  const bool fixed = GetParam();
+  prologue(1);
+  raw_graph g, body;
+  g.nodes.resize(1);
+  g.nodes[0].kind = raw_node_kind::conditional;
+  g.nodes[0].handle = 0xc1;
+  body.nodes = {memset_graph_node(b)};
+  driver.graphs[0x9000] = g;
+  driver.graphs[0xb0d1] = body;
+  const std::uintptr_t bodies[] = {0xb0d1};
+  model.conditional_node_added(at, 0xc1, 0x9000, conditional_kind::if_then, bodies);
+  model.graph_instantiated(at, 0x9100, 0x9000);
+  model.graph_launched(at, 0x9100, {s1});
+  if (fixed) record_and_wait(s1, s2);
+  model.copied(at, {s2}, {a, bytes, memory_side::device}, {b, bytes, memory_side::device}, true);
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, GraphConditionalExample, ::testing::Bool());
+
+class StreamWaitValueExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(StreamWaitValueExample, TheWaitCoversWhatTheStreamDidBeforeTheWrite) {
+  const bool fixed = GetParam();
+  prologue(1);
+  const std::uint64_t flag = sum;
+  if (!fixed) model.stream_value_written(at, {s1}, flag, 4, true, "cuStreamWriteValue32");
+  model.memset(at, {s1}, {a, 4, memory_side::device}, true);
+  if (fixed) model.stream_value_written(at, {s1}, flag, 4, true, "cuStreamWriteValue32");
+  model.stream_value_waited(at, {s2}, flag, 4, "cuStreamWaitValue32");
+  model.copied(at, {s2}, {b, bytes, memory_side::device}, {a, bytes, memory_side::device}, true);
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, StreamWaitValueExample, ::testing::Bool());
+
 }  // namespace
 }  // namespace streamsan::injection
