@@ -216,6 +216,10 @@ class temp_file {
 
 // fork + exec; an exec failure comes back through a close-on-exec pipe.
 // Returns the program's exit status, or nullopt when it could not be run.
+// Set by spawn_and_wait: the program died by a signal (its status is then
+// 128 + the signal).
+bool program_killed = false;
+
 std::optional<int> spawn_and_wait(const std::vector<std::string>& program) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
@@ -266,6 +270,7 @@ std::optional<int> spawn_and_wait(const std::vector<std::string>& program) {
     const int sig = WTERMSIG(wait_status);
     std::cerr << "streamsan run: the program was killed by signal " << sig << " ("
               << strsignal(sig) << ")\n";
+    program_killed = true;
     return 128 + sig;
   }
   return WEXITSTATUS(wait_status);
@@ -334,7 +339,10 @@ int run_command(std::span<const std::string> args) {
   // the program is not changed): the note, about how the run was checked,
   // comes only with a report printed to stderr.
   if (!no_cuda && req->options.log_path.empty()) print_host_access_note(summary);
-  if (summary.diagnostics > 0 && req->options.error_exitcode != 0) {
+  // A program killed by a signal ends with that death (128 + the signal),
+  // whatever was found: the death is the news (Note [Reports when the
+  // program dies]); the report says what was found before it.
+  if (!program_killed && summary.diagnostics > 0 && req->options.error_exitcode != 0) {
     return req->options.error_exitcode;
   }
   return *program_status;

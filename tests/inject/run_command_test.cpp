@@ -186,6 +186,19 @@ TEST(RunCommand, DiagnosticsSetTheExitStatus) {
   EXPECT_THAT(o.err, Not(HasSubstr("no CUDA calls")));
 }
 
+// Note [Reports when the program dies]: the library wrote its report and
+// result, then the program died by its signal: that death is the status.
+TEST(RunCommand, AProgramKilledBySignalKeepsItsDeathAsTheStatus) {
+  const std::string found_then_segfault =
+      "echo started pid=$$ >>\"$STREAMSAN_RESULT_FILE\"; "
+      "echo finished pid=$$ cuda_calls=12 diagnostics=2 unmodelled=0 "
+      ">>\"$STREAMSAN_RESULT_FILE\"; kill -SEGV $$";
+  const auto o = run(with_library({"--", "/bin/sh", "-c", found_then_segfault}));
+  EXPECT_EQ(o.status, 128 + SIGSEGV);
+  EXPECT_THAT(o.err, HasSubstr("killed by signal 11"));
+  EXPECT_THAT(o.err, Not(HasSubstr("diagnostics are lost")));
+}
+
 TEST(RunCommand, LibraryStartedWithoutCudaCallsStillGetsTheNote) {
   // An NVTX call starts the library; no CUDA call followed.
   const auto o = run(with_library(
