@@ -41,6 +41,7 @@ constexpr std::array modelled_apis = {
     "cuGraphAddNode"sv,
     "cuGraphDestroy"sv,
     "cuGraphExecDestroy"sv,
+    "cuGraphExecUpdate"sv,
     "cuGraphInstantiate"sv,
     "cuGraphInstantiateWithFlags"sv,
     "cuGraphInstantiateWithParams"sv,
@@ -129,6 +130,7 @@ constexpr std::array modelled_apis = {
     "cudaGraphAddNode"sv,
     "cudaGraphDestroy"sv,
     "cudaGraphExecDestroy"sv,
+    "cudaGraphExecUpdate"sv,
     "cudaGraphInstantiate"sv,
     "cudaGraphInstantiateWithFlags"sv,
     "cudaGraphInstantiateWithParams"sv,
@@ -184,9 +186,14 @@ constexpr std::array modelled_apis = {
 static_assert(std::ranges::is_sorted(modelled_apis));
 
 // Nothing to model: queries, attributes, configuration, module and library
-// loading, linking, building a graph (read when it is instantiated),
-// profiler control, textures and surfaces, user objects, memory pools and
-// advice. Their callbacks are switched off.
+// loading, linking, building a graph (read when it is instantiated; so is
+// changing a capture's dependencies, cudaStreamUpdateCaptureDependencies:
+// the edges it makes are read from the graph), profiler control, textures
+// and surfaces, user objects, memory pools and advice, attaching managed
+// memory to a stream (cudaStreamAttachMemAsync orders nothing between
+// streams and only changes which host accesses are legal, and host
+// accesses to managed memory are not observed: docs/injection.md). Their
+// callbacks are switched off.
 constexpr std::array inert_apis = {
     "__cudaGetKernel"sv,
     "__cudaGetProcAddress"sv,
@@ -474,6 +481,7 @@ constexpr std::array inert_apis = {
     "cuProfilerInitialize"sv,
     "cuProfilerStart"sv,
     "cuProfilerStop"sv,
+    "cuStreamAttachMemAsync"sv,
     "cuStreamCopyAttributes"sv,
     "cuStreamGetAttribute"sv,
     "cuStreamGetCaptureInfo"sv,
@@ -485,6 +493,7 @@ constexpr std::array inert_apis = {
     "cuStreamGetPriority"sv,
     "cuStreamIsCapturing"sv,
     "cuStreamSetAttribute"sv,
+    "cuStreamUpdateCaptureDependencies"sv,
     "cuSurfObjectCreate"sv,
     "cuSurfObjectDestroy"sv,
     "cuSurfObjectGetResourceDesc"sv,
@@ -729,6 +738,7 @@ constexpr std::array inert_apis = {
     "cudaSetDeviceFlags"sv,
     "cudaSetValidDevices"sv,
     "cudaSetupArgument"sv,
+    "cudaStreamAttachMemAsync"sv,
     "cudaStreamCopyAttributes"sv,
     "cudaStreamGetAttribute"sv,
     "cudaStreamGetCaptureInfo"sv,
@@ -738,6 +748,7 @@ constexpr std::array inert_apis = {
     "cudaStreamGetPriority"sv,
     "cudaStreamIsCapturing"sv,
     "cudaStreamSetAttribute"sv,
+    "cudaStreamUpdateCaptureDependencies"sv,
     "cudaThreadExchangeStreamCaptureMode"sv,
     "cudaThreadGetCacheConfig"sv,
     "cudaThreadGetLimit"sv,
@@ -860,7 +871,6 @@ constexpr std::array unmodelled_apis = {
     "cuGraphExecMemcpyNodeSetParams"sv,
     "cuGraphExecMemsetNodeSetParams"sv,
     "cuGraphExecNodeSetParams"sv,
-    "cuGraphExecUpdate"sv,
     "cuGraphExternalSemaphoresSignalNodeSetParams"sv,
     "cuGraphExternalSemaphoresWaitNodeSetParams"sv,
     "cuGraphNodeSetEnabled"sv,
@@ -927,11 +937,9 @@ constexpr std::array unmodelled_apis = {
     "cuSemaphoreDestroy"sv,
     "cuSemaphoreExport"sv,
     "cuSignalExternalSemaphoresAsync"sv,
-    "cuStreamAttachMemAsync"sv,
     "cuStreamBatchMemOp"sv,
     "cuStreamCreateForCaptureToCig"sv,
     "cuStreamSetFlags"sv,
-    "cuStreamUpdateCaptureDependencies"sv,
     "cuStreamWaitValue32"sv,
     "cuStreamWaitValue64"sv,
     "cuStreamWriteValue32"sv,
@@ -1004,7 +1012,6 @@ constexpr std::array unmodelled_apis = {
     "cudaGraphExecMemcpyNodeSetParamsToSymbol"sv,
     "cudaGraphExecMemsetNodeSetParams"sv,
     "cudaGraphExecNodeSetParams"sv,
-    "cudaGraphExecUpdate"sv,
     "cudaGraphExternalSemaphoresSignalNodeSetParams"sv,
     "cudaGraphExternalSemaphoresWaitNodeSetParams"sv,
     "cudaGraphNodeSetEnabled"sv,
@@ -1048,9 +1055,7 @@ constexpr std::array unmodelled_apis = {
     "cudaSetDoubleForDevice"sv,
     "cudaSetDoubleForHost"sv,
     "cudaSignalExternalSemaphoresAsync"sv,
-    "cudaStreamAttachMemAsync"sv,
     "cudaStreamSetFlags"sv,
-    "cudaStreamUpdateCaptureDependencies"sv,
     "cudaThreadExit"sv,
     "cudaUnbindTexture"sv,
     "cudaVDPAUSetVDPAUDevice"sv,

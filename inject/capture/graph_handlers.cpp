@@ -30,6 +30,19 @@ void end_failed_capture(api_context& c) {
   c.model.capture_ended(c.here(), c.stream(c.params<Params>().*stream_of), 0);
 }
 
+// cudaGraphExecUpdate and cuGraphExecUpdate(_v2) start with (exec, graph):
+// the executable graph now runs `graph`'s parameters (same topology, or the
+// update fails), so it is read again, as at instantiation, under a new id.
+struct graph_exec_update_params {
+  void* exec;
+  void* graph;
+};
+
+void graph_exec_updated(api_context& c) {
+  const auto& p = c.params<graph_exec_update_params>();
+  c.model.graph_instantiated(c.here(), handle_of(p.exec), handle_of(p.graph));
+}
+
 // Every variant starts with (cudaGraphExec_t*, cudaGraph_t).
 void runtime_graph_instantiate(api_context& c) {
   const auto& p = c.params<cudaGraphInstantiateWithFlags_v11040_params>();
@@ -117,6 +130,7 @@ void add_runtime_graph_handlers(api_table& t) {
   t.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
          CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000},
         {.on_exit = runtime_graph_launch});
+  t.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecUpdate_v10020}, {.on_exit = graph_exec_updated});
   t.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecDestroy_v10000},
         {.on_entry = runtime_graph_exec_destroy});
   t.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphDestroy_v10000}, {.on_entry = runtime_graph_destroy});
@@ -157,6 +171,8 @@ void add_driver_graph_handlers(api_table& t) {
         {.on_exit = driver_graph_instantiate});
   t.add({CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz},
         {.on_exit = driver_graph_launch});
+  t.add({CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate, CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2},
+        {.on_exit = graph_exec_updated});
   t.add({CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy}, {.on_entry = driver_graph_exec_destroy});
   t.add({CUPTI_DRIVER_TRACE_CBID_cuGraphDestroy}, {.on_entry = driver_graph_destroy});
   t.add({CUPTI_DRIVER_TRACE_CBID_cuGraphAddChildGraphNode,

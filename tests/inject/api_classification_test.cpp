@@ -131,12 +131,26 @@ TEST(ApiClassification, OrderingAndMemoryCallsWithoutHandlerAreUnmodelled) {
        {"cudaMallocArray_v3020", "cudaMemcpy2DToArray_v3020", "cudaIpcOpenMemHandle_v4010",
         "cudaSignalExternalSemaphoresAsync_v10000", "cuStreamWaitValue32_v2",
         "cuStreamWriteValue64", "cudaGraphExecKernelNodeSetParams_v10010",
-        "cudaGraphExecUpdate_v10020", "cudaStreamAttachMemAsync_v6000", "cuMemMap",
+        "cudaGraphExecMemsetNodeSetParams_v10020", "cuMemMap",
         "cuMemCreate", "cuCtxWaitEvent", "cudaDeviceReset_v3020",
         "cudaMemcpy3DBatchAsync_v13000", "cudaLaunchCooperativeKernelMultiDevice_v9000",
         "cuGraphicsMapResources", "cuSomeFutureApi"}) {
     EXPECT_EQ(classify_api(name), api_class::unmodelled) << name;
   }
+}
+
+// Read again like an instantiation (graph_handlers.cpp).
+TEST(ApiClassification, GraphExecUpdateIsModelled) {
+  EXPECT_EQ(classify_api("cudaGraphExecUpdate_v10020"), api_class::modelled);
+  EXPECT_EQ(classify_api("cuGraphExecUpdate_v2"), api_class::modelled);
+}
+
+// Nothing to model (api_classes.cpp says why): capture dependencies are
+// read from the graph; a managed-memory attachment orders nothing.
+TEST(ApiClassification, CaptureDependencyUpdatesAndAttachmentsAreInert) {
+  EXPECT_EQ(classify_api("cudaStreamUpdateCaptureDependencies_v11030"), api_class::inert);
+  EXPECT_EQ(classify_api("cuStreamUpdateCaptureDependencies_v2"), api_class::inert);
+  EXPECT_EQ(classify_api("cudaStreamAttachMemAsync_v6000"), api_class::inert);
 }
 
 TEST(ApiClassification, HandledCallsAreModelled) {
