@@ -255,3 +255,21 @@ TEST(RunCommand, HostAccessesCheckedByThreadSanitizerIsSaid) {
   EXPECT_THAT(o.err, HasSubstr("ThreadSanitizer checked the program's host accesses"));
   EXPECT_THAT(o.err, Not(HasSubstr("annotations")));
 }
+
+// With --log-path the program's stderr stays its own: no advice about
+// annotations, but a ThreadSanitizer run is still said (its reports are on
+// stderr anyway).
+TEST(RunCommand, WithALogPathOnlyTheThreadSanitizerNoteIsPrinted) {
+  const std::string log = "/tmp/streamsan-run-command-test-" + std::to_string(::getpid());
+  const auto annotations = run(with_library(
+      {"--log-path", log, "--", "/bin/sh", "-c",
+       "echo started pid=$$ >>\"$STREAMSAN_RESULT_FILE\"; echo finished pid=$$ cuda_calls=3 "
+       "diagnostics=0 unmodelled=0 host_accesses=annotations >>\"$STREAMSAN_RESULT_FILE\""}));
+  EXPECT_EQ(annotations.err, "");
+  const auto tsan = run(with_library(
+      {"--log-path", log, "--", "/bin/sh", "-c",
+       "echo started pid=$$ >>\"$STREAMSAN_RESULT_FILE\"; echo finished pid=$$ cuda_calls=3 "
+       "diagnostics=0 unmodelled=0 host_accesses=tsan >>\"$STREAMSAN_RESULT_FILE\""}));
+  EXPECT_THAT(tsan.err, HasSubstr("ThreadSanitizer checked the program's host accesses"));
+  ::unlink(log.c_str());
+}
