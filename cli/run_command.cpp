@@ -216,6 +216,10 @@ class temp_file {
 
 // fork + exec; an exec failure comes back through a close-on-exec pipe.
 // Returns the program's exit status, or nullopt when it could not be run.
+// Set by spawn_and_wait: the program died by a signal (its status is then
+// 128 + the signal).
+bool program_killed = false;
+
 std::optional<int> spawn_and_wait(const std::vector<std::string>& program) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
@@ -266,6 +270,7 @@ std::optional<int> spawn_and_wait(const std::vector<std::string>& program) {
     const int sig = WTERMSIG(wait_status);
     std::cerr << "streamsan run: the program was killed by signal " << sig << " ("
               << strsignal(sig) << ")\n";
+    program_killed = true;
     return 128 + sig;
   }
   return WEXITSTATUS(wait_status);
@@ -273,7 +278,15 @@ std::optional<int> spawn_and_wait(const std::vector<std::string>& program) {
 
 // Once per run: how the program's own host reads and writes were checked
 // (docs/tsan-bridge.md).
-void print_host_access_note(const injection::run_summary& summary) {
+// `tsan_only`: only that ThreadSanitizer checked them (--log-path).
+void print_host_access_note(const injection::run_summary& summary, bool tsan_only) {
+  constexpr const char* checked_by_tsan =
+      "streamsan: ThreadSanitizer checked the program's host accesses against device work (its "
+      "reports, if any, are above)\n";
+  if (tsan_only) {
+    if (summary.host_accesses_by_tsan > 0) std::cerr << checked_by_tsan;
+    return;
+  }
   if (summary.host_accesses_by_annotations > 0 &&
       summary.host_accesses_tsan_off == summary.host_accesses_by_annotations) {
     std::cerr << "streamsan: host accesses were seen only through annotations "
@@ -284,8 +297,7 @@ void print_host_access_note(const injection::run_summary& summary) {
                  "(include/streamsan/annotate.h); build the program with -fsanitize=thread to "
                  "have ThreadSanitizer check them against device work (docs/tsan-bridge.md)\n";
   } else if (summary.host_accesses_by_tsan > 0) {
-    std::cerr << "streamsan: ThreadSanitizer checked the program's host accesses against "
-                 "device work (its reports, if any, are above)\n";
+    std::cerr << checked_by_tsan;
   }
 }
 
@@ -331,10 +343,14 @@ int run_command(std::span<const std::string> args) {
                  "diagnostics are lost\n";
   }
   // With --log-path the program's stderr stays the program's own (issue #12:
-  // the program is not changed): the note, about how the run was checked,
-  // comes only with a report printed to stderr.
-  if (!no_cuda && req->options.log_path.empty()) print_host_access_note(summary);
-  if (summary.diagnostics > 0 && req->options.error_exitcode != 0) {
+  // the program is not changed): advice about annotations comes only with a
+  // report printed to stderr. That ThreadSanitizer checked the run is said
+  // always: its reports are on stderr already.
+  if (!no_cuda) print_host_access_note(summary, !req->options.log_path.empty());
+  // A program killed by a signal ends with that death (128 + the signal),
+  // whatever was found: the death is the news (Note [Reports when the
+  // program dies]); the report says what was found before it.
+  if (!program_killed && summary.diagnostics > 0 && req->options.error_exitcode != 0) {
     return req->options.error_exitcode;
   }
   return *program_status;

@@ -12,6 +12,7 @@
 
 #include "cli/exit_codes.h"
 #include "inject/driver/cuda_driver_queries.h"
+#include "inject/session/fatal_signals.h"
 #include "inject/session/run_result.h"
 #include "inject/stack/fast_unwinder.h"
 
@@ -67,7 +68,7 @@ void hide_internal_modules() {
   set_internal_modules(internal);
 }
 
-void finish_at_exit() {
+void finish_at_exit() noexcept {
   if (auto* s = current()) s->finish();
 }
 
@@ -92,6 +93,8 @@ session& start() {
     }
     running.store(s, std::memory_order_release);
     std::atexit(finish_at_exit);
+    // Note [Reports when the program dies]
+    install_fatal_signal_handlers(finish_at_exit);
   });
   return *running.load(std::memory_order_acquire);
 }

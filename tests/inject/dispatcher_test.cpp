@@ -374,6 +374,35 @@ TEST_F(Dispatcher, AFailedEndCaptureEndsTheCapture) {
   EXPECT_EQ(ends[0].graph, sink.all<graph_capture_begin>().at(0).graph);
 }
 
+// cudaGraphExecUpdate: the executable graph runs the new graph's nodes from
+// then on, read again as at instantiation and logged under the exec's id
+// (Note [Editing an instantiated graph]).
+TEST_F(Dispatcher, GraphExecUpdateReadsTheNewGraph) {
+  raw_graph before, after;
+  before.nodes.resize(1);
+  before.nodes[0].kind = raw_node_kind::empty;
+  after.nodes.resize(2);
+  after.nodes[0].kind = after.nodes[1].kind = raw_node_kind::empty;
+  driver.graphs[0x7000] = before;
+  driver.graphs[0x7200] = after;
+  auto exec = reinterpret_cast<cudaGraphExec_t>(0x7100);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithFlags_v11040,
+               cudaGraphInstantiateWithFlags_v11040_params{
+                   &exec, reinterpret_cast<cudaGraph_t>(0x7000), 0});
+  const graph_id first = std::get<graph_instantiate>(sink.last<graph_instantiate>().body).graph;
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecUpdate_v10020,
+               cudaGraphExecUpdate_v10020_params{exec, reinterpret_cast<cudaGraph_t>(0x7200),
+                                                 nullptr});
+  const auto& updated = sink.last<graph_instantiate>();
+  EXPECT_EQ(updated.nodes.size(), 2u);
+  const graph_id second = std::get<graph_instantiate>(updated.body).graph;
+  EXPECT_EQ(second, first);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+               cudaGraphLaunch_v10000_params{exec, nullptr});
+  EXPECT_EQ(sink.all<graph_launch>().at(0).graph, second);
+  EXPECT_TRUE(sink.all<unmodelled_call>().empty());
+}
+
 // Note [Editing an instantiated graph]: the runtime names the kernel by its
 // host stub; the driver call nested in it names it by handle.
 class DispatcherGraphEdits : public Dispatcher {

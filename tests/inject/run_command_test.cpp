@@ -186,6 +186,19 @@ TEST(RunCommand, DiagnosticsSetTheExitStatus) {
   EXPECT_THAT(o.err, Not(HasSubstr("no CUDA calls")));
 }
 
+// Note [Reports when the program dies]: the library wrote its report and
+// result, then the program died by its signal: that death is the status.
+TEST(RunCommand, AProgramKilledBySignalKeepsItsDeathAsTheStatus) {
+  const std::string found_then_segfault =
+      "echo started pid=$$ >>\"$STREAMSAN_RESULT_FILE\"; "
+      "echo finished pid=$$ cuda_calls=12 diagnostics=2 unmodelled=0 "
+      ">>\"$STREAMSAN_RESULT_FILE\"; kill -SEGV $$";
+  const auto o = run(with_library({"--", "/bin/sh", "-c", found_then_segfault}));
+  EXPECT_EQ(o.status, 128 + SIGSEGV);
+  EXPECT_THAT(o.err, HasSubstr("killed by signal 11"));
+  EXPECT_THAT(o.err, Not(HasSubstr("diagnostics are lost")));
+}
+
 TEST(RunCommand, LibraryStartedWithoutCudaCallsStillGetsTheNote) {
   // An NVTX call starts the library; no CUDA call followed.
   const auto o = run(with_library(
@@ -241,4 +254,22 @@ TEST(RunCommand, HostAccessesCheckedByThreadSanitizerIsSaid) {
   EXPECT_EQ(o.status, 0);
   EXPECT_THAT(o.err, HasSubstr("ThreadSanitizer checked the program's host accesses"));
   EXPECT_THAT(o.err, Not(HasSubstr("annotations")));
+}
+
+// With --log-path the program's stderr stays its own: no advice about
+// annotations, but a ThreadSanitizer run is still said (its reports are on
+// stderr anyway).
+TEST(RunCommand, WithALogPathOnlyTheThreadSanitizerNoteIsPrinted) {
+  const std::string log = "/tmp/streamsan-run-command-test-" + std::to_string(::getpid());
+  const auto annotations = run(with_library(
+      {"--log-path", log, "--", "/bin/sh", "-c",
+       "echo started pid=$$ >>\"$STREAMSAN_RESULT_FILE\"; echo finished pid=$$ cuda_calls=3 "
+       "diagnostics=0 unmodelled=0 host_accesses=annotations >>\"$STREAMSAN_RESULT_FILE\""}));
+  EXPECT_EQ(annotations.err, "");
+  const auto tsan = run(with_library(
+      {"--log-path", log, "--", "/bin/sh", "-c",
+       "echo started pid=$$ >>\"$STREAMSAN_RESULT_FILE\"; echo finished pid=$$ cuda_calls=3 "
+       "diagnostics=0 unmodelled=0 host_accesses=tsan >>\"$STREAMSAN_RESULT_FILE\""}));
+  EXPECT_THAT(tsan.err, HasSubstr("ThreadSanitizer checked the program's host accesses"));
+  ::unlink(log.c_str());
 }

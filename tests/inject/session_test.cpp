@@ -4,6 +4,7 @@
 #include "inject/session/session.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "inject/capture/call_sites.h"
+#include "inject/session/fatal_signals.h"
 #include "inject/session/run_result.h"
 #include "sanitizer/log/trace_reader.h"
 #include "tests/inject/capture_sink.h"
@@ -129,6 +131,17 @@ class holding_sink final : public record_sink {
   bool released_ = false;
 };
 
+// A JSON report, a trace and a result file in `dir`.
+session_config config_in(const fs::path& dir) {
+  session_config c;
+  c.options.log_path = (dir / "report.json").string();
+  c.options.format = report_format::json;
+  c.options.record = (dir / "trace.bin").string();
+  c.options.stack_depth = 0;
+  c.result_file = (dir / "result").string();
+  return c;
+}
+
 class Session : public ::testing::Test {
  protected:
   fake_cupti::state& cupti = fake_cupti::reset();
@@ -138,15 +151,7 @@ class Session : public ::testing::Test {
   void SetUp() override {
     driver.kernels[fill_kernel] = kernel_description{"_Z4fillPf", {{0, 8}}, true};
   }
-  session_config config() {
-    session_config c;
-    c.options.log_path = (dir / "report.json").string();
-    c.options.format = report_format::json;
-    c.options.record = (dir / "trace.bin").string();
-    c.options.stack_depth = 0;
-    c.result_file = (dir / "result").string();
-    return c;
-  }
+  session_config config() { return config_in(dir.path()); }
   run_summary result() { return read_run_summary((dir / "result").string()); }
   std::uint64_t trace_records() {
     capture_sink sink;
@@ -369,6 +374,60 @@ TEST_F(Session, HaltOnErrorWhileFinishingPrintsOnceAndEnds) {
   const auto r = result();
   EXPECT_EQ(r.processes_finished, 1u);
   EXPECT_EQ(r.diagnostics, 1u);
+}
+
+// Note [Reports when the program dies]: a race, then the program dies in
+// one of the ways a program dies; the report, the result and the trace are
+// written first, and the program still dies by its signal.
+session* dying_session = nullptr;
+
+void dying_words() noexcept { dying_session->finish(); }
+
+enum class death { segfault, abort, uncaught_exception, divide };
+
+[[noreturn]] void race_then_die(const fs::path& dir, death how) {
+  fake_driver driver;
+  dying_session = new session(config_in(dir), driver);
+  install_fatal_signal_handlers(dying_words);
+  program p(dying_session->model());
+  p.setup();
+  p.race();
+  switch (how) {
+    case death::segfault: {
+      volatile int* nowhere = nullptr;
+      *nowhere = 1;
+      break;
+    }
+    case death::abort: std::abort();
+    case death::uncaught_exception: {
+      std::thread([] { throw std::runtime_error("unhandled"); }).join();
+      break;
+    }
+    case death::divide: {
+      ::raise(SIGFPE);
+      break;
+    }
+  }
+  std::_Exit(12);  // not reached
+}
+
+TEST_F(Session, ReportsAreWrittenWhenTheProgramDiesBySignal) {
+  const std::pair<death, int> deaths[] = {{death::segfault, SIGSEGV},
+                                          {death::abort, SIGABRT},
+                                          {death::uncaught_exception, SIGABRT},
+                                          {death::divide, SIGFPE}};
+  for (const auto& [how, sig] : deaths) {
+    SCOPED_TRACE(sig);
+    fs::remove(dir / "result");
+    fs::remove(dir / "report.json");
+    EXPECT_EXIT(race_then_die(dir.path(), how), ::testing::KilledBySignal(sig),
+                "streamsan: the program received SIG");
+    const auto r = result();
+    EXPECT_EQ(r.processes_finished, 1u);
+    EXPECT_EQ(r.diagnostics, 1u);
+    EXPECT_NE(read_file(dir / "report.json").find("stream-race"), std::string::npos);
+    EXPECT_GT(trace_records(), 0u);
+  }
 }
 
 // Note [The ThreadSanitizer bridge needs records at the call]

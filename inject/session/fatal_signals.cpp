@@ -1,0 +1,99 @@
+#include "inject/session/fatal_signals.h"
+
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <iterator>
+
+namespace streamsan::injection {
+namespace {
+
+constexpr int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+
+struct sigaction previous[NSIG];
+std::atomic<last_words_fn> last_words{nullptr};
+std::atomic<int> dying{0};  // the first fatal signal, 0 before
+
+// Only async-signal-safe calls from here on.
+void say(const char* text) noexcept {
+  std::size_t left = std::strlen(text);
+  while (left > 0) {
+    const ssize_t n = ::write(STDERR_FILENO, text, left);
+    if (n <= 0) return;
+    text += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+const char* signal_name(int sig) noexcept {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV (segmentation fault)";
+    case SIGBUS: return "SIGBUS (bus error)";
+    case SIGILL: return "SIGILL (illegal instruction)";
+    case SIGFPE: return "SIGFPE (arithmetic exception)";
+    case SIGABRT: return "SIGABRT (abort)";
+    default: return "a fatal signal";
+  }
+}
+
+// The program dies by `sig` as it would have without us.
+void die_by(int sig) noexcept {
+  ::sigaction(sig, &previous[sig], nullptr);
+  sigset_t unblock;
+  sigemptyset(&unblock);
+  sigaddset(&unblock, sig);
+  ::raise(sig);
+  ::pthread_sigmask(SIG_UNBLOCK, &unblock, nullptr);
+}
+
+// finish() did not come back in time: end with the original signal, its
+// default action (its own handler might not end the program).
+void on_alarm(int) noexcept {
+  const int sig = dying.load();
+  say("streamsan: the report could not be completed in time\n");
+  previous[sig].sa_handler = SIG_DFL;
+  previous[sig].sa_flags = 0;
+  die_by(sig);
+  ::_exit(128 + sig);
+}
+
+void on_fatal(int sig, siginfo_t* info, void*) noexcept {
+  int none = 0;
+  if (dying.compare_exchange_strong(none, sig)) {
+    say("streamsan: the program received ");
+    say(signal_name(sig));
+    say("; what streamsan found until then follows\n");
+    if (const last_words_fn words = last_words.load()) {
+      struct sigaction alarm {};
+      alarm.sa_handler = on_alarm;
+      ::sigaction(SIGALRM, &alarm, nullptr);
+      ::alarm(last_words_seconds);
+      words();
+      ::alarm(0);
+    }
+  }
+  // Restored: a fault happens again when the handler returns, and is then
+  // the program's (or the default's); a signal sent or raised (abort()) is
+  // raised again and delivered once this handler returns.
+  ::sigaction(sig, &previous[sig], nullptr);
+  if (info == nullptr || info->si_code <= 0 || sig == SIGABRT) ::raise(sig);
+}
+
+}  // namespace
+
+void install_fatal_signal_handlers(last_words_fn words) noexcept {
+  last_words_fn none = nullptr;
+  if (!last_words.compare_exchange_strong(none, words)) return;
+  for (const int sig : fatal_signals) {
+    struct sigaction action {};
+    action.sa_sigaction = on_fatal;
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(sig, &action, &previous[sig]);
+  }
+}
+
+}  // namespace streamsan::injection

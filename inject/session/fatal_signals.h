@@ -1,0 +1,28 @@
+// Note [Reports when the program dies]
+// A program that dies by a signal (a segmentation fault, abort(), an
+// uncaught C++ exception, which ends in abort()) never runs its atexit
+// handlers, so the report the library held (Note [Reports at exit]) would
+// be lost with it. The library therefore handles SIGSEGV, SIGBUS, SIGILL,
+// SIGFPE and SIGABRT: the first one, on whichever thread, says what
+// happened on stderr and runs `last_words` (the session's finish(): the
+// report, the trace, the result file); then the signal goes on as it would
+// have without us: the previous disposition is restored and the signal
+// raised again, so the program still dies by it (or its own handler runs)
+// and `streamsan run` tells that death apart from "reports found".
+// A finish() that cannot complete (the crash came while a lock of ours was
+// held) is cut off after a few seconds by an alarm that ends the program
+// with the original signal. Not covered: a stack overflow (no alternate
+// stack), _exit() from a thread, SIGKILL (docs/reliability.md).
+#pragma once
+
+namespace streamsan::injection {
+
+using last_words_fn = void (*)() noexcept;
+
+// Idempotent; the first call's `last_words` stays.
+void install_fatal_signal_handlers(last_words_fn last_words) noexcept;
+
+// The seconds finish() gets before the alarm ends the program.
+inline constexpr unsigned last_words_seconds = 10;
+
+}  // namespace streamsan::injection
