@@ -75,6 +75,17 @@ launch_tracker::launch_tracker(const sanitizer_library& lib, const tracker_drive
                                tracker_options options)
     : lib_(lib), driver_(driver), options_(options) {}
 
+launch_tracker::~launch_tracker() {
+  for (const auto& [key, pool] : free_tables_) {
+    for (const table& t : pool) {
+      if (lib_.free) lib_.free(t.ctx, t.device);
+    }
+  }
+  for (const CUevent e : free_events_) {
+    if (driver_.event_destroy) driver_.event_destroy(e);
+  }
+}
+
 extern "C" {
 extern const unsigned char streamsan_footprint_patches[];
 }
