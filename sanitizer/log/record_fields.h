@@ -140,6 +140,7 @@ template <class A> void visit_fields(A& a, kernel_launch& r) {
   a.id("stream", r.stream);
   a.string_ref("kernel", r.kernel);
   a.list("accesses", r.accesses);
+  a.flag("cooperative", r.cooperative);
 }
 template <class A> void visit_fields(A& a, host_func& r) {
   a.id("stream", r.stream);
