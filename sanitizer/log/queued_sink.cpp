@@ -1,6 +1,8 @@
 #include "sanitizer/log/queued_sink.h"
 
 #include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,7 +44,8 @@ void cpu_relax() noexcept {
 #endif
 }
 
-// How often a side polls before it sleeps: a few microseconds.
+// How often a producer polls a full ring before it sleeps: a few
+// microseconds.
 constexpr int spins_before_sleep = 256;
 
 // The archives of Note [One field list drives every encoding] that move a
@@ -115,16 +118,39 @@ class payload_copy : public payload_archive_base {
 
 }  // namespace
 
-struct queued_sink::slot {
+// Four cache lines: the record, and room for a small payload (a launch's
+// first few accesses) in the same lines, so that a typical record is
+// written into, and read from, two or three lines; a larger payload goes
+// to `spill`, which keeps its capacity (and whose fields are read only
+// then).
+struct alignas(64) queued_sink::slot {
+  static constexpr std::size_t size = 256;
   record r;
-  std::unique_ptr<std::byte[]> arena;
-  std::size_t capacity = 0;
+  // Right after the record: a launch with one access (32 bytes) fills the
+  // second line and no more.
+  alignas(8) std::byte inline_payload[size - sizeof(record) - 2 * sizeof(void*)];
+  std::unique_ptr<std::byte[]> spill;
+  std::size_t spill_capacity = 0;
+
+  // Room for `bytes` of payload; `grew` when the spill arena was allocated.
+  std::byte* payload(std::size_t bytes, bool& grew) {
+    if (bytes <= sizeof inline_payload) return inline_payload;
+    grew = bytes > spill_capacity;
+    if (grew) {
+      spill_capacity = std::max<std::size_t>(bytes, 2 * sizeof inline_payload);
+      spill = std::make_unique_for_overwrite<std::byte[]>(spill_capacity);
+    }
+    return spill.get();
+  }
 };
+
 
 queued_sink::queued_sink(queued_sink_options options)
     : options_(options),
       mask_(std::bit_ceil(std::max<std::uint32_t>(options.capacity, 2)) - 1),
-      slots_(std::make_unique<slot[]>(mask_ + 1)) {}
+      slots_(std::make_unique<slot[]>(mask_ + 1)) {
+  static_assert(sizeof(slot) == slot::size);
+}
 
 queued_sink::~queued_sink() {
   close();
@@ -140,9 +166,20 @@ queued_sink::~queued_sink() {
 
 void queued_sink::add_downstream(record_sink& sink) { downstream_.push_back(&sink); }
 
+// The consumer thread takes none of the program's signals: a signal sent
+// to the process goes to one of the program's threads, as without us (a
+// program that sigwait()s in one thread blocks them in the others it
+// made, not in ours). Only the faults it could raise itself stay
+// unblocked, so that a crash on it still reaches the fatal-signal handler.
 void queued_sink::start() {
   owner_pid_ = ::getpid();
+  sigset_t all, before;
+  sigfillset(&all);
+  for (const int fault : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) sigdelset(&all, fault);
+  ::pthread_sigmask(SIG_SETMASK, &all, &before);
   consumer_ = std::thread([this] { consume(); });
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  ::pthread_setname_np(consumer_.native_handle(), "streamsan-log");
   consumer_id_.store(consumer_.get_id(), std::memory_order_release);
   started_.store(true, std::memory_order_release);
 }
@@ -176,13 +213,10 @@ void queued_sink::on_record(const record& r) {
   s.r = r;
   payload_size size;
   std::visit([&](auto& body) { visit_fields(size, body); }, s.r.body);
-  if (size.bytes() > s.capacity) {
-    s.capacity = std::max<std::size_t>(size.bytes(), 256);
-    s.arena = std::make_unique_for_overwrite<std::byte[]>(s.capacity);
-    arena_growths_.fetch_add(1, std::memory_order_relaxed);
-  }
   if (size.bytes() > 0) {
-    payload_copy copy(s.arena.get());
+    bool grew = false;
+    payload_copy copy(s.payload(size.bytes(), grew));
+    if (grew) arena_growths_.fetch_add(1, std::memory_order_relaxed);
     std::visit([&](auto& body) { visit_fields(copy, body); }, s.r.body);
   }
   published_tail_.store(++tail_, std::memory_order_release);
@@ -239,61 +273,61 @@ void queued_sink::wait_for_room() noexcept {
   }
 }
 
-bool queued_sink::deliver_next() noexcept {
-  const std::uint64_t head = head_.load(std::memory_order_relaxed);
-  if (head == published_tail_.load(std::memory_order_acquire)) return false;
-  slot& s = slots_[head & mask_];
-  for (auto* sink : downstream_) {
-    try {
-      sink->on_record(s.r);
-    } catch (...) {
-      // A sink that cannot take a record (a trace file that failed to
-      // write) keeps failing on its own; the others go on.
+// Delivers up to `limit` of the records published so far; returns how
+// many. The tail is read once and the head published every 64 records, so
+// the two sides do not pass those lines back and forth record by record.
+std::uint64_t queued_sink::deliver_batch(std::uint64_t limit) noexcept {
+  const std::uint64_t first = head_.load(std::memory_order_relaxed);
+  const std::uint64_t end =
+      std::min(published_tail_.load(std::memory_order_acquire), first + limit);
+  for (std::uint64_t head = first; head != end;) {
+    slot& s = slots_[head & mask_];
+    for (auto* sink : downstream_) {
+      try {
+        sink->on_record(s.r);
+      } catch (...) {
+        // A sink that cannot take a record (a trace file that failed to
+        // write) keeps failing on its own; the others go on.
+      }
     }
+    if (s.spill_capacity > options_.large_arena) {
+      s.spill.reset();
+      s.spill_capacity = 0;
+    }
+    ++head;
+    if (head % 64 == 0 || head == end) head_.store(head, std::memory_order_release);
   }
-  if (s.capacity > options_.large_arena) {
-    s.arena.reset();
-    s.capacity = 0;
-  }
-  head_.store(head + 1, std::memory_order_release);
-  return true;
+  return end - first;
 }
 
 void queued_sink::deliver_here() noexcept {
-  while (deliver_next()) {
+  while (deliver_batch(mask_ + 1) > 0) {
+  }
+}
+
+void queued_sink::wake_producer() noexcept {
+  if (producer_waiting_.exchange(0, std::memory_order_acq_rel) != 0) {
+    futex_wake(producer_waiting_);
   }
 }
 
 void queued_sink::consume() noexcept {
   unsigned idle_sleeps = 0;  // in a row: the sleep grows to 64 ticks
   for (;;) {
-    std::uint32_t since_wake_check = 0;
-    if (deliver_next()) idle_sleeps = 0;
-    while (deliver_next()) {
-      // A producer waiting for room gets it a quarter of a ring at a time.
-      if (++since_wake_check >= (mask_ + 1) / 4 &&
-          producer_waiting_.load(std::memory_order_acquire) != 0) {
-        since_wake_check = 0;
-        if (producer_waiting_.exchange(0, std::memory_order_acq_rel) != 0) {
-          futex_wake(producer_waiting_);
-        }
-      }
-    }
-    if (producer_waiting_.exchange(0, std::memory_order_acq_rel) != 0) {
-      futex_wake(producer_waiting_);
-    }
-    if (closing_.load(std::memory_order_acquire)) {
-      // close() comes after the last record it must deliver was published.
-      if (!deliver_next()) return;
+    // A producer waiting for room gets it a quarter of a ring at a time.
+    if (deliver_batch((mask_ + 1) / 4) > 0) {
+      idle_sleeps = 0;
+      if (producer_waiting_.load(std::memory_order_acquire) != 0) wake_producer();
       continue;
     }
-    bool arrived = false;
-    for (int spin = 0; spin < spins_before_sleep && !arrived; ++spin) {
-      cpu_relax();
-      arrived = head_.load(std::memory_order_relaxed) !=
-                published_tail_.load(std::memory_order_acquire);
+    wake_producer();
+    if (closing_.load(std::memory_order_acquire)) {
+      // close() comes after the last record it must deliver was published.
+      if (deliver_batch(mask_ + 1) == 0) return;
+      continue;
     }
-    if (arrived) continue;
+    // No polling (Note [The engine runs on its own thread]): records
+    // arriving meanwhile wait for the tick or a batch.
     consumer_asleep_.store(1, std::memory_order_release);
     consumer_sleeps_.fetch_add(1, std::memory_order_relaxed);
     if (head_.load(std::memory_order_relaxed) ==

@@ -21,11 +21,14 @@
 // number on the consumer, and a record could not be delivered before every
 // other thread's queue had shown it nothing earlier was coming.
 //
-// The producer's cost: the body is copied into a preallocated slot, and
-// its spans and views (Note [Records are views]) into the slot's own arena,
-// which keeps its capacity; once every slot has been used, a record
-// allocates nothing (a slot whose arena outgrew large_arena is trimmed by
-// the consumer, off the program's thread). No system call either, in the
+// The producer's cost: the record is copied into a preallocated slot of
+// four cache lines, and its spans and views (Note [Records are views])
+// into the same lines when they fit (a launch with up to four accesses),
+// else into the slot's spill arena, which keeps its capacity; once every
+// slot has been used, a record allocates nothing (an arena that outgrew
+// large_arena is freed by the consumer, off the program's thread). The
+// consumer does not poll: it sleeps until a tick or a batch, so the lines
+// the producer writes are not pulled back and forth record by record. No system call either, in the
 // steady state: the consumer, once it finds the ring empty, sleeps on a
 // futex for at most `tick` (64 ticks once it has found nothing several
 // times in a row), and a producer wakes it early only when `wake_batch`
@@ -57,12 +60,13 @@
 namespace streamsan {
 
 struct queued_sink_options {
-  // Slots in the ring (rounded up to a power of two, at least 2).
-  std::uint32_t capacity = 4096;
+  // Slots in the ring (rounded up to a power of two, at least 2), of 256
+  // bytes each: 512 KiB, about 7 ms of a launch-bound loop.
+  std::uint32_t capacity = 2048;
   // A sleeping consumer is woken by a producer once this many records wait.
   std::uint32_t wake_batch = 512;
   // The longest the consumer sleeps while records may be waiting.
-  std::chrono::microseconds tick{1000};
+  std::chrono::microseconds tick{500};
   // The consumer frees an arena larger than this after delivering its record
   // (a rare huge graph), so the ring does not keep the largest one forever.
   std::size_t large_arena = 64 * 1024;
@@ -110,8 +114,9 @@ class queued_sink final : public record_sink {
   void consume() noexcept;
   // Dropped after close(), or delivered here (a forked child): true.
   bool bypass(const record& r);
-  bool deliver_next() noexcept;  // false when the ring is empty
+  std::uint64_t deliver_batch(std::uint64_t limit) noexcept;
   void deliver_here() noexcept;  // the calling thread empties the ring
+  void wake_producer() noexcept;
   void wait_for_room() noexcept;
   void wake_consumer() noexcept;
   bool consumer_gone() const noexcept;  // a forked child: no consumer thread

@@ -4,6 +4,8 @@
 #include "sanitizer/log/queued_sink.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <atomic>
 #include <chrono>
@@ -209,21 +211,53 @@ TEST(QueuedSink, WithoutAConsumerThreadTheProducerDelivers) {
   EXPECT_EQ(kept.seqs(), (std::vector<std::uint64_t>{1, 2, 3, 4, 5}));
 }
 
-// The ring keeps its arenas: once every slot has carried a launch, more
-// launches allocate nothing.
+// The program's signals go to the program's threads; a fault on the
+// consumer thread still reaches the fatal-signal handler.
+TEST(QueuedSink, TheConsumerThreadTakesNoneOfTheProgramsSignals) {
+  class mask_sink final : public record_sink {
+   public:
+    void on_record(const record&) override { ::pthread_sigmask(SIG_BLOCK, nullptr, &mask); }
+    sigset_t mask{};
+  } seen;
+  queued_sink q;
+  q.add_downstream(seen);
+  q.start();
+  q.on_record(record{{1, thread_id{1}, stack_id{}}, nvtx_pop{}});
+  q.close();
+  for (const int sig : {SIGINT, SIGTERM, SIGCHLD, SIGALRM, SIGUSR1}) {
+    EXPECT_EQ(sigismember(&seen.mask, sig), 1) << sig;
+  }
+  for (const int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) {
+    EXPECT_EQ(sigismember(&seen.mask, sig), 0) << sig;
+  }
+  sigset_t here;
+  ::pthread_sigmask(SIG_BLOCK, nullptr, &here);
+  EXPECT_EQ(sigismember(&here, SIGTERM), 0) << "start() left the caller's mask changed";
+}
+
+// A launch's few accesses travel in the slot itself; a larger payload goes
+// to the slot's arena, which keeps its capacity: once every slot has
+// carried one, more allocate nothing.
 TEST(QueuedSink, SteadyStateGrowsNoArena) {
   keeping_sink kept;
   queued_sink q(queued_sink_options{.capacity = 8});
   q.add_downstream(kept);
   q.start();
-  const std::vector<access> accesses(4, access{{alloc_id{1}, 0, 256}, access_mode::read});
-  for (std::uint64_t seq = 1; seq <= 1000; ++seq) {
-    q.on_record(record{{seq, thread_id{1}, stack_id{}},
-                       kernel_launch{stream_id{1}, string_id{}, accesses}});
+  const std::vector<access> few(2, access{{alloc_id{1}, 0, 256}, access_mode::read});
+  const std::vector<access> many(16, access{{alloc_id{1}, 0, 256}, access_mode::read});
+  std::uint64_t seq = 0;
+  for (int i = 0; i < 1000; ++i) {
+    q.on_record(record{{++seq, thread_id{1}, stack_id{}}, kernel_launch{stream_id{1}, {}, few}});
+  }
+  q.flush();
+  EXPECT_EQ(q.statistics().arena_growths, 0u);
+  for (int i = 0; i < 1000; ++i) {
+    q.on_record(record{{++seq, thread_id{1}, stack_id{}}, kernel_launch{stream_id{1}, {}, many}});
   }
   q.close();
   EXPECT_EQ(q.statistics().arena_growths, 8u);
-  EXPECT_EQ(kept.seqs().size(), 1000u);
+  EXPECT_EQ(kept.seqs().size(), 2000u);
+  EXPECT_NE(kept.text().find("\"size\":256"), std::string::npos);
 }
 
 }  // namespace
