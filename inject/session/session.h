@@ -86,11 +86,12 @@ struct session_config {
 // What the engine tells the capture side goes on working from its thread:
 // a candidate names kernels to measure on their next launches (Note [Which
 // launches are measured]), a request the Sanitizer API source takes under
-// its own lock, which no producer holds while it records. The request then
-// comes as late as the records are (at most a few ticks of the queue, or a
-// wake-up batch), so a few more launches of the kernel may go unmeasured
-// before it takes effect: confirmation is for a race that repeats, which a
-// launch or so later still does.
+// its own lock, which no producer holds while it records (so a producer
+// waiting for room in the queue never waits on it). The request comes as
+// late as the engine sees the records (up to a tick of the queue, 0.5 ms,
+// or a wake-up batch of 512 records), so the kernel's launches in between
+// go unmeasured: confirmation is for a race that repeats, which it still
+// does after them.
 bool engine_on_own_thread(const session_config& config, bool tsan_bridge_active);
 
 // Note [The ThreadSanitizer bridge needs records at the call]

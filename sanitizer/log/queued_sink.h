@@ -42,7 +42,9 @@
 // thread itself (a fatal signal while a downstream sink ran; what is still
 // queued is not delivered, the sinks may be half-way through a record), and
 // a forked child, which has no consumer thread: there the calling thread
-// delivers what is queued itself, and every later record inline.
+// delivers what is queued itself (from the last head the consumer
+// published, so up to 64 records it was delivering at the fork come
+// again), and every later record inline.
 #pragma once
 
 #include <sys/types.h>

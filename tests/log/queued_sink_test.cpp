@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -209,6 +211,36 @@ TEST(QueuedSink, WithoutAConsumerThreadTheProducerDelivers) {
   EXPECT_EQ(kept.seqs().size(), 4u);
   q.close();
   EXPECT_EQ(kept.seqs(), (std::vector<std::uint64_t>{1, 2, 3, 4, 5}));
+}
+
+// A child forked from a process with a queue has no consumer thread: what
+// it records is delivered by its own thread when the ring fills, and at
+// close(), instead of waiting for a thread that is not there.
+TEST(QueuedSink, AForkedChildDeliversOnItsOwnThread) {
+  class counting_sink final : public record_sink {
+   public:
+    void on_record(const record&) override { count.fetch_add(1); }
+    std::atomic<std::uint64_t> count{0};
+  } counted;
+  queued_sink q(queued_sink_options{.capacity = 4});
+  q.add_downstream(counted);
+  q.start();
+  std::uint64_t seq = 0;
+  for (int i = 0; i < 3; ++i) q.on_record(record{{++seq, thread_id{1}, stack_id{}}, nvtx_pop{}});
+  q.flush();  // the consumer is idle at the fork
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    for (int i = 0; i < 10; ++i) q.on_record(record{{++seq, thread_id{1}, stack_id{}}, nvtx_pop{}});
+    const bool filled_and_delivered = counted.count.load() >= 3 + 10 - 4;
+    q.close();
+    std::_Exit(filled_and_delivered && counted.count.load() == 13 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(counted.count.load(), 3u);
+  q.close();
 }
 
 // The program's signals go to the program's threads; a fault on the
