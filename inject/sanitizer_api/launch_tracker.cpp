@@ -75,6 +75,23 @@ launch_tracker::launch_tracker(const sanitizer_library& lib, const tracker_drive
                                tracker_options options)
     : lib_(lib), driver_(driver), options_(options) {}
 
+launch_tracker::~launch_tracker() {
+  const auto free_table = [this](const table& t) {
+    if (lib_.free) lib_.free(t.ctx, t.device);
+  };
+  const auto destroy_event = [this](CUevent e) {
+    if (e != nullptr && driver_.event_destroy) driver_.event_destroy(e);
+  };
+  for (const auto& [key, pool] : free_tables_) {
+    for (const table& t : pool) free_table(t);
+  }
+  for (const launch_state& l : in_flight_) {  // never read back
+    free_table(l.t);
+    destroy_event(l.done);
+  }
+  for (const CUevent e : free_events_) destroy_event(e);
+}
+
 extern "C" {
 extern const unsigned char streamsan_footprint_patches[];
 }

@@ -88,6 +88,11 @@ class launch_tracker {
                  tracker_options options = {});
   launch_tracker(const launch_tracker&) = delete;
   launch_tracker& operator=(const launch_tracker&) = delete;
+  // Frees its tables and events, those of launches never read back too: an
+  // owner that destroys the tracker while measured kernels may still run
+  // must wait for them first (poll(true, ...)). The injected library never
+  // destroys its tracker (its session lives until the process ends).
+  ~launch_tracker();
 
   // Patches `module`'s global-memory accesses and asynchronous copies; false
   // (with the reason in `why`) when the Sanitizer API refuses.

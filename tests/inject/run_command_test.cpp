@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -45,7 +46,7 @@ std::string streamsan() {
 
 // Runs streamsan with `args` and extra environment entries "K=V".
 outcome run(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
-            pid_t* started = nullptr) {
+            std::atomic<pid_t>* started = nullptr) {
   std::vector<std::string> argv_s{streamsan()};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -76,7 +77,7 @@ outcome run(const std::vector<std::string>& args, const std::vector<std::string>
   pid_t pid = 0;
   EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
   posix_spawn_file_actions_destroy(&actions);
-  if (started) *started = pid;
+  if (started) *started = pid > 0 ? pid : -1;  // -1: not started
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   outcome o;
@@ -217,10 +218,13 @@ TEST(RunCommand, ProcessThatNeverReportedIsSaidSo) {
 }
 
 TEST(RunCommand, SignalsAreForwardedToTheProgram) {
-  pid_t pid = 0;
+  // The killer waits for the pid (ThreadSanitizer saw the sleep as the only
+  // order), and never sends to pid 0, the test's own process group.
+  std::atomic<pid_t> pid{0};
   std::thread killer([&] {
+    while (pid.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    ::kill(pid, SIGTERM);
+    if (pid.load() > 0) ::kill(pid.load(), SIGTERM);
   });
   const auto start = std::chrono::steady_clock::now();
   const auto o = run(with_library({"--", "/bin/sleep", "20"}), {}, &pid);
