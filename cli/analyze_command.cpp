@@ -243,7 +243,9 @@ int analyze_command(std::span<const std::string> args) {
                            .unmodelled_calls = &eng.unmodelled_calls(),
                            .records_processed = eng.records_processed(),
                            .suppressed = kept.suppressed,
-                           .suppressed_builtin = kept.suppressed_builtin};
+                           .suppressed_builtin = kept.suppressed_builtin,
+                           .device_synchronized_conflicts =
+                               eng.statistics().device_synchronized_conflicts};
   // Machine-readable reports stay parseable: the list goes to stderr.
   const auto print_rules = [&](std::ostream& report_stream) {
     if (!options.print_suppressions) return;

@@ -5,10 +5,14 @@
 #include <benchmark/benchmark.h>
 
 #include <array>
+#include <chrono>
+#include <memory>
+#include <vector>
 
 #include "inject/model/cuda_model.h"
 #include "inject/stack/fast_unwinder.h"
 #include "sanitizer/engine/engine.h"
+#include "sanitizer/log/queued_sink.h"
 #include "tests/inject/fake_driver.h"
 
 namespace streamsan::injection {
@@ -38,42 +42,103 @@ void BM_CaptureStackUnwindBacktrace(benchmark::State& state) {
 }
 BENCHMARK(BM_CaptureStackUnwindBacktrace);
 
-// One launch (with an access to infer) on alternating streams, and an event
-// record + wait every 16 launches, fed through the recorder to the engine.
+// The launch pattern of launch_bound.cu: one launch (with an access to
+// infer) on alternating streams, and an event record + wait every 16
+// launches, through a recorder to `sink`.
+class launch_pattern {
+ public:
+  launch_pattern(recorder& rec, bool stacks) : stacks_(stacks), model_(rec, driver_) {
+    driver_.kernels[0x1000] = kernel_description{"_Z5emptyPf", {{0, 8}}, true};
+    const call_site here{};
+    model_.stream_created(here, 0xa, 1, 0);
+    model_.stream_created(here, 0xb, 1, 0);
+    model_.event_created(here, 0xe, 2);
+    model_.allocated(here, 0x10000, 4096, memory_kind::device);
+    model_.allocated(here, 0x20000, 4096, memory_kind::device);
+  }
+  void next() {
+    const int k = static_cast<int>(i_ & 1);
+    const std::uintptr_t stream = k ? 0xb : 0xa;
+    const call_site at{stacks_ ? std::span<const std::uint64_t>(frames_.data(),
+                                                                capture_stack(frames_))
+                               : std::span<const std::uint64_t>{}};
+    model_.kernel_launched(at, {stream}, 0x1000, kernel_arguments::from_pointers(params_[k]));
+    if (i_ % 16 == 15) {
+      model_.event_recorded(at, 0xe, {stream});
+      model_.stream_waited_event(at, {k ? std::uintptr_t{0xa} : std::uintptr_t{0xb}}, 0xe);
+    }
+    ++i_;
+  }
+
+ private:
+  bool stacks_;
+  fake_driver driver_;
+  cuda_model model_;
+  std::uint64_t buffers_[2] = {0x10000, 0x20000};
+  void* params_[2][1] = {{&buffers_[0]}, {&buffers_[1]}};
+  std::array<std::uint64_t, 16> frames_{};
+  std::uint64_t i_ = 0;
+};
+
 void BM_ModelledLaunch(benchmark::State& state) {
   const bool stacks = state.range(0) != 0;
   recorder rec({.capture_stacks = stacks, .stack_depth = 16});
   engine eng;
   rec.add_sink(eng);
-  fake_driver driver;
-  driver.kernels[0x1000] = kernel_description{"_Z5emptyPf", {{0, 8}}, true};
-  cuda_model model(rec, driver);
-  const call_site here{};
-  model.stream_created(here, 0xa, 1, 0);
-  model.stream_created(here, 0xb, 1, 0);
-  model.event_created(here, 0xe, 2);
-  model.allocated(here, 0x10000, 4096, memory_kind::device);
-  model.allocated(here, 0x20000, 4096, memory_kind::device);
-  std::uint64_t buffers[2] = {0x10000, 0x20000};
-  void* params[2][1] = {{&buffers[0]}, {&buffers[1]}};
-  std::array<std::uint64_t, 16> frames{};
-  std::uint64_t i = 0;
-  for (auto _ : state) {
-    const int k = static_cast<int>(i & 1);
-    const std::uintptr_t stream = k ? 0xb : 0xa;
-    const call_site at{stacks ? std::span<const std::uint64_t>(
-                                    frames.data(), capture_stack(frames))
-                              : std::span<const std::uint64_t>{}};
-    model.kernel_launched(at, {stream}, 0x1000, kernel_arguments::from_pointers(params[k]));
-    if (i % 16 == 15) {
-      model.event_recorded(at, 0xe, {stream});
-      model.stream_waited_event(at, {k ? std::uintptr_t{0xa} : std::uintptr_t{0xb}}, 0xe);
-    }
-    ++i;
-  }
+  launch_pattern launches(rec, stacks);
+  for (auto _ : state) launches.next();
   if (!eng.diagnostics().empty()) state.SkipWithError("the launch pattern must be race-free");
 }
 BENCHMARK(BM_ModelledLaunch)->Arg(0)->Arg(1);
+
+// What the program's thread pays per launch when launches come at a launch-
+// bound loop's pace: between launches, range(1) ns of the program's own work
+// (not counted) that writes range(2) KiB of a large buffer, as the driver's
+// work evicts streamsan's data. The engine inline (range(0) = 0) or on its
+// own thread behind the session's queue (1; Note [Where the engine runs]).
+// No stacks.
+void BM_ModelledLaunchProgramThread(benchmark::State& state) {
+  const bool queued = state.range(0) != 0;
+  const auto gap = std::chrono::nanoseconds(state.range(1));
+  const auto touch_lines = static_cast<std::size_t>(state.range(2)) * 16;
+  recorder rec({.capture_stacks = false});
+  engine eng;
+  std::unique_ptr<queued_sink> queue;
+  if (queued) {
+    queue = std::make_unique<queued_sink>();
+    queue->add_downstream(eng);
+    queue->start();
+    rec.add_sink(*queue);
+  } else {
+    rec.add_sink(eng);
+  }
+  launch_pattern launches(rec, false);
+  std::vector<std::uint8_t> program_memory(64u << 20);
+  std::size_t at = 0;
+  using clock_type = std::chrono::steady_clock;
+  for (auto _ : state) {
+    const auto work_until = clock_type::now() + gap;
+    for (std::size_t line = 0; line < touch_lines; ++line) {
+      program_memory[at] += 1;
+      at = (at + 64) % program_memory.size();
+    }
+    while (clock_type::now() < work_until) {
+    }
+    const auto start = clock_type::now();
+    launches.next();
+    state.SetIterationTime(std::chrono::duration<double>(clock_type::now() - start).count());
+  }
+  if (queue) {
+    queue->close();
+    state.counters["producer_waits"] = static_cast<double>(queue->statistics().producer_waits);
+    state.counters["wakeups"] = static_cast<double>(queue->statistics().wakeups);
+  }
+  if (!eng.diagnostics().empty()) state.SkipWithError("the launch pattern must be race-free");
+}
+BENCHMARK(BM_ModelledLaunchProgramThread)
+    ->ArgsProduct({{0, 1}, {0}, {0}})
+    ->ArgsProduct({{0, 1}, {2000}, {0, 16, 64}})
+    ->UseManualTime();
 
 }  // namespace
 }  // namespace streamsan::injection

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Copies what probe-gpu.sh needs from a build folder into DEST.
+# Copies what probe-gpu.sh and launch-overhead-gpu.sh need from a build
+# folder into DEST.
 set -eu
 build=$1 dest=$2
 src=$(cd "$(dirname "$0")" && pwd)
@@ -11,5 +12,5 @@ install -m 755 "$build"/runtime/injection/libstreamsan_inject.so "$dest/" 2>/dev
   install -m 755 "$build"/inject/libstreamsan_inject.so "$dest/"
 strip --strip-debug "$dest"/*.so "$dest/streamsan"
 cp -L "$(dirname "$(readlink -f "$(command -v nvcc)")")/../lib64/libcupti.so.13" "$dest/cupti/"
-install -m 755 "$src/probe-gpu.sh" "$src/check_footprints.py" "$dest/"
+install -m 755 "$src/probe-gpu.sh" "$src/launch-overhead-gpu.sh" "$src/check_footprints.py" "$dest/"
 du -sh "$dest"

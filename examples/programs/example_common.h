@@ -57,6 +57,14 @@ inline float host_sum(const float* pinned, int n) {
   return total;
 }
 
+// The float at `device_value`, once stream `s` has finished with it.
+inline float download(const float* device_value, cudaStream_t s) {
+  float host = 0;
+  CHECK(cudaMemcpyAsync(&host, device_value, sizeof(float), cudaMemcpyDeviceToHost, s));
+  CHECK(cudaStreamSynchronize(s));
+  return host;
+}
+
 // Prints a result; the fixed version of an example fails (exit status 1) when
 // it is wrong, so that running it on a GPU also checks that CUDA really gives
 // the ordering the fix relies on. A racy version may print anything.

@@ -1,6 +1,8 @@
 // Kernel launches (Note [Runtime calls are modelled at the runtime level]),
 // and the module unloads that retire kernel handles.
 
+#include <algorithm>
+
 #include "inject/capture/api_params.h"
 #include "inject/capture/api_table.h"
 #include "inject/capture/launch_decoding.h"
@@ -20,6 +22,32 @@ struct cuda_launch_kernel_params {
   cudaStream_t stream;
 };
 
+// Note [Kernels that synchronize on the device] (sanitizer/engine): a
+// cooperative launch is one the engine may trust to wait on the device for
+// another device's cooperative launch, so the flag travels with the launch.
+template <class Config, class Predicate>
+bool any_attribute(const Config* config, Predicate matches) noexcept {
+  if (config == nullptr || config->attrs == nullptr) return false;
+  return std::any_of(config->attrs, config->attrs + config->numAttrs, matches);
+}
+
+bool cooperative(const CUlaunchConfig* config) noexcept {
+  return any_attribute(config, [](const CUlaunchAttribute& a) {
+    return a.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && a.value.cooperative != 0;
+  });
+}
+
+bool cooperative(const cudaLaunchConfig_t* config) noexcept {
+  return any_attribute(config, [](const cudaLaunchAttribute& a) {
+    return a.id == cudaLaunchAttributeCooperative && a.val.cooperative != 0;
+  });
+}
+
+bool cooperative_runtime_call(std::uint32_t cbid) noexcept {
+  return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000 ||
+         cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000;
+}
+
 // ---- runtime: modelled here only when no nested driver launch was ----
 
 void runtime_launch_kernel_handle(api_context& c) {
@@ -35,7 +63,8 @@ void runtime_launch_kernel(api_context& c) {
   if (c.launch_modelled()) return;
   const auto& p = c.params<cudaLaunchKernel_v7000_params>();
   const call_site site = c.here();
-  c.model.kernel_launched(site, c.stream(p.stream), 0, {}, function_name(address_of(p.func)));
+  c.model.kernel_launched(site, c.stream(p.stream), 0, {}, function_name(address_of(p.func)),
+                          cooperative_runtime_call(c.call.cbid));
   c.model.unmodelled(site, "cudaLaunchKernel (kernel parameters not seen)");
 }
 
@@ -44,7 +73,7 @@ void runtime_launch_kernel_ex(api_context& c) {
   const auto& p = c.params<cudaLaunchKernelExC_v11060_params>();
   const call_site site = c.here();
   c.model.kernel_launched(site, c.stream(p.config ? p.config->stream : nullptr), 0, {},
-                          function_name(address_of(p.func)));
+                          function_name(address_of(p.func)), cooperative(p.config));
   c.model.unmodelled(site, "cudaLaunchKernelExC (kernel parameters not seen)");
 }
 
@@ -60,14 +89,16 @@ void driver_launch_kernel(api_context& c) {
 void driver_launch_kernel_ex(api_context& c) {
   const auto& p = c.params<cuLaunchKernelEx_params>();
   c.model.kernel_launched(c.here(), c.stream(p.config ? p.config->hStream : nullptr),
-                          handle_of(p.f), kernel_arguments::from_launch(p.kernelParams, p.extra));
+                          handle_of(p.f), kernel_arguments::from_launch(p.kernelParams, p.extra),
+                          {}, cooperative(p.config));
   c.set_launch_modelled();
 }
 
 void driver_launch_cooperative_kernel(api_context& c) {
   const auto& p = c.params<cuLaunchCooperativeKernel_params>();
   c.model.kernel_launched(c.here(), c.stream(p.hStream), handle_of(p.f),
-                          kernel_arguments::from_launch(p.kernelParams, nullptr));
+                          kernel_arguments::from_launch(p.kernelParams, nullptr), {},
+                          /*cooperative=*/true);
   c.set_launch_modelled();
 }
 

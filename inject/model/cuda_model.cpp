@@ -324,7 +324,8 @@ bool cuda_model::take_annotation_locked(stream_id s, std::vector<access>& out) {
 }
 
 void cuda_model::kernel_launched(const call_site& at, stream_arg s, std::uintptr_t kernel,
-                                 const kernel_arguments& args, std::string_view fallback_name) {
+                                 const kernel_arguments& args, std::string_view fallback_name,
+                                 bool cooperative) {
   const std::uint64_t measurement = take_expected_measured_launch();
   const stream_ref on = prepare(s);
   model_lock lock(mutex_);
@@ -347,7 +348,7 @@ void cuda_model::kernel_launched(const call_site& at, stream_arg s, std::uintptr
       await_measurement_locked(measurement, kernel, info, args);
     }
   }
-  emit(at, kernel_launch{stream, name, scratch_});
+  emit(at, kernel_launch{stream, name, scratch_, cooperative});
 }
 
 void cuda_model::host_function_launched(const call_site& at, stream_arg s, std::uintptr_t fn) {

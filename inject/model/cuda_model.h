@@ -139,9 +139,11 @@ class cuda_model {
 
   // ---- work ----
   // `kernel` is a CUfunction or CUkernel; 0 when only `fallback_name` is
-  // known (then no accesses can be inferred).
+  // known (then no accesses can be inferred). `cooperative`: all its blocks
+  // are resident at once (a cooperative launch).
   void kernel_launched(const call_site& at, stream_arg s, std::uintptr_t kernel,
-                       const kernel_arguments& args, std::string_view fallback_name = {});
+                       const kernel_arguments& args, std::string_view fallback_name = {},
+                       bool cooperative = false);
   void host_function_launched(const call_site& at, stream_arg s, std::uintptr_t fn);
   // Around the call that enqueues a host function (host_function_listener.h).
   void host_function_entering(stream_arg s);

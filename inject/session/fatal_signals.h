@@ -9,6 +9,9 @@
 // have without us: the previous disposition is restored and the signal
 // raised again, so the program still dies by it (or its own handler runs)
 // and `streamsan run` tells that death apart from "reports found".
+// finish() first lets the engine's thread deliver what is still queued
+// (Note [Where the engine runs]); when the signal came on that thread
+// itself, the queue is closed instead and what it held is not delivered.
 // A finish() that cannot complete (the crash came while a lock of ours was
 // held) is cut off after a few seconds by an alarm that ends the program
 // with the original signal. Not covered: a stack overflow (no alternate

@@ -44,6 +44,10 @@ session_config read_config() {
   if (const char* tsan = std::getenv("STREAMSAN_TSAN")) {
     config.tsan_bridge = std::string_view(tsan) != "0";
   }
+  // Note [Where the engine runs]
+  if (const char* engine_thread = std::getenv("STREAMSAN_ENGINE_THREAD")) {
+    config.engine_thread = std::string_view(engine_thread) != "0";
+  }
   if (const char* debug = std::getenv("STREAMSAN_DEBUG"); debug && *debug && *debug != '0') {
     config.debug = std::string_view(debug) == "2" ? 2 : 1;
   }

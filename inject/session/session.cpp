@@ -76,14 +76,28 @@ session::session(session_config config, driver_queries& driver)
   // The user's rules first, then the built-in ones (as `streamsan analyze`).
   if (options.builtin_suppressions) suppressions_.append(suppressions::builtin());
   engine_.set_diagnostic_callback([this](const diagnostic& d) { on_diagnostic(d); });
+  // The ThreadSanitizer bridge, when the program was built with
+  // -fsanitize=thread (docs/tsan-bridge.md).
+  tsan_ = std::make_unique<tsan_attachment>(engine_, model_, config_.tsan_bridge);
+  // Note [Where the engine runs]
+  if (injection::engine_on_own_thread(config_, tsan_->active())) {
+    engine_queue_ = std::make_unique<queued_sink>();
+  }
   recorder_.add_sink(resolver_);
-  resolver_.add_downstream(engine_);
   model_.set_footprint_resolver(&resolver_);
   nvtx_ = std::make_unique<nvtx_to_model>(model_, call_sites_);
+  const auto consumer = [this](record_sink& sink) {
+    if (engine_queue_) {
+      engine_queue_->add_downstream(sink);
+    } else {
+      resolver_.add_downstream(sink);
+    }
+  };
+  consumer(engine_);
   if (config_.debug >= 2) {
     // Every record as a JSON line on stderr, for whoever works on streamsan.
     debug_dump_ = std::make_unique<jsonl_dumper>(std::cerr);
-    resolver_.add_downstream(*debug_dump_);
+    consumer(*debug_dump_);
   }
   if (!options.record.empty()) {
     try {
@@ -91,11 +105,16 @@ session::session(session_config config, driver_queries& driver)
     } catch (const std::exception& e) {
       throw session_input_error("record=" + options.record + ": " + e.what());
     }
-    resolver_.add_downstream(*trace_);
+    consumer(*trace_);
   }
-  // The ThreadSanitizer bridge, when the program was built with
-  // -fsanitize=thread (docs/tsan-bridge.md).
-  tsan_ = std::make_unique<tsan_attachment>(engine_, model_, config_.tsan_bridge);
+  if (engine_queue_) {
+    resolver_.add_downstream(*engine_queue_);
+    engine_queue_->start();
+  }
+}
+
+bool engine_on_own_thread(const session_config& config, bool tsan_bridge_active) {
+  return config.engine_thread && !config.options.halt_on_error && !tsan_bridge_active;
 }
 
 capture_plan plan_capture(const sanitizer_options& options, bool tsan_bridge_usable) {
@@ -133,6 +152,7 @@ void session::subscribe() {
     if (sanitizer_) {
       try {
         sanitizer_->enable();
+        measuring_.store(sanitizer_.get(), std::memory_order_release);
         return;
       } catch (const std::exception& e) {
         why = e.what();
@@ -174,12 +194,14 @@ bool session::suppressed(const diagnostic& d) const {
 // A candidate (Note [Candidates and confirmed diagnostics]) is no report:
 // the kernels whose footprints were guessed are measured on their next
 // launches, and a measured conflict at the same call sites confirms it.
+// On the engine's thread, or the program's (Note [Where the engine runs]).
 void session::measure_candidate(const diagnostic& d) {
-  if (!sanitizer_) return;
+  auto* const measuring = measuring_.load(std::memory_order_acquire);
+  if (measuring == nullptr) return;
   for (const operation_ref* side : inferred_sides(d)) {
     if (side->op != operation_kind::kernel) continue;
     const std::string_view name = engine_.tables().string(side->name);
-    if (!name.empty()) sanitizer_->measure_kernel(name, candidate_measurements);
+    if (!name.empty()) measuring->measure_kernel(name, candidate_measurements);
   }
 }
 
@@ -205,7 +227,8 @@ std::uint64_t session::print_report() noexcept {
     const auto filtered = apply_suppressions(engine_.diagnostics(), suppressions_, symbols);
     report_input input{filtered.kept, engine_.tables(), &engine_.unmodelled_calls(),
                        engine_.records_processed(), filtered.suppressed,
-                       filtered.suppressed_builtin};
+                       filtered.suppressed_builtin,
+                       engine_.statistics().device_synchronized_conflicts};
     report_options ro;
     if (options.print_limit != 0) ro.print_limit = options.print_limit;
     ro.stacks.raw = options.raw_stacks;
@@ -288,6 +311,18 @@ void session::print_debug_counters() const {
                static_cast<unsigned long long>(u.scans),
                static_cast<unsigned long long>(u.path_hits),
                static_cast<unsigned long long>(u.path_misses), live_unwinder_states());
+  if (engine_queue_) {
+    const auto q = engine_queue_->statistics();
+    std::fprintf(stderr,
+                 "streamsan: debug: engine thread delivered=%llu producer_waits=%llu "
+                 "sleeps=%llu wakeups=%llu arena_growths=%llu dropped=%llu\n",
+                 static_cast<unsigned long long>(q.delivered),
+                 static_cast<unsigned long long>(q.producer_waits),
+                 static_cast<unsigned long long>(q.consumer_sleeps),
+                 static_cast<unsigned long long>(q.wakeups),
+                 static_cast<unsigned long long>(q.arena_growths),
+                 static_cast<unsigned long long>(q.dropped));
+  }
   if (!sanitizer_) return;
   const auto m = sanitizer_->stats();
   std::fprintf(stderr,
@@ -309,12 +344,18 @@ void session::print_debug_counters() const {
 // Note [Reports at exit]
 void session::finish() noexcept {
   if (finished_.exchange(true)) return;
+  // A fatal signal on the engine's thread (Note [Reports when the program
+  // dies]): the queue stops first, so that a producer waiting for room lets
+  // go of the recorder's lock; what it still held is not delivered.
+  if (engine_queue_ && engine_queue_->on_consumer_thread()) engine_queue_->close();
   dispatcher_.stop();
   settle_footprints();
   // Waits for a delivery in progress; none reaches the resolver afterwards,
   // and what it still holds goes on to the engine, the trace and the dump.
   recorder_.remove_sink(resolver_);
   resolver_.release_all();
+  // The engine's thread delivers everything queued, then ends.
+  if (engine_queue_) engine_queue_->close();
   // Work deferred behind host functions that never ran is checked now.
   if (tsan_) tsan_->finish();
   if (config_.debug >= 1) {

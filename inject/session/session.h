@@ -17,7 +17,13 @@
 // "finished" line of Note [The result file]. Records made later (a thread
 // still running while the process exits) reach no sink.
 //
-// halt_on_error: the engine calls on_diagnostic() during a delivery, under
+// With the engine on its own thread (Note [The engine runs on its own
+// thread] in sanitizer/log/queued_sink.h), taking the resolver off the
+// recorder makes the delivery in progress the last one queued, and closing
+// the queue waits until the engine thread has delivered everything queued.
+//
+// halt_on_error keeps the engine on the program's threads (Note [Where the
+// engine runs]): the engine calls on_diagnostic() during a delivery, under
 // the recorder's lock, so nothing else is delivered meanwhile. A suppressed
 // diagnostic changes nothing; any other one is printed with the report so
 // far, the result is written and the process ends with error_exitcode. A
@@ -41,6 +47,7 @@
 #include "inject/session/options.h"
 #include "inject/tsan/tsan_attachment.h"
 #include "sanitizer/engine/engine.h"
+#include "sanitizer/log/queued_sink.h"
 #include "sanitizer/log/recorder.h"
 #include "sanitizer/log/trace_writer.h"
 #include "sanitizer/report/suppressions.h"
@@ -57,7 +64,35 @@ struct session_config {
   // The ThreadSanitizer bridge in a program built with -fsanitize=thread
   // (docs/tsan-bridge.md); STREAMSAN_TSAN=0 leaves it off.
   bool tsan_bridge = true;
+  // The engine, trace writer and debug dump on a thread of their own
+  // (Note [Where the engine runs]); STREAMSAN_ENGINE_THREAD=0 keeps them on
+  // the program's threads.
+  bool engine_thread = true;
 };
+
+// Note [Where the engine runs]
+// By default the records go through a queue to a thread of the library's
+// own, which feeds the engine, the trace writer and the debug dump (Note
+// [The engine runs on its own thread]): the program's thread pays for the
+// capture and a copy. Three cases keep the engine on the program's threads,
+// inside the recorder's lock:
+//  - halt_on_error: the process must end at the first report, before the
+//    program goes on (on another thread, the program would run ahead by
+//    whatever the queue held, and the report would race with its exit);
+//  - the ThreadSanitizer bridge (Note [The ThreadSanitizer bridge needs
+//    records at the call]): it mirrors each record on the thread that made
+//    the call, while the call is made;
+//  - STREAMSAN_ENGINE_THREAD=0, to compare the two.
+// What the engine tells the capture side goes on working from its thread:
+// a candidate names kernels to measure on their next launches (Note [Which
+// launches are measured]), a request the Sanitizer API source takes under
+// its own lock, which no producer holds while it records (so a producer
+// waiting for room in the queue never waits on it). The request comes as
+// late as the engine sees the records (up to a tick of the queue, 0.5 ms,
+// or a wake-up batch of 512 records), so the kernel's launches in between
+// go unmeasured: confirmation is for a race that repeats, which it still
+// does after them.
+bool engine_on_own_thread(const session_config& config, bool tsan_bridge_active);
 
 // Note [The ThreadSanitizer bridge needs records at the call]
 // The bridge mirrors each record on the thread that made the call, while
@@ -116,6 +151,9 @@ class session {
   // Prints the report and records the result, once (Note [Reports at exit]).
   void finish() noexcept;
 
+  // Note [Where the engine runs]
+  bool engine_on_own_thread() const noexcept { return engine_queue_ != nullptr; }
+
  private:
   void on_diagnostic(const diagnostic& d);
   void measure_candidate(const diagnostic& d);
@@ -152,6 +190,12 @@ class session {
   std::unique_ptr<tsan_attachment> tsan_;  // docs/tsan-bridge.md
   bool tsan_off_ = false;  // a usable bridge the capture plan turned off
   std::atomic<bool> finished_{false};
+  // sanitizer_, for the engine's thread (measure_candidate): set once it is
+  // enabled, never cleared while records flow.
+  std::atomic<sanitizer_source*> measuring_{nullptr};
+  // The engine's own thread (Note [Where the engine runs]); null when the
+  // engine runs on the program's threads. Last: closed (drained) first.
+  std::unique_ptr<queued_sink> engine_queue_;
 };
 
 }  // namespace streamsan::injection

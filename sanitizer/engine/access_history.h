@@ -66,9 +66,15 @@ struct access_entry {
   operation_kind op = operation_kind::kernel;
   access_mode mode = access_mode::read;
   access_origin origin = access_origin::exact;
+  // A kernel of a cooperative launch (Note [Kernels that synchronize on the
+  // device]); fits the entry's last padding byte.
+  bool cooperative = false;
 
   friend bool operator==(const access_entry&, const access_entry&) = default;
 };
+
+// Histories hold millions of these: keep it one cache line.
+static_assert(sizeof(access_entry) <= 64);
 
 // A previous access the current one is not ordered after.
 struct history_conflict {

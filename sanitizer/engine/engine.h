@@ -68,6 +68,10 @@ struct engine_statistics {
   std::uint64_t accesses_unknown_alloc = 0; // alloc id never allocated (or forgotten)
   std::uint64_t accesses_captured = 0;      // issued to a capturing stream
   std::uint64_t host_host_conflicts = 0;    // two host threads: not a CUDA race
+  // Conflicts between cooperative launches on different devices, which may
+  // synchronize on the device (Note [Kernels that synchronize on the
+  // device]): not checked, counted, and named at exit.
+  std::uint64_t device_synchronized_conflicts = 0;
   std::uint64_t unmatched_nvtx_pops = 0;    // nvtx_pop on an empty stack
   std::uint64_t implicit_streams = 0;       // used before any stream_create
   std::uint64_t unknown_graph_launches = 0; // launch of a graph never instantiated

@@ -230,7 +230,7 @@ class engine_impl {
   void copy(const record_header& h, const memcpy_record& r);
   // A kernel or host function: a stream operation with accesses.
   void stream_work(const record_header& h, stream_id stream, operation_kind op, string_id name,
-                   std::span<const access> accesses);
+                   std::span<const access> accesses, bool cooperative = false);
   // Stream synchronize, or a stream query that returned `complete`.
   void host_waits_for_stream(const record_header& h, stream_id stream, operation_kind op,
                              bool complete);
@@ -238,6 +238,9 @@ class engine_impl {
 
   // ---- reports (engine_reports.cpp) ----
   operation_ref ref_of(const access_entry& e) const noexcept;
+  // Note [Kernels that synchronize on the device]
+  bool synchronize_on_device(const access_entry& current, const operation_ref& current_ref,
+                             const access_entry& previous, const operation_ref& previous_ref) const;
   void report_conflicts(const allocation& a, const access_entry& current,
                         diagnostic_kind lifetime_kind);
   void report_use_after_free(const allocation& a, const access_entry& current);

@@ -148,6 +148,39 @@ operation_ref engine_impl::ref_of(const access_entry& e) const noexcept {
   return o;
 }
 
+// Note [Kernels that synchronize on the device]
+// Streams, events and host calls are the orderings CUDA documents between
+// operations, and they are all this engine sees. Kernels can also order
+// their accesses among themselves, through memory: one spins on a flag that
+// another sets with a release store or a system-scope atomic
+// (conjugateGradientMultiDeviceCG's grid barrier across devices, NCCL's
+// kernels). That is only sound when both kernels are guaranteed to be
+// resident at once, or the spinning one may wait forever for one that never
+// starts. CUDA guarantees it in one case: a cooperative launch keeps all its
+// blocks resident, and cooperative launches on *different devices* run on
+// different hardware, so neither waits for the other to be scheduled (what
+// cudaLaunchCooperativeKernelMultiDevice, now removed, promised and its
+// replacements build by hand). Two unordered kernels of one device may not
+// run together, so a device-side handshake between them is a bug of its own,
+// and stays reported.
+// So a conflict between two cooperative launches on different devices is
+// not reported: their accesses may well be ordered by a barrier of the
+// program's own, which no API call shows, and a report would be a guess.
+// They are counted (engine_statistics::device_synchronized_conflicts) and
+// the summary says how many pairs went unchecked.
+bool engine_impl::synchronize_on_device(const access_entry& current,
+                                        const operation_ref& current_ref,
+                                        const access_entry& previous,
+                                        const operation_ref& previous_ref) const {
+  if (!current.cooperative || !previous.cooperative) return false;
+  if (current_ref.context != context_kind::stream || previous_ref.context != context_kind::stream) {
+    return false;
+  }
+  const stream_state* a = contexts_.find_stream(current_ref.stream);
+  const stream_state* b = contexts_.find_stream(previous_ref.stream);
+  return a != nullptr && b != nullptr && a->device_index != b->device_index;
+}
+
 void engine_impl::report_conflicts(const allocation& a, const access_entry& current,
                                    diagnostic_kind lifetime_kind) {
   const operation_ref current_ref = ref_of(current);
@@ -156,6 +189,10 @@ void engine_impl::report_conflicts(const allocation& a, const access_entry& curr
     if (current_ref.context == context_kind::host_thread &&
         previous.context == context_kind::host_thread) {
       ++stats_.host_host_conflicts;  // Note [Race kinds]
+      continue;
+    }
+    if (synchronize_on_device(current, current_ref, c.previous, previous)) {
+      ++stats_.device_synchronized_conflicts;
       continue;
     }
     diagnostic_kind kind = diagnostic_kind::host_device_race;

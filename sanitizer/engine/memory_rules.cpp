@@ -245,7 +245,8 @@ void engine_impl::on(const record_header& h, const free_record& r) {
 [[gnu::always_inline]] inline void engine_impl::stream_work(const record_header& h,
                                                             stream_id stream, operation_kind op,
                                                             string_id name,
-                                                            std::span<const access> accesses) {
+                                                            std::span<const access> accesses,
+                                                            bool cooperative) {
   thread_state& t = thread_of(h);
   stream_state& s = stream_for(h, t, stream, op);
   if (s.destroyed) return;  // Note [Work on a destroyed stream]
@@ -254,6 +255,7 @@ void engine_impl::on(const record_header& h, const free_record& r) {
     return;
   }
   access_entry entry = entry_for(h, t, enqueue(t, s), op, name);
+  entry.cooperative = cooperative;
   if (op == operation_kind::host_func && observer_ != nullptr) {
     observer_->host_function_enqueued(s.context->ref(), name, h.stack, h.seq);
   }
@@ -262,7 +264,7 @@ void engine_impl::on(const record_header& h, const free_record& r) {
 }
 
 void engine_impl::on(const record_header& h, const kernel_launch& r) {
-  stream_work(h, r.stream, operation_kind::kernel, r.kernel, r.accesses);
+  stream_work(h, r.stream, operation_kind::kernel, r.kernel, r.accesses, r.cooperative);
 }
 
 // S-HOSTFN-1: a host function is a stream operation like a kernel; its

@@ -8,21 +8,10 @@ namespace streamsan {
 
 // The archive of Note [One field list drives every encoding] that re-homes
 // a record's spans and views into an owned_record's storage.
-class owning_archive {
+class owning_archive : public payload_archive_base {
  public:
   explicit owning_archive(owned_record& owner) : owner_(owner) {}
 
-  template <class Id>
-  void id(std::string_view, Id&) {}
-  void string_ref(std::string_view, string_id&) {}
-  void stack_ref(std::string_view, stack_id&) {}
-  void u32(std::string_view, std::uint32_t&) {}
-  void u64(std::string_view, std::uint64_t&) {}
-  void i32(std::string_view, std::int32_t&) {}
-  void flag(std::string_view, bool&) {}
-  void address(std::string_view, std::uint64_t&) {}
-  template <class Enum>
-  void enumeration(std::string_view, Enum&) {}
   void text(std::string_view, std::string_view& value) {
     value = owner_.texts_.emplace_back(value);
   }

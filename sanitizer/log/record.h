@@ -28,7 +28,7 @@
 namespace streamsan {
 
 // Bumped whenever the meaning or encoding of a record changes.
-inline constexpr std::uint32_t access_log_version = 2;
+inline constexpr std::uint32_t access_log_version = 3;  // 3: kernel_launch.cooperative
 
 enum class memory_kind : std::uint8_t {
   device,          // cudaMalloc, cuMemAlloc, pitch allocations
@@ -311,6 +311,11 @@ struct kernel_launch {
   stream_id stream{};
   string_id kernel{};
   std::span<const access> accesses;
+  // A cooperative launch (cudaLaunchCooperativeKernel, or the cooperative
+  // launch attribute): all its blocks are resident at once, so it may wait
+  // on the device for another kernel (Note [Kernels that synchronize on the
+  // device], sanitizer/engine).
+  bool cooperative = false;
 };
 
 struct host_func {

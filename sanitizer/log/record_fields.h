@@ -28,6 +28,23 @@
 
 namespace streamsan {
 
+// The fixed-size fields, ignored: a base for archives that only move a
+// record's payload (its spans and views, Note [Records are views]) and
+// define text, addresses, object and list themselves.
+struct payload_archive_base {
+  template <class Id>
+  void id(std::string_view, Id&) {}
+  void string_ref(std::string_view, string_id&) {}
+  void stack_ref(std::string_view, stack_id&) {}
+  void u32(std::string_view, std::uint32_t&) {}
+  void u64(std::string_view, std::uint64_t&) {}
+  void i32(std::string_view, std::int32_t&) {}
+  void flag(std::string_view, bool&) {}
+  void address(std::string_view, std::uint64_t&) {}
+  template <class Enum>
+  void enumeration(std::string_view, Enum&) {}
+};
+
 template <class A> void visit_fields(A& a, byte_range& r) {
   a.id("alloc", r.alloc);
   a.u64("offset", r.offset);
@@ -140,6 +157,7 @@ template <class A> void visit_fields(A& a, kernel_launch& r) {
   a.id("stream", r.stream);
   a.string_ref("kernel", r.kernel);
   a.list("accesses", r.accesses);
+  a.flag("cooperative", r.cooperative);
 }
 template <class A> void visit_fields(A& a, host_func& r) {
   a.id("stream", r.stream);

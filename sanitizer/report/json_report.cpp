@@ -227,6 +227,7 @@ json json_report(const report_input& input, symbolizer& symbols, const report_op
       {"possible_races", possible_races.size()},
       {"suppressed", input.suppressed},
       {"suppressed_builtin", input.suppressed_builtin},
+      {"device_synchronized_conflicts", input.device_synchronized_conflicts},
       {"by_kind", std::move(by_kind)},
       {"unmodelled_calls", std::move(unmodelled)},
       {"records_processed", input.records_processed},

@@ -29,6 +29,9 @@ struct report_input {
   std::uint64_t suppressed = 0;  // diagnostics removed by suppressions (either certainty)
   // Of those, removed by built-in suppressions (suppressions::builtin()).
   std::uint64_t suppressed_builtin = 0;
+  // Conflicts the engine did not check: between cooperative launches on
+  // different devices (Note [Kernels that synchronize on the device]).
+  std::uint64_t device_synchronized_conflicts = 0;
 };
 
 // How many of `diagnostics` are confirmed: what an exit status counts

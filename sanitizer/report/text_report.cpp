@@ -261,6 +261,12 @@ void print_text_summary(std::ostream& out, const report_input& input, std::size_
     }
     out << '\n';
   }
+  if (input.device_synchronized_conflicts > 0) {
+    out << "streamsan: not checked: "
+        << plural(input.device_synchronized_conflicts, "conflict", "conflicts")
+        << " between cooperative launches on different devices, which may order their "
+           "accesses on the device (Note [Kernels that synchronize on the device])\n";
+  }
   out << "streamsan: reported " << plural(confirmed, "warning", "warnings");
   if (input.suppressed > 0) out << ", " << input.suppressed << " suppressed";
   if (input.suppressed_builtin > 0) {

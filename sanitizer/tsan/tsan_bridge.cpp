@@ -134,7 +134,10 @@ void* marker_pc(operation_kind op, access_origin origin) noexcept {
     case operation_kind::kernel:
       f = inferred ? &device::kernel_inferred_footprint : &device::kernel;
       break;
-    case operation_kind::memcpy: f = &device::memcpy; break;
+    case operation_kind::memcpy:
+    case operation_kind::staged_upload:  // the DMA of a synchronous pageable upload
+      f = &device::memcpy;
+      break;
     case operation_kind::memset: f = &device::memset; break;
     case operation_kind::host_func:
       f = inferred ? &device::host_function_inferred_footprint : &device::host_function;

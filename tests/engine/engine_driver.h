@@ -137,6 +137,12 @@ class engine_driver {
   void launch(stream_id s, const std::vector<access>& accesses, std::string_view kernel) {
     rec_.emit(kernel_launch{s, rec_.intern(kernel), accesses});
   }
+  // cudaLaunchCooperativeKernel: all the kernel's blocks are resident at once.
+  void cooperative_launch(stream_id s, std::initializer_list<access> accesses,
+                          std::string_view kernel = "cooperative_kernel") {
+    const std::vector<access> list(accesses);
+    rec_.emit(kernel_launch{s, rec_.intern(kernel), list, /*cooperative=*/true});
+  }
   void host_func(stream_id s, std::initializer_list<access> accesses) {
     const std::vector<access> list(accesses);
     rec_.emit(streamsan::host_func{s, rec_.intern("host_fn"), list});

@@ -105,6 +105,54 @@ TEST_F(Dispatcher, RuntimeLaunchIsModelledFromItsNestedDriverLaunch) {
   EXPECT_EQ(dispatcher.api_calls(), 2u);  // the nested driver call is not the program's
 }
 
+// Note [Kernels that synchronize on the device]: the engine needs to know
+// which launches keep all their blocks resident.
+TEST_F(Dispatcher, CooperativeLaunchesAreMarkedSoAndOthersAreNot) {
+  driver.kernels[kernel_handle] = kernel_description{"_Z1kPf", {{0, 8}}, true};
+  malloc_device(0x10000, 256);
+  std::uint64_t arg = 0x10000;
+  void* args[] = {&arg};
+  cuLaunchCooperativeKernel_params cooperative{};
+  cooperative.f = reinterpret_cast<CUfunction>(kernel_handle);
+  cooperative.kernelParams = args;
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, cooperative);
+
+  CUlaunchAttribute attribute{};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+  attribute.value.cooperative = 1;
+  CUlaunchConfig config{};
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  cuLaunchKernelEx_params ex{};
+  ex.config = &config;
+  ex.f = reinterpret_cast<CUfunction>(kernel_handle);
+  ex.kernelParams = args;
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, ex);
+
+  attribute.value.cooperative = 0;
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, ex);
+  cuLaunchKernel_params plain{};
+  plain.f = reinterpret_cast<CUfunction>(kernel_handle);
+  plain.kernelParams = args;
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, plain);
+
+  const auto launches = sink.all<kernel_launch>();
+  ASSERT_EQ(launches.size(), 4u);
+  EXPECT_TRUE(launches[0].cooperative);
+  EXPECT_TRUE(launches[1].cooperative);
+  EXPECT_FALSE(launches[2].cooperative);
+  EXPECT_FALSE(launches[3].cooperative);
+}
+
+TEST_F(Dispatcher, ARuntimeCooperativeLaunchSeenByNameOnlyIsStillMarked) {
+  const cudaLaunchCooperativeKernel_v9000_params launch{
+      reinterpret_cast<const void*>(&host_stub), {}, {}, nullptr, 0, nullptr};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000, launch);
+  const auto launches = sink.all<kernel_launch>();
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_TRUE(launches[0].cooperative);
+}
+
 TEST_F(Dispatcher, RuntimeLaunchWithoutDriverLaunchIsRecordedByNameAndListed) {
   const cudaLaunchKernel_v7000_params launch{reinterpret_cast<const void*>(&host_stub), {}, {},
                                              nullptr, 0, nullptr};

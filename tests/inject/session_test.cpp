@@ -26,6 +26,7 @@
 #include "inject/capture/call_sites.h"
 #include "inject/session/fatal_signals.h"
 #include "inject/session/run_result.h"
+#include "sanitizer/log/jsonl_dump.h"
 #include "sanitizer/log/trace_reader.h"
 #include "tests/inject/capture_sink.h"
 #include "tests/inject/fake_cupti.h"
@@ -140,6 +141,9 @@ session_config config_in(const fs::path& dir) {
   c.options.record = (dir / "trace.bin").string();
   c.options.stack_depth = 0;
   c.result_file = (dir / "result").string();
+  // In a ThreadSanitizer build of these tests the bridge would attach to
+  // the test program itself and keep the engine on its thread.
+  c.tsan_bridge = false;
   return c;
 }
 
@@ -431,6 +435,131 @@ TEST_F(Session, ReportsAreWrittenWhenTheProgramDiesBySignal) {
     EXPECT_NE(read_file(dir / "report.json").find("stream-race"), std::string::npos);
     EXPECT_GT(trace_records(), 0u);
   }
+}
+
+// Note [Where the engine runs]: a program that makes diagnostics of several
+// kinds, and candidates, many times over (more records than a wake-up batch
+// of the engine's queue), in one thread so that its log is deterministic.
+void varied_program(cuda_model& m, int rounds) {
+  // One made-up return address per call, so that each kind of report has
+  // its own pair of call sites (Note [Deduplication]).
+  static const std::uint64_t addresses[] = {0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 0x6000};
+  const auto at = [](int call) { return call_site{std::span(&addresses[call], 1)}; };
+  program p(m);
+  p.setup();
+  constexpr std::uintptr_t doomed = 0x53;
+  constexpr std::uint64_t pinned = 0x7f1000000000, guessed = 0x7f0000100000;
+  m.allocated(at(0), pinned, 64, memory_kind::pinned_host);
+  m.allocated(at(0), guessed, 256, memory_kind::device);
+  const annotated_range host_read[] = {{pinned, 64, access_mode::read}};
+  const annotated_range device_write[] = {{pinned, 64, access_mode::write}};
+  for (int i = 0; i < rounds; ++i) {
+    m.range_pushed(at(0), "round");
+    p.race();
+    for (const auto stream : {stream_a, stream_b}) {  // a candidate
+      std::uint64_t dst = guessed;
+      void* params[] = {&dst};
+      m.kernel_launched(at(stream == stream_a ? 1 : 2), {stream}, fill_kernel,
+                        kernel_arguments::from_pointers(params));
+    }
+    m.annotate_next_launch({stream_a}, device_write);
+    std::uint64_t dst = pinned;
+    void* params[] = {&dst};
+    m.kernel_launched(at(3), {stream_a}, fill_kernel, kernel_arguments::from_pointers(params));
+    m.host_accessed(at(4), host_read, "host read");  // host-device-race
+    m.stream_created(at(0), doomed, 0, 0);
+    m.stream_destroyed(at(0), doomed);
+    p.fill(doomed);  // destroyed-stream-use
+    m.unmodelled(at(5), "cudaSomethingNew");
+    m.range_popped(at(0));
+    m.device_synchronized(at(0));
+  }
+}
+
+std::string dumped_trace(const fs::path& path) {
+  std::ostringstream out;
+  jsonl_dumper dump(out);
+  read_trace(path, dump);
+  return out.str();
+}
+
+TEST(EnginePlacement, OwnThreadUnlessHaltingOrBridgedOrTurnedOff) {
+  session_config c;
+  EXPECT_TRUE(engine_on_own_thread(c, false));
+  EXPECT_FALSE(engine_on_own_thread(c, true)) << "the bridge needs records at the call";
+  c.options.halt_on_error = true;
+  EXPECT_FALSE(engine_on_own_thread(c, false)) << "halt_on_error stops at the first report";
+  c.options.halt_on_error = false;
+  c.engine_thread = false;
+  EXPECT_FALSE(engine_on_own_thread(c, false));
+}
+
+// The engine on its own thread reports what it reports on the program's
+// threads, in the same order, and the trace holds the same log.
+TEST_F(Session, TheEngineThreadGivesTheSameReportAndTrace) {
+  std::string reports[2], traces[2];
+  for (const bool own_thread : {false, true}) {
+    scratch_dir here;
+    auto c = config_in(here.path());
+    c.options.stack_depth = 4;
+    c.engine_thread = own_thread;
+    session s(c, driver);
+    EXPECT_EQ(s.engine_on_own_thread(), own_thread);
+    varied_program(s.model(), 300);
+    s.finish();
+    reports[own_thread] = read_file(here / "report.json");
+    traces[own_thread] = dumped_trace(here / "trace.bin");
+    // A stream-race, a host-device-race and each round's destroyed stream.
+    EXPECT_EQ(read_run_summary((here / "result").string()).diagnostics, 302u);
+  }
+  for (const auto* kind : {"stream-race", "host-device-race", "destroyed-stream-use",
+                           "\"certainty\": \"candidate\"", "cudaSomethingNew"}) {
+    EXPECT_NE(reports[0].find(kind), std::string::npos) << kind << " missing:\n" << reports[0];
+  }
+  EXPECT_EQ(reports[1], reports[0]);
+  EXPECT_GT(traces[0].size(), 100000u);
+  EXPECT_EQ(traces[1], traces[0]);
+}
+
+// finish() delivers everything the engine's thread had not taken yet: the
+// trace has every record the log made, and the report the race made last.
+TEST_F(Session, FinishDrainsTheEngineThread) {
+  session s(config(), driver);
+  ASSERT_TRUE(s.engine_on_own_thread());
+  program p(s.model());
+  p.setup();
+  for (int i = 0; i < 20000; ++i) {
+    p.fill(stream_a);
+    s.model().device_synchronized({});
+  }
+  p.race();
+  s.finish();
+  EXPECT_EQ(trace_records(), s.log().records_emitted());
+  EXPECT_EQ(result().diagnostics, 1u);
+  EXPECT_NE(read_file(dir / "report.json").find("stream-race"), std::string::npos);
+}
+
+// halt_on_error keeps the engine on the program's thread: the first report
+// ends the process inside the call that made it, and nothing after it runs.
+[[noreturn]] void halt_at_first_report(const fs::path& dir) {
+  fake_cupti::reset();
+  fake_driver driver;
+  driver.kernels[fill_kernel] = kernel_description{"_Z4fillPf", {{0, 8}}, true};
+  auto c = config_in(dir);
+  c.options.halt_on_error = true;
+  auto* s = new session(c, driver);  // the process ends inside it
+  if (s->engine_on_own_thread()) std::_Exit(10);
+  program p(s->model());
+  p.setup();
+  p.race();
+  std::_Exit(11);  // the program went on past the report
+}
+
+TEST_F(Session, HaltOnErrorStopsAtTheFirstReport) {
+  EXPECT_EXIT(halt_at_first_report(dir.path()), ::testing::ExitedWithCode(66), "");
+  const auto r = result();
+  EXPECT_EQ(r.processes_finished, 1u);
+  EXPECT_EQ(r.diagnostics, 1u);
 }
 
 // Note [The ThreadSanitizer bridge needs records at the call]

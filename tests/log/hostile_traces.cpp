@@ -108,12 +108,14 @@ std::vector<hostile_trace> hostile_valid_traces() {
   // memset_record: stream, dst {alloc, offset, size}, dst kind, async.
   const std::string whole = rec<memset_record>(varint(top) + varint(top) + varint(0) +
                                                varint(all) + varint(0) + "\x01");
-  // kernel_launch: stream, kernel, accesses {alloc, offset, size, mode, origin}.
+  // kernel_launch: stream, kernel, accesses {alloc, offset, size, mode, origin},
+  // cooperative.
   std::string accesses = varint(3);
   for (const std::uint64_t offset : {std::uint64_t{0}, huge, all - 1}) {
     accesses += varint(top) + varint(offset) + varint(1) + varint(3) + varint(0);
   }
-  const std::string launch = rec<kernel_launch>(varint(top - 1) + varint(0) + accesses);
+  const std::string launch = rec<kernel_launch>(varint(top - 1) + varint(0) + accesses +
+                                                std::string(1, '\0'));
   const std::string events = rec<event_create>(varint(top) + varint(0)) +
                              rec<event_record>(varint(top) + varint(top)) +
                              rec<event_wait>(varint(top) + varint(top - 1));

@@ -57,7 +57,7 @@ TEST(JsonlDump, KernelLaunchResolvesItsNameAndListsAccesses) {
                 {"range":{"alloc":1,"offset":0,"size":4096},"mode":"write","origin":"exact"},
                 {"range":{"alloc":2,"offset":16,"size":32},"mode":"read","origin":"measured"},
                 {"range":{"alloc":3,"offset":8,"size":4},"mode":"read_atomic",
-                 "origin":"inferred"}]})");
+                 "origin":"inferred"}],"cooperative":true})");
   expected["seq"] = seq_of_kind(log, "kernel_launch");
   EXPECT_EQ(line_of_kind(lines, "kernel_launch"), expected);
 }

@@ -75,7 +75,7 @@ std::vector<record> sample_log() {
   op(memcpy_record{stream_id{1}, {alloc_id{1}, 0, 64}, {alloc_id{2}, 128, 64},
                    memory_kind::pinned_host, memory_kind::managed, true});
   op(memset_record{stream_id{2}, {alloc_id{1}, 8, 16}, memory_kind::cached_block, true});
-  op(kernel_launch{stream_id{1}, string_id{1}, kernel_accesses});
+  op(kernel_launch{stream_id{1}, string_id{1}, kernel_accesses, /*cooperative=*/true});
   op(host_func{stream_id{2}, string_id{2}, func_accesses});
   op(host_access{host_accesses, string_id{3}});
   op(graph_capture_begin{stream_id{1}, graph_id{1}});

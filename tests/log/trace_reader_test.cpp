@@ -59,7 +59,7 @@ TEST(TraceReader, RejectsAShortHeader) {
 
 TEST(TraceReader, RejectsAnotherVersion) {
   EXPECT_EQ(read_error(header(9) + end_marker(0)),
-            "x.bin: offset 8: unsupported trace format version 9 (this streamsan reads version 2)");
+            "x.bin: offset 8: unsupported trace format version 9 (this streamsan reads version 3)");
 }
 
 TEST(TraceReader, RejectsUnknownFlags) {

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The launch-bound overhead of the capture-overhead issue (#11) on a GPU, in
+# one device call: bench/precise/launch_loop natively, under a bare CUPTI
+# subscriber (the floor), under `streamsan run` in its configurations, and
+# under compute-sanitizer memcheck, the configurations taking turns for
+# ROUNDS rounds; then the resident memory of the sanitized process after
+# 1 M and 10 M launches. Expects the files stage-probe.sh copies into DIR.
+#
+#   launch-overhead-gpu.sh DIR        (logs and raw outputs: $OUT or DIR/out)
+#
+# Environment: ROUNDS (7), LAUNCHES (100000 a run), CONFIGS (the labels
+# below, space-separated; default all), RSS_LAUNCHES (10000000; 0 skips the
+# memory runs), RSS_NATIVE (1: the native process's memory too).
+#
+# Configurations:
+#   native            the program alone
+#   bare_cupti        libbare_cupti.so: runtime + driver callbacks, counted
+#   streamsan         streamsan run (default capture, engine on its thread)
+#   streamsan_cupti   streamsan run --capture cupti
+#   streamsan_inline  STREAMSAN_ENGINE_THREAD=0 streamsan run (engine inline)
+#   memcheck          compute-sanitizer --tool memcheck
+#
+# Prints, per configuration, the median of the loop's own timing
+# (elapsed_ms) with its spread (min-max), the ratio of medians to native
+# and to bare_cupti, and every sample in run order.
+set -u
+dir=$(cd "$1" && pwd)
+out=${OUT:-$dir/out}
+mkdir -p "$out"
+cd "$dir"
+exec > >(tee "$out/launch-overhead.log") 2>&1
+if [[ ! -e /usr/local/cuda/lib64/libcupti.so.13 ]]; then export LD_LIBRARY_PATH=$dir/cupti; fi
+rounds=${ROUNDS:-7}
+launches=${LAUNCHES:-100000}
+configs=${CONFIGS:-"native bare_cupti streamsan streamsan_cupti streamsan_inline memcheck"}
+rss_launches=${RSS_LAUNCHES:-10000000}
+cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+
+echo "== machine"
+nvidia-smi -L; nvidia-smi --query-gpu=driver_version,clocks.sm --format=csv,noheader
+nproc; uptime
+
+# The command line of a configuration, as words.
+command_of() {
+  case $1 in
+    native) echo "./launch_loop" ;;
+    bare_cupti) echo "env CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./launch_loop" ;;
+    streamsan) echo "./streamsan run -- ./launch_loop" ;;
+    streamsan_cupti) echo "./streamsan run --capture cupti -- ./launch_loop" ;;
+    streamsan_inline) echo "env STREAMSAN_ENGINE_THREAD=0 ./streamsan run -- ./launch_loop" ;;
+    memcheck) echo "$cs --tool memcheck ./launch_loop" ;;
+    *) echo "unknown configuration $1" >&2; return 1 ;;
+  esac
+}
+
+# One run: prints elapsed_ms, or "fail" (the exit status and the tail of the
+# run's output go to $out/failures.log).
+run_once() {
+  local label=$1 log=$out/run.log cmd
+  cmd=$(command_of "$label") || { echo fail; return; }
+  timeout 600 $cmd "$launches" >"$log" 2>&1
+  local status=$? ms
+  ms=$(grep -Eo 'elapsed_ms=[0-9.]+' "$log" | head -1 | cut -d= -f2)
+  if [[ $status -ne 0 || -z $ms ]]; then
+    { echo "-- $label: exit $status"; tail -5 "$log"; } >>"$out/failures.log"
+    echo fail
+    return
+  fi
+  echo "$ms"
+}
+
+declare -A samples
+for ((round = 1; round <= rounds; ++round)); do
+  for label in $configs; do
+    samples[$label]+="$(run_once "$label") "
+  done
+  echo "round $round done"
+done
+
+# median min max of the numbers on stdin ("fail" when any run failed).
+stats() {
+  tr ' ' '\n' | grep -v '^$' | sort -g | awk '
+    /fail/ { failed = 1 }
+    { a[NR] = $1 }
+    END {
+      if (failed || NR == 0) { print "fail fail fail"; exit }
+      m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+      print m, a[1], a[NR]
+    }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b ~ /^[0-9.]+$/) printf "%.3f", b / a; else print "-" }'; }
+
+echo
+echo "== launch_loop $launches launches, $rounds interleaved rounds (elapsed_ms of the loop)"
+read -r native_median _ _ <<<"$(stats <<<"${samples[native]:-}")"
+read -r bare_median _ _ <<<"$(stats <<<"${samples[bare_cupti]:-}")"
+echo "| configuration | median ms | min-max ms | x native | x bare CUPTI | us/launch |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+for label in $configs; do
+  read -r median low high <<<"$(stats <<<"${samples[$label]}")"
+  per=$(awk -v m="$median" -v n="$launches" 'BEGIN { if (m ~ /^[0-9.]+$/) printf "%.3f", m * 1000 / n; else print "-" }')
+  echo "| $label | $median | $low-$high | $(ratio "${native_median:-0}" "$median") | $(ratio "${bare_median:-0}" "$median") | $per |"
+done
+echo
+echo "samples (ms, in run order):"
+for label in $configs; do echo "  $label: ${samples[$label]}"; done
+[[ -s $out/failures.log ]] && { echo "failures:"; cat "$out/failures.log"; }
+
+if [[ $rss_launches -gt 0 ]]; then
+  echo
+  echo "== resident memory after 1 M and 10 M launches (LAUNCH_LOOP_RSS_EVERY=1000000, $rss_launches launches)"
+  rss_run() {  # rss_run LABEL COMMAND...
+    local label=$1; shift
+    local t0=$(date +%s)
+    LAUNCH_LOOP_RSS_EVERY=1000000 timeout 900 "$@" "$rss_launches" >"$out/rss-$label.log" 2>&1
+    local status=$?
+    echo "$label: exit $status, $(( $(date +%s) - t0 )) s"
+    grep -E '^rss launches=(1000000|10000000) ' "$out/rss-$label.log" | sed 's/^/  /'
+    grep -E '^rss ' "$out/rss-$label.log" | awk '{ split($3, r, "="); printf "%s%s", (NR > 1 ? " " : "  every 1 M (KiB): "), r[2] } END { print "" }'
+  }
+  rss_run streamsan env STREAMSAN_DEBUG=1 ./streamsan run -- ./launch_loop
+  grep -E 'debug: engine thread' "$out/rss-streamsan.log" | sed 's/^/  /'
+  [[ ${RSS_NATIVE:-1} == 1 ]] && rss_run native ./launch_loop
+fi
+echo "== done"
