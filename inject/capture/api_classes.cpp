@@ -52,23 +52,32 @@ constexpr std::array modelled_apis = {
     "cuGraphInstantiateWithParams"sv,
     "cuGraphLaunch"sv,
     "cuGraphNodeSetEnabled"sv,
+    "cuIpcCloseMemHandle"sv,
+    "cuIpcOpenEventHandle"sv,
+    "cuIpcOpenMemHandle"sv,
     "cuLaunchCooperativeKernel"sv,
     "cuLaunchHostFunc"sv,
     "cuLaunchKernel"sv,
     "cuLaunchKernelEx"sv,
     "cuLibraryUnload"sv,
+    "cuMemAddressFree"sv,
     "cuMemAlloc"sv,
     "cuMemAllocAsync"sv,
     "cuMemAllocFromPoolAsync"sv,
     "cuMemAllocHost"sv,
     "cuMemAllocManaged"sv,
     "cuMemAllocPitch"sv,
+    "cuMemCreate"sv,
     "cuMemFree"sv,
     "cuMemFreeAsync"sv,
     "cuMemFreeHost"sv,
     "cuMemHostAlloc"sv,
     "cuMemHostRegister"sv,
     "cuMemHostUnregister"sv,
+    "cuMemMap"sv,
+    "cuMemRelease"sv,
+    "cuMemRetainAllocationHandle"sv,
+    "cuMemUnmap"sv,
     "cuMemcpy"sv,
     "cuMemcpy2D"sv,
     "cuMemcpy2DAsync"sv,
@@ -99,6 +108,7 @@ constexpr std::array modelled_apis = {
     "cuMemsetD8"sv,
     "cuMemsetD8Async"sv,
     "cuModuleUnload"sv,
+    "cuSignalExternalSemaphoresAsync"sv,
     "cuStreamAddCallback"sv,
     "cuStreamBatchMemOp"sv,
     "cuStreamBeginCapture"sv,
@@ -114,6 +124,7 @@ constexpr std::array modelled_apis = {
     "cuStreamWaitValue64"sv,
     "cuStreamWriteValue32"sv,
     "cuStreamWriteValue64"sv,
+    "cuWaitExternalSemaphoresAsync"sv,
     "cudaDeviceSynchronize"sv,
     "cudaEventCreate"sv,
     "cudaEventCreateWithFlags"sv,
@@ -158,6 +169,9 @@ constexpr std::array modelled_apis = {
     "cudaHostAlloc"sv,
     "cudaHostRegister"sv,
     "cudaHostUnregister"sv,
+    "cudaIpcCloseMemHandle"sv,
+    "cudaIpcOpenEventHandle"sv,
+    "cudaIpcOpenMemHandle"sv,
     "cudaLaunchCooperativeKernel"sv,
     "cudaLaunchHostFunc"sv,
     "cudaLaunchKernel"sv,
@@ -190,6 +204,7 @@ constexpr std::array modelled_apis = {
     "cudaMemset3D"sv,
     "cudaMemset3DAsync"sv,
     "cudaMemsetAsync"sv,
+    "cudaSignalExternalSemaphoresAsync"sv,
     "cudaStreamAddCallback"sv,
     "cudaStreamBeginCapture"sv,
     "cudaStreamBeginCaptureToGraph"sv,
@@ -202,14 +217,17 @@ constexpr std::array modelled_apis = {
     "cudaStreamSynchronize"sv,
     "cudaStreamWaitEvent"sv,
     "cudaThreadSynchronize"sv,
+    "cudaWaitExternalSemaphoresAsync"sv,
 };
 static_assert(std::ranges::is_sorted(modelled_apis));
 
 // Nothing to model: queries, attributes, configuration, module and library
 // loading, linking, building a graph (read when it is instantiated),
 // profiler control, textures and surfaces, user objects, memory pools and
-// advice, capture dependency updates and managed-memory attachment (Note
-// [Inert calls that look like ordering]). Their callbacks are switched off.
+// advice, capture dependency updates, managed-memory attachment, address
+// reservations, access rights and shareable handles of virtual memory,
+// external semaphores' import and destruction (Note [Inert calls that look
+// like ordering]). Their callbacks are switched off.
 //
 // Note [Inert calls that look like ordering]
 // - cudaStreamUpdateCaptureDependencies changes the set of nodes the next
@@ -231,6 +249,17 @@ static_assert(std::ranges::is_sorted(modelled_apis));
 //   accesses to managed memory (page protection does not fault on managed
 //   pages; docs/injection.md), so nothing it changes is visible to a check.
 //   Listing it at every call would only teach users to ignore the list.
+// - cuMemAddressReserve reserves addresses with no memory behind them;
+//   cuMemSetAccess lets devices access a mapping (the model makes the
+//   mapping an allocation at cuMemMap already: an access before the
+//   permission faults on the device, which is not a race); its reference
+//   entry says it "exhibits synchronous behavior for most use cases", a
+//   might, which is never assumed (semantics.md). cuMemExportToShareableHandle
+//   writes an OS handle for another process; cuMemImportFromShareableHandle
+//   returns a handle the model learns at its first cuMemMap (Note [Virtual
+//   memory management]). None touches bytes or orders work.
+// - Importing and destroying an external semaphore: the model keeps no
+//   state per semaphore (Note [External semaphores]).
 constexpr std::array inert_apis = {
     "__cudaGetKernel"sv,
     "__cudaGetProcAddress"sv,
@@ -321,6 +350,7 @@ constexpr std::array inert_apis = {
     "cuD3D9ResourceGetMappedPointer"sv,
     "cuD3D9ResourceGetMappedSize"sv,
     "cuD3D9ResourceGetSurfaceDimensions"sv,
+    "cuDestroyExternalSemaphore"sv,
     "cuDevResourceGenerateDesc"sv,
     "cuDevSmResourceSplitByCount"sv,
     "cuDeviceCanAccessPeer"sv,
@@ -426,6 +456,7 @@ constexpr std::array inert_apis = {
     "cuGreenCtxDestroy"sv,
     "cuGreenCtxGetDevResource"sv,
     "cuGreenCtxGetId"sv,
+    "cuImportExternalSemaphore"sv,
     "cuInit"sv,
     "cuIpcGetEventHandle"sv,
     "cuIpcGetMemHandle"sv,
@@ -455,7 +486,9 @@ constexpr std::array inert_apis = {
     "cuLogsDumpToMemory"sv,
     "cuLogsRegisterCallback"sv,
     "cuLogsUnregisterCallback"sv,
+    "cuMemAddressReserve"sv,
     "cuMemAdvise"sv,
+    "cuMemExportToShareableHandle"sv,
     "cuMemGetAccess"sv,
     "cuMemGetAddressRange"sv,
     "cuMemGetAllocationGranularity"sv,
@@ -466,6 +499,7 @@ constexpr std::array inert_apis = {
     "cuMemGetMemPool"sv,
     "cuMemHostGetDevicePointer"sv,
     "cuMemHostGetFlags"sv,
+    "cuMemImportFromShareableHandle"sv,
     "cuMemPeerGetDevicePointer"sv,
     "cuMemPoolCreate"sv,
     "cuMemPoolDestroy"sv,
@@ -482,6 +516,7 @@ constexpr std::array inert_apis = {
     "cuMemPrefetchBatchAsync"sv,
     "cuMemRangeGetAttribute"sv,
     "cuMemRangeGetAttributes"sv,
+    "cuMemSetAccess"sv,
     "cuMemSetMemPool"sv,
     "cuMipmappedArrayGetLevel"sv,
     "cuMipmappedArrayGetMemoryRequirements"sv,
@@ -607,6 +642,7 @@ constexpr std::array inert_apis = {
     "cudaD3D9ResourceGetMappedPointer"sv,
     "cudaD3D9ResourceGetMappedSize"sv,
     "cudaD3D9ResourceGetSurfaceDimensions"sv,
+    "cudaDestroyExternalSemaphore"sv,
     "cudaDestroySurfaceObject"sv,
     "cudaDestroyTextureObject"sv,
     "cudaDeviceCanAccessPeer"sv,
@@ -719,6 +755,7 @@ constexpr std::array inert_apis = {
     "cudaGraphicsSubResourceGetMappedArray"sv,
     "cudaHostGetDevicePointer"sv,
     "cudaHostGetFlags"sv,
+    "cudaImportExternalSemaphore"sv,
     "cudaInitDevice"sv,
     "cudaIpcGetEventHandle"sv,
     "cudaIpcGetMemHandle"sv,
@@ -800,10 +837,10 @@ constexpr std::array inert_apis = {
 static_assert(std::ranges::is_sorted(inert_apis));
 
 // Order work or touch memory in ways the model does not follow: CUDA arrays,
-// IPC, external memory and semaphores, graphics interop, edits of event,
-// child-graph, semaphore and batch-memop nodes of an instantiated graph,
-// virtual memory management, device reset, legacy launches. Listed in the
-// report at exit.
+// external memory, graph nodes of external semaphores, graphics interop,
+// edits of event, child-graph, semaphore and batch-memop nodes of an
+// instantiated graph, multicast objects, device reset, legacy launches.
+// Listed in the report at exit.
 constexpr std::array unmodelled_apis = {
     "cu64Array3DCreate"sv,
     "cu64ArrayCreate"sv,
@@ -872,7 +909,6 @@ constexpr std::array unmodelled_apis = {
     "cuD3D9UnregisterResource"sv,
     "cuD3D9UnregisterVertexBuffer"sv,
     "cuDestroyExternalMemory"sv,
-    "cuDestroyExternalSemaphore"sv,
     "cuEGLStreamConsumerAcquireFrame"sv,
     "cuEGLStreamConsumerConnect"sv,
     "cuEGLStreamConsumerConnectWithFlags"sv,
@@ -921,30 +957,16 @@ constexpr std::array unmodelled_apis = {
     "cuGreenCtxStreamCreate"sv,
     "cuGreenCtxWaitEvent"sv,
     "cuImportExternalMemory"sv,
-    "cuImportExternalSemaphore"sv,
-    "cuIpcCloseMemHandle"sv,
-    "cuIpcOpenEventHandle"sv,
-    "cuIpcOpenMemHandle"sv,
     "cuLaunch"sv,
     "cuLaunchCooperativeKernelMultiDevice"sv,
     "cuLaunchGrid"sv,
     "cuLaunchGridAsync"sv,
-    "cuMemAddressFree"sv,
-    "cuMemAddressReserve"sv,
     "cuMemBatchDecompressAsync"sv,
-    "cuMemCreate"sv,
     "cuMemDiscardAndPrefetchBatchAsync"sv,
     "cuMemDiscardBatchAsync"sv,
-    "cuMemExportToShareableHandle"sv,
-    "cuMemImportFromShareableHandle"sv,
-    "cuMemMap"sv,
     "cuMemMapArrayAsync"sv,
     "cuMemPeerRegister"sv,
     "cuMemPeerUnregister"sv,
-    "cuMemRelease"sv,
-    "cuMemRetainAllocationHandle"sv,
-    "cuMemSetAccess"sv,
-    "cuMemUnmap"sv,
     "cuMemcpy3DBatchAsync"sv,
     "cuMemcpyAtoA"sv,
     "cuMemcpyAtoD"sv,
@@ -967,7 +989,6 @@ constexpr std::array unmodelled_apis = {
     "cuSemaphoreCreate"sv,
     "cuSemaphoreDestroy"sv,
     "cuSemaphoreExport"sv,
-    "cuSignalExternalSemaphoresAsync"sv,
     "cuStreamCreateForCaptureToCig"sv,
     "cuStreamSetFlags"sv,
     "cuSurfRefSetArray"sv,
@@ -975,7 +996,6 @@ constexpr std::array unmodelled_apis = {
     "cuTexRefSetMipmappedArray"sv,
     "cuThreadExchangeStreamCaptureMode"sv,
     "cuVDPAUCtxCreate"sv,
-    "cuWaitExternalSemaphoresAsync"sv,
     "cudaBindSurfaceToArray"sv,
     "cudaBindTexture"sv,
     "cudaBindTexture2D"sv,
@@ -1001,7 +1021,6 @@ constexpr std::array unmodelled_apis = {
     "cudaD3D9UnregisterResource"sv,
     "cudaD3D9UnregisterVertexBuffer"sv,
     "cudaDestroyExternalMemory"sv,
-    "cudaDestroyExternalSemaphore"sv,
     "cudaDeviceReset"sv,
     "cudaEGLStreamConsumerAcquireFrame"sv,
     "cudaEGLStreamConsumerConnect"sv,
@@ -1045,10 +1064,6 @@ constexpr std::array unmodelled_apis = {
     "cudaGraphicsVDPAURegisterOutputSurface"sv,
     "cudaGraphicsVDPAURegisterVideoSurface"sv,
     "cudaImportExternalMemory"sv,
-    "cudaImportExternalSemaphore"sv,
-    "cudaIpcCloseMemHandle"sv,
-    "cudaIpcOpenEventHandle"sv,
-    "cudaIpcOpenMemHandle"sv,
     "cudaLaunch"sv,
     "cudaLaunchCooperativeKernelMultiDevice"sv,
     "cudaMalloc3DArray"sv,
@@ -1071,12 +1086,10 @@ constexpr std::array unmodelled_apis = {
     "cudaPeerUnregister"sv,
     "cudaSetDoubleForDevice"sv,
     "cudaSetDoubleForHost"sv,
-    "cudaSignalExternalSemaphoresAsync"sv,
     "cudaStreamSetFlags"sv,
     "cudaThreadExit"sv,
     "cudaUnbindTexture"sv,
     "cudaVDPAUSetVDPAUDevice"sv,
-    "cudaWaitExternalSemaphoresAsync"sv,
 };
 static_assert(std::ranges::is_sorted(unmodelled_apis));
 

@@ -6,9 +6,8 @@
 // is instantiated. Those are "inert" and cost nothing: their callbacks are
 // switched off (cheaper launches: <<<>>> makes two inert runtime calls per
 // launch). A "modelled" API has a handler (inject/capture/*_handlers.cpp).
-// Everything else (interop, IPC, arrays, stream memory operations,
-// semaphores, editing an instantiated graph, virtual memory management, ...)
-// is "unmodelled": each call becomes an unmodelled_call record and the report
+// Everything else (graphics interop, CUDA arrays, external memory,
+// multicast objects, some graph node kinds, ...) is "unmodelled": each call becomes an unmodelled_call record and the report
 // lists them at exit, because ordering or accesses streamsan did not see can
 // hide or invent races. The table (api_classes.cpp) names every API of the
 // callback lists; an API it does not name (a newer CUDA's) counts as

@@ -50,6 +50,8 @@ const api_tables& api_tables::standard() {
     add_graph_handlers(t);
     add_graph_edit_handlers(t);
     add_stream_memop_handlers(t);
+    add_vmm_handlers(t);
+    add_semaphore_handlers(t);
     return t;
   }());
   return *tables;

@@ -66,5 +66,7 @@ void add_host_function_handlers(api_tables& tables);
 void add_graph_handlers(api_tables& tables);
 void add_graph_edit_handlers(api_tables& tables);
 void add_stream_memop_handlers(api_tables& tables);
+void add_vmm_handlers(api_tables& tables);
+void add_semaphore_handlers(api_tables& tables);
 
 }  // namespace streamsan::injection

@@ -1,8 +1,6 @@
 // Kernel launches (Note [Runtime calls are modelled at the runtime level]),
 // and the module unloads that retire kernel handles.
 
-#include <algorithm>
-
 #include "inject/capture/api_params.h"
 #include "inject/capture/api_table.h"
 #include "inject/capture/launch_decoding.h"
@@ -22,25 +20,86 @@ struct cuda_launch_kernel_params {
   cudaStream_t stream;
 };
 
-// Note [Kernels that synchronize on the device] (sanitizer/engine): a
-// cooperative launch is one the engine may trust to wait on the device for
-// another device's cooperative launch, so the flag travels with the launch.
-template <class Config, class Predicate>
-bool any_attribute(const Config* config, Predicate matches) noexcept {
-  if (config == nullptr || config->attrs == nullptr) return false;
-  return std::any_of(config->attrs, config->attrs + config->numAttrs, matches);
+// What a launch's attributes change for the model: the cooperative flag
+// (Note [Kernels that synchronize on the device] in sanitizer/engine: a
+// cooperative launch may wait on the device for another device's
+// cooperative launch, so the flag travels with the launch) and the events
+// the launch records (Note [Programmatic dependent launch]).
+//
+// Note [Programmatic dependent launch]
+// Three launch attributes of cudaLaunchKernelEx / cuLaunchKernelEx bear on
+// ordering; what each promises happens on the device, where API capture
+// cannot see it, so each is modelled so that it can only hide races, never
+// invent one:
+// - Programmatic stream serialization: the kernel may begin before the
+//   work before it on its stream has completed, once every block of that
+//   work has called cudaTriggerProgrammaticLaunchCompletion (or exited); it
+//   must call cudaGridDependencySynchronize before it touches what that work
+//   wrote. Neither device call is visible, so the stream keeps its order:
+//   the kernel is after the previous work. Missed: the races of the PDL
+//   window, a kernel that touches the previous kernel's data before its
+//   cudaGridDependencySynchronize, or a previous kernel that writes after
+//   its trigger what the next one reads.
+// - Programmatic event (cudaLaunchAttributeProgrammaticEvent): the event
+//   fires once every block has triggered or exited, before the kernel is
+//   done. Without this model a cudaStreamWaitEvent on it would be a wait on
+//   a never-recorded event (an unrecorded-event report, wrong). It is taken
+//   as recorded on the kernel's stream right after the kernel: a waiter is
+//   ordered after the whole kernel. Missed: races between the waiter's work
+//   and what the kernel does after its blocks triggered.
+// - Launch-completion event (cudaLaunchAttributeLaunchCompletionEvent):
+//   fires once every block has begun; it orders nothing about memory. The
+//   same conservative record after the kernel: every race between the
+//   kernel and a waiter's work is missed.
+// Captured, these launches become programmatic edges of the graph, which
+// instantiation reads as full dependencies (the same choice).
+struct launch_facts {
+  bool cooperative = false;
+  std::uintptr_t programmatic_event = 0;
+  std::uintptr_t completion_event = 0;
+};
+
+// The attributes of a driver or runtime launch configuration, each applied
+// to the facts by `apply`.
+template <class Config, class Apply>
+launch_facts facts_of(const Config* config, Apply apply) noexcept {
+  launch_facts f;
+  if (config == nullptr || config->attrs == nullptr) return f;
+  for (unsigned i = 0; i < config->numAttrs; ++i) apply(config->attrs[i], f);
+  return f;
 }
 
-bool cooperative(const CUlaunchConfig* config) noexcept {
-  return any_attribute(config, [](const CUlaunchAttribute& a) {
-    return a.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && a.value.cooperative != 0;
+launch_facts facts_of(const CUlaunchConfig* config) noexcept {
+  return facts_of(config, [](const CUlaunchAttribute& a, launch_facts& f) {
+    if (a.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) f.cooperative = a.value.cooperative != 0;
+    if (a.id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT) {
+      f.programmatic_event = handle_of(a.value.programmaticEvent.event);
+    }
+    if (a.id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT) {
+      f.completion_event = handle_of(a.value.launchCompletionEvent.event);
+    }
   });
 }
 
-bool cooperative(const cudaLaunchConfig_t* config) noexcept {
-  return any_attribute(config, [](const cudaLaunchAttribute& a) {
-    return a.id == cudaLaunchAttributeCooperative && a.val.cooperative != 0;
+launch_facts facts_of(const cudaLaunchConfig_t* config) noexcept {
+  return facts_of(config, [](const cudaLaunchAttribute& a, launch_facts& f) {
+    if (a.id == cudaLaunchAttributeCooperative) f.cooperative = a.val.cooperative != 0;
+    if (a.id == cudaLaunchAttributeProgrammaticEvent) {
+      f.programmatic_event = handle_of(a.val.programmaticEvent.event);
+    }
+    if (a.id == cudaLaunchAttributeLaunchCompletionEvent) {
+      f.completion_event = handle_of(a.val.launchCompletionEvent.event);
+    }
   });
+}
+
+// After the launch's record: the events it records (Note [Programmatic
+// dependent launch]).
+void record_launch_events(api_context& c, const call_site& site, const launch_facts& f,
+                          const void* stream) {
+  for (const std::uintptr_t event : {f.programmatic_event, f.completion_event}) {
+    if (event != 0) c.model.event_recorded(site, event, c.ordering_stream(stream));
+  }
 }
 
 bool cooperative_runtime_call(std::uint32_t cbid) noexcept {
@@ -72,8 +131,11 @@ void runtime_launch_kernel_ex(api_context& c) {
   if (c.launch_modelled()) return;
   const auto& p = c.params<cudaLaunchKernelExC_v11060_params>();
   const call_site site = c.here();
-  c.model.kernel_launched(site, c.stream(p.config ? p.config->stream : nullptr), 0, {},
-                          function_name(address_of(p.func)), cooperative(p.config));
+  const launch_facts f = facts_of(p.config);
+  const void* stream = p.config ? p.config->stream : nullptr;
+  c.model.kernel_launched(site, c.stream(stream), 0, {}, function_name(address_of(p.func)),
+                          f.cooperative);
+  record_launch_events(c, site, f, stream);
   c.model.unmodelled(site, "cudaLaunchKernelExC (kernel parameters not seen)");
 }
 
@@ -88,9 +150,13 @@ void driver_launch_kernel(api_context& c) {
 
 void driver_launch_kernel_ex(api_context& c) {
   const auto& p = c.params<cuLaunchKernelEx_params>();
-  c.model.kernel_launched(c.here(), c.stream(p.config ? p.config->hStream : nullptr),
-                          handle_of(p.f), kernel_arguments::from_launch(p.kernelParams, p.extra),
-                          {}, cooperative(p.config));
+  const call_site site = c.here();
+  const launch_facts f = facts_of(p.config);
+  const void* stream = p.config ? p.config->hStream : nullptr;
+  c.model.kernel_launched(site, c.stream(stream), handle_of(p.f),
+                          kernel_arguments::from_launch(p.kernelParams, p.extra), {},
+                          f.cooperative);
+  record_launch_events(c, site, f, stream);
   c.set_launch_modelled();
 }
 

@@ -315,6 +315,19 @@ memory_kind cuda_driver_queries::untracked_memory_kind(std::uint64_t address, me
   return type == CU_MEMORYTYPE_HOST ? memory_kind::pinned_host : memory_kind::device;
 }
 
+std::optional<std::pair<std::uint64_t, std::uint64_t>> cuda_driver_queries::allocation_range(
+    std::uint64_t address) {
+  CUdeviceptr base = 0;
+  std::size_t size = 0;
+  const auto at = static_cast<CUdeviceptr>(address);
+  if (fn().pointer_get_attribute(&base, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, at) !=
+          CUDA_SUCCESS ||
+      fn().pointer_get_attribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, at) != CUDA_SUCCESS) {
+    return std::nullopt;
+  }
+  return std::pair<std::uint64_t, std::uint64_t>{base, size};
+}
+
 std::string cuda_driver_queries::function_name(std::uintptr_t fn) {
   std::lock_guard lock(names_mutex_);
   // Code addresses stay valid while their object is loaded; the names of

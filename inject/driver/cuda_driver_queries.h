@@ -36,6 +36,8 @@ class cuda_driver_queries final : public driver_queries {
   memory_kind untracked_memory_kind(std::uint64_t address, memory_side side) override;
   std::optional<capture_frontier> capture_frontier_of(std::uintptr_t stream) override;
   std::string function_name(std::uintptr_t fn) override;
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> allocation_range(
+      std::uint64_t address) override;
 
  private:
   struct entry_points;

@@ -51,6 +51,12 @@ void cuda_model::thread_exited() {
   const std::uint32_t thread = raw(rec_.current_thread());
   auto it = per_thread_streams_.lower_bound({thread, std::numeric_limits<std::int32_t>::min()});
   while (it != per_thread_streams_.end() && it->first.first == thread) {
+    // Not through emit(): it would set the thread's key again from inside
+    // the key's own destructor.
+    if (const auto h = handoff_events_.find(raw(it->second)); h != handoff_events_.end()) {
+      rec_.emit_with_stack(event_destroy{h->second}, {});
+      handoff_events_.erase(h);
+    }
     annotations_.erase(raw(it->second));
     capturing_.erase(raw(it->second));
     capture_graphs_.erase(raw(it->second));
@@ -132,6 +138,7 @@ void cuda_model::stream_destroyed(const call_site& at, std::uintptr_t handle) {
   // destroyed_stream_use, so the record goes out either way.
   const stream_id id = resolve_stream(lock, at, stream);
   streams_.destroy(handle);
+  drop_handoff_event_locked(at, id);
   annotations_.erase(raw(id));
   capturing_.erase(raw(id));
   capture_graphs_.erase(raw(id));
@@ -169,10 +176,41 @@ event_id cuda_model::resolve_event_locked(const call_site& at, std::uintptr_t ha
 }
 
 void cuda_model::event_created(const call_site& at, std::uintptr_t handle, unsigned cuda_flags) {
+  const bool interprocess = (cuda_flags & cuda_event_interprocess) != 0;
+  const std::int32_t device = interprocess ? driver_.current_device() : 0;
   std::lock_guard lock(mutex_);
   const auto id = rec_.new_event_id();
   events_.create(handle, id);
   emit(at, event_create{id, event_flags_from_cuda(cuda_flags)});
+  if (interprocess) recorded_elsewhere_locked(at, id, device);
+}
+
+// Note [IPC events]
+// An interprocess event (cudaIpcOpenEventHandle's, or one created with
+// cudaEventInterprocess, which another process may open) can be recorded by
+// any process that holds it. A wait or synchronize on it before this process
+// recorded it waits for another process's record: not an error, and it
+// orders nothing this process can see. So the model records it, as soon as
+// it exists, on a stream of its own per device that stands for the other
+// processes (non-blocking, never given work): the event counts as recorded
+// and its snapshot holds only what the opening thread was ordered after. A
+// record in this process replaces that snapshot as usual (S-EVENT-1).
+// Missed: a wait that comes before any process recorded the event (a bug
+// S-EVENT-3 would name), and whatever the other processes' work orders.
+void cuda_model::recorded_elsewhere_locked(const call_site& at, event_id event,
+                                           std::int32_t device) {
+  auto [it, fresh] = other_process_streams_.try_emplace(device);
+  if (fresh) it->second = new_stream_locked(at, device, stream_flavor::non_blocking, 0);
+  emit(at, event_record{event, it->second});
+}
+
+void cuda_model::ipc_event_opened(const call_site& at, std::uintptr_t handle) {
+  const std::int32_t device = driver_.current_device();
+  std::lock_guard lock(mutex_);
+  const auto id = rec_.new_event_id();
+  events_.create(handle, id);
+  emit(at, event_create{id, event_flag_interprocess});
+  recorded_elsewhere_locked(at, id, device);
 }
 
 void cuda_model::event_destroyed(const call_site& at, std::uintptr_t handle) {

@@ -203,6 +203,35 @@ class cuda_model {
   void stream_value_waited(const call_site& at, stream_arg s, std::uint64_t address,
                            std::uint32_t size, std::string_view api);
 
+  // ---- virtual memory management and IPC (cuda_model_vmm.cpp) ----
+  // Note [Virtual memory management]. cuMemCreate made physical memory
+  // `handle`: device memory of `device` (nullopt: the current device), or
+  // pinned host memory.
+  void physical_created(const call_site& at, std::uint64_t handle, std::uint64_t size,
+                        memory_kind kind, std::optional<std::int32_t> device);
+  // cuMemRetainAllocationHandle: `handle` is one more reference to the
+  // physical memory mapped at `address`.
+  void physical_retained(const call_site& at, std::uint64_t handle, std::uint64_t address);
+  // cuMemRelease: one reference less.
+  void physical_released(const call_site& at, std::uint64_t handle);
+  // cuMemMap: `size` bytes of `handle`'s memory from `offset` on, at `address`.
+  void mapped(const call_site& at, std::uint64_t address, std::uint64_t size,
+              std::uint64_t offset, std::uint64_t handle);
+  // cuMemUnmap, cuMemAddressFree: the mappings inside the range end.
+  void unmapped(const call_site& at, std::uint64_t address, std::uint64_t size);
+  // Note [IPC memory handles]: cudaIpcOpenMemHandle returned `address`;
+  // cudaIpcCloseMemHandle(address).
+  void ipc_memory_opened(const call_site& at, std::uint64_t address);
+  void ipc_memory_closed(const call_site& at, std::uint64_t address);
+  // Note [IPC events]: cudaIpcOpenEventHandle returned `handle`.
+  void ipc_event_opened(const call_site& at, std::uintptr_t handle);
+
+  // ---- external semaphores (cuda_model_semaphores.cpp) ----
+  // Note [External semaphores]: cudaSignalExternalSemaphoresAsync and
+  // cudaWaitExternalSemaphoresAsync (any semaphores, any values) on `s`.
+  void semaphores_signalled(const call_site& at, stream_arg s);
+  void semaphores_waited(const call_site& at, stream_arg s);
+
   // ---- NVTX ----
   void range_pushed(const call_site& at, std::string_view message);
   void range_popped(const call_site& at);
@@ -390,6 +419,41 @@ class cuda_model {
   enum class memop : std::uint8_t { write, fenced_write, wait };
   void stream_memory_operation(const call_site& at, stream_arg s, std::uint64_t address,
                                std::uint32_t size, memop op, std::string_view api);
+  // Note [Virtual memory management]: physical memory by raw(alloc_id) of
+  // its root, the handles that name it, and the mappings by address.
+  struct physical_memory {
+    std::uint64_t size = 0;
+    memory_kind kind = memory_kind::device;
+    std::int32_t device = 0;
+    std::uint32_t references = 0;  // handles not released
+    std::uint32_t mappings = 0;
+  };
+  struct mapping {
+    alloc_id block{};
+    alloc_id root{};
+    std::uint64_t size = 0;
+  };
+  std::unordered_map<std::uint32_t, physical_memory> physicals_;
+  std::unordered_map<std::uint64_t, alloc_id> physical_handles_;  // handle -> root
+  std::map<std::uint64_t, mapping> mappings_;                     // by address
+  std::unordered_map<std::uint64_t, std::uint32_t> ipc_opens_;    // address -> references
+  // Note [IPC events]: the stream, per device, that stands for the other
+  // processes that record an interprocess event.
+  std::map<std::int32_t, stream_id> other_process_streams_;
+  // Note [External semaphores]: the stream that stands for the work outside
+  // the process, the event it records after each signal, and the event
+  // each signalling stream hands its work over with.
+  std::optional<stream_id> outside_stream_;
+  event_id outside_event_{};
+  std::unordered_map<std::uint32_t, event_id> handoff_events_;  // raw(stream_id)
+  void drop_handoff_event_locked(const call_site& at, stream_id stream);
+  alloc_id new_physical_locked(const call_site& at, std::uint64_t handle, std::uint64_t size,
+                               memory_kind kind, std::int32_t device);
+  void drop_physical_reference_locked(const call_site& at, std::uint64_t handle);
+  void free_physical_if_unused_locked(const call_site& at, alloc_id root);
+  void end_mappings_locked(const call_site& at, std::uint64_t address, std::uint64_t size,
+                           free_mode mode);
+  void recorded_elsewhere_locked(const call_site& at, event_id event, std::int32_t device);
   std::unordered_map<std::uintptr_t, kernel_info> kernels_;
   std::atomic<std::uint64_t> modules_unloaded_{0};  // unloads counted, no lock
   std::uint64_t kernels_unloads_seen_ = 0;          // when kernels_ was last dropped

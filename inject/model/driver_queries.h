@@ -96,6 +96,14 @@ class driver_queries {
   virtual std::optional<capture_frontier> capture_frontier_of(std::uintptr_t stream) = 0;
   // The symbol of a host function, for reports.
   virtual std::string function_name(std::uintptr_t fn) = 0;
+  // The base and size of the driver's allocation that holds `address`
+  // (memory mapped from another process: Note [IPC memory handles]);
+  // nullopt when the driver does not know it. Not pure: only the model's
+  // IPC calls ask.
+  virtual std::optional<std::pair<std::uint64_t, std::uint64_t>> allocation_range(
+      std::uint64_t /*address*/) {
+    return std::nullopt;
+  }
 };
 
 }  // namespace streamsan::injection

@@ -128,10 +128,10 @@ TEST(ApiClassification, GraphNodeAddsAreModelledExceptUnmodelledNodeKinds) {
 
 TEST(ApiClassification, OrderingAndMemoryCallsWithoutHandlerAreUnmodelled) {
   for (const char* name :
-       {"cudaMallocArray_v3020", "cudaMemcpy2DToArray_v3020", "cudaIpcOpenMemHandle_v4010",
-        "cudaSignalExternalSemaphoresAsync_v10000", "cudaGraphExecChildGraphNodeSetParams_v11010",
-        "cuGraphExecEventRecordNodeSetEvent", "cuGraphExecBatchMemOpNodeSetParams", "cuMemMap",
-        "cuMemCreate", "cuCtxWaitEvent", "cudaDeviceReset_v3020",
+       {"cudaMallocArray_v3020", "cudaMemcpy2DToArray_v3020", "cuMulticastBindMem",
+        "cuGraphAddExternalSemaphoresWaitNode", "cudaGraphExecChildGraphNodeSetParams_v11010",
+        "cuGraphExecEventRecordNodeSetEvent", "cuGraphExecBatchMemOpNodeSetParams",
+        "cuMemMapArrayAsync", "cuCtxWaitEvent", "cudaDeviceReset_v3020",
         "cudaMemcpy3DBatchAsync_v13000", "cudaLaunchCooperativeKernelMultiDevice_v9000",
         "cuGraphicsMapResources", "cuSomeFutureApi"}) {
     EXPECT_EQ(classify_api(name), api_class::unmodelled) << name;
@@ -148,6 +148,27 @@ TEST(ApiClassification, GraphExecEditsAndStreamMemoryOperationsAreModelled) {
         "cudaGraphNodeSetEnabled_v11060", "cuStreamWriteValue32_v2_ptsz", "cuStreamWaitValue64",
         "cuStreamBatchMemOp_v2", "cudaGraphAddNode_v12030"}) {
     EXPECT_EQ(classify_api(name), api_class::modelled) << name;
+  }
+}
+
+// Notes [Virtual memory management], [IPC memory handles], [IPC events],
+// [External semaphores], [Inert calls that look like ordering].
+TEST(ApiClassification, VirtualMemoryIpcAndSemaphoresAreModelledOrInert) {
+  for (const char* name :
+       {"cuMemCreate", "cuMemMap", "cuMemUnmap", "cuMemRelease", "cuMemRetainAllocationHandle",
+        "cuMemAddressFree", "cudaIpcOpenMemHandle_v4010", "cudaIpcCloseMemHandle_v4010",
+        "cudaIpcOpenEventHandle_v4010", "cuIpcOpenMemHandle_v2", "cuIpcCloseMemHandle",
+        "cuIpcOpenEventHandle", "cudaSignalExternalSemaphoresAsync_v11020",
+        "cudaWaitExternalSemaphoresAsync_ptsz_v10000", "cuSignalExternalSemaphoresAsync",
+        "cuWaitExternalSemaphoresAsync_ptsz"}) {
+    EXPECT_EQ(classify_api(name), api_class::modelled) << name;
+  }
+  for (const char* name :
+       {"cuMemAddressReserve", "cuMemSetAccess", "cuMemExportToShareableHandle",
+        "cuMemImportFromShareableHandle", "cuMemGetAllocationGranularity",
+        "cudaIpcGetMemHandle_v4010", "cuIpcGetEventHandle", "cudaImportExternalSemaphore_v10000",
+        "cuDestroyExternalSemaphore"}) {
+    EXPECT_EQ(classify_api(name), api_class::inert) << name;
   }
 }
 

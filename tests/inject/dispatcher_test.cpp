@@ -609,6 +609,141 @@ TEST_F(DispatcherGraphEdits, CaptureDependencyUpdatesAndMemoryAttachmentAreInert
                                   CUPTI_RUNTIME_TRACE_CBID_cudaStreamUpdateCaptureDependencies_v12030));
 }
 
+// Note [Programmatic dependent launch]: the programmatic and the
+// launch-completion events are recorded right after their kernel.
+TEST_F(Dispatcher, LaunchEventsAreRecordedAfterTheKernelOnItsStream) {
+  driver.kernels[kernel_handle] = kernel_description{"_Z1kPf", {{0, 8}}, true};
+  std::uint64_t arg = 0x10000;
+  void* args[] = {&arg};
+  const auto pdl_event = reinterpret_cast<CUevent>(0xe1);
+  CUlaunchAttribute attributes[2]{};
+  attributes[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attributes[0].value.programmaticStreamSerializationAllowed = 1;
+  attributes[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
+  attributes[1].value.programmaticEvent.event = pdl_event;
+  CUlaunchConfig config{};
+  config.hStream = reinterpret_cast<CUstream>(0x5000);
+  config.attrs = attributes;
+  config.numAttrs = 2;
+  cuLaunchKernelEx_params ex{};
+  ex.config = &config;
+  ex.f = reinterpret_cast<CUfunction>(kernel_handle);
+  ex.kernelParams = args;
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuEventCreate, cuEventCreate_params{
+                                                         const_cast<CUevent*>(&pdl_event), 2});
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, ex);
+  const auto& records = sink.records;
+  ASSERT_GE(records.size(), 2u);
+  const auto* launch = std::get_if<kernel_launch>(&records[records.size() - 2].body);
+  const auto* record = std::get_if<event_record>(&records.back().body);
+  ASSERT_NE(launch, nullptr);
+  ASSERT_NE(record, nullptr);
+  EXPECT_EQ(record->stream, launch->stream);
+  EXPECT_EQ(record->event, sink.all<event_create>().back().event);
+  EXPECT_TRUE(sink.all<unmodelled_call>().empty());
+
+  // A runtime launch seen by name only records its events all the same.
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeLaunchCompletionEvent;
+  attribute.val.launchCompletionEvent.event = reinterpret_cast<cudaEvent_t>(0xe1);
+  cudaLaunchConfig_t runtime_config{};
+  runtime_config.stream = reinterpret_cast<cudaStream_t>(0x6000);
+  runtime_config.attrs = &attribute;
+  runtime_config.numAttrs = 1;
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+               cudaLaunchKernelExC_v11060_params{&runtime_config,
+                                                 reinterpret_cast<const void*>(&host_stub),
+                                                 nullptr});
+  const auto again = sink.all<event_record>();
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[1].event, again[0].event);
+  EXPECT_EQ(again[1].stream, sink.all<kernel_launch>().back().stream);
+}
+
+// Note [Virtual memory management]: the driver's structs decoded.
+TEST_F(Dispatcher, VirtualMemoryCallsAreDecoded) {
+  CUmemGenericAllocationHandle h = 0;
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 1;
+  cuMemCreate_params create{&h, 1 << 21, &prop, 0};
+  enter(driver_api, CUPTI_DRIVER_TRACE_CBID_cuMemCreate, &create);
+  h = 0x77;  // the driver fills it in before the exit
+  leave(driver_api, CUPTI_DRIVER_TRACE_CBID_cuMemCreate, &create, &driver_ok);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemMap,
+              cuMemMap_params{0x7f0000000000, 1 << 21, 0, h, 0});
+  const auto allocs = sink.all<alloc_record>();
+  ASSERT_EQ(allocs.size(), 2u);
+  EXPECT_EQ(allocs[0].device, 1);
+  EXPECT_EQ(allocs[0].size, 1u << 21);
+  EXPECT_EQ(allocs[1].parent, allocs[0].alloc);
+  EXPECT_EQ(allocs[1].address, 0x7f0000000000u);
+  // Ends are modelled on entry: a failed unmap still ended the mapping's use.
+  const CUresult failed = CUDA_ERROR_INVALID_VALUE;
+  const cuMemUnmap_params unmap{0x7f0000000000, 1 << 21};
+  enter(driver_api, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap, &unmap);
+  leave(driver_api, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap, &unmap, &failed);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemRelease, cuMemRelease_params{h});
+  const auto frees = sink.all<free_record>();
+  ASSERT_EQ(frees.size(), 2u);
+  EXPECT_EQ(frees[0].alloc, allocs[1].alloc);
+  EXPECT_EQ(frees[0].mode, free_mode::unsynchronized);
+  EXPECT_EQ(frees[1].alloc, allocs[0].alloc);
+  EXPECT_TRUE(sink.all<unmodelled_call>().empty());
+  EXPECT_TRUE(dispatcher.is_inert(driver_api, CUPTI_DRIVER_TRACE_CBID_cuMemSetAccess));
+  EXPECT_TRUE(dispatcher.is_inert(driver_api, CUPTI_DRIVER_TRACE_CBID_cuMemAddressReserve));
+}
+
+// Note [IPC memory handles], Note [IPC events]
+TEST_F(Dispatcher, IpcHandlesAreDecoded) {
+  driver.ranges[0x7f0000000000] = 4096;
+  void* opened = reinterpret_cast<void*>(0x7f0000000000);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaIpcOpenMemHandle_v4010,
+               cudaIpcOpenMemHandle_v4010_params{&opened, {}, cudaIpcMemLazyEnablePeerAccess});
+  ASSERT_EQ(sink.all<alloc_record>().size(), 1u);
+  EXPECT_EQ(sink.all<alloc_record>()[0].size, 4096u);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaIpcCloseMemHandle_v4010,
+               cudaIpcCloseMemHandle_v4010_params{opened});
+  ASSERT_EQ(sink.all<free_record>().size(), 1u);
+  cudaEvent_t event = reinterpret_cast<cudaEvent_t>(0xe5);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaIpcOpenEventHandle_v4010,
+               cudaIpcOpenEventHandle_v4010_params{&event, {}});
+  ASSERT_EQ(sink.all<event_create>().size(), 1u);
+  EXPECT_EQ(sink.all<event_record>().size(), 1u);  // by the other processes
+  EXPECT_TRUE(sink.all<unmodelled_call>().empty());
+}
+
+// Note [External semaphores]
+TEST_F(Dispatcher, SemaphoreSignalsHandTheStreamOverAndWaitsTakeItBack) {
+  const auto s1 = reinterpret_cast<cudaStream_t>(0x5000), s2 = reinterpret_cast<cudaStream_t>(0x6000);
+  cudaExternalSemaphore_t semaphore = reinterpret_cast<cudaExternalSemaphore_t>(0x5e);
+  cudaExternalSemaphoreSignalParams signal{};
+  signal.params.fence.value = 3;
+  cudaExternalSemaphoreWaitParams wait{};
+  wait.params.fence.value = 3;
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaWaitExternalSemaphoresAsync_v11020,
+               cudaWaitExternalSemaphoresAsync_v11020_params{&semaphore, &wait, 1, s2});
+  EXPECT_TRUE(sink.all<event_wait>().empty());  // nothing signalled yet
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaSignalExternalSemaphoresAsync_v11020,
+               cudaSignalExternalSemaphoresAsync_v11020_params{&semaphore, &signal, 1, s1});
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaSignalExternalSemaphoresAsync_v11020,
+               cudaSignalExternalSemaphoresAsync_v11020_params{&semaphore, &signal, 0, s1});
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuWaitExternalSemaphoresAsync,
+              cuWaitExternalSemaphoresAsync_params{
+                  reinterpret_cast<const CUexternalSemaphore*>(&semaphore), nullptr, 1,
+                  reinterpret_cast<CUstream>(s2)});
+  const auto records = sink.all<event_record>();
+  const auto waits = sink.all<event_wait>();
+  ASSERT_EQ(records.size(), 2u);  // the handoff on s1, then the outside's
+  ASSERT_EQ(waits.size(), 2u);    // the outside took s1's work, s2 the outside's
+  EXPECT_EQ(waits[0].event, records[0].event);
+  EXPECT_EQ(waits[1].event, records[1].event);
+  EXPECT_EQ(waits[0].stream, records[1].stream);
+  EXPECT_NE(waits[1].stream, records[0].stream);
+  EXPECT_TRUE(sink.all<unmodelled_call>().empty());
+}
+
 TEST(ApiTable, RegistersEveryHandlerFamilyOnce) {
   const auto& t = api_tables::standard();
   EXPECT_TRUE(t.runtime[CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000].handled());

@@ -449,5 +449,61 @@ TEST_P(StreamWaitValueExample, TheWaitCoversWhatTheStreamDidBeforeTheWrite) {
 }
 INSTANTIATE_TEST_SUITE_P(Examples, StreamWaitValueExample, ::testing::Bool());
 
+class VmmMapExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+// Note [Virtual memory management]: the two views are one history.
+TEST_P(VmmMapExample, ACopyThroughOneViewWaitsForAFillThroughTheOther) {
+  const bool fixed = GetParam();
+  prologue(1);
+  constexpr std::uint64_t first = 0x7f2000000000, second = 0x7f2000200000;
+  constexpr std::uint64_t memory = 0x77, size = 1 << 21;
+  model.physical_created(at, memory, size, memory_kind::device, 0);
+  model.mapped(at, first, size, 0, memory);
+  model.mapped(at, second, size, 0, memory);
+  model.physical_released(at, memory);
+  model.memset(at, {0}, {first, bytes, memory_side::device}, false);
+  model.device_synchronized(at);
+  model.event_created(at, ev, 2);
+  fill({s1}, first);
+  model.memset(at, {s1}, {first, 4, memory_side::device}, true);
+  if (fixed) {
+    model.event_recorded(at, ev, {s1});
+    model.stream_waited_event(at, {s2}, ev);
+  }
+  model.copied(at, {s2}, {b, bytes, memory_side::device}, {second, bytes, memory_side::device},
+               true);
+  model.device_synchronized(at);
+  model.unmapped(at, first, size);
+  model.unmapped(at, second, size);
+  model.unmapped(at, first, size);  // cuMemAddressFree: nothing left
+  // The memset's exact write is the verdict (the GPU run's); the fill's
+  // guessed footprint adds a possible race through the other view.
+  kinds_t confirmed;
+  for (const auto& d : eng.diagnostics()) {
+    if (d.certainty == diagnostic_certainty::confirmed) confirmed.emplace_back(to_string(d.kind));
+  }
+  EXPECT_EQ(confirmed, fixed ? kinds_t{} : kinds_t{"stream-race"});
+  EXPECT_EQ(kinds().size(), fixed ? 0u : 2u);
+}
+INSTANTIATE_TEST_SUITE_P(Examples, VmmMapExample, ::testing::Bool());
+
+class PdlEventExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+// Note [Programmatic dependent launch]: the launch records its event after
+// the kernel (what launch_handlers.cpp does), and the wait on it is no wait
+// on a never-recorded event.
+TEST_P(PdlEventExample, AWaitOnTheProgrammaticEventOrdersTheCopy) {
+  const bool fixed = GetParam();
+  prologue(1);
+  model.event_created(at, ev, 2);
+  fill({s1}, a);
+  model.event_recorded(at, ev, {s1});
+  if (fixed) model.stream_waited_event(at, {s2}, ev);
+  model.copied(at, {s2}, {b, bytes, memory_side::device}, {a, bytes, memory_side::device}, true);
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, PdlEventExample, ::testing::Bool());
+
 }  // namespace
 }  // namespace streamsan::injection

@@ -16,6 +16,7 @@ class fake_driver : public driver_queries {
   std::map<std::uintptr_t, raw_graph> graphs;
   std::map<std::uintptr_t, stream_description> foreign_streams;
   std::map<std::uintptr_t, capture_frontier> captures;  // by stream handle
+  std::map<std::uint64_t, std::uint64_t> ranges;  // base -> size (allocation_range)
   int kernel_queries = 0;
 
   std::int32_t current_device() override { return device; }
@@ -42,6 +43,14 @@ class fake_driver : public driver_queries {
     const auto it = captures.find(s);
     if (it == captures.end()) return std::nullopt;
     return it->second;
+  }
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> allocation_range(
+      std::uint64_t address) override {
+    auto it = ranges.upper_bound(address);
+    if (it == ranges.begin()) return std::nullopt;
+    --it;
+    if (address - it->first >= it->second) return std::nullopt;
+    return std::pair<std::uint64_t, std::uint64_t>{it->first, it->second};
   }
   std::string function_name(std::uintptr_t fn) override {
     return "host_fn_" + std::to_string(fn);

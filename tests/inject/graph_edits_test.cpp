@@ -7,10 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "inject/model/cuda_model.h"
-#include "sanitizer/engine/engine.h"
-#include "tests/inject/capture_sink.h"
-#include "tests/inject/fake_driver.h"
+#include "tests/inject/model_fixture.h"
 
 namespace streamsan::injection {
 namespace {
@@ -20,31 +17,16 @@ constexpr std::uint64_t a = 0x10000, b = 0x20000, c = 0x30000;
 constexpr std::uintptr_t s1 = 0x51, s2 = 0x52;
 constexpr std::uintptr_t graph = 0x9000, exec = 0x9100;
 
-class GraphEdits : public ::testing::Test {
+class GraphEdits : public model_fixture {
  protected:
-  recorder rec{{.capture_stacks = true, .stack_depth = 4}};
-  fake_driver driver;
-  capture_sink sink;
-  engine eng;
-  cuda_model model{rec, driver};
-  call_site here{};
-  std::vector<std::vector<std::uint64_t>> words;
-  std::vector<std::vector<void*>> pointers;
-
   void SetUp() override {
-    rec.add_sink(sink);
-    rec.add_sink(eng);
+    model_fixture::SetUp();
     driver.kernels[writer] = kernel_description{"_Z1kPf", {{0, 8}}, true};
     for (const std::uint64_t p : {a, b, c}) model.allocated(here, p, 64, memory_kind::device);
     model.stream_created(here, s1, 1, 0);
     model.stream_created(here, s2, 1, 0);
   }
 
-  kernel_arguments args(std::uint64_t pointer) {
-    words.push_back({pointer});
-    pointers.push_back({&words.back()[0]});
-    return kernel_arguments::from_pointers(pointers.back().data());
-  }
   raw_graph_node kernel(std::uint64_t pointer, std::uintptr_t handle = 0) {
     raw_graph_node n;
     n.kind = raw_node_kind::kernel;
@@ -85,18 +67,6 @@ class GraphEdits : public ::testing::Test {
       if (r.address == address) return raw(r.alloc);
     }
     return 0;
-  }
-  std::vector<std::string> kinds() const {
-    std::vector<std::string> out;
-    for (const auto& d : eng.diagnostics()) out.emplace_back(to_string(d.kind));
-    return out;
-  }
-  std::vector<std::string> unmodelled() const {
-    std::vector<std::string> out;
-    for (const auto& u : sink.all<unmodelled_call>()) {
-      out.emplace_back(sink.tables.string(u.api));
-    }
-    return out;
   }
   // A copy on s2 that reads `address`: exact on both sides with a memset node.
   void read_on_s2(std::uint64_t address) {
