@@ -5,33 +5,12 @@
 // fill, so the wait does not cover it; the fixed version writes it after.
 // The driver API is reached through cudaGetDriverEntryPointByVersion, so the
 // program links the runtime only.
-#include <cuda.h>
-
-#include "example_common.h"
+#include "driver_entry.h"
 
 namespace {
 
 using write_value_fn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
 using wait_value_fn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-
-template <class Fn>
-Fn driver_entry(const char* name) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  CHECK(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found));
-  if (fn == nullptr || found != cudaDriverEntryPointSuccess) {
-    std::fprintf(stderr, "no %s in the driver\n", name);
-    std::exit(2);
-  }
-  return reinterpret_cast<Fn>(fn);
-}
-
-void check(CUresult r, const char* what) {
-  if (r != CUDA_SUCCESS) {
-    std::fprintf(stderr, "%s failed: %d\n", what, static_cast<int>(r));
-    std::exit(2);
-  }
-}
 
 }  // namespace
 
