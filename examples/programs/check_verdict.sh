@@ -5,23 +5,34 @@
 # reported with, "possible-KIND" for one it must be listed with as a
 # possible race (no verdict: exit status 0), or "none" for a fixed version,
 # which must get no report.
-# Exits 77 (skipped) without a GPU.
+# Each process of the program writes its own report (a program may fork);
+# the verdict is over all of them. Exits 77 (skipped) without a GPU, or when
+# the program itself exits 77 (what it needs is unavailable here).
 set -u
 streamsan=$1 probe=$2 program=$3 expected=$4
 "$probe" >/dev/null || exit 77
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-"$streamsan" run --format json --log-path "$log" -- "$program"
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+"$streamsan" run --format json --log-path "$logs/report.%p.json" -- "$program"
 status=$?
-summary=$(python3 - "$log" <<'PY'
-import json, sys
-report = json.load(open(sys.argv[1]))
+if [[ $status -eq 77 ]]; then echo "SKIP: the program cannot run here"; exit 77; fi
+log=$logs/all
+cat "$logs"/report.*.json > "$log" 2>/dev/null
+summary=$(python3 - "$logs" <<'PY'
+import collections, glob, json, sys
+reports = [json.load(open(f)) for f in sorted(glob.glob(sys.argv[1] + "/report.*.json"))]
+if not reports:
+    sys.exit("no report")
+diagnostics = [d for r in reports for d in r["diagnostics"]]
+unmodelled = collections.Counter()
+for r in reports:
+    unmodelled.update(r["summary"]["unmodelled_calls"])
 # Possible races (candidates) are listed but are no verdict.
-confirmed = [d for d in report["diagnostics"] if d.get("certainty", "confirmed") == "confirmed"]
+confirmed = [d for d in diagnostics if d.get("certainty", "confirmed") == "confirmed"]
 kinds = sorted({d["kind"] for d in confirmed})
-possible = sorted({d["kind"] for d in report["diagnostics"] if d not in confirmed})
+possible = sorted({d["kind"] for d in diagnostics if d not in confirmed})
 print(len(confirmed), ",".join(kinds) or "-", ",".join(possible) or "-",
-      ",".join(f"{k}={v}" for k, v in report["summary"]["unmodelled_calls"].items()) or "-")
+      ",".join(f"{k}={v}" for k, v in unmodelled.items()) or "-")
 PY
 ) || { echo "FAIL: no readable JSON report (exit status $status)"; cat "$log"; exit 1; }
 read -r count kinds possible unmodelled <<<"$summary"

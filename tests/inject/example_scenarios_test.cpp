@@ -505,5 +505,34 @@ TEST_P(PdlEventExample, AWaitOnTheProgrammaticEventOrdersTheCopy) {
 }
 INSTANTIATE_TEST_SUITE_P(Examples, PdlEventExample, ::testing::Bool());
 
+class IpcOpenExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+// Note [IPC memory handles]: the child's calls (the parent's are another
+// process and another log).
+TEST_P(IpcOpenExample, TheOpenedMemoryIsAnAllocationOfTheChild) {
+  const bool fixed = GetParam();
+  prologue(1);
+  constexpr std::uint64_t shared = 0x7f3000000000;
+  driver.ranges[shared] = bytes;
+  model.ipc_memory_opened(at, shared);
+  model.event_created(at, ev, 2);
+  fill({s1}, shared);
+  model.memset(at, {s1}, {shared, 4, memory_side::device}, true);
+  if (fixed) {
+    model.event_recorded(at, ev, {s1});
+    model.stream_waited_event(at, {s2}, ev);
+  }
+  model.copied(at, {s2}, {b, bytes, memory_side::device}, {shared, bytes, memory_side::device},
+               true);
+  model.device_synchronized(at);
+  model.ipc_memory_closed(at, shared);
+  kinds_t confirmed;
+  for (const auto& d : eng.diagnostics()) {
+    if (d.certainty == diagnostic_certainty::confirmed) confirmed.emplace_back(to_string(d.kind));
+  }
+  EXPECT_EQ(confirmed, fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, IpcOpenExample, ::testing::Bool());
+
 }  // namespace
 }  // namespace streamsan::injection
