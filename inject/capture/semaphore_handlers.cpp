@@ -23,7 +23,7 @@ template <class Params>
 void waited(api_context& c) {
   const auto& p = c.params<Params>();
   if (p.numExtSems == 0) return;
-  c.model.semaphores_waited(c.here(), c.ordering_stream(p.stream));
+  c.model.semaphores_waited(c.here(), c.stream(p.stream));
 }
 
 }  // namespace

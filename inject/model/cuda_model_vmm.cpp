@@ -19,7 +19,7 @@
 //   to it, and its accesses land in the root's history (Note [Histories live
 //   on root allocations]): one physical allocation mapped at two addresses
 //   (aliasing) is one history, and a race between the two views is found.
-// - cuMemUnmap ends each mapping that starts inside its range with a free
+// - cuMemUnmap ends each mapping in its range with a free
 //   that does not synchronize (free_mode::unsynchronized): the reference
 //   entry says only that it "exhibits synchronous behavior for most use
 //   cases" (\note_sync), a might, not a promise (semantics.md; PyTorch's
@@ -38,9 +38,9 @@
 //   made before the callbacks were on) gets a root on the spot, of the size
 //   the mapping needs and one reference.
 // - cuMemAddressFree ends the mappings still inside the reservation (the
-//   same as an unmap), cuMemAddressReserve, cuMemSetAccess and
-//   cuMemExportToShareableHandle are inert (Note [Inert calls that look like
-//   ordering]).
+//   same as an unmap); cuMemAddressReserve, cuMemSetAccess and the export
+//   and import of shareable handles are inert (Note [Inert calls that look
+//   like ordering]).
 // What is missed, never invented:
 // - memory of one allocation imported twice (two handles from
 //   cuMemImportFromShareableHandle of one shareable handle, or a multicast
@@ -144,11 +144,12 @@ void cuda_model::mapped(const call_site& at, std::uint64_t address, std::uint64_
   const std::int32_t device = driver_.current_device();
   std::lock_guard lock(mutex_);
   const auto h = physical_handles_.find(handle);
-  const alloc_id root = h != physical_handles_.end()
-                            ? h->second
-                            : new_physical_locked(at, handle, offset + size, memory_kind::device,
-                                                  device);
-  physical_memory& p = physicals_.at(raw(root));
+  const auto known = h == physical_handles_.end() ? physicals_.end() : physicals_.find(raw(h->second));
+  const alloc_id root =
+      known != physicals_.end()
+          ? h->second
+          : new_physical_locked(at, handle, offset + size, memory_kind::device, device);
+  physical_memory& p = physicals_.find(raw(root))->second;
   // A mapping of this range we missed the end of (its unmap was not seen):
   // the driver could not map here unless it was gone.
   end_mappings_locked(at, address, size, free_mode::cached);
