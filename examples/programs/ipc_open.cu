@@ -91,9 +91,8 @@ int parent(pid_t pid, int to_child, int from_child) {
   const cudaError_t exported = cudaIpcGetMemHandle(&handle, buffer);
   const char available = exported == cudaSuccess;
   if (!available) std::fprintf(stderr, "cudaIpcGetMemHandle: %s\n", cudaGetErrorString(exported));
-  if (!write_all(to_child, &available, 1) || (available && !write_all(to_child, &handle, sizeof handle))) {
-    return 2;
-  }
+  if (!write_all(to_child, &available, 1)) return 2;
+  if (available && !write_all(to_child, &handle, sizeof handle)) return 2;
   char done = 0;
   read_all(from_child, &done, 1);  // the child is finished with the buffer (or gone)
   int child_status = 0;

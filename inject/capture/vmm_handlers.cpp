@@ -65,7 +65,7 @@ void mem_address_free(api_context& c) {
 void runtime_ipc_open_mem_handle(api_context& c) {
   const auto& p = c.params<cudaIpcOpenMemHandle_v4010_params>();
   if (p.devPtr == nullptr) return;
-  c.model.ipc_memory_opened(c.here(), address_of(*p.devPtr));
+  c.model.ipc_memory_opened(c.here(), address_of(*p.devPtr), "cudaIpcOpenMemHandle");
 }
 
 void runtime_ipc_close_mem_handle(api_context& c) {
@@ -83,7 +83,7 @@ void runtime_ipc_open_event_handle(api_context& c) {
 void driver_ipc_open_mem_handle(api_context& c) {
   const auto& p = c.params<cuIpcOpenMemHandle_v2_params>();
   if (p.pdptr == nullptr) return;
-  c.model.ipc_memory_opened(c.here(), *p.pdptr);
+  c.model.ipc_memory_opened(c.here(), *p.pdptr, "cuIpcOpenMemHandle");
 }
 
 void driver_ipc_close_mem_handle(api_context& c) {

@@ -219,9 +219,10 @@ class cuda_model {
               std::uint64_t offset, std::uint64_t handle);
   // cuMemUnmap, cuMemAddressFree: the mappings inside the range end.
   void unmapped(const call_site& at, std::uint64_t address, std::uint64_t size);
-  // Note [IPC memory handles]: cudaIpcOpenMemHandle returned `address`;
+  // Note [IPC memory handles]: cudaIpcOpenMemHandle (`api`, for what is
+  // listed when the driver gives no extent) returned `address`;
   // cudaIpcCloseMemHandle(address).
-  void ipc_memory_opened(const call_site& at, std::uint64_t address);
+  void ipc_memory_opened(const call_site& at, std::uint64_t address, std::string_view api);
   void ipc_memory_closed(const call_site& at, std::uint64_t address);
   // Note [IPC events]: cudaIpcOpenEventHandle returned `handle`.
   void ipc_event_opened(const call_site& at, std::uintptr_t handle);

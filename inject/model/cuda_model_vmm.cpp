@@ -61,6 +61,7 @@
 // process's accesses to the same memory are not seen: races between the
 // processes are missed.
 #include <algorithm>
+#include <string>
 
 #include "inject/model/cuda_model.h"
 
@@ -144,7 +145,8 @@ void cuda_model::mapped(const call_site& at, std::uint64_t address, std::uint64_
   const std::int32_t device = driver_.current_device();
   std::lock_guard lock(mutex_);
   const auto h = physical_handles_.find(handle);
-  const auto known = h == physical_handles_.end() ? physicals_.end() : physicals_.find(raw(h->second));
+  const auto known =
+      h == physical_handles_.end() ? physicals_.end() : physicals_.find(raw(h->second));
   const alloc_id root =
       known != physicals_.end()
           ? h->second
@@ -196,7 +198,8 @@ void cuda_model::end_mappings_locked(const call_site& at, std::uint64_t address,
 
 // ---- IPC memory handles (Note [IPC memory handles]) ----
 
-void cuda_model::ipc_memory_opened(const call_site& at, std::uint64_t address) {
+void cuda_model::ipc_memory_opened(const call_site& at, std::uint64_t address,
+                                   std::string_view api) {
   {
     std::lock_guard lock(mutex_);
     if (const auto it = ipc_opens_.find(address); it != ipc_opens_.end()) {
@@ -206,7 +209,7 @@ void cuda_model::ipc_memory_opened(const call_site& at, std::uint64_t address) {
   }
   const auto range = driver_.allocation_range(address);
   if (!range || range->first != address) {
-    unmodelled(at, "cudaIpcOpenMemHandle (extent unknown)");
+    unmodelled(at, std::string(api) + " (extent unknown)");
     return;
   }
   const std::int32_t device = driver_.current_device();

@@ -216,8 +216,8 @@ TEST_F(Vmm, PinnedHostPhysicalMemoryIsOfThatKind) {
 // Note [IPC memory handles]
 TEST_F(Vmm, AnOpenedIpcHandleIsAnAllocationUntilItsLastClose) {
   driver.ranges[va] = size;
-  model.ipc_memory_opened(here, va);
-  model.ipc_memory_opened(here, va);  // opened again: the same memory
+  model.ipc_memory_opened(here, va, "cudaIpcOpenMemHandle");
+  model.ipc_memory_opened(here, va, "cudaIpcOpenMemHandle");  // opened again: the same memory
   const auto opened = sink.all<alloc_record>();
   EXPECT_EQ(opened.back().address, va);
   EXPECT_EQ(opened.back().size, size);
@@ -235,7 +235,7 @@ TEST_F(Vmm, AnOpenedIpcHandleIsAnAllocationUntilItsLastClose) {
 }
 
 TEST_F(Vmm, AnIpcHandleWhoseExtentIsUnknownIsListed) {
-  model.ipc_memory_opened(here, va);
+  model.ipc_memory_opened(here, va, "cudaIpcOpenMemHandle");
   EXPECT_EQ(unmodelled(), strings{"cudaIpcOpenMemHandle (extent unknown)"});
   model.ipc_memory_closed(here, va);
   EXPECT_TRUE(sink.all<free_record>().empty());

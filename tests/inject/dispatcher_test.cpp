@@ -716,7 +716,8 @@ TEST_F(Dispatcher, IpcHandlesAreDecoded) {
 
 // Note [External semaphores]
 TEST_F(Dispatcher, SemaphoreSignalsHandTheStreamOverAndWaitsTakeItBack) {
-  const auto s1 = reinterpret_cast<cudaStream_t>(0x5000), s2 = reinterpret_cast<cudaStream_t>(0x6000);
+  const auto s1 = reinterpret_cast<cudaStream_t>(0x5000);
+  const auto s2 = reinterpret_cast<cudaStream_t>(0x6000);
   cudaExternalSemaphore_t semaphore = reinterpret_cast<cudaExternalSemaphore_t>(0x5e);
   cudaExternalSemaphoreSignalParams signal{};
   signal.params.fence.value = 3;

@@ -514,7 +514,7 @@ TEST_P(IpcOpenExample, TheOpenedMemoryIsAnAllocationOfTheChild) {
   prologue(1);
   constexpr std::uint64_t shared = 0x7f3000000000;
   driver.ranges[shared] = bytes;
-  model.ipc_memory_opened(at, shared);
+  model.ipc_memory_opened(at, shared, "cudaIpcOpenMemHandle");
   model.event_created(at, ev, 2);
   fill({s1}, shared);
   model.memset(at, {s1}, {shared, 4, memory_side::device}, true);
