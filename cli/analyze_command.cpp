@@ -245,7 +245,8 @@ int analyze_command(std::span<const std::string> args) {
                            .suppressed = kept.suppressed,
                            .suppressed_builtin = kept.suppressed_builtin,
                            .device_synchronized_conflicts =
-                               eng.statistics().device_synchronized_conflicts};
+                               eng.statistics().device_synchronized_conflicts,
+                           .host_ordered_conflicts = eng.statistics().host_ordered_conflicts};
   // Machine-readable reports stay parseable: the list goes to stderr.
   const auto print_rules = [&](std::ostream& report_stream) {
     if (!options.print_suppressions) return;

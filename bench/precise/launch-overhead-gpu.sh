@@ -15,6 +15,8 @@
 # Configurations:
 #   native            the program alone
 #   bare_cupti        libbare_cupti.so: runtime + driver callbacks, counted
+#   bare_launch       the same, only the launch callbacks (runtime and driver)
+#   bare_driver_launch  the same, only the driver's cuLaunchKernel
 #   streamsan         streamsan run (default capture, engine on its thread)
 #   streamsan_cupti   streamsan run --capture cupti
 #   streamsan_inline  STREAMSAN_ENGINE_THREAD=0 streamsan run (engine inline)
@@ -45,6 +47,8 @@ command_of() {
   case $1 in
     native) echo "./launch_loop" ;;
     bare_cupti) echo "env CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./launch_loop" ;;
+    bare_launch) echo "env BARE_CUPTI_ONLY=launch CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./launch_loop" ;;
+    bare_driver_launch) echo "env BARE_CUPTI_ONLY=driver_launch CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./launch_loop" ;;
     streamsan) echo "./streamsan run -- ./launch_loop" ;;
     streamsan_cupti) echo "./streamsan run --capture cupti -- ./launch_loop" ;;
     streamsan_inline) echo "env STREAMSAN_ENGINE_THREAD=0 ./streamsan run -- ./launch_loop" ;;

@@ -24,7 +24,9 @@ run_one() {
 for ((r = 1; r <= rounds; r++)); do
   for c in "${configs[@]}"; do
     out=$(run_one "$c" 2>&1)
-    ms=$(grep -o 'mlp_ms [0-9.]*' <<<"$out" | awk '{print $2}')
+    # The last timing line with a number: the sanitizer's own lines on
+    # stderr may land in the middle of the program's output.
+    ms=$(grep -Eo 'mlp_ms [0-9.]+' <<<"$out" | tail -1 | awk '{print $2}')
     if [[ -z $ms ]]; then
       echo "round $r $c: no timing; output:"; tail -20 <<<"$out"; ms=nan
     fi

@@ -256,13 +256,18 @@ void launch_tracker::launch_end(const Sanitizer_LaunchData& launch) {
 // poll_mutex_ instead, which keeps footprints in launch order and guards
 // the private streams.
 std::optional<launch_tracker::launch_id> launch_tracker::launched() {
-  if (!this_thread.ended) {
-    if (this_thread.began) {  // handed a table, never launched
-      std::lock_guard lock(mutex_);
-      --handed_out_[this_thread.module];
-      release_locked(table{this_thread.table_device, this_thread.layout, this_thread.ctx});
+  thread_launch& me = this_thread;
+  if (!me.ended) {
+    // Every API call's exit comes here: the common case (no launch began)
+    // leaves the state as it is, already clear.
+    if (me.began) {  // handed a table, never launched
+      {
+        std::lock_guard lock(mutex_);
+        --handed_out_[me.module];
+        release_locked(table{me.table_device, me.layout, me.ctx});
+      }
+      me = thread_launch{};
     }
-    this_thread = thread_launch{};
     return std::nullopt;
   }
   const thread_launch l = this_thread;

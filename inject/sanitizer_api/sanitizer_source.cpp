@@ -30,9 +30,9 @@ struct thread_state {
   std::uint32_t slot_estimate = 0;
   // The launch's key in measured_once, as the entry saw it.
   std::pair<CUfunction, CUstream> key{};
-  // The launch or graph launch call that holds `launching` shared (Note [A
+  // The launch or graph launch call holds `launching` shared (Note [A
   // module changes only while none of its kernels runs]); its exit lets go.
-  std::shared_lock<std::shared_mutex> launch_hold;
+  bool holds_launching = false;
   api_domain hold_domain = api_domain::runtime;
   std::uint32_t hold_cbid = 0;
   bool ptds_launch = false;  // the launch call in progress is on that stream
@@ -46,16 +46,24 @@ bool is_per_thread_variant(const char* name) noexcept {
   const std::string_view n(name);
   return n.ends_with("_ptsz") || n.ends_with("_ptds");
 }
-thread_local thread_state this_thread;
+// Note [Thread state without a TLS wrapper]
+// Every callback reads and writes this many times. A thread_local of a type
+// that needs a constructor or destructor is reached through a wrapper that
+// checks its initialization and, in a library the driver dlopens, calls
+// __tls_get_addr: on the H100's launch loop that was about 0.2 us a launch
+// (5% of the process). So the state is trivially constructed and destroyed
+// (constinit proves it), and each function takes one reference to it.
+constinit thread_local thread_state tls_thread;
 
 class busy_guard {
  public:
-  busy_guard() noexcept : was_(this_thread.busy) { this_thread.busy = true; }
-  ~busy_guard() { this_thread.busy = was_; }
+  explicit busy_guard(thread_state& me) noexcept : me_(me), was_(me.busy) { me.busy = true; }
+  ~busy_guard() { me_.busy = was_; }
   busy_guard(const busy_guard&) = delete;
   busy_guard& operator=(const busy_guard&) = delete;
 
  private:
+  thread_state& me_;
   bool was_;
 };
 
@@ -214,23 +222,24 @@ void sanitizer_source::enable() {
 
 void sanitizer_source::impl::on_callback(Sanitizer_CallbackDomain domain,
                                          Sanitizer_CallbackId cbid, const void* data) {
+  thread_state& me = tls_thread;
   switch (domain) {
     case SANITIZER_CB_DOMAIN_DRIVER_API:
     case SANITIZER_CB_DOMAIN_RUNTIME_API: {
-      if (this_thread.busy) return;
-      busy_guard busy;
+      if (me.busy) return;
+      busy_guard busy(me);
       api_callbacks.fetch_add(1, std::memory_order_relaxed);
       on_api(domain == SANITIZER_CB_DOMAIN_DRIVER_API ? api_domain::driver : api_domain::runtime,
              cbid, *static_cast<const Sanitizer_CallbackData*>(data));
       return;
     }
     case SANITIZER_CB_DOMAIN_LAUNCH: {
-      busy_guard busy;
+      busy_guard busy(me);
       on_launch(cbid, *static_cast<const Sanitizer_LaunchData*>(data));
       return;
     }
     case SANITIZER_CB_DOMAIN_GRAPHS: {
-      busy_guard busy;
+      busy_guard busy(me);
       if (cbid == SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN) {
         on_graph_node(*static_cast<const Sanitizer_GraphNodeLaunchData*>(data));
       }
@@ -239,7 +248,7 @@ void sanitizer_source::impl::on_callback(Sanitizer_CallbackDomain domain,
     case SANITIZER_CB_DOMAIN_RESOURCE: {
       // Also while busy: a module our own query made the driver load must
       // still be patched and its kernels' handles retired on unload.
-      busy_guard busy;
+      busy_guard busy(me);
       on_resource(cbid, data);
       return;
     }
@@ -250,6 +259,7 @@ void sanitizer_source::impl::on_callback(Sanitizer_CallbackDomain domain,
 
 void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
                                     const Sanitizer_CallbackData& d) {
+  thread_state& me = tls_thread;
   if (!dispatcher.active()) return;
   const api_call call{domain, cbid,
                       d.callbackSite == SANITIZER_API_ENTER ? api_site::entry : api_site::exit,
@@ -258,11 +268,11 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
     // Note [Nothing of ours while a stream captures]
     if (tracker.in_flight() > 0 && !model.any_capture_active()) poll(false);
     // A driver launch nested in a runtime launch is the same launch.
-    if (const auto request = this_thread.in_launch_call ? std::nullopt : decode_launch(call)) {
-      this_thread.launch_domain = domain;
-      this_thread.launch_cbid = cbid;
+    if (const auto request = me.in_launch_call ? std::nullopt : decode_launch(call)) {
+      me.launch_domain = domain;
+      me.launch_cbid = cbid;
       if (request->stream == nullptr && is_per_thread_variant(d.functionName)) {
-        this_thread.ptds_launch = true;
+        me.ptds_launch = true;
       }
       on_launch_entry(*request, request->stream);
     } else if (const call_facts f = decode_call_role(call); f.role != call_role::other) {
@@ -275,7 +285,7 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
           on_stream_destroy_entry(static_cast<CUstream>(const_cast<void*>(f.stream)));
           break;
         case call_role::context_synchronize:
-          this_thread.synchronize_entered = launch_seq.load(std::memory_order_acquire);
+          me.synchronize_entered = launch_seq.load(std::memory_order_acquire);
           break;
         case call_role::other: break;
       }
@@ -286,15 +296,15 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
   if (const auto id = tracker.launched()) model.expect_measured_launch(*id);
   dispatcher.dispatch(call);
   model.clear_expected_measured_launch();
-  if (this_thread.in_launch_call && this_thread.launch_cbid == cbid &&
-      this_thread.launch_domain == domain) {
-    this_thread.in_launch_call = false;
-    this_thread.ptds_launch = false;
+  if (me.in_launch_call && me.launch_cbid == cbid &&
+      me.launch_domain == domain) {
+    me.in_launch_call = false;
+    me.ptds_launch = false;
   }
   release_launching(domain, cbid);
   if (outcome_of(call) == api_outcome::succeeded &&
       decode_call_role(call).role == call_role::context_synchronize) {
-    on_context_synchronized(std::exchange(this_thread.synchronize_entered, 0));
+    on_context_synchronized(std::exchange(me.synchronize_entered, 0));
   }
 }
 
@@ -334,9 +344,10 @@ bool sanitizer_source::impl::wants_locked(const kernel_entry& k, CUstream stream
 // sure its module is patched then (not later: Note [Which launches are
 // measured]) or unpatched when nothing in it is wanted, and size its table.
 void sanitizer_source::impl::on_launch_entry(const launch_request& request, const void* stream) {
-  this_thread.in_launch_call = true;
-  this_thread.measure_launch = false;
-  this_thread.slot_estimate = 0;
+  thread_state& me = tls_thread;
+  me.in_launch_call = true;
+  me.measure_launch = false;
+  me.slot_estimate = 0;
   CUmodule module = nullptr;
   bool want = false;
   const kernel_entry k = kernel(request.kernel);
@@ -349,10 +360,10 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
       f->second.kernels.insert(k.name);
       want = false;
     }
-    this_thread.key = {k.function, s};
+    me.key = {k.function, s};
   }
   if (module == nullptr) {
-    hold_launching(this_thread.launch_domain, this_thread.launch_cbid);
+    hold_launching(me.launch_domain, me.launch_cbid);
     return;
   }
   // Note [Nothing of ours while a stream captures]
@@ -364,7 +375,7 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   // read-back is polled, and no module is patched or unpatched: all of it
   // resumes at the first launch after the capture ends.
   if (model.any_capture_active()) {
-    hold_launching(this_thread.launch_domain, this_thread.launch_cbid);
+    hold_launching(me.launch_domain, me.launch_cbid);
     return;
   }
   const auto s = static_cast<CUstream>(const_cast<void*>(stream));
@@ -384,16 +395,16 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   }
   // From here to the call's exit no module changes: whether this launch
   // runs patched code is what is_patched says now.
-  hold_launching(this_thread.launch_domain, this_thread.launch_cbid);
-  this_thread.measure_launch = want && tracker.is_patched(module);
-  if (this_thread.measure_launch) {
-    this_thread.slot_estimate = model.estimate_footprint_slots(request.kernel, request.args);
+  hold_launching(me.launch_domain, me.launch_cbid);
+  me.measure_launch = want && tracker.is_patched(module);
+  if (me.measure_launch) {
+    me.slot_estimate = model.estimate_footprint_slots(request.kernel, request.args);
   }
   const std::uint64_t stamp = launch_seq.fetch_add(1, std::memory_order_acq_rel) + 1;
   std::lock_guard lock(mutex);
-  if (this_thread.ptds_launch) {
-    if (this_thread.id == 0) this_thread.id = next_thread_id.fetch_add(1) + 1;
-    ptds_pending[this_thread.id] = stamp;
+  if (me.ptds_launch) {
+    if (me.id == 0) me.id = next_thread_id.fetch_add(1) + 1;
+    ptds_pending[me.id] = stamp;
     any_ptds_pending.store(true, std::memory_order_release);
   } else {
     launched_on[module][s] = stamp;
@@ -429,19 +440,22 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
 // launch. --precise patches modules when they load, before any of their
 // kernels can run, and never unpatches.
 void sanitizer_source::impl::hold_launching(api_domain domain, std::uint32_t cbid) {
-  if (this_thread.launch_hold.owns_lock()) return;
-  this_thread.launch_hold = std::shared_lock(launching);
-  this_thread.hold_domain = domain;
-  this_thread.hold_cbid = cbid;
+  thread_state& me = tls_thread;
+  if (me.holds_launching) return;
+  launching.lock_shared();
+  me.holds_launching = true;
+  me.hold_domain = domain;
+  me.hold_cbid = cbid;
 }
 
 void sanitizer_source::impl::release_launching(api_domain domain, std::uint32_t cbid) {
-  if (!this_thread.launch_hold.owns_lock() || this_thread.hold_domain != domain ||
-      this_thread.hold_cbid != cbid) {
+  thread_state& me = tls_thread;
+  if (!me.holds_launching || me.hold_domain != domain ||
+      me.hold_cbid != cbid) {
     return;
   }
-  this_thread.launch_hold.unlock();
-  this_thread.launch_hold.release();
+  launching.unlock_shared();
+  me.holds_launching = false;
 }
 
 bool sanitizer_source::impl::stream_idle(CUstream stream) const {
@@ -449,14 +463,15 @@ bool sanitizer_source::impl::stream_idle(CUstream stream) const {
 }
 
 void sanitizer_source::impl::verify_own_default_stream() {
-  if (this_thread.id == 0) return;
+  thread_state& me = tls_thread;
+  if (me.id == 0) return;
   {
     std::lock_guard lock(mutex);
-    if (!ptds_pending.contains(this_thread.id)) return;
+    if (!ptds_pending.contains(me.id)) return;
   }
   if (!stream_idle(CU_STREAM_PER_THREAD)) return;
   std::lock_guard lock(mutex);
-  ptds_pending.erase(this_thread.id);
+  ptds_pending.erase(me.id);
   any_ptds_pending.store(!ptds_pending.empty(), std::memory_order_release);
 }
 
@@ -533,17 +548,18 @@ void sanitizer_source::impl::on_context_synchronized(std::uint64_t entered) {
 
 void sanitizer_source::impl::on_launch(Sanitizer_CallbackId cbid, const Sanitizer_LaunchData& d) {
   if (cbid == SANITIZER_CBID_LAUNCH_BEGIN) {
+    thread_state& me = tls_thread;
     launches.fetch_add(1, std::memory_order_relaxed);
     // Graph node launches happen outside a launch call: not measured yet.
-    const bool measure = this_thread.in_launch_call && this_thread.measure_launch;
+    const bool measure = me.in_launch_call && me.measure_launch;
     if (measure) {
       std::lock_guard lock(mutex);
-      measured_once.insert(this_thread.key);
+      measured_once.insert(me.key);
       const auto name = d.functionName ? parse_kernel_signature(d.functionName).name : std::string();
       if (const auto it = wanted.find(name); it != wanted.end() && it->second > 0) --it->second;
     }
-    tracker.launch_begin(d, measure, this_thread.slot_estimate);
-    this_thread.measure_launch = false;
+    tracker.launch_begin(d, measure, me.slot_estimate);
+    me.measure_launch = false;
   } else if (cbid == SANITIZER_CBID_LAUNCH_END) {
     tracker.launch_end(d);
   }
@@ -655,7 +671,7 @@ void sanitizer_source::measure_kernel(std::string_view name, unsigned launches) 
 
 void sanitizer_source::drain() noexcept {
   try {
-    busy_guard busy;
+    busy_guard busy(tls_thread);
     impl_->poll(true);
   } catch (...) {
   }

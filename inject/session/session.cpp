@@ -228,7 +228,8 @@ std::uint64_t session::print_report() noexcept {
     report_input input{filtered.kept, engine_.tables(), &engine_.unmodelled_calls(),
                        engine_.records_processed(), filtered.suppressed,
                        filtered.suppressed_builtin,
-                       engine_.statistics().device_synchronized_conflicts};
+                       engine_.statistics().device_synchronized_conflicts,
+                       engine_.statistics().host_ordered_conflicts};
     report_options ro;
     if (options.print_limit != 0) ro.print_limit = options.print_limit;
     ro.stacks.raw = options.raw_stacks;

@@ -43,6 +43,9 @@ void engine_impl::on(const record_header& h, const thread_exit&) {
     if (s != nullptr && !s->destroyed) retire_stream(*s);
   }
   last_thread_ = nullptr;
+  // Note [Host threads order what the log does not show]: what it saw may
+  // have reached other threads through a join or a lock.
+  exited_threads_saw_.join(t->context->clock);
   forget_context(t->context->slot, nullptr);
   contexts_.exit_thread(h.thread);
   sweep_dead_contexts();
@@ -95,6 +98,7 @@ void engine_impl::sweep_dead_contexts() {
     });
   });
   events_.for_each([&](event_id, event_state& e) { e.snapshot.truncate(used); });
+  exited_threads_saw_.truncate(used);
 }
 
 }  // namespace streamsan

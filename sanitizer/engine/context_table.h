@@ -178,6 +178,11 @@ class context_table {
   // The thread's state, created on first sight with a fresh clock.
   thread_state& thread(thread_id id);
   thread_state* find_thread(thread_id id) const noexcept { return threads_.find(id); }
+  // Visits (thread_id, const thread_state&) of every live thread.
+  template <class F>
+  void for_each_thread(F&& f) const {
+    threads_.for_each(f);
+  }
   // The thread ended: its context dies (its per-thread default streams are
   // the caller's to destroy first).
   void exit_thread(thread_id id);

@@ -72,6 +72,11 @@ struct engine_statistics {
   // synchronize on the device (Note [Kernels that synchronize on the
   // device]): not checked, counted, and named at exit.
   std::uint64_t device_synchronized_conflicts = 0;
+  // Conflicts whose earlier side a host thread had already seen complete
+  // before the later side was issued, so host threads may order them in
+  // ways the log does not show (Note [Host threads order what the log does
+  // not show]): not reported, counted, and named at exit.
+  std::uint64_t host_ordered_conflicts = 0;
   std::uint64_t unmatched_nvtx_pops = 0;    // nvtx_pop on an empty stack
   std::uint64_t implicit_streams = 0;       // used before any stream_create
   std::uint64_t unknown_graph_launches = 0; // launch of a graph never instantiated

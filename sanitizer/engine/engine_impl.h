@@ -241,6 +241,8 @@ class engine_impl {
   // Note [Kernels that synchronize on the device]
   bool synchronize_on_device(const access_entry& current, const operation_ref& current_ref,
                              const access_entry& previous, const operation_ref& previous_ref) const;
+  // Note [Host threads order what the log does not show]
+  bool host_may_order(const access_entry& previous, bool& known);
   void report_conflicts(const allocation& a, const access_entry& current,
                         diagnostic_kind lifetime_kind);
   void report_use_after_free(const allocation& a, const access_entry& current);
@@ -328,6 +330,11 @@ class engine_impl {
   std::uint64_t current_op_ = 0;              // the window's operation being checked
   std::uint32_t timelines_kept_ = 0;
   std::vector<pending_diagnostic> pending_;  // found while applying one record
+  // Note [Host threads order what the log does not show]: what ended host
+  // threads had seen, and (rebuilt at most once per checked access) what
+  // every host thread has seen so far.
+  vector_clock exited_threads_saw_;
+  vector_clock host_saw_;
 
   order_observer* observer_ = nullptr;  // not owned (order_observer.h)
 

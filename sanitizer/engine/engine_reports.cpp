@@ -181,9 +181,46 @@ bool engine_impl::synchronize_on_device(const access_entry& current,
   return a != nullptr && b != nullptr && a->device_index != b->device_index;
 }
 
+// Note [Host threads order what the log does not show]
+// Host threads order one another through joins, locks, condition variables,
+// atomics and OpenMP barriers, none of which the log shows (Note [Race
+// kinds] leaves host/host pairs to ThreadSanitizer for that reason). That
+// also hides orderings between CUDA work: thread A synchronizes a stream
+// and unlocks a mutex; thread B locks it and launches a kernel touching the
+// same bytes on another stream. The log shows the kernel unordered with the
+// stream's work, yet the program is correct. What the log does show is
+// when a host thread *learned* that work was complete (a synchronize, a
+// complete query, a synchronous copy: the thread's clock covers it), and
+// the log's order is the order in which those calls returned. So if any
+// host thread had seen the earlier access complete before the later access
+// was issued, a host-side handshake may order the two, and a report would
+// be a guess. Such conflicts are counted (host_ordered_conflicts), named in
+// the summary, and not reported. If no host thread had seen it complete, no
+// host synchronization can order the pair: only streams, events and host
+// calls can, and those are in the log, so the conflict stays reported.
+// With one host thread nothing changes: whatever it has seen, every later
+// operation it issues is ordered after already. What is missed: a real
+// race between two threads' work where some third thread happened to have
+// synchronized the earlier work first (timing, not program order, kept
+// it apart in that run).
+// The rule looks at every host thread's clock, including threads that have
+// ended (joined into exited_threads_saw_ at thread_exit); a reused slot's
+// new owner starts above every value the slot had (Note [Retiring context
+// slots], rule 2), so old knowledge never covers the new owner's work.
+bool engine_impl::host_may_order(const access_entry& previous, bool& known) {
+  if (!known) {
+    host_saw_ = exited_threads_saw_;
+    contexts_.for_each_thread(
+        [&](thread_id, const thread_state& t) { host_saw_.join(t.context->clock); });
+    known = true;
+  }
+  return host_saw_.covers(previous.when);
+}
+
 void engine_impl::report_conflicts(const allocation& a, const access_entry& current,
                                    diagnostic_kind lifetime_kind) {
   const operation_ref current_ref = ref_of(current);
+  bool host_saw_known = false;
   for (const history_conflict& c : conflicts_) {
     const operation_ref previous = ref_of(c.previous);
     if (current_ref.context == context_kind::host_thread &&
@@ -193,6 +230,10 @@ void engine_impl::report_conflicts(const allocation& a, const access_entry& curr
     }
     if (synchronize_on_device(current, current_ref, c.previous, previous)) {
       ++stats_.device_synchronized_conflicts;
+      continue;
+    }
+    if (host_may_order(c.previous, host_saw_known)) {
+      ++stats_.host_ordered_conflicts;
       continue;
     }
     diagnostic_kind kind = diagnostic_kind::host_device_race;

@@ -228,6 +228,7 @@ json json_report(const report_input& input, symbolizer& symbols, const report_op
       {"suppressed", input.suppressed},
       {"suppressed_builtin", input.suppressed_builtin},
       {"device_synchronized_conflicts", input.device_synchronized_conflicts},
+      {"host_ordered_conflicts", input.host_ordered_conflicts},
       {"by_kind", std::move(by_kind)},
       {"unmodelled_calls", std::move(unmodelled)},
       {"records_processed", input.records_processed},

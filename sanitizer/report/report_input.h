@@ -32,6 +32,10 @@ struct report_input {
   // Conflicts the engine did not check: between cooperative launches on
   // different devices (Note [Kernels that synchronize on the device]).
   std::uint64_t device_synchronized_conflicts = 0;
+  // Conflicts whose earlier side a host thread had seen complete first: host
+  // threads may order them unseen (Note [Host threads order what the log
+  // does not show]).
+  std::uint64_t host_ordered_conflicts = 0;
 };
 
 // How many of `diagnostics` are confirmed: what an exit status counts

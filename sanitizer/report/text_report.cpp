@@ -267,6 +267,12 @@ void print_text_summary(std::ostream& out, const report_input& input, std::size_
         << " between cooperative launches on different devices, which may order their "
            "accesses on the device (Note [Kernels that synchronize on the device])\n";
   }
+  if (input.host_ordered_conflicts > 0) {
+    out << "streamsan: not checked: "
+        << plural(input.host_ordered_conflicts, "conflict", "conflicts")
+        << " whose earlier access a host thread had already seen complete, which host threads "
+           "may order among themselves (Note [Host threads order what the log does not show])\n";
+  }
   out << "streamsan: reported " << plural(confirmed, "warning", "warnings");
   if (input.suppressed > 0) out << ", " << input.suppressed << " suppressed";
   if (input.suppressed_builtin > 0) {

@@ -425,10 +425,13 @@ TEST(EngineHostSync, HostWorkOnOneThreadIsNotOrderedBeforeAnotherThreadsLaunch) 
     d.wait(e, s2);
     d.launch(s2, {d.read(x)});
   });
-  // The host write races with s1's read (WAR) and with s2's read (RAW).
-  EXPECT_EQ(d.kinds(), (kind_list{host_device_race, host_device_race}));
-  EXPECT_EQ(d.hazards(), (std::vector<hazard>{hazard::write_after_read,
-                                              hazard::read_after_write}));
+  // The host write races with s1's read (WAR). Against s2's read (RAW) the
+  // log shows no order either, but the writing thread had seen its own write
+  // complete, so a handshake between the threads may order it (Note [Host
+  // threads order what the log does not show]): counted, not reported.
+  EXPECT_EQ(d.kinds(), (kind_list{host_device_race}));
+  EXPECT_EQ(d.hazards(), (std::vector<hazard>{hazard::write_after_read}));
+  EXPECT_EQ(d.eng().statistics().host_ordered_conflicts, 1u);
 }
 
 TEST(EngineHostSync, TwoHostThreadsAreNotReportedButCounted) {

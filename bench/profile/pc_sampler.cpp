@@ -1,0 +1,116 @@
+// A sampling profiler to preload (LD_PRELOAD=libpc_sampler.so) into a
+// program on the GPU machine, where neither perf nor gdb is installed: it
+// tells where a sanitized process spends its CPU time (our library, the
+// CUDA driver, the capture API's library) without changing the program.
+//
+// Every PCSAMPLE_US microseconds of process CPU time (default 1000; the
+// kernel rounds to its tick) a SIGPROF interrupts whichever thread runs; the
+// handler stores the interrupted PC, whether the thread is the main thread,
+// and with PCSAMPLE_DEPTH > 0 that many return addresses from backtrace()
+// (glibc's unwinder: not async-signal-safe in general, so off by default).
+// At exit each address is written as "object+offset" (dladdr) to
+// $PCSAMPLE_DIR/pcs.<pid>, one sample a line; bench/profile/fold.py
+// symbolizes and sums them where the binaries have their symbols.
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+
+namespace {
+
+constexpr int max_depth = 12;
+constexpr std::size_t max_samples = 400000;
+
+struct sample {
+  void* pc;
+  int main_thread;
+  int depth;
+  void* frames[max_depth];
+};
+
+sample* samples = nullptr;
+std::atomic<std::size_t> taken{0};
+int depth = 0;
+pid_t main_pid = 0;
+timer_t timer{};
+
+void on_sigprof(int, siginfo_t*, void* context) {
+  const std::size_t i = taken.fetch_add(1, std::memory_order_relaxed);
+  if (i >= max_samples) return;
+  sample& s = samples[i];
+  const auto* uc = static_cast<const ucontext_t*>(context);
+#if defined(__x86_64__)
+  s.pc = reinterpret_cast<void*>(uc->uc_mcontext.gregs[REG_RIP]);
+#else
+  s.pc = nullptr;
+#endif
+  s.main_thread = static_cast<pid_t>(syscall(SYS_gettid)) == main_pid;
+  s.depth = depth > 0 ? backtrace(s.frames, depth) : 0;
+}
+
+void write_address(std::FILE* out, void* address) {
+  Dl_info info{};
+  if (address != nullptr && dladdr(address, &info) != 0 && info.dli_fname != nullptr) {
+    std::fprintf(out, " %s+0x%lx", info.dli_fname,
+                 static_cast<unsigned long>(reinterpret_cast<std::uintptr_t>(address) -
+                                            reinterpret_cast<std::uintptr_t>(info.dli_fbase)));
+  } else {
+    std::fprintf(out, " ?+0x%lx", static_cast<unsigned long>(reinterpret_cast<std::uintptr_t>(address)));
+  }
+}
+
+__attribute__((destructor)) void finish() {
+  if (samples == nullptr || getpid() != main_pid) return;
+  timer_delete(timer);
+  const char* dir = std::getenv("PCSAMPLE_DIR");
+  char path[512];
+  std::snprintf(path, sizeof path, "%s/pcs.%d", dir != nullptr ? dir : ".", static_cast<int>(main_pid));
+  std::FILE* out = std::fopen(path, "w");
+  if (out == nullptr) return;
+  const std::size_t n = std::min(taken.load(), max_samples);
+  std::fprintf(out, "# samples %zu taken %zu\n", n, taken.load());
+  for (std::size_t i = 0; i < n; ++i) {
+    std::fputs(samples[i].main_thread ? "main" : "other", out);
+    write_address(out, samples[i].pc);
+    // backtrace's first frames are this handler and the signal trampoline.
+    for (int f = 2; f < samples[i].depth; ++f) write_address(out, samples[i].frames[f]);
+    std::fputc('\n', out);
+  }
+  std::fclose(out);
+}
+
+__attribute__((constructor)) void start() {
+  main_pid = getpid();
+  if (const char* d = std::getenv("PCSAMPLE_DEPTH")) depth = std::min(std::atoi(d) + 2, max_depth);
+  if (depth > 0) {
+    void* warm[2];
+    backtrace(warm, 2);  // loads the unwinder outside the handler
+  }
+  samples = static_cast<sample*>(std::calloc(max_samples, sizeof(sample)));
+  if (samples == nullptr) return;
+  struct sigaction sa {};
+  sa.sa_sigaction = on_sigprof;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigaction(SIGPROF, &sa, nullptr);
+  sigevent ev{};
+  ev.sigev_notify = SIGEV_SIGNAL;
+  ev.sigev_signo = SIGPROF;
+  if (timer_create(CLOCK_PROCESS_CPUTIME_ID, &ev, &timer) != 0) return;
+  const char* us_text = std::getenv("PCSAMPLE_US");
+  const long us = us_text != nullptr ? std::atol(us_text) : 1000;
+  itimerspec spec{};
+  spec.it_interval.tv_sec = us / 1000000;
+  spec.it_interval.tv_nsec = (us % 1000000) * 1000;
+  spec.it_value = spec.it_interval;
+  timer_settime(timer, 0, &spec, nullptr);
+}
+
+}  // namespace
