@@ -78,6 +78,14 @@ class Examples : public ::testing::Test {
     for (const auto& d : eng.diagnostics()) out.emplace_back(to_string(d.kind));
     return out;
   }
+  // The verdict of a GPU run: possible races (guessed footprints) left out.
+  std::vector<std::string> confirmed_kinds() const {
+    std::vector<std::string> out;
+    for (const auto& d : eng.diagnostics()) {
+      if (d.certainty == diagnostic_certainty::confirmed) out.emplace_back(to_string(d.kind));
+    }
+    return out;
+  }
 };
 
 using kinds_t = std::vector<std::string>;
@@ -478,11 +486,7 @@ TEST_P(VmmMapExample, ACopyThroughOneViewWaitsForAFillThroughTheOther) {
   model.unmapped(at, first, size);  // cuMemAddressFree: nothing left
   // The memset's exact write is the verdict (the GPU run's); the fill's
   // guessed footprint adds a possible race through the other view.
-  kinds_t confirmed;
-  for (const auto& d : eng.diagnostics()) {
-    if (d.certainty == diagnostic_certainty::confirmed) confirmed.emplace_back(to_string(d.kind));
-  }
-  EXPECT_EQ(confirmed, fixed ? kinds_t{} : kinds_t{"stream-race"});
+  EXPECT_EQ(confirmed_kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
   EXPECT_EQ(kinds().size(), fixed ? 0u : 2u);
 }
 INSTANTIATE_TEST_SUITE_P(Examples, VmmMapExample, ::testing::Bool());
@@ -526,11 +530,7 @@ TEST_P(IpcOpenExample, TheOpenedMemoryIsAnAllocationOfTheChild) {
                true);
   model.device_synchronized(at);
   model.ipc_memory_closed(at, shared);
-  kinds_t confirmed;
-  for (const auto& d : eng.diagnostics()) {
-    if (d.certainty == diagnostic_certainty::confirmed) confirmed.emplace_back(to_string(d.kind));
-  }
-  EXPECT_EQ(confirmed, fixed ? kinds_t{} : kinds_t{"stream-race"});
+  EXPECT_EQ(confirmed_kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
 }
 INSTANTIATE_TEST_SUITE_P(Examples, IpcOpenExample, ::testing::Bool());
 
