@@ -50,6 +50,10 @@ struct api_handler {
   // A runtime kernel launch: the driver launch nested in it is modelled
   // (api_level::in_runtime_launch), and the runtime handler only when none was.
   bool kernel_launch = false;
+  // The driver call it makes models it whole: its callbacks are switched off
+  // (Note [Launches without their runtime callback]); the handler still runs
+  // where a source delivers the callback anyway (the fakes in tests).
+  bool modelled_by_driver_call = false;
 };
 
 // One callback being modelled.

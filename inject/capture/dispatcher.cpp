@@ -42,6 +42,11 @@ bool api_dispatcher::is_inert(api_domain domain, std::uint32_t cbid) const noexc
   return tables_[domain][cbid].inert();
 }
 
+bool api_dispatcher::switched_off(api_domain domain, std::uint32_t cbid) const noexcept {
+  const api_entry& e = tables_[domain][cbid];
+  return e.inert() || e.handler.modelled_by_driver_call;
+}
+
 void api_dispatcher::dispatch(const api_call& call) noexcept {
   try {
     if (call.domain == api_domain::runtime) {

@@ -16,6 +16,23 @@
 // callback records the launch by name without accesses and lists it as
 // unmodelled.
 //
+// Note [Launches without their runtime callback]
+// A callback costs inside the driver even when the subscriber does nothing:
+// on an H200, runtime + driver launch callbacks cost a launch-bound loop
+// 1.12x native, the driver's alone 1.00x (bench/precise/bare_cupti.cpp,
+// BARE_CUPTI_ONLY). For `kernel<<<...>>>` (__cudaLaunchKernel in CUDA 13)
+// the runtime callback adds nothing the nested driver launch does not say:
+// the driver callback names the kernel, its arguments, its stream and its
+// outcome. So the sources switch that runtime callback off (switched_off),
+// and the driver launch, no longer nested in a runtime call we see, is
+// modelled as an outermost driver call. The per-thread variant
+// (__cudaLaunchKernel_ptsz) keeps its callback: its driver launch may be the
+// plain cuLaunchKernel on stream 0, and only the runtime call says that
+// stream 0 is then the per-thread default stream. The explicit
+// cudaLaunchKernel, cudaLaunchCooperativeKernel and cudaLaunchKernelExC keep
+// theirs too: the cooperative flag comes from the runtime call's name, and
+// their fallback lists a launch whose driver call never showed.
+//
 // Note [The call that loads the library]
 // The driver loads the library inside cuInit, which the CUDA runtime calls
 // from inside the program's first runtime call. The source never reports
@@ -73,6 +90,10 @@ class api_dispatcher {
 
   // A call whose callbacks a source may switch off: nothing to model.
   bool is_inert(api_domain domain, std::uint32_t cbid) const noexcept;
+  // A call whose callbacks a source switches off: inert ones, and those the
+  // driver call they make models (Note [Launches without their runtime
+  // callback]).
+  bool switched_off(api_domain domain, std::uint32_t cbid) const noexcept;
 
  private:
   void on_runtime(const api_call& call);

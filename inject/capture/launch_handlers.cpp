@@ -249,8 +249,15 @@ call_facts decode_call_role(const api_call& call) noexcept {
 }
 
 void add_launch_handlers(api_tables& t) {
-  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
-                 CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000},
+  // Note [Launches without their runtime callback]: <<<>>> on a stream or the
+  // legacy stream needs no runtime callback. The _ptsz variant keeps it: its
+  // driver launch may be the plain cuLaunchKernel on stream 0, which only
+  // the runtime call says is the per-thread default stream.
+  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000},
+                {.on_exit = runtime_launch_kernel_handle,
+                 .kernel_launch = true,
+                 .modelled_by_driver_call = true});
+  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000},
                 {.on_exit = runtime_launch_kernel_handle, .kernel_launch = true});
   t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
                  CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,

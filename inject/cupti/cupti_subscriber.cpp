@@ -41,11 +41,12 @@ void check(CUptiResult r, const char* what) {
 }
 
 // Note [Unmodelled calls are listed, inert calls are not]: no callbacks at
-// all for calls that need nothing.
+// all for calls that need nothing, nor for those their driver call models
+// (Note [Launches without their runtime callback]).
 void switch_off_inert(const api_dispatcher& dispatcher, CUpti_SubscriberHandle subscriber,
                       CUpti_CallbackDomain cupti_domain, api_domain domain, std::uint32_t size) {
   for (std::uint32_t cbid = 1; cbid < size; ++cbid) {
-    if (dispatcher.is_inert(domain, cbid)) cuptiEnableCallback(0, subscriber, cupti_domain, cbid);
+    if (dispatcher.switched_off(domain, cbid)) cuptiEnableCallback(0, subscriber, cupti_domain, cbid);
   }
 }
 

@@ -204,14 +204,15 @@ void sanitizer_source::enable() {
           "enabling resource callbacks");
   }
   // Note [Unmodelled calls are listed, inert calls are not]: no callbacks
-  // at all for calls that need nothing.
+  // at all for calls that need nothing, nor for those their driver call
+  // models (Note [Launches without their runtime callback]).
   for (std::uint32_t cbid = 1; cbid < SANITIZER_CBID_RUNTIME_API_SIZE; ++cbid) {
-    if (i.dispatcher.is_inert(api_domain::runtime, cbid)) {
+    if (i.dispatcher.switched_off(api_domain::runtime, cbid)) {
       i.lib.enable_callback(0, i.subscriber, SANITIZER_CB_DOMAIN_RUNTIME_API, cbid);
     }
   }
   for (std::uint32_t cbid = 1; cbid < SANITIZER_CBID_DRIVER_API_SIZE; ++cbid) {
-    if (i.dispatcher.is_inert(api_domain::driver, cbid)) {
+    if (i.dispatcher.switched_off(api_domain::driver, cbid)) {
       i.lib.enable_callback(0, i.subscriber, SANITIZER_CB_DOMAIN_DRIVER_API, cbid);
     }
   }

@@ -470,6 +470,10 @@ struct thread_state {
     std::int32_t ra_slot = 0;   // the first shown return address is at sp0 + ra_slot
     std::int32_t sp_offset = 0;  // that frame's rsp - sp0
     std::int32_t bp_slot = -1;   // its rbp was saved at sp0 + bp_slot; -1: rbp at entry
+    // The return address into the innermost internal frame's caller chain
+    // just below it: at sp0 + inner_ra_slot, into an internal module; -1:
+    // none was read (Note [Path cache], two paths behind one key).
+    std::int32_t inner_ra_slot = -1;
   };
   static constexpr std::size_t path_slots = 256;
   std::array<path_entry, path_slots> paths{};
@@ -665,6 +669,7 @@ __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out
   bool learning = path_key != 0;
   std::int64_t bp_slot = -1;
   std::uint64_t last_ra_at = 0;
+  std::uint64_t inner_ra_at = 0;  // the return address slot read before last_ra_at
 
   // Note [Path cache]: jump over the internal frames of a known path.
   if (path_key != 0) {
@@ -679,6 +684,21 @@ __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out
         ok = !r.internal && r.after_call;
       } else {
         ok = false;
+      }
+      // Two paths can share a key: a driver launch made by the program and
+      // one the runtime makes for <<<>>> (Note [Launches without their
+      // runtime callback]). The internal frame below the cached one must
+      // still be internal, or the cached slot lies in the program's frames.
+      if (ok && path.inner_ra_slot >= 0) {
+        std::uint64_t inner = 0;
+        ok = in_stack(sp0 + path.inner_ra_slot);
+        if (ok) std::memcpy(&inner, reinterpret_cast<const void*>(sp0 + path.inner_ra_slot), 8);
+        if (ok && inner > 0x10000) {
+          const unwind_rule& r = state.rule_for(inner - 1, inner);
+          ok = r.internal && r.after_call;
+        } else {
+          ok = false;
+        }
       }
       std::uint64_t frame_bp = bp;
       if (ok && path.bp_slot >= 0) {
@@ -704,9 +724,10 @@ __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out
     const unwind_rule& rule = state.rule_for(lookup, shown);
     if (!first && !rule.internal) {
       if (learning && written == 0 && last_ra_at != 0) {
-        state.path_for(path_key) = {path_key, static_cast<std::int32_t>(last_ra_at - sp0),
-                                    static_cast<std::int32_t>(sp - sp0),
-                                    static_cast<std::int32_t>(bp_slot)};
+        state.path_for(path_key) = {
+            path_key, static_cast<std::int32_t>(last_ra_at - sp0),
+            static_cast<std::int32_t>(sp - sp0), static_cast<std::int32_t>(bp_slot),
+            inner_ra_at != 0 ? static_cast<std::int32_t>(inner_ra_at - sp0) : -1};
       }
       learning = false;
       out[written++] = shown;
@@ -734,6 +755,7 @@ __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out
       bp_slot = static_cast<std::int64_t>(bp_at - sp0);
     }
     if (ra == 0) return written;
+    inner_ra_at = last_ra_at;
     last_ra_at = ra_at;
     sp = cfa;
     shown = ra;

@@ -34,9 +34,13 @@
 // address (and saved rbp) lie relative to the capture's own stack pointer;
 // later captures on that path read them there and walk only the
 // application's frames. The word found there must be code that follows a
-// call instruction, outside the internal modules, or the path is walked in
-// full and learned again (a first call that runs the runtime's lazy
-// initialization takes a longer path than the calls after it).
+// call instruction, outside the internal modules, and the return address
+// read just before it when the path was learned (into the innermost
+// internal frame) must still be code inside an internal module, or the path
+// is walked in full and learned again (a first call that runs the runtime's
+// lazy initialization takes a longer path than the calls after it; a
+// driver launch the program makes and one the runtime makes for <<<>>>
+// share a key, Note [Launches without their runtime callback]).
 //
 // Frames inside the "internal" modules (the CUDA driver, CUPTI, this
 // library, a shared CUDA runtime) and inside the statically linked CUDA

@@ -284,6 +284,37 @@ TEST_F(Dispatcher, InertCallsAreNeitherModelledNorListed) {
   EXPECT_FALSE(dispatcher.is_inert(driver_api, CUPTI_DRIVER_TRACE_CBID_cuModuleUnload));
 }
 
+// Note [Launches without their runtime callback]
+TEST_F(Dispatcher, OnlyThePlainTripleChevronLaunchHasItsRuntimeCallbackSwitchedOff) {
+  EXPECT_TRUE(dispatcher.switched_off(runtime, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000));
+  EXPECT_FALSE(dispatcher.is_inert(runtime, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000));
+  EXPECT_FALSE(
+      dispatcher.switched_off(runtime, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000));
+  EXPECT_FALSE(dispatcher.switched_off(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  EXPECT_FALSE(dispatcher.switched_off(driver_api, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+  EXPECT_TRUE(dispatcher.switched_off(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
+}
+
+// What a source that switched __cudaLaunchKernel off delivers: the driver
+// launch alone, modelled as the program's own call.
+TEST_F(Dispatcher, ADriverLaunchWithoutItsRuntimeCallbackIsModelledWhole) {
+  driver.kernels[kernel_handle] = kernel_description{"_Z1kPf", {{0, 8}}, true};
+  malloc_device(0x10000, 256);
+  std::uint64_t arg = 0x10000;
+  void* args[] = {&arg};
+  cuLaunchKernel_params launch{};
+  launch.f = reinterpret_cast<CUfunction>(kernel_handle);
+  launch.kernelParams = args;
+  const auto before = dispatcher.api_calls();
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, launch);
+  const auto& k = sink.last<kernel_launch>();
+  EXPECT_EQ(sink.tables.string(std::get<kernel_launch>(k.body).kernel), "k(float*)");
+  ASSERT_EQ(k.accesses.size(), 1u);
+  EXPECT_EQ(k.accesses[0].range.size, 256u);
+  EXPECT_TRUE(sink.all<unmodelled_call>().empty());
+  EXPECT_EQ(dispatcher.api_calls(), before + 1);
+}
+
 TEST_F(Dispatcher, ModuleUnloadRetiresKernelHandlesEvenInsideARuntimeCall) {
   driver.kernels[kernel_handle] = kernel_description{"_Z1kv", {}, true};
   cuLaunchKernel_params launch{};

@@ -206,5 +206,24 @@ TEST_F(PathCache, AnotherPathUnderTheSameKeyIsDetectedAndRelearned) {
   EXPECT_TRUE(std::equal(other.begin() + 2, other.end(), plain.begin() + 2));
 }
 
+// The reverse: a deeper path learned first puts the cached slot inside the
+// application's own frames on the shallower path, where a return address
+// into the application may lie (here it happens not to, so the first check
+// alone already refuses it); the return address below it, into the helper
+// when learned, is checked too (Note [Launches without their runtime
+// callback]: the program's cuLaunchKernel after the runtime's).
+TEST_F(PathCache, AShallowerPathUnderADeeperPathsKeyIsDetected) {
+  through_helper(9, 78);  // learn the deep path
+  const auto before = current_thread_unwinder_stats();
+  const frames other = through_helper(4, 78);
+  const auto after = current_thread_unwinder_stats();
+  const frames plain = through_helper(4, 0);
+  EXPECT_EQ(after.path_misses, before.path_misses + 1);
+  EXPECT_EQ(after.path_hits, before.path_hits);
+  ASSERT_EQ(other.size(), plain.size());
+  EXPECT_EQ(other[0], plain[0]);
+  EXPECT_TRUE(std::equal(other.begin() + 2, other.end(), plain.begin() + 2));
+}
+
 }  // namespace
 }  // namespace streamsan::injection
