@@ -214,6 +214,47 @@ json sarif_result(const diagnostic& d, symbolizer& symbols, const report_options
   return result;
 }
 
+json notification(std::string_view id, std::string_view level, std::string text) {
+  return {{"descriptor", {{"id", id}}}, {"level", level}, {"message", {{"text", std::move(text)}}}};
+}
+
+std::string conflicts(std::uint64_t n) {
+  return std::to_string(n) + (n == 1 ? " conflict" : " conflicts");
+}
+
+// What the run could not check, as the invocation's notifications: a viewer
+// shows them beside the results, so a clean result says how clean it is
+// (the text summary's "not checked" and "unmodelled" lines, the same data).
+json sarif_invocation(const report_input& input) {
+  json notes = json::array();
+  if (input.unmodelled_calls != nullptr) {
+    for (const auto& [name, count] : *input.unmodelled_calls) {
+      notes.push_back(notification(
+          "unmodelled-call", "warning",
+          name + " was called " + std::to_string(count) +
+              (count == 1 ? " time" : " times") +
+              "; streamsan does not model it, so what it orders or touches was not checked"));
+    }
+  }
+  if (input.device_synchronized_conflicts > 0) {
+    notes.push_back(notification(
+        "device-synchronized-conflicts", "note",
+        conflicts(input.device_synchronized_conflicts) +
+            " between cooperative launches on different devices not checked: they may "
+            "order their accesses on the device"));
+  }
+  if (input.host_ordered_conflicts > 0) {
+    notes.push_back(notification(
+        "host-ordered-conflicts", "note",
+        conflicts(input.host_ordered_conflicts) +
+            " not checked: a host thread had already seen the earlier access complete, and "
+            "host threads may order the pair by means streamsan does not see"));
+  }
+  json invocation = {{"executionSuccessful", true}};
+  if (!notes.empty()) invocation["toolExecutionNotifications"] = std::move(notes);
+  return invocation;
+}
+
 }  // namespace
 
 json sarif_report(const report_input& input, symbolizer& symbols, const report_options& options) {
@@ -228,6 +269,7 @@ json sarif_report(const report_input& input, symbolizer& symbols, const report_o
     if (!root.ends_with('/')) root += '/';
     run["originalUriBaseIds"] = {{source_root_id, {{"uri", "file://" + percent_encoded(root)}}}};
   }
+  run["invocations"] = json::array({sarif_invocation(input)});
   run["results"] = std::move(results);
   return {
       {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},

@@ -227,3 +227,44 @@ TEST(SarifReport, FingerprintsFollowKindAndCallSitesNotAddresses) {
 
 }  // namespace
 }  // namespace streamsan
+
+namespace streamsan {
+namespace {
+
+// What the run did not check reaches a SARIF viewer as the invocation's
+// notifications, from the same counts the text summary prints.
+TEST(SarifReport, WhatWasNotCheckedBecomesInvocationNotifications) {
+  const auto tables = testing::report_tables();
+  symbolizer symbols(tables, symbol_source::log_only);
+  const call_counts unmodelled{{"cuMemcpy3DBatchAsync", 2}};
+  const auto sarif = sarif_report({.diagnostics = {},
+                                   .tables = tables,
+                                   .unmodelled_calls = &unmodelled,
+                                   .device_synchronized_conflicts = 0,
+                                   .host_ordered_conflicts = 7},
+                                  symbols, {});
+  const auto& invocation = sarif.at("runs")[0].at("invocations").at(0);
+  EXPECT_EQ(invocation.at("executionSuccessful"), true);
+  const auto& notes = invocation.at("toolExecutionNotifications");
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0].at("descriptor").at("id"), "unmodelled-call");
+  EXPECT_EQ(notes[0].at("level"), "warning");
+  EXPECT_NE(notes[0].at("message").at("text").get<std::string>().find(
+                "cuMemcpy3DBatchAsync was called 2 times"),
+            std::string::npos);
+  EXPECT_EQ(notes[1].at("descriptor").at("id"), "host-ordered-conflicts");
+  EXPECT_EQ(notes[1].at("level"), "note");
+  EXPECT_EQ(notes[1].at("message").at("text").get<std::string>().rfind("7 conflicts not checked", 0),
+            0u);
+}
+
+TEST(SarifReport, ACleanRunWithNothingUncheckedHasNoNotifications) {
+  const auto tables = testing::report_tables();
+  const auto sarif = sarif_of({}, tables);
+  const auto& invocation = sarif.at("runs")[0].at("invocations").at(0);
+  EXPECT_EQ(invocation.at("executionSuccessful"), true);
+  EXPECT_FALSE(invocation.contains("toolExecutionNotifications"));
+}
+
+}  // namespace
+}  // namespace streamsan
