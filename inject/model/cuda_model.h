@@ -393,11 +393,15 @@ class cuda_model {
     std::vector<access> accesses;
     std::uintptr_t handle = 0;     // the CUgraphNode it was instantiated from
     std::uintptr_t updated = 0;    // the node of the graph of the last update
+    std::uintptr_t event = 0;      // Note [Event nodes]: event record / wait nodes' CUevent
     bool enabled = true;
   };
   struct exec_graph {
     std::vector<exec_node> nodes;
     std::vector<graph_edge> edges;
+    // Note [Event nodes]: the enabled event nodes, so that a launch of a
+    // graph without any looks at no node.
+    std::vector<std::uint32_t> event_nodes;
   };
   std::unordered_map<std::uint32_t, exec_graph> exec_graphs_;
   // The graph `graph` as nodes and edges of the log, conditional bodies
@@ -411,7 +415,12 @@ class cuda_model {
                                   std::span<const string_id> host_names);
   void describe_node_locked(model_lock& lock, const raw_graph_node& n, string_id host_name,
                             graph_node& out, std::vector<access>& accesses);
-  void emit_exec_locked(const call_site& at, graph_id id, const exec_graph& g);
+  // Also refreshes g.event_nodes.
+  void emit_exec_locked(const call_site& at, graph_id id, exec_graph& g);
+  // Note [Event nodes]: the waits (before the launch) or records (after it)
+  // of the exec's enabled event nodes of kind `kind`.
+  void emit_event_nodes_locked(const call_site& at, graph_id id, stream_id stream,
+                               graph_node_kind kind);
   exec_node* find_exec_node_locked(const call_site& at, std::uintptr_t exec, std::uintptr_t node,
                                    std::string_view api, graph_id& id);
   // Note [Stream memory operations]: the event each written word releases

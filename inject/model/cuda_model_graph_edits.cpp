@@ -29,6 +29,36 @@
 //   before the callbacks were on, a node of a child graph, which the driver
 //   cannot address either) is listed as unmodelled and changes nothing.
 //
+// Note [Event nodes]
+// An event record node records its event each time the graph runs, once the
+// node's dependencies are done; an event wait node makes the node's
+// dependents wait for the event's last record before the launch. The engine
+// applies a launch's accesses at one epoch of its stream (Note [A graph
+// launch is one operation]), so the model cannot place a record or a wait
+// between two nodes of a launch; it puts each at the edge of the launch,
+// where it orders more, never less:
+// - the waits of the exec's enabled wait nodes are event_waits on the launch
+//   stream right before the graph_launch, the records of its enabled record
+//   nodes event_records right after it. A waiter on such an event is
+//   ordered after every node of the launch, not only the record node's
+//   ancestors, and every node is ordered after the waited record, not only
+//   the wait node's dependents: races with the nodes outside those sets are
+//   missed, and no race is invented.
+// - the event comes from the driver at instantiation
+//   (cuGraphEvent{Record,Wait}NodeGetEvent); a node whose event cannot be
+//   read is an `other` node, listed like every node kind the model cannot
+//   read. A wait node on an event never recorded is an event_wait like
+//   cudaStreamWaitEvent's (S-EVENT-3 then names it).
+// - cudaGraphExecEvent{Record,Wait}NodeSetEvent (and cudaGraphExecNodeSetParams
+//   with an event node) are edits (Note [Editing an instantiated graph]):
+//   later launches use the new event, earlier ones keep the old; a disabled
+//   event node records or waits for nothing. The setters of a graph that is
+//   not instantiated (cudaGraphEventRecordNodeSetEvent, ...) are inert: the
+//   graph is read when it is instantiated.
+// - cudaGraphExecChildGraphNodeSetParams stays unmodelled (listed): the exec
+//   holds the child graph flattened into its own nodes, and pairing the new
+//   child graph's nodes with that range is not done yet.
+//
 // Note [Conditional nodes]
 // A conditional node (cudaGraphAddNode with cudaGraphNodeTypeConditional)
 // runs one of its body graphs (IF, SWITCH) or its only body again and again
@@ -237,6 +267,7 @@ cuda_model::exec_graph cuda_model::describe_exec_locked(model_lock& lock, const 
     const raw_graph_node& n = described.nodes[i];
     exec_node& node = out.nodes[i];
     node.handle = n.handle;
+    node.event = n.event;
     describe_node_locked(lock, n, host_names[i], node.node, node.accesses);
     // The node kinds the model cannot read are listed, never dropped silently.
     if (node.node.kind == graph_node_kind::other) {
@@ -254,10 +285,14 @@ cuda_model::exec_graph cuda_model::describe_exec_locked(model_lock& lock, const 
   return out;
 }
 
-void cuda_model::emit_exec_locked(const call_site& at, graph_id id, const exec_graph& g) {
+void cuda_model::emit_exec_locked(const call_site& at, graph_id id, exec_graph& g) {
   std::vector<graph_node> nodes;
   nodes.reserve(g.nodes.size());
+  g.event_nodes.clear();
   for (const exec_node& n : g.nodes) {
+    if (n.enabled && n.event != 0) {
+      g.event_nodes.push_back(static_cast<std::uint32_t>(nodes.size()));
+    }
     graph_node out = n.node;
     out.accesses = n.enabled ? std::span<const access>(n.accesses) : std::span<const access>{};
     nodes.push_back(out);
@@ -330,7 +365,24 @@ void cuda_model::graph_exec_node_set(const call_site& at, std::uintptr_t exec, s
   described.stack = is_none(stack) ? n->node.stack : stack;
   n->node = described;
   n->accesses = std::move(accesses);
+  n->event = params.event;
   emit_exec_locked(at, id, exec_graphs_.at(raw(id)));
+}
+
+void cuda_model::emit_event_nodes_locked(const call_site& at, graph_id id, stream_id stream,
+                                         graph_node_kind kind) {
+  const auto g = exec_graphs_.find(raw(id));
+  if (g == exec_graphs_.end()) return;
+  for (const std::uint32_t i : g->second.event_nodes) {
+    const exec_node& n = g->second.nodes[i];
+    if (n.node.kind != kind) continue;
+    const event_id event = resolve_event_locked(at, n.event);
+    if (kind == graph_node_kind::event_wait) {
+      emit(at, event_wait{event, stream});
+    } else {
+      emit(at, event_record{event, stream});
+    }
+  }
 }
 
 void cuda_model::graph_exec_node_enabled(const call_site& at, std::uintptr_t exec,

@@ -575,6 +575,41 @@ TEST_F(DispatcherGraphEdits, ExecUpdateAndEnableAreModelledAtBothLevels) {
   EXPECT_TRUE(unmodelled().empty());
 }
 
+// Note [Event nodes]: both levels' event edits name the new event; each
+// later launch records it.
+TEST_F(DispatcherGraphEdits, EventRecordNodeEditsChangeWhatLaterLaunchesRecord) {
+  raw_graph g;
+  g.nodes.resize(1);
+  g.nodes[0].kind = raw_node_kind::event_record;
+  g.nodes[0].handle = 0xa2;
+  g.nodes[0].event = 0xe1;
+  driver.graphs[0x7000] = g;
+  instantiate(0x7000);
+  const auto e1 = reinterpret_cast<CUevent>(0xe1), e2 = reinterpret_cast<CUevent>(0xe2);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuEventCreate,
+              cuEventCreate_params{const_cast<CUevent*>(&e1), 2});
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuEventCreate,
+              cuEventCreate_params{const_cast<CUevent*>(&e2), 2});
+  const auto creates = sink.all<event_create>();
+  ASSERT_EQ(creates.size(), 2u);
+  const auto record_node = reinterpret_cast<cudaGraphNode_t>(0xa2);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecEventRecordNodeSetEvent_v11010,
+               cudaGraphExecEventRecordNodeSetEvent_v11010_params{
+                   exec, record_node, reinterpret_cast<cudaEvent_t>(e2)});
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+               cudaGraphLaunch_v10000_params{exec, nullptr});
+  ASSERT_EQ(sink.all<event_record>().size(), 1u);
+  EXPECT_EQ(sink.all<event_record>().back().event, creates[1].event);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphExecEventRecordNodeSetEvent,
+              cuGraphExecEventRecordNodeSetEvent_params{reinterpret_cast<CUgraphExec>(exec),
+                                                        reinterpret_cast<CUgraphNode>(0xa2), e1});
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+               cudaGraphLaunch_v10000_params{exec, nullptr});
+  ASSERT_EQ(sink.all<event_record>().size(), 2u);
+  EXPECT_EQ(sink.all<event_record>().back().event, creates[0].event);
+  EXPECT_TRUE(unmodelled().empty());
+}
+
 // Note [Conditional nodes]: the bodies come from the add call's parameters.
 TEST_F(DispatcherGraphEdits, ConditionalNodeBodiesComeFromTheAddCall) {
   raw_graph g, body;

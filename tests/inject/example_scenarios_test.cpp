@@ -391,6 +391,36 @@ TEST_P(GraphExecEditExample, AnEditedMemsetNodeWritesItsNewBuffer) {
 }
 INSTANTIATE_TEST_SUITE_P(Examples, GraphExecEditExample, ::testing::Bool());
 
+// graph_event_edit.cu (Note [Event nodes]): the exec's record node records
+// ev2 instead of ev; s2 waits on ev, last recorded before the launch
+// (racy), or on ev2, which the launch records after its memset (fixed).
+class GraphEventEditExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(GraphEventEditExample, AnEditedRecordNodeRecordsTheNewEvent) {
+  const bool fixed = GetParam();
+  prologue(1);
+  model.event_created(at, ev, 2);
+  model.event_created(at, ev2, 2);
+  raw_graph g;
+  raw_graph_node record;
+  record.kind = raw_node_kind::event_record;
+  record.event = ev;
+  record.handle = 0xa2;
+  g.nodes = {memset_graph_node(a, 0xa1), record};
+  g.edges = {{0, 1}};
+  driver.graphs[0x9000] = g;
+  model.graph_instantiated(at, 0x9100, 0x9000);
+  record.event = ev2;
+  model.graph_exec_node_set(at, 0x9100, 0xa2, record, "cudaGraphExecEventRecordNodeSetEvent");
+  model.event_recorded(at, ev, {s1});
+  model.graph_launched(at, 0x9100, {s1});
+  model.stream_waited_event(at, {s2}, fixed ? ev2 : ev);
+  model.copied(at, {s2}, {b, bytes, memory_side::device}, {a, bytes, memory_side::device}, true);
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, GraphEventEditExample, ::testing::Bool());
+
 class GraphExecUpdateExample : public Examples, public ::testing::WithParamInterface<bool> {};
 
 TEST_P(GraphExecUpdateExample, AnUpdatedCopyNodeReadsTheNewSource) {
