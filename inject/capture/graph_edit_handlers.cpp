@@ -67,6 +67,13 @@ raw_graph_node event_node(raw_node_kind kind, const void* event) {
   return n;
 }
 
+// Note [Child graph edits]
+void set_child(api_context& c, std::string_view api, const void* child) {
+  const auto& p = c.params<exec_edit_params>();
+  c.model.graph_exec_child_set(c.here(), handle_of(p.exec), handle_of(p.node), handle_of(child),
+                               api);
+}
+
 void set_node(api_context& c, std::string_view api, const raw_graph_node& n) {
   const auto& p = c.params<exec_edit_params>();
   c.model.graph_exec_node_set(c.here(), handle_of(p.exec), handle_of(p.node), n, api);
@@ -168,6 +175,9 @@ void runtime_exec_node(api_context& c) {
     case cudaGraphNodeTypeWaitEvent:
       set_node(c, api, event_node(raw_node_kind::event_wait, n.eventWait.event));
       return;
+    case cudaGraphNodeTypeGraph:
+      set_child(c, api, n.graph.graph);
+      return;
     default:
       // Event, child graph, semaphore, memory and conditional node edits.
       c.model.unmodelled(c.here(), "cudaGraphExecNodeSetParams (node type " +
@@ -191,6 +201,11 @@ void runtime_exec_event_record(api_context& c) {
 void runtime_exec_event_wait(api_context& c) {
   exec_event_edit<cudaGraphExecEventWaitNodeSetEvent_v11010_params, raw_node_kind::event_wait>(
       c, "cudaGraphExecEventWaitNodeSetEvent");
+}
+
+void runtime_exec_child(api_context& c) {
+  const auto& p = c.params<cudaGraphExecChildGraphNodeSetParams_v11010_params>();
+  set_child(c, "cudaGraphExecChildGraphNodeSetParams", p.childGraph);
 }
 
 void runtime_node_set_enabled(api_context& c) {
@@ -273,6 +288,9 @@ void driver_exec_node(api_context& c) {
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
       set_node(c, api, event_node(raw_node_kind::event_wait, n.eventWait.event));
       return;
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+      set_child(c, api, n.graph.graph);
+      return;
     default:
       c.model.unmodelled(c.here(), "cuGraphExecNodeSetParams (node type " +
                                        std::to_string(static_cast<int>(n.type)) + ")");
@@ -288,6 +306,11 @@ void driver_exec_event_record(api_context& c) {
 void driver_exec_event_wait(api_context& c) {
   exec_event_edit<cuGraphExecEventWaitNodeSetEvent_params, raw_node_kind::event_wait>(
       c, "cuGraphExecEventWaitNodeSetEvent");
+}
+
+void driver_exec_child(api_context& c) {
+  const auto& p = c.params<cuGraphExecChildGraphNodeSetParams_params>();
+  set_child(c, "cuGraphExecChildGraphNodeSetParams", p.childGraph);
 }
 
 void driver_node_set_enabled(api_context& c) {
@@ -392,6 +415,8 @@ void add_graph_edit_handlers(api_tables& t) {
                 {.on_exit = runtime_exec_event_record});
   t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecEventWaitNodeSetEvent_v11010},
                 {.on_exit = runtime_exec_event_wait});
+  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecChildGraphNodeSetParams_v11010},
+                {.on_exit = runtime_exec_child});
   t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphNodeSetEnabled_v11060},
                 {.on_exit = runtime_node_set_enabled});
   t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddNode_v12020},
@@ -420,6 +445,8 @@ void add_graph_edit_handlers(api_tables& t) {
                {.on_exit = driver_exec_event_record});
   t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuGraphExecEventWaitNodeSetEvent},
                {.on_exit = driver_exec_event_wait});
+  t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuGraphExecChildGraphNodeSetParams},
+               {.on_exit = driver_exec_child});
   t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuGraphNodeSetEnabled},
                {.on_exit = driver_node_set_enabled});
   t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode},

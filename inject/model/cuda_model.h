@@ -191,6 +191,10 @@ class cuda_model {
   // cudaGraphNodeSetEnabled succeeded.
   void graph_exec_node_enabled(const call_site& at, std::uintptr_t exec, std::uintptr_t node,
                                bool enabled, std::string_view api);
+  // cudaGraphExecChildGraphNodeSetParams succeeded: the child graph node
+  // `node` of `exec` now runs the nodes of `child` (Note [Child graph edits]).
+  void graph_exec_child_set(const call_site& at, std::uintptr_t exec, std::uintptr_t node,
+                            std::uintptr_t child, std::string_view api);
 
   // ---- stream memory operations (cuda_model_stream_memops.cpp) ----
   // Note [Stream memory operations]: cuStreamWriteValue32/64 writes `size`

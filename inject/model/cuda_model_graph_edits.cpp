@@ -55,9 +55,22 @@
 //   event node records or waits for nothing. The setters of a graph that is
 //   not instantiated (cudaGraphEventRecordNodeSetEvent, ...) are inert: the
 //   graph is read when it is instantiated.
-// - cudaGraphExecChildGraphNodeSetParams stays unmodelled (listed): the exec
-//   holds the child graph flattened into its own nodes, and pairing the new
-//   child graph's nodes with that range is not done yet.
+// - cudaGraphExecChildGraphNodeSetParams: Note [Child graph edits].
+//
+// Note [Child graph edits]
+// The exec holds a child graph flattened (cuda_driver_queries): the child
+// graph node becomes an empty entry node, the child's nodes follow it in
+// the order the driver lists them, then an empty exit node. An edit gives
+// the child node the parameters of another graph of the same topology,
+// built in the same order (the driver refuses any other), so it is an
+// update of that range (Note [Editing an instantiated graph]): the new
+// graph is read like any graph, its nodes replace the range one for one,
+// keep the old handles (and take the new ones as the update's) and the
+// enabled state. The range is checked before anything changes: it must fit
+// the exec, end at an exit node, and hold node for node the kinds the new
+// graph reads to. A mismatch (a conditional whose bodies read to another
+// size, a graph the driver reads differently) is listed as unmodelled and
+// changes nothing: the footprint is never guessed.
 //
 // Note [Conditional nodes]
 // A conditional node (cudaGraphAddNode with cudaGraphNodeTypeConditional)
@@ -383,6 +396,55 @@ void cuda_model::emit_event_nodes_locked(const call_site& at, graph_id id, strea
       emit(at, event_record{event, stream});
     }
   }
+}
+
+namespace {
+
+// Note [Child graph edits]: `fresh` may replace the nodes after `entry`.
+template <class Exec>
+bool child_range_matches(const Exec& g, std::size_t entry, const Exec& fresh) {
+  const std::size_t first = entry + 1;
+  const std::size_t exit = first + fresh.nodes.size();
+  if (g.nodes[entry].node.kind != graph_node_kind::empty || exit >= g.nodes.size()) return false;
+  if (g.nodes[exit].node.kind != graph_node_kind::empty || g.nodes[exit].handle != 0) return false;
+  for (std::size_t i = 0; i < fresh.nodes.size(); ++i) {
+    if (g.nodes[first + i].node.kind != fresh.nodes[i].node.kind) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void cuda_model::graph_exec_child_set(const call_site& at, std::uintptr_t exec,
+                                      std::uintptr_t node, std::uintptr_t child,
+                                      std::string_view api) {
+  const auto described = read_graph(child);
+  if (!described) {
+    unmodelled(at, std::string(api) + " (graph not readable)");
+    return;
+  }
+  const auto host_names = host_names_of(*described);
+  model_lock lock(mutex_);
+  exec_graph fresh = describe_exec_locked(lock, at, *described, child, host_names);
+  graph_id id{};
+  exec_node* entry = find_exec_node_locked(at, exec, node, api, id);
+  if (entry == nullptr) return;
+  exec_graph& g = exec_graphs_.at(raw(id));
+  const auto at_entry = static_cast<std::size_t>(entry - g.nodes.data());
+  if (!child_range_matches(g, at_entry, fresh)) {
+    emit(at, unmodelled_call{rec_.intern(std::string(api) +
+                                         " (child graph unlike the instantiated one)")});
+    return;
+  }
+  for (std::size_t i = 0; i < fresh.nodes.size(); ++i) {
+    exec_node& old = g.nodes[at_entry + 1 + i];
+    exec_node& n = fresh.nodes[i];
+    n.updated = n.handle;
+    n.handle = old.handle;
+    n.enabled = old.enabled;
+    old = std::move(n);
+  }
+  emit_exec_locked(at, id, g);
 }
 
 void cuda_model::graph_exec_node_enabled(const call_site& at, std::uintptr_t exec,

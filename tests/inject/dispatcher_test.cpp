@@ -610,6 +610,37 @@ TEST_F(DispatcherGraphEdits, EventRecordNodeEditsChangeWhatLaterLaunchesRecord) 
   EXPECT_TRUE(unmodelled().empty());
 }
 
+// Note [Child graph edits]: the runtime's and cudaGraphExecNodeSetParams'
+// child graph edits both replace the flattened child.
+TEST_F(DispatcherGraphEdits, ChildGraphEditsReplaceTheFlattenedChild) {
+  raw_graph g, first, second;
+  g.nodes.resize(3);
+  for (auto& n : g.nodes) n.kind = raw_node_kind::empty;
+  g.nodes[0].handle = 0xc1;
+  g.nodes[1].kind = raw_node_kind::memset;
+  g.nodes[1].dst = memory_region{0x10000, 64, memory_side::device};
+  g.edges = {{0, 1}, {1, 2}};
+  first.nodes = {g.nodes[1]};
+  first.nodes[0].dst.address = 0x20000;
+  second.nodes = {g.nodes[1]};
+  driver.graphs[0x7000] = g;
+  driver.graphs[0x7600] = first;
+  driver.graphs[0x7700] = second;
+  instantiate(0x7000);
+  const auto child_node = reinterpret_cast<cudaGraphNode_t>(0xc1);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecChildGraphNodeSetParams_v11010,
+               cudaGraphExecChildGraphNodeSetParams_v11010_params{
+                   exec, child_node, reinterpret_cast<cudaGraph_t>(0x7600)});
+  EXPECT_EQ(raw(sink.last<graph_instantiate>().node_accesses.at(1).at(0).range.alloc), 2u);
+  cudaGraphNodeParams params{};
+  params.type = cudaGraphNodeTypeGraph;
+  params.graph.graph = reinterpret_cast<cudaGraph_t>(0x7700);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecNodeSetParams_v12020,
+               cudaGraphExecNodeSetParams_v12020_params{exec, child_node, &params});
+  EXPECT_EQ(raw(sink.last<graph_instantiate>().node_accesses.at(1).at(0).range.alloc), 1u);
+  EXPECT_TRUE(unmodelled().empty());
+}
+
 // Note [Conditional nodes]: the bodies come from the add call's parameters.
 TEST_F(DispatcherGraphEdits, ConditionalNodeBodiesComeFromTheAddCall) {
   raw_graph g, body;

@@ -421,6 +421,32 @@ TEST_P(GraphEventEditExample, AnEditedRecordNodeRecordsTheNewEvent) {
 }
 INSTANTIATE_TEST_SUITE_P(Examples, GraphEventEditExample, ::testing::Bool());
 
+// graph_child_edit.cu (Note [Child graph edits]): the exec's child graph
+// node, read flattened, is given a child that memsets b instead of a.
+class GraphChildEditExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(GraphChildEditExample, AnEditedChildGraphWritesItsNewBuffer) {
+  const bool fixed = GetParam();
+  prologue(1);
+  raw_graph g, child;
+  raw_graph_node entry, exit_node;
+  entry.kind = exit_node.kind = raw_node_kind::empty;
+  entry.handle = 0xc1;
+  g.nodes = {entry, memset_graph_node(a, 0xd1), exit_node};
+  g.edges = {{0, 1}, {1, 2}};
+  child.nodes = {memset_graph_node(b, 0xe1)};
+  driver.graphs[0x9000] = g;
+  driver.graphs[0x9600] = child;
+  model.graph_instantiated(at, 0x9100, 0x9000);
+  model.graph_exec_child_set(at, 0x9100, 0xc1, 0x9600, "cudaGraphExecChildGraphNodeSetParams");
+  model.graph_launched(at, 0x9100, {s1});
+  model.copied(at, {s2}, {sum, 4, memory_side::device},
+               {fixed ? a : b, 4, memory_side::device}, true);
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, GraphChildEditExample, ::testing::Bool());
+
 class GraphExecUpdateExample : public Examples, public ::testing::WithParamInterface<bool> {};
 
 TEST_P(GraphExecUpdateExample, AnUpdatedCopyNodeReadsTheNewSource) {

@@ -270,6 +270,54 @@ TEST_F(GraphEventNodes, ADisabledRecordNodeRecordsNothing) {
   EXPECT_EQ(kinds(), strings{"stream-race"});
 }
 
+// Note [Child graph edits]: the instantiated graph is read with its child
+// graph node (0xc1) flattened: entry, the child's nodes, exit.
+class GraphChildEdits : public GraphEdits {
+ protected:
+  void SetUp() override {
+    GraphEdits::SetUp();
+    raw_graph g;
+    g.nodes = {empty_node(0xc1), memset_node(a, 0xd1), empty_node()};
+    g.edges = {{0, 1}, {1, 2}};
+    driver.graphs[graph] = g;
+    model.graph_instantiated(here, exec, graph);
+  }
+};
+
+TEST_F(GraphChildEdits, AnEditedChildGraphRunsTheNewChildsNodes) {
+  raw_graph child;
+  child.nodes = {memset_node(b, 0xe1)};
+  driver.graphs[0x9600] = child;
+  model.graph_exec_child_set(here, exec, 0xc1, 0x9600, "cudaGraphExecChildGraphNodeSetParams");
+  EXPECT_EQ(written_allocs(), (std::vector<std::uint32_t>{0, alloc_of(b), 0}));
+  model.graph_launched(here, exec, {s1});
+  read_on_s2(a);  // the child no longer writes a
+  EXPECT_EQ(kinds(), strings{});
+  read_on_s2(b);
+  EXPECT_EQ(kinds(), strings{"stream-race"});
+  // Later edits name the child's node by either handle.
+  model.graph_exec_node_set(here, exec, 0xe1, memset_node(c), "cudaGraphExecMemsetNodeSetParams");
+  model.graph_exec_node_set(here, exec, 0xd1, memset_node(a), "cudaGraphExecMemsetNodeSetParams");
+  EXPECT_EQ(written_allocs(), (std::vector<std::uint32_t>{0, alloc_of(a), 0}));
+  EXPECT_TRUE(unmodelled().empty());
+}
+
+TEST_F(GraphChildEdits, AChildGraphUnlikeTheInstantiatedOneIsListedAndChangesNothing) {
+  raw_graph child;
+  child.nodes = {memset_node(b, 0xe1), memset_node(c, 0xe2)};
+  child.edges = {{0, 1}};
+  driver.graphs[0x9600] = child;
+  const auto before = sink.all<graph_instantiate>().size();
+  model.graph_exec_child_set(here, exec, 0xc1, 0x9600, "cuGraphExecChildGraphNodeSetParams");
+  model.graph_exec_child_set(here, exec, 0xc1, 0x9999, "cuGraphExecChildGraphNodeSetParams");
+  model.graph_exec_child_set(here, exec, 0xd1, 0x9600, "cuGraphExecChildGraphNodeSetParams");
+  EXPECT_EQ(sink.all<graph_instantiate>().size(), before);
+  EXPECT_EQ(unmodelled(),
+            (strings{"cuGraphExecChildGraphNodeSetParams (child graph unlike the instantiated one)",
+                     "cuGraphExecChildGraphNodeSetParams (graph not readable)",
+                     "cuGraphExecChildGraphNodeSetParams (child graph unlike the instantiated one)"}));
+}
+
 TEST_F(GraphEdits, ConditionalBodiesRunBetweenTheNodeAndItsDependents) {
   // before -> cond{ body: x, y unordered } -> after
   raw_graph g, body;
