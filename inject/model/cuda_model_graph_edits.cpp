@@ -51,10 +51,10 @@
 //   cudaStreamWaitEvent's (S-EVENT-3 then names it).
 // - cudaGraphExecEvent{Record,Wait}NodeSetEvent (and cudaGraphExecNodeSetParams
 //   with an event node) are edits (Note [Editing an instantiated graph]):
-//   later launches use the new event, earlier ones keep the old; a disabled
-//   event node records or waits for nothing. The setters of a graph that is
-//   not instantiated (cudaGraphEventRecordNodeSetEvent, ...) are inert: the
-//   graph is read when it is instantiated.
+//   later launches use the new event, earlier ones keep the old. The
+//   setters of a graph that is not instantiated
+//   (cudaGraphEventRecordNodeSetEvent, ...) are inert: the graph is read
+//   when it is instantiated.
 // - cudaGraphExecChildGraphNodeSetParams: Note [Child graph edits].
 //
 // Note [Child graph edits]

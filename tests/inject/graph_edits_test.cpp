@@ -260,16 +260,6 @@ TEST_F(GraphEventNodes, AWaitNodeEditedToAnEarlierRecordRaces) {
   EXPECT_EQ(kinds(), strings{"stream-race"});
 }
 
-TEST_F(GraphEventNodes, ADisabledRecordNodeRecordsNothing) {
-  instantiate_recording(e1);
-  model.event_recorded(here, e1, {s1});
-  model.graph_exec_node_enabled(here, exec, 0xa2, false, "cudaGraphNodeSetEnabled");
-  model.graph_launched(here, exec, {s1});
-  model.stream_waited_event(here, {s2}, e1);
-  read_on_s2(a);
-  EXPECT_EQ(kinds(), strings{"stream-race"});
-}
-
 // Note [Child graph edits]: the instantiated graph is read with its child
 // graph node (0xc1) flattened: entry, the child's nodes, exit.
 class GraphChildEdits : public GraphEdits {
