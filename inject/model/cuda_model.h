@@ -196,6 +196,14 @@ class cuda_model {
   void graph_exec_child_set(const call_site& at, std::uintptr_t exec, std::uintptr_t node,
                             std::uintptr_t child, std::string_view api);
 
+  // ---- CUDA arrays (cuda_model_arrays.cpp, Note [CUDA arrays]) ----
+  // `bytes`: 0 when the handler could not size it (then listed under `api`).
+  void array_created(const call_site& at, std::uintptr_t array, std::uint64_t bytes,
+                     std::string_view api);
+  void array_destroyed(const call_site& at, std::uintptr_t array);
+  // The whole array as a region; address 0 (untracked) for an unknown one.
+  memory_region array_region(std::uintptr_t array);
+
   // ---- stream memory operations (cuda_model_stream_memops.cpp) ----
   // Note [Stream memory operations]: cuStreamWriteValue32/64 writes `size`
   // bytes at `address` on `s` and, unless `fenced` is false
@@ -368,6 +376,11 @@ class cuda_model {
   handle_table<event_id> events_;
   handle_table<graph_id> graphs_;       // CUgraph -> the graph a capture made
   handle_table<graph_id> graph_execs_;  // CUgraphExec -> id used by graph_launch
+  // Note [CUDA arrays]: CUarray -> its allocation, and that allocation's
+  // made-up range by raw(alloc_id).
+  handle_table<alloc_id> arrays_;
+  std::unordered_map<std::uint32_t, memory_region> array_blocks_;
+  std::uint64_t next_array_address_ = 0;
   std::map<std::int32_t, stream_id> legacy_streams_;  // by device
   std::map<std::pair<std::uint32_t, std::int32_t>, stream_id> per_thread_streams_;
   std::unordered_map<std::uint32_t, graph_id> capturing_;  // raw(stream_id) -> graph

@@ -128,7 +128,7 @@ TEST(ApiClassification, GraphNodeAddsAreModelledExceptUnmodelledNodeKinds) {
 
 TEST(ApiClassification, OrderingAndMemoryCallsWithoutHandlerAreUnmodelled) {
   for (const char* name :
-       {"cudaMallocArray_v3020", "cudaMemcpy2DToArray_v3020", "cuMulticastBindMem",
+       {"cudaMallocMipmappedArray_v5000", "cudaMemcpy2DArrayToArray_v3020", "cuMulticastBindMem",
         "cuGraphAddExternalSemaphoresWaitNode",
         "cudaGraphExecExternalSemaphoresSignalNodeSetParams_v11020",
         "cuGraphExecExternalSemaphoresWaitNodeSetParams", "cuGraphExecBatchMemOpNodeSetParams",

@@ -258,20 +258,54 @@ TEST_F(Dispatcher, NestedDriverLaunchTakesThePerThreadFlagOfItsRuntimeLaunch) {
 }
 
 TEST_F(Dispatcher, UnmodelledCallsAreListedUnderTheirBaseName) {
-  cudaMallocArray_v3020_params array{};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020, array);  // the table's name
-  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020, &array, "cudaMallocArray_v3020");
-  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020, &array, &runtime_ok,
-        "cudaMallocArray_v3020");
+  cudaMallocMipmappedArray_v5000_params array{};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000, array);  // the table's name
+  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000, &array, "cudaMallocMipmappedArray_v5000");
+  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000, &array, &runtime_ok,
+        "cudaMallocMipmappedArray_v5000");
   // An id newer than the headers the library was built with.
   const std::uint32_t future = CUPTI_DRIVER_TRACE_CBID_SIZE + 7;
   enter(driver_api, future, nullptr, "cuFutureApi_v2");
   leave(driver_api, future, nullptr, &driver_ok, "cuFutureApi_v2");
   const auto u = sink.all<unmodelled_call>();
   ASSERT_EQ(u.size(), 3u);
-  EXPECT_EQ(sink.tables.string(u[0].api), "cudaMallocArray");
-  EXPECT_EQ(sink.tables.string(u[1].api), "cudaMallocArray");
+  EXPECT_EQ(sink.tables.string(u[0].api), "cudaMallocMipmappedArray");
+  EXPECT_EQ(sink.tables.string(u[1].api), "cudaMallocMipmappedArray");
   EXPECT_EQ(sink.tables.string(u[2].api), "cuFutureApi");
+}
+
+// Note [CUDA arrays]: an array is an allocation of its own; copies to it
+// write the whole array, copies from it read it; an unsized one is listed.
+TEST_F(Dispatcher, CudaArraysAreAllocationsThatCopiesWriteAndRead) {
+  const cudaChannelFormatDesc desc{32, 0, 0, 0, cudaChannelFormatKindFloat};
+  cudaArray_t array = reinterpret_cast<cudaArray_t>(0xa770);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020,
+               cudaMallocArray_v3020_params{&array, &desc, 16, 4, 0});
+  const auto allocs = sink.all<alloc_record>();
+  ASSERT_EQ(allocs.size(), 1u);
+  EXPECT_EQ(allocs[0].size, 16u * 4u * 4u);
+  std::vector<float> host(64);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DToArrayAsync_v3020,
+               cudaMemcpy2DToArrayAsync_v3020_params{array, 4, 1, host.data(), 64, 8, 2,
+                                                      cudaMemcpyHostToDevice, nullptr});
+  ASSERT_EQ(sink.all<memcpy_record>().size(), 1u);
+  const byte_range written = sink.all<memcpy_record>()[0].dst;
+  EXPECT_EQ(written.alloc, allocs[0].alloc);
+  EXPECT_EQ(written.offset, 0u);  // the whole array, whatever the offsets
+  EXPECT_EQ(written.size, allocs[0].size);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAtoH_v2,
+              cuMemcpyAtoH_v2_params{host.data(), reinterpret_cast<CUarray>(array), 0, 16});
+  EXPECT_EQ(sink.all<memcpy_record>().at(1).src.alloc, allocs[0].alloc);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaFreeArray_v3020, cudaFreeArray_v3020_params{array});
+  ASSERT_EQ(sink.all<free_record>().size(), 1u);
+  EXPECT_EQ(sink.all<free_record>()[0].alloc, allocs[0].alloc);
+  EXPECT_EQ(sink.all<free_record>()[0].mode, free_mode::unsynchronized);
+  // A format the model cannot size (no descriptor) is listed, named.
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020,
+               cudaMallocArray_v3020_params{&array, nullptr, 16, 4, 0});
+  const auto u = sink.all<unmodelled_call>();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(sink.tables.string(u[0].api), "cudaMallocArray (array size unknown)");
 }
 
 TEST_F(Dispatcher, InertCallsAreNeitherModelledNorListed) {

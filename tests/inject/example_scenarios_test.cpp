@@ -447,6 +447,24 @@ TEST_P(GraphChildEditExample, AnEditedChildGraphWritesItsNewBuffer) {
 }
 INSTANTIATE_TEST_SUITE_P(Examples, GraphChildEditExample, ::testing::Bool());
 
+// array_copy.cu (Note [CUDA arrays]): s1 uploads into an array, s2 copies
+// the array out, without (racy) or after (fixed) an event.
+class ArrayCopyExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(ArrayCopyExample, ACopyFromAnArrayWaitsForTheUploadIntoIt) {
+  const bool fixed = GetParam();
+  prologue(1);
+  model.allocated(at, pinned, bytes, memory_kind::pinned_host);
+  model.array_created(at, 0xa770, bytes, "cudaMallocArray");
+  model.copied(at, {s1}, model.array_region(0xa770), {pinned, bytes, memory_side::host}, true);
+  if (fixed) record_and_wait(s1, s2);
+  model.copied(at, {s2}, {a, bytes, memory_side::device}, model.array_region(0xa770), true);
+  model.device_synchronized(at);
+  model.array_destroyed(at, 0xa770);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, ArrayCopyExample, ::testing::Bool());
+
 class GraphExecUpdateExample : public Examples, public ::testing::WithParamInterface<bool> {};
 
 TEST_P(GraphExecUpdateExample, AnUpdatedCopyNodeReadsTheNewSource) {
