@@ -52,6 +52,7 @@ const api_tables& api_tables::standard() {
     add_stream_memop_handlers(t);
     add_vmm_handlers(t);
     add_semaphore_handlers(t);
+    add_array_handlers(t);
     return t;
   }());
   return *tables;

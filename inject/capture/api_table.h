@@ -68,5 +68,6 @@ void add_graph_edit_handlers(api_tables& tables);
 void add_stream_memop_handlers(api_tables& tables);
 void add_vmm_handlers(api_tables& tables);
 void add_semaphore_handlers(api_tables& tables);
+void add_array_handlers(api_tables& tables);
 
 }  // namespace streamsan::injection

@@ -59,6 +59,21 @@ raw_graph_node host_node(const void* fn) {
   return n;
 }
 
+// Note [Event nodes]: an edit names the node's new event.
+raw_graph_node event_node(raw_node_kind kind, const void* event) {
+  raw_graph_node n;
+  n.kind = kind;
+  n.event = handle_of(event);
+  return n;
+}
+
+// Note [Child graph edits]
+void set_child(api_context& c, std::string_view api, const void* child) {
+  const auto& p = c.params<exec_edit_params>();
+  c.model.graph_exec_child_set(c.here(), handle_of(p.exec), handle_of(p.node), handle_of(child),
+                               api);
+}
+
 void set_node(api_context& c, std::string_view api, const raw_graph_node& n) {
   const auto& p = c.params<exec_edit_params>();
   c.model.graph_exec_node_set(c.here(), handle_of(p.exec), handle_of(p.node), n, api);
@@ -154,12 +169,43 @@ void runtime_exec_node(api_context& c) {
     case cudaGraphNodeTypeHost:
       set_node(c, api, host_node(reinterpret_cast<const void*>(n.host.fn)));
       return;
+    case cudaGraphNodeTypeEventRecord:
+      set_node(c, api, event_node(raw_node_kind::event_record, n.eventRecord.event));
+      return;
+    case cudaGraphNodeTypeWaitEvent:
+      set_node(c, api, event_node(raw_node_kind::event_wait, n.eventWait.event));
+      return;
+    case cudaGraphNodeTypeGraph:
+      set_child(c, api, n.graph.graph);
+      return;
     default:
       // Event, child graph, semaphore, memory and conditional node edits.
       c.model.unmodelled(c.here(), "cudaGraphExecNodeSetParams (node type " +
                                        std::to_string(static_cast<int>(n.type)) + ")");
       return;
   }
+}
+
+// Every exec event edit is (exec, node, event), runtime and driver alike.
+template <class Params, raw_node_kind Kind>
+void exec_event_edit(api_context& c, std::string_view api) {
+  const auto& p = c.params<Params>();
+  set_node(c, api, event_node(Kind, p.event));
+}
+
+void runtime_exec_event_record(api_context& c) {
+  exec_event_edit<cudaGraphExecEventRecordNodeSetEvent_v11010_params, raw_node_kind::event_record>(
+      c, "cudaGraphExecEventRecordNodeSetEvent");
+}
+
+void runtime_exec_event_wait(api_context& c) {
+  exec_event_edit<cudaGraphExecEventWaitNodeSetEvent_v11010_params, raw_node_kind::event_wait>(
+      c, "cudaGraphExecEventWaitNodeSetEvent");
+}
+
+void runtime_exec_child(api_context& c) {
+  const auto& p = c.params<cudaGraphExecChildGraphNodeSetParams_v11010_params>();
+  set_child(c, "cudaGraphExecChildGraphNodeSetParams", p.childGraph);
 }
 
 void runtime_node_set_enabled(api_context& c) {
@@ -236,11 +282,35 @@ void driver_exec_node(api_context& c) {
     case CU_GRAPH_NODE_TYPE_HOST:
       set_node(c, api, host_node(reinterpret_cast<const void*>(n.host.fn)));
       return;
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+      set_node(c, api, event_node(raw_node_kind::event_record, n.eventRecord.event));
+      return;
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+      set_node(c, api, event_node(raw_node_kind::event_wait, n.eventWait.event));
+      return;
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+      set_child(c, api, n.graph.graph);
+      return;
     default:
       c.model.unmodelled(c.here(), "cuGraphExecNodeSetParams (node type " +
                                        std::to_string(static_cast<int>(n.type)) + ")");
       return;
   }
+}
+
+void driver_exec_event_record(api_context& c) {
+  exec_event_edit<cuGraphExecEventRecordNodeSetEvent_params, raw_node_kind::event_record>(
+      c, "cuGraphExecEventRecordNodeSetEvent");
+}
+
+void driver_exec_event_wait(api_context& c) {
+  exec_event_edit<cuGraphExecEventWaitNodeSetEvent_params, raw_node_kind::event_wait>(
+      c, "cuGraphExecEventWaitNodeSetEvent");
+}
+
+void driver_exec_child(api_context& c) {
+  const auto& p = c.params<cuGraphExecChildGraphNodeSetParams_params>();
+  set_child(c, "cuGraphExecChildGraphNodeSetParams", p.childGraph);
 }
 
 void driver_node_set_enabled(api_context& c) {
@@ -341,6 +411,12 @@ void add_graph_edit_handlers(api_tables& t) {
                 {.on_exit = runtime_exec_memset});
   t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecHostNodeSetParams_v10020},
                 {.on_exit = runtime_exec_host});
+  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecEventRecordNodeSetEvent_v11010},
+                {.on_exit = runtime_exec_event_record});
+  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecEventWaitNodeSetEvent_v11010},
+                {.on_exit = runtime_exec_event_wait});
+  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecChildGraphNodeSetParams_v11010},
+                {.on_exit = runtime_exec_child});
   t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphNodeSetEnabled_v11060},
                 {.on_exit = runtime_node_set_enabled});
   t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddNode_v12020},
@@ -365,6 +441,12 @@ void add_graph_edit_handlers(api_tables& t) {
                {.on_exit = driver_exec_memset});
   t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuGraphExecHostNodeSetParams},
                {.on_exit = driver_exec_host});
+  t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuGraphExecEventRecordNodeSetEvent},
+               {.on_exit = driver_exec_event_record});
+  t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuGraphExecEventWaitNodeSetEvent},
+               {.on_exit = driver_exec_event_wait});
+  t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuGraphExecChildGraphNodeSetParams},
+               {.on_exit = driver_exec_child});
   t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuGraphNodeSetEnabled},
                {.on_exit = driver_node_set_enabled});
   t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode},

@@ -30,6 +30,8 @@ struct cuda_driver_queries::entry_points {
   PFN_cuGraphMemsetNodeGetParams_v10000 memset_node_get_params = nullptr;
   PFN_cuGraphHostNodeGetParams_v10000 host_node_get_params = nullptr;
   PFN_cuGraphChildGraphNodeGetGraph_v10000 child_graph_get_graph = nullptr;
+  PFN_cuGraphEventRecordNodeGetEvent_v11010 event_record_node_get_event = nullptr;
+  PFN_cuGraphEventWaitNodeGetEvent_v11010 event_wait_node_get_event = nullptr;
   PFN_cuPointerGetAttribute_v4000 pointer_get_attribute = nullptr;
   PFN_cuStreamGetCaptureInfo_v12030 stream_get_capture_info = nullptr;  // optional
 };
@@ -93,6 +95,8 @@ void cuda_driver_queries::resolve() {
     resolve_entry(get, "cuGraphMemsetNodeGetParams", 10000, f->memset_node_get_params);
     resolve_entry(get, "cuGraphHostNodeGetParams", 10000, f->host_node_get_params);
     resolve_entry(get, "cuGraphChildGraphNodeGetGraph", 10000, f->child_graph_get_graph);
+    resolve_entry(get, "cuGraphEventRecordNodeGetEvent", 11010, f->event_record_node_get_event);
+    resolve_entry(get, "cuGraphEventWaitNodeGetEvent", 11010, f->event_wait_node_get_event);
     resolve_entry(get, "cuPointerGetAttribute", 4000, f->pointer_get_attribute);
     resolve_entry(get, "cuStreamGetCaptureInfo", 12030, f->stream_get_capture_info,
                   /*required=*/false);
@@ -179,6 +183,23 @@ std::optional<kernel_description> cuda_driver_queries::describe_kernel(std::uint
   return d;
 }
 
+namespace {
+
+// Both getters have this type (PFN_cuGraphEvent{Record,Wait}NodeGetEvent).
+void read_event_node(CUresult (*get)(CUgraphNode, CUevent*), CUgraphNode node,
+                     raw_node_kind kind, raw_graph_node& n) {
+  CUevent e = nullptr;
+  if (get(node, &e) != CUDA_SUCCESS || e == nullptr) {
+    n.what = kind == raw_node_kind::event_wait ? "event wait node (event unreadable)"
+                                               : "event record node (event unreadable)";
+    return;
+  }
+  n.kind = kind;
+  n.event = reinterpret_cast<std::uintptr_t>(e);
+}
+
+}  // namespace
+
 bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int depth) {
   if (depth > 16) return false;
   const auto g = reinterpret_cast<CUgraph>(graph);
@@ -264,8 +285,14 @@ bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int
         continue;
       }
       case CU_GRAPH_NODE_TYPE_EMPTY: n.kind = raw_node_kind::empty; break;
-      case CU_GRAPH_NODE_TYPE_WAIT_EVENT: n.kind = raw_node_kind::event_wait; break;
-      case CU_GRAPH_NODE_TYPE_EVENT_RECORD: n.kind = raw_node_kind::event_record; break;
+      // Note [Event nodes]: an event node whose event is unreadable is listed.
+      case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+        read_event_node(fn().event_wait_node_get_event, nodes[i], raw_node_kind::event_wait, n);
+        break;
+      case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+        read_event_node(fn().event_record_node_get_event, nodes[i], raw_node_kind::event_record,
+                        n);
+        break;
       case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL: n.what = "external semaphore signal"; break;
       case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: n.what = "external semaphore wait"; break;
       case CU_GRAPH_NODE_TYPE_MEM_ALLOC: n.what = "memory allocation node"; break;

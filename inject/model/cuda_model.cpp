@@ -538,7 +538,10 @@ void cuda_model::graph_launched(const call_site& at, std::uintptr_t exec, stream
     emit(at, unmodelled_call{rec_.intern("cudaGraphLaunch (graph instantiated unseen)")});
     return;
   }
+  // Note [Event nodes]
+  emit_event_nodes_locked(at, e->id, stream, graph_node_kind::event_wait);
   emit(at, graph_launch{e->id, stream});
+  emit_event_nodes_locked(at, e->id, stream, graph_node_kind::event_record);
 }
 
 // ---- NVTX ----

@@ -191,6 +191,18 @@ class cuda_model {
   // cudaGraphNodeSetEnabled succeeded.
   void graph_exec_node_enabled(const call_site& at, std::uintptr_t exec, std::uintptr_t node,
                                bool enabled, std::string_view api);
+  // cudaGraphExecChildGraphNodeSetParams succeeded: the child graph node
+  // `node` of `exec` now runs the nodes of `child` (Note [Child graph edits]).
+  void graph_exec_child_set(const call_site& at, std::uintptr_t exec, std::uintptr_t node,
+                            std::uintptr_t child, std::string_view api);
+
+  // ---- CUDA arrays (cuda_model_arrays.cpp, Note [CUDA arrays]) ----
+  // `bytes`: 0 when the handler could not size it (then listed under `api`).
+  void array_created(const call_site& at, std::uintptr_t array, std::uint64_t bytes,
+                     std::string_view api);
+  void array_destroyed(const call_site& at, std::uintptr_t array);
+  // The whole array as a region; address 0 (untracked) for an unknown one.
+  memory_region array_region(std::uintptr_t array);
 
   // ---- stream memory operations (cuda_model_stream_memops.cpp) ----
   // Note [Stream memory operations]: cuStreamWriteValue32/64 writes `size`
@@ -364,6 +376,11 @@ class cuda_model {
   handle_table<event_id> events_;
   handle_table<graph_id> graphs_;       // CUgraph -> the graph a capture made
   handle_table<graph_id> graph_execs_;  // CUgraphExec -> id used by graph_launch
+  // Note [CUDA arrays]: CUarray -> its allocation, and that allocation's
+  // made-up range by raw(alloc_id).
+  handle_table<alloc_id> arrays_;
+  std::unordered_map<std::uint32_t, memory_region> array_blocks_;
+  std::uint64_t next_array_address_ = 0;
   std::map<std::int32_t, stream_id> legacy_streams_;  // by device
   std::map<std::pair<std::uint32_t, std::int32_t>, stream_id> per_thread_streams_;
   std::unordered_map<std::uint32_t, graph_id> capturing_;  // raw(stream_id) -> graph
@@ -393,11 +410,15 @@ class cuda_model {
     std::vector<access> accesses;
     std::uintptr_t handle = 0;     // the CUgraphNode it was instantiated from
     std::uintptr_t updated = 0;    // the node of the graph of the last update
+    std::uintptr_t event = 0;      // Note [Event nodes]: event record / wait nodes' CUevent
     bool enabled = true;
   };
   struct exec_graph {
     std::vector<exec_node> nodes;
     std::vector<graph_edge> edges;
+    // Note [Event nodes]: the enabled event nodes, so that a launch of a
+    // graph without any looks at no node.
+    std::vector<std::uint32_t> event_nodes;
   };
   std::unordered_map<std::uint32_t, exec_graph> exec_graphs_;
   // The graph `graph` as nodes and edges of the log, conditional bodies
@@ -411,7 +432,12 @@ class cuda_model {
                                   std::span<const string_id> host_names);
   void describe_node_locked(model_lock& lock, const raw_graph_node& n, string_id host_name,
                             graph_node& out, std::vector<access>& accesses);
-  void emit_exec_locked(const call_site& at, graph_id id, const exec_graph& g);
+  // Also refreshes g.event_nodes.
+  void emit_exec_locked(const call_site& at, graph_id id, exec_graph& g);
+  // Note [Event nodes]: the waits (before the launch) or records (after it)
+  // of the exec's enabled event nodes of kind `kind`.
+  void emit_event_nodes_locked(const call_site& at, graph_id id, stream_id stream,
+                               graph_node_kind kind);
   exec_node* find_exec_node_locked(const call_site& at, std::uintptr_t exec, std::uintptr_t node,
                                    std::string_view api, graph_id& id);
   // Note [Stream memory operations]: the event each written word releases

@@ -29,6 +29,49 @@
 //   before the callbacks were on, a node of a child graph, which the driver
 //   cannot address either) is listed as unmodelled and changes nothing.
 //
+// Note [Event nodes]
+// An event record node records its event each time the graph runs, once the
+// node's dependencies are done; an event wait node makes the node's
+// dependents wait for the event's last record before the launch. The engine
+// applies a launch's accesses at one epoch of its stream (Note [A graph
+// launch is one operation]), so the model cannot place a record or a wait
+// between two nodes of a launch; it puts each at the edge of the launch,
+// where it orders more, never less:
+// - the waits of the exec's enabled wait nodes are event_waits on the launch
+//   stream right before the graph_launch, the records of its enabled record
+//   nodes event_records right after it. A waiter on such an event is
+//   ordered after every node of the launch, not only the record node's
+//   ancestors, and every node is ordered after the waited record, not only
+//   the wait node's dependents: races with the nodes outside those sets are
+//   missed, and no race is invented.
+// - the event comes from the driver at instantiation
+//   (cuGraphEvent{Record,Wait}NodeGetEvent); a node whose event cannot be
+//   read is an `other` node, listed like every node kind the model cannot
+//   read. A wait node on an event never recorded is an event_wait like
+//   cudaStreamWaitEvent's (S-EVENT-3 then names it).
+// - cudaGraphExecEvent{Record,Wait}NodeSetEvent (and cudaGraphExecNodeSetParams
+//   with an event node) are edits (Note [Editing an instantiated graph]):
+//   later launches use the new event, earlier ones keep the old. The
+//   setters of a graph that is not instantiated
+//   (cudaGraphEventRecordNodeSetEvent, ...) are inert: the graph is read
+//   when it is instantiated.
+// - cudaGraphExecChildGraphNodeSetParams: Note [Child graph edits].
+//
+// Note [Child graph edits]
+// The exec holds a child graph flattened (cuda_driver_queries): the child
+// graph node becomes an empty entry node, the child's nodes follow it in
+// the order the driver lists them, then an empty exit node. An edit gives
+// the child node the parameters of another graph of the same topology,
+// built in the same order (the driver refuses any other), so it is an
+// update of that range (Note [Editing an instantiated graph]): the new
+// graph is read like any graph, its nodes replace the range one for one,
+// keep the old handles (and take the new ones as the update's) and the
+// enabled state. The range is checked before anything changes: it must fit
+// the exec, end at an exit node, and hold node for node the kinds the new
+// graph reads to. A mismatch (a conditional whose bodies read to another
+// size, a graph the driver reads differently) is listed as unmodelled and
+// changes nothing: the footprint is never guessed.
+//
 // Note [Conditional nodes]
 // A conditional node (cudaGraphAddNode with cudaGraphNodeTypeConditional)
 // runs one of its body graphs (IF, SWITCH) or its only body again and again
@@ -237,6 +280,7 @@ cuda_model::exec_graph cuda_model::describe_exec_locked(model_lock& lock, const 
     const raw_graph_node& n = described.nodes[i];
     exec_node& node = out.nodes[i];
     node.handle = n.handle;
+    node.event = n.event;
     describe_node_locked(lock, n, host_names[i], node.node, node.accesses);
     // The node kinds the model cannot read are listed, never dropped silently.
     if (node.node.kind == graph_node_kind::other) {
@@ -254,10 +298,14 @@ cuda_model::exec_graph cuda_model::describe_exec_locked(model_lock& lock, const 
   return out;
 }
 
-void cuda_model::emit_exec_locked(const call_site& at, graph_id id, const exec_graph& g) {
+void cuda_model::emit_exec_locked(const call_site& at, graph_id id, exec_graph& g) {
   std::vector<graph_node> nodes;
   nodes.reserve(g.nodes.size());
+  g.event_nodes.clear();
   for (const exec_node& n : g.nodes) {
+    if (n.enabled && n.event != 0) {
+      g.event_nodes.push_back(static_cast<std::uint32_t>(nodes.size()));
+    }
     graph_node out = n.node;
     out.accesses = n.enabled ? std::span<const access>(n.accesses) : std::span<const access>{};
     nodes.push_back(out);
@@ -330,7 +378,73 @@ void cuda_model::graph_exec_node_set(const call_site& at, std::uintptr_t exec, s
   described.stack = is_none(stack) ? n->node.stack : stack;
   n->node = described;
   n->accesses = std::move(accesses);
+  n->event = params.event;
   emit_exec_locked(at, id, exec_graphs_.at(raw(id)));
+}
+
+void cuda_model::emit_event_nodes_locked(const call_site& at, graph_id id, stream_id stream,
+                                         graph_node_kind kind) {
+  const auto g = exec_graphs_.find(raw(id));
+  if (g == exec_graphs_.end()) return;
+  for (const std::uint32_t i : g->second.event_nodes) {
+    const exec_node& n = g->second.nodes[i];
+    if (n.node.kind != kind) continue;
+    const event_id event = resolve_event_locked(at, n.event);
+    if (kind == graph_node_kind::event_wait) {
+      emit(at, event_wait{event, stream});
+    } else {
+      emit(at, event_record{event, stream});
+    }
+  }
+}
+
+namespace {
+
+// Note [Child graph edits]: `fresh` may replace the nodes after `entry`.
+template <class Exec>
+bool child_range_matches(const Exec& g, std::size_t entry, const Exec& fresh) {
+  const std::size_t first = entry + 1;
+  const std::size_t exit = first + fresh.nodes.size();
+  if (g.nodes[entry].node.kind != graph_node_kind::empty || exit >= g.nodes.size()) return false;
+  if (g.nodes[exit].node.kind != graph_node_kind::empty || g.nodes[exit].handle != 0) return false;
+  for (std::size_t i = 0; i < fresh.nodes.size(); ++i) {
+    if (g.nodes[first + i].node.kind != fresh.nodes[i].node.kind) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void cuda_model::graph_exec_child_set(const call_site& at, std::uintptr_t exec,
+                                      std::uintptr_t node, std::uintptr_t child,
+                                      std::string_view api) {
+  const auto described = read_graph(child);
+  if (!described) {
+    unmodelled(at, std::string(api) + " (graph not readable)");
+    return;
+  }
+  const auto host_names = host_names_of(*described);
+  model_lock lock(mutex_);
+  exec_graph fresh = describe_exec_locked(lock, at, *described, child, host_names);
+  graph_id id{};
+  exec_node* entry = find_exec_node_locked(at, exec, node, api, id);
+  if (entry == nullptr) return;
+  exec_graph& g = exec_graphs_.at(raw(id));
+  const auto at_entry = static_cast<std::size_t>(entry - g.nodes.data());
+  if (!child_range_matches(g, at_entry, fresh)) {
+    emit(at, unmodelled_call{rec_.intern(std::string(api) +
+                                         " (child graph unlike the instantiated one)")});
+    return;
+  }
+  for (std::size_t i = 0; i < fresh.nodes.size(); ++i) {
+    exec_node& old = g.nodes[at_entry + 1 + i];
+    exec_node& n = fresh.nodes[i];
+    n.updated = n.handle;
+    n.handle = old.handle;
+    n.enabled = old.enabled;
+    old = std::move(n);
+  }
+  emit_exec_locked(at, id, g);
 }
 
 void cuda_model::graph_exec_node_enabled(const call_site& at, std::uintptr_t exec,

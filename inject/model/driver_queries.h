@@ -64,6 +64,7 @@ struct raw_graph_node {
   memory_region dst;          // memcpy, memset
   memory_region src;          // memcpy
   std::uintptr_t host_fn = 0;
+  std::uintptr_t event = 0;  // event_record, event_wait: the CUevent (Note [Event nodes])
   std::string what;  // other: the node type, for the report
 };
 

@@ -128,9 +128,10 @@ TEST(ApiClassification, GraphNodeAddsAreModelledExceptUnmodelledNodeKinds) {
 
 TEST(ApiClassification, OrderingAndMemoryCallsWithoutHandlerAreUnmodelled) {
   for (const char* name :
-       {"cudaMallocArray_v3020", "cudaMemcpy2DToArray_v3020", "cuMulticastBindMem",
-        "cuGraphAddExternalSemaphoresWaitNode", "cudaGraphExecChildGraphNodeSetParams_v11010",
-        "cuGraphExecEventRecordNodeSetEvent", "cuGraphExecBatchMemOpNodeSetParams",
+       {"cudaMallocMipmappedArray_v5000", "cudaMemcpy2DArrayToArray_v3020", "cuMulticastBindMem",
+        "cuGraphAddExternalSemaphoresWaitNode",
+        "cudaGraphExecExternalSemaphoresSignalNodeSetParams_v11020",
+        "cuGraphExecExternalSemaphoresWaitNodeSetParams", "cuGraphExecBatchMemOpNodeSetParams",
         "cuMemMapArrayAsync", "cuCtxWaitEvent", "cudaDeviceReset_v3020",
         "cudaMemcpy3DBatchAsync_v13000", "cudaLaunchCooperativeKernelMultiDevice_v9000",
         "cuGraphicsMapResources", "cuSomeFutureApi"}) {
@@ -146,7 +147,10 @@ TEST(ApiClassification, GraphExecEditsAndStreamMemoryOperationsAreModelled) {
         "cudaGraphExecMemcpyNodeSetParams1D_v11010", "cuGraphExecMemsetNodeSetParams",
         "cudaGraphExecHostNodeSetParams_v10020", "cudaGraphExecNodeSetParams_v12020",
         "cudaGraphNodeSetEnabled_v11060", "cuStreamWriteValue32_v2_ptsz", "cuStreamWaitValue64",
-        "cuStreamBatchMemOp_v2", "cudaGraphAddNode_v12030"}) {
+        "cuStreamBatchMemOp_v2", "cudaGraphAddNode_v12030",
+        "cudaGraphExecEventRecordNodeSetEvent_v11010", "cudaGraphExecEventWaitNodeSetEvent_v11010",
+        "cuGraphExecEventRecordNodeSetEvent", "cuGraphExecEventWaitNodeSetEvent",
+        "cudaGraphExecChildGraphNodeSetParams_v11010", "cuGraphExecChildGraphNodeSetParams"}) {
     EXPECT_EQ(classify_api(name), api_class::modelled) << name;
   }
 }

@@ -258,20 +258,54 @@ TEST_F(Dispatcher, NestedDriverLaunchTakesThePerThreadFlagOfItsRuntimeLaunch) {
 }
 
 TEST_F(Dispatcher, UnmodelledCallsAreListedUnderTheirBaseName) {
-  cudaMallocArray_v3020_params array{};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020, array);  // the table's name
-  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020, &array, "cudaMallocArray_v3020");
-  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020, &array, &runtime_ok,
-        "cudaMallocArray_v3020");
+  cudaMallocMipmappedArray_v5000_params array{};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000, array);  // the table's name
+  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000, &array, "cudaMallocMipmappedArray_v5000");
+  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000, &array, &runtime_ok,
+        "cudaMallocMipmappedArray_v5000");
   // An id newer than the headers the library was built with.
   const std::uint32_t future = CUPTI_DRIVER_TRACE_CBID_SIZE + 7;
   enter(driver_api, future, nullptr, "cuFutureApi_v2");
   leave(driver_api, future, nullptr, &driver_ok, "cuFutureApi_v2");
   const auto u = sink.all<unmodelled_call>();
   ASSERT_EQ(u.size(), 3u);
-  EXPECT_EQ(sink.tables.string(u[0].api), "cudaMallocArray");
-  EXPECT_EQ(sink.tables.string(u[1].api), "cudaMallocArray");
+  EXPECT_EQ(sink.tables.string(u[0].api), "cudaMallocMipmappedArray");
+  EXPECT_EQ(sink.tables.string(u[1].api), "cudaMallocMipmappedArray");
   EXPECT_EQ(sink.tables.string(u[2].api), "cuFutureApi");
+}
+
+// Note [CUDA arrays]: an array is an allocation of its own; copies to it
+// write the whole array, copies from it read it; an unsized one is listed.
+TEST_F(Dispatcher, CudaArraysAreAllocationsThatCopiesWriteAndRead) {
+  const cudaChannelFormatDesc desc{32, 0, 0, 0, cudaChannelFormatKindFloat};
+  cudaArray_t array = reinterpret_cast<cudaArray_t>(0xa770);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020,
+               cudaMallocArray_v3020_params{&array, &desc, 16, 4, 0});
+  const auto allocs = sink.all<alloc_record>();
+  ASSERT_EQ(allocs.size(), 1u);
+  EXPECT_EQ(allocs[0].size, 16u * 4u * 4u);
+  std::vector<float> host(64);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DToArrayAsync_v3020,
+               cudaMemcpy2DToArrayAsync_v3020_params{array, 4, 1, host.data(), 64, 8, 2,
+                                                      cudaMemcpyHostToDevice, nullptr});
+  ASSERT_EQ(sink.all<memcpy_record>().size(), 1u);
+  const byte_range written = sink.all<memcpy_record>()[0].dst;
+  EXPECT_EQ(written.alloc, allocs[0].alloc);
+  EXPECT_EQ(written.offset, 0u);  // the whole array, whatever the offsets
+  EXPECT_EQ(written.size, allocs[0].size);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAtoH_v2,
+              cuMemcpyAtoH_v2_params{host.data(), reinterpret_cast<CUarray>(array), 0, 16});
+  EXPECT_EQ(sink.all<memcpy_record>().at(1).src.alloc, allocs[0].alloc);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaFreeArray_v3020, cudaFreeArray_v3020_params{array});
+  ASSERT_EQ(sink.all<free_record>().size(), 1u);
+  EXPECT_EQ(sink.all<free_record>()[0].alloc, allocs[0].alloc);
+  EXPECT_EQ(sink.all<free_record>()[0].mode, free_mode::unsynchronized);
+  // A format the model cannot size (no descriptor) is listed, named.
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020,
+               cudaMallocArray_v3020_params{&array, nullptr, 16, 4, 0});
+  const auto u = sink.all<unmodelled_call>();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(sink.tables.string(u[0].api), "cudaMallocArray (array size unknown)");
 }
 
 TEST_F(Dispatcher, InertCallsAreNeitherModelledNorListed) {
@@ -572,6 +606,72 @@ TEST_F(DispatcherGraphEdits, ExecUpdateAndEnableAreModelledAtBothLevels) {
               cuGraphNodeSetEnabled_params{reinterpret_cast<CUgraphExec>(exec),
                                            reinterpret_cast<CUgraphNode>(node), 0});
   EXPECT_TRUE(sink.last<graph_instantiate>().node_accesses.at(0).empty());
+  EXPECT_TRUE(unmodelled().empty());
+}
+
+// Note [Event nodes]: both levels' event edits name the new event; each
+// later launch records it.
+TEST_F(DispatcherGraphEdits, EventRecordNodeEditsChangeWhatLaterLaunchesRecord) {
+  raw_graph g;
+  g.nodes.resize(1);
+  g.nodes[0].kind = raw_node_kind::event_record;
+  g.nodes[0].handle = 0xa2;
+  g.nodes[0].event = 0xe1;
+  driver.graphs[0x7000] = g;
+  instantiate(0x7000);
+  const auto e1 = reinterpret_cast<CUevent>(0xe1), e2 = reinterpret_cast<CUevent>(0xe2);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuEventCreate,
+              cuEventCreate_params{const_cast<CUevent*>(&e1), 2});
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuEventCreate,
+              cuEventCreate_params{const_cast<CUevent*>(&e2), 2});
+  const auto creates = sink.all<event_create>();
+  ASSERT_EQ(creates.size(), 2u);
+  const auto record_node = reinterpret_cast<cudaGraphNode_t>(0xa2);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecEventRecordNodeSetEvent_v11010,
+               cudaGraphExecEventRecordNodeSetEvent_v11010_params{
+                   exec, record_node, reinterpret_cast<cudaEvent_t>(e2)});
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+               cudaGraphLaunch_v10000_params{exec, nullptr});
+  ASSERT_EQ(sink.all<event_record>().size(), 1u);
+  EXPECT_EQ(sink.all<event_record>().back().event, creates[1].event);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphExecEventRecordNodeSetEvent,
+              cuGraphExecEventRecordNodeSetEvent_params{reinterpret_cast<CUgraphExec>(exec),
+                                                        reinterpret_cast<CUgraphNode>(0xa2), e1});
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+               cudaGraphLaunch_v10000_params{exec, nullptr});
+  ASSERT_EQ(sink.all<event_record>().size(), 2u);
+  EXPECT_EQ(sink.all<event_record>().back().event, creates[0].event);
+  EXPECT_TRUE(unmodelled().empty());
+}
+
+// Note [Child graph edits]: the runtime's and cudaGraphExecNodeSetParams'
+// child graph edits both replace the flattened child.
+TEST_F(DispatcherGraphEdits, ChildGraphEditsReplaceTheFlattenedChild) {
+  raw_graph g, first, second;
+  g.nodes.resize(3);
+  for (auto& n : g.nodes) n.kind = raw_node_kind::empty;
+  g.nodes[0].handle = 0xc1;
+  g.nodes[1].kind = raw_node_kind::memset;
+  g.nodes[1].dst = memory_region{0x10000, 64, memory_side::device};
+  g.edges = {{0, 1}, {1, 2}};
+  first.nodes = {g.nodes[1]};
+  first.nodes[0].dst.address = 0x20000;
+  second.nodes = {g.nodes[1]};
+  driver.graphs[0x7000] = g;
+  driver.graphs[0x7600] = first;
+  driver.graphs[0x7700] = second;
+  instantiate(0x7000);
+  const auto child_node = reinterpret_cast<cudaGraphNode_t>(0xc1);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecChildGraphNodeSetParams_v11010,
+               cudaGraphExecChildGraphNodeSetParams_v11010_params{
+                   exec, child_node, reinterpret_cast<cudaGraph_t>(0x7600)});
+  EXPECT_EQ(raw(sink.last<graph_instantiate>().node_accesses.at(1).at(0).range.alloc), 2u);
+  cudaGraphNodeParams params{};
+  params.type = cudaGraphNodeTypeGraph;
+  params.graph.graph = reinterpret_cast<cudaGraph_t>(0x7700);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecNodeSetParams_v12020,
+               cudaGraphExecNodeSetParams_v12020_params{exec, child_node, &params});
+  EXPECT_EQ(raw(sink.last<graph_instantiate>().node_accesses.at(1).at(0).range.alloc), 1u);
   EXPECT_TRUE(unmodelled().empty());
 }
 

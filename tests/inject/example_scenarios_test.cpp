@@ -391,6 +391,80 @@ TEST_P(GraphExecEditExample, AnEditedMemsetNodeWritesItsNewBuffer) {
 }
 INSTANTIATE_TEST_SUITE_P(Examples, GraphExecEditExample, ::testing::Bool());
 
+// graph_event_edit.cu (Note [Event nodes]): the exec's record node records
+// ev2 instead of ev; s2 waits on ev, last recorded before the launch
+// (racy), or on ev2, which the launch records after its memset (fixed).
+class GraphEventEditExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(GraphEventEditExample, AnEditedRecordNodeRecordsTheNewEvent) {
+  const bool fixed = GetParam();
+  prologue(1);
+  model.event_created(at, ev, 2);
+  model.event_created(at, ev2, 2);
+  raw_graph g;
+  raw_graph_node record;
+  record.kind = raw_node_kind::event_record;
+  record.event = ev;
+  record.handle = 0xa2;
+  g.nodes = {memset_graph_node(a, 0xa1), record};
+  g.edges = {{0, 1}};
+  driver.graphs[0x9000] = g;
+  model.graph_instantiated(at, 0x9100, 0x9000);
+  record.event = ev2;
+  model.graph_exec_node_set(at, 0x9100, 0xa2, record, "cudaGraphExecEventRecordNodeSetEvent");
+  model.event_recorded(at, ev, {s1});
+  model.graph_launched(at, 0x9100, {s1});
+  model.stream_waited_event(at, {s2}, fixed ? ev2 : ev);
+  model.copied(at, {s2}, {b, bytes, memory_side::device}, {a, bytes, memory_side::device}, true);
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, GraphEventEditExample, ::testing::Bool());
+
+// graph_child_edit.cu (Note [Child graph edits]): the exec's child graph
+// node, read flattened, is given a child that memsets b instead of a.
+class GraphChildEditExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(GraphChildEditExample, AnEditedChildGraphWritesItsNewBuffer) {
+  const bool fixed = GetParam();
+  prologue(1);
+  raw_graph g, child;
+  raw_graph_node entry, exit_node;
+  entry.kind = exit_node.kind = raw_node_kind::empty;
+  entry.handle = 0xc1;
+  g.nodes = {entry, memset_graph_node(a, 0xd1), exit_node};
+  g.edges = {{0, 1}, {1, 2}};
+  child.nodes = {memset_graph_node(b, 0xe1)};
+  driver.graphs[0x9000] = g;
+  driver.graphs[0x9600] = child;
+  model.graph_instantiated(at, 0x9100, 0x9000);
+  model.graph_exec_child_set(at, 0x9100, 0xc1, 0x9600, "cudaGraphExecChildGraphNodeSetParams");
+  model.graph_launched(at, 0x9100, {s1});
+  model.copied(at, {s2}, {sum, 4, memory_side::device},
+               {fixed ? a : b, 4, memory_side::device}, true);
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, GraphChildEditExample, ::testing::Bool());
+
+// array_copy.cu (Note [CUDA arrays]): s1 uploads into an array, s2 copies
+// the array out, without (racy) or after (fixed) an event.
+class ArrayCopyExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(ArrayCopyExample, ACopyFromAnArrayWaitsForTheUploadIntoIt) {
+  const bool fixed = GetParam();
+  prologue(1);
+  model.allocated(at, pinned, bytes, memory_kind::pinned_host);
+  model.array_created(at, 0xa770, bytes, "cudaMallocArray");
+  model.copied(at, {s1}, model.array_region(0xa770), {pinned, bytes, memory_side::host}, true);
+  if (fixed) record_and_wait(s1, s2);
+  model.copied(at, {s2}, {a, bytes, memory_side::device}, model.array_region(0xa770), true);
+  model.device_synchronized(at);
+  model.array_destroyed(at, 0xa770);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, ArrayCopyExample, ::testing::Bool());
+
 class GraphExecUpdateExample : public Examples, public ::testing::WithParamInterface<bool> {};
 
 TEST_P(GraphExecUpdateExample, AnUpdatedCopyNodeReadsTheNewSource) {

@@ -172,6 +172,142 @@ TEST_F(GraphEdits, EditsOfUnknownExecsAndNodesAreListed) {
 }
 
 // Note [Conditional nodes]
+// Note [Event nodes]: a graph's event record node records its event at each
+// launch, an event wait node makes the launch wait; an exec edit changes the
+// event of later launches only.
+constexpr std::uintptr_t e1 = 0xe1, e2 = 0xe2;
+
+raw_graph_node event_node(raw_node_kind kind, std::uintptr_t event, std::uintptr_t handle) {
+  raw_graph_node n;
+  n.kind = kind;
+  n.event = event;
+  n.handle = handle;
+  return n;
+}
+
+class GraphEventNodes : public GraphEdits {
+ protected:
+  void SetUp() override {
+    GraphEdits::SetUp();
+    model.event_created(here, e1, 0);
+    model.event_created(here, e2, 0);
+  }
+  // memset a, then record `event`.
+  void instantiate_recording(std::uintptr_t event) {
+    raw_graph g;
+    g.nodes = {memset_node(a, 0xa1), event_node(raw_node_kind::event_record, event, 0xa2)};
+    g.edges = {{0, 1}};
+    driver.graphs[graph] = g;
+    model.graph_instantiated(here, exec, graph);
+  }
+  // s2 writes a between a record of e2 and a record of e1; the graph waits
+  // on e1, then memsets a.
+  void write_a_on_s2_between_records() {
+    model.event_recorded(here, e2, {s2});
+    model.copied(here, {s2}, {a, 64, memory_side::device}, {c, 64, memory_side::device}, true);
+    model.event_recorded(here, e1, {s2});
+    raw_graph g;
+    g.nodes = {event_node(raw_node_kind::event_wait, e1, 0xa1), memset_node(a, 0xa2)};
+    g.edges = {{0, 1}};
+    driver.graphs[graph] = g;
+    model.graph_instantiated(here, exec, graph);
+  }
+};
+
+TEST_F(GraphEventNodes, ARecordNodeOrdersAWaiterAfterTheLaunch) {
+  instantiate_recording(e1);
+  model.graph_launched(here, exec, {s1});
+  model.stream_waited_event(here, {s2}, e1);
+  read_on_s2(a);
+  EXPECT_EQ(kinds(), strings{});
+  EXPECT_TRUE(unmodelled().empty());
+}
+
+TEST_F(GraphEventNodes, AWaiterOnTheEventBeforeARecordEditRaces) {
+  instantiate_recording(e1);
+  model.event_recorded(here, e1, {s1});  // before the launch: orders nothing of it
+  model.graph_exec_node_set(here, exec, 0xa2, event_node(raw_node_kind::event_record, e2, 0),
+                            "cudaGraphExecEventRecordNodeSetEvent");
+  model.graph_launched(here, exec, {s1});
+  model.stream_waited_event(here, {s2}, e1);  // the old event
+  read_on_s2(a);
+  EXPECT_EQ(kinds(), strings{"stream-race"});
+  EXPECT_TRUE(unmodelled().empty());
+}
+
+TEST_F(GraphEventNodes, AWaiterOnTheEditedEventIsOrdered) {
+  instantiate_recording(e1);
+  model.graph_exec_node_set(here, exec, 0xa2, event_node(raw_node_kind::event_record, e2, 0),
+                            "cudaGraphExecEventRecordNodeSetEvent");
+  model.graph_launched(here, exec, {s1});
+  model.stream_waited_event(here, {s2}, e2);
+  read_on_s2(a);
+  EXPECT_EQ(kinds(), strings{});
+}
+
+TEST_F(GraphEventNodes, AWaitNodeOrdersTheLaunchAfterTheRecordItWaitsOn) {
+  write_a_on_s2_between_records();
+  model.graph_launched(here, exec, {s1});
+  EXPECT_EQ(kinds(), strings{});
+  EXPECT_TRUE(unmodelled().empty());
+}
+
+TEST_F(GraphEventNodes, AWaitNodeEditedToAnEarlierRecordRaces) {
+  write_a_on_s2_between_records();
+  model.graph_exec_node_set(here, exec, 0xa1, event_node(raw_node_kind::event_wait, e2, 0),
+                            "cuGraphExecEventWaitNodeSetEvent");
+  model.graph_launched(here, exec, {s1});
+  EXPECT_EQ(kinds(), strings{"stream-race"});
+}
+
+// Note [Child graph edits]: the instantiated graph is read with its child
+// graph node (0xc1) flattened: entry, the child's nodes, exit.
+class GraphChildEdits : public GraphEdits {
+ protected:
+  void SetUp() override {
+    GraphEdits::SetUp();
+    raw_graph g;
+    g.nodes = {empty_node(0xc1), memset_node(a, 0xd1), empty_node()};
+    g.edges = {{0, 1}, {1, 2}};
+    driver.graphs[graph] = g;
+    model.graph_instantiated(here, exec, graph);
+  }
+};
+
+TEST_F(GraphChildEdits, AnEditedChildGraphRunsTheNewChildsNodes) {
+  raw_graph child;
+  child.nodes = {memset_node(b, 0xe1)};
+  driver.graphs[0x9600] = child;
+  model.graph_exec_child_set(here, exec, 0xc1, 0x9600, "cudaGraphExecChildGraphNodeSetParams");
+  EXPECT_EQ(written_allocs(), (std::vector<std::uint32_t>{0, alloc_of(b), 0}));
+  model.graph_launched(here, exec, {s1});
+  read_on_s2(a);  // the child no longer writes a
+  EXPECT_EQ(kinds(), strings{});
+  read_on_s2(b);
+  EXPECT_EQ(kinds(), strings{"stream-race"});
+  // Later edits name the child's node by either handle.
+  model.graph_exec_node_set(here, exec, 0xe1, memset_node(c), "cudaGraphExecMemsetNodeSetParams");
+  model.graph_exec_node_set(here, exec, 0xd1, memset_node(a), "cudaGraphExecMemsetNodeSetParams");
+  EXPECT_EQ(written_allocs(), (std::vector<std::uint32_t>{0, alloc_of(a), 0}));
+  EXPECT_TRUE(unmodelled().empty());
+}
+
+TEST_F(GraphChildEdits, AChildGraphUnlikeTheInstantiatedOneIsListedAndChangesNothing) {
+  raw_graph child;
+  child.nodes = {memset_node(b, 0xe1), memset_node(c, 0xe2)};
+  child.edges = {{0, 1}};
+  driver.graphs[0x9600] = child;
+  const auto before = sink.all<graph_instantiate>().size();
+  model.graph_exec_child_set(here, exec, 0xc1, 0x9600, "cuGraphExecChildGraphNodeSetParams");
+  model.graph_exec_child_set(here, exec, 0xc1, 0x9999, "cuGraphExecChildGraphNodeSetParams");
+  model.graph_exec_child_set(here, exec, 0xd1, 0x9600, "cuGraphExecChildGraphNodeSetParams");
+  EXPECT_EQ(sink.all<graph_instantiate>().size(), before);
+  EXPECT_EQ(unmodelled(),
+            (strings{"cuGraphExecChildGraphNodeSetParams (child graph unlike the instantiated one)",
+                     "cuGraphExecChildGraphNodeSetParams (graph not readable)",
+                     "cuGraphExecChildGraphNodeSetParams (child graph unlike the instantiated one)"}));
+}
+
 TEST_F(GraphEdits, ConditionalBodiesRunBetweenTheNodeAndItsDependents) {
   // before -> cond{ body: x, y unordered } -> after
   raw_graph g, body;
