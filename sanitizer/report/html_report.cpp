@@ -331,6 +331,17 @@ void html_printer::page(const report_input& input) {
       separator = ", ";
     }
   }
+  // What was not checked, as the text summary says it (Notes [Kernels that
+  // synchronize on the device] and [Host threads order what the log does
+  // not show]).
+  if (input.device_synchronized_conflicts > 0) {
+    out_ << "; not checked: " << input.device_synchronized_conflicts
+         << " conflicts between cooperative launches on different devices";
+  }
+  if (input.host_ordered_conflicts > 0) {
+    out_ << "; not checked: " << input.host_ordered_conflicts
+         << " conflicts whose earlier access a host thread had already seen complete";
+  }
   out_ << ".</p>\n";
   std::size_t ordinal = 0;
   for (const diagnostic& d : input.diagnostics) {

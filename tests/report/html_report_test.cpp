@@ -101,6 +101,23 @@ TEST(HtmlReport, CandidatesAreListedUnderTheWarningsNotAsWarnings) {
   EXPECT_THAT(page({testing::measured_atomic_race()}, tables), Not(HasSubstr("Possible races")));
 }
 
+TEST(HtmlReport, TheSummarySaysWhatWasNotChecked) {
+  const auto tables = testing::report_tables();
+  symbolizer symbols(tables, symbol_source::log_only);
+  std::ostringstream out;
+  print_html_report(out,
+                    {.diagnostics = {},
+                     .tables = tables,
+                     .records_processed = 5,
+                     .device_synchronized_conflicts = 2,
+                     .host_ordered_conflicts = 3},
+                    symbols, {});
+  const std::string html = out.str();
+  EXPECT_THAT(html, HasSubstr("not checked: 2 conflicts between cooperative launches"));
+  EXPECT_THAT(html, HasSubstr("not checked: 3 conflicts whose earlier access a host thread"));
+  EXPECT_THAT(page({}, tables), Not(HasSubstr("not checked")));
+}
+
 TEST(HtmlEscaped, EscapesTheFiveCharacters) {
   EXPECT_EQ(html_escaped("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
 }
