@@ -43,7 +43,7 @@ void check(CUptiResult r, const char* what) {
 // Note [Unmodelled calls are listed, inert calls are not]: no callbacks at
 // all for calls that need nothing, nor for those their driver call models
 // (Note [Launches without their runtime callback]).
-void switch_off_inert(const api_dispatcher& dispatcher, CUpti_SubscriberHandle subscriber,
+void switch_off_unneeded(const api_dispatcher& dispatcher, CUpti_SubscriberHandle subscriber,
                       CUpti_CallbackDomain cupti_domain, api_domain domain, std::uint32_t size) {
   for (std::uint32_t cbid = 1; cbid < size; ++cbid) {
     if (dispatcher.switched_off(domain, cbid)) cuptiEnableCallback(0, subscriber, cupti_domain, cbid);
@@ -124,9 +124,9 @@ void cupti_subscriber::enable_locked() {
   check(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                             CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
         "enabling context destroy callbacks");
-  switch_off_inert(dispatcher_, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, api_domain::runtime,
+  switch_off_unneeded(dispatcher_, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, api_domain::runtime,
                    CUPTI_RUNTIME_TRACE_CBID_SIZE);
-  switch_off_inert(dispatcher_, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, api_domain::driver,
+  switch_off_unneeded(dispatcher_, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, api_domain::driver,
                    CUPTI_DRIVER_TRACE_CBID_SIZE);
   // NVTX callbacks arrive only when NVTX_INJECTION64_PATH leads to CUPTI
   // (streamsan run sets it); failing to enable them is not fatal.

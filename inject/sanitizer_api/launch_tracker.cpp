@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <utility>
 
 namespace streamsan::sanitizer_api {
 namespace {
@@ -270,8 +271,7 @@ std::optional<launch_tracker::launch_id> launch_tracker::launched() {
     }
     return std::nullopt;
   }
-  const thread_launch l = this_thread;
-  this_thread = thread_launch{};
+  const thread_launch l = std::exchange(me, thread_launch{});
   CUevent done = nullptr;
   {
     std::lock_guard lock(mutex_);

@@ -675,31 +675,25 @@ __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out
   if (path_key != 0) {
     auto& path = state.path_for(path_key);
     if (path.key == path_key) {
-      const std::uint64_t ra_at = sp0 + path.ra_slot;
-      std::uint64_t ra = 0;
-      bool ok = in_stack(ra_at);
-      if (ok) std::memcpy(&ra, reinterpret_cast<const void*>(ra_at), 8);
-      if (ok && ra > 0x10000) {
+      // The word at sp0 + slot, if it is a return address (code that follows
+      // a call) inside the internal modules or outside them, as `internal`
+      // asks; 0 otherwise.
+      const auto return_address_at = [&](std::int64_t slot, bool internal) -> std::uint64_t {
+        const std::uint64_t at = sp0 + slot;
+        if (!in_stack(at)) return 0;
+        std::uint64_t ra;
+        std::memcpy(&ra, reinterpret_cast<const void*>(at), 8);
+        if (ra <= 0x10000) return 0;
         const unwind_rule& r = state.rule_for(ra - 1, ra);
-        ok = !r.internal && r.after_call;
-      } else {
-        ok = false;
-      }
+        return r.internal == internal && r.after_call ? ra : 0;
+      };
+      const std::uint64_t ra = return_address_at(path.ra_slot, false);
+      bool ok = ra != 0;
       // Two paths can share a key: a driver launch made by the program and
       // one the runtime makes for <<<>>> (Note [Launches without their
       // runtime callback]). The internal frame below the cached one must
       // still be internal, or the cached slot lies in the program's frames.
-      if (ok && path.inner_ra_slot >= 0) {
-        std::uint64_t inner = 0;
-        ok = in_stack(sp0 + path.inner_ra_slot);
-        if (ok) std::memcpy(&inner, reinterpret_cast<const void*>(sp0 + path.inner_ra_slot), 8);
-        if (ok && inner > 0x10000) {
-          const unwind_rule& r = state.rule_for(inner - 1, inner);
-          ok = r.internal && r.after_call;
-        } else {
-          ok = false;
-        }
-      }
+      if (ok && path.inner_ra_slot >= 0) ok = return_address_at(path.inner_ra_slot, true) != 0;
       std::uint64_t frame_bp = bp;
       if (ok && path.bp_slot >= 0) {
         ok = in_stack(sp0 + path.bp_slot);
