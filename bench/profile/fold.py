@@ -14,6 +14,7 @@ import argparse
 import collections
 import os
 import subprocess
+import sys
 
 
 def symbolize(objects_offsets, maps, outer):
@@ -59,14 +60,21 @@ def symbolize(objects_offsets, maps, outer):
 
 def parse(path):
     samples = []
-    for line in open(path):
-        if line.startswith("#"):
+    for number, line in enumerate(open(path), 1):
+        if line.startswith("#") or not line.strip():
             continue
         words = line.split()
+        if words[0] not in ("main", "other"):
+            sys.exit(f"{path}:{number}: a sample starts with main or other, not {words[0]!r}")
         frames = []
         for w in words[1:]:
-            obj, _, off = w.rpartition("+0x")
-            frames.append((obj, int(off, 16)))
+            obj, plus, off = w.rpartition("+0x")
+            try:
+                frames.append((obj, int(off, 16)))
+            except ValueError:
+                plus = ""
+            if not plus:
+                sys.exit(f"{path}:{number}: {w!r} is not OBJECT+0xOFFSET")
         samples.append((words[0], frames))
     return samples
 
