@@ -20,6 +20,7 @@
 // instantiation, as graph_node_race (Note [Graph node ordering]).
 #include <algorithm>
 #include <deque>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "sanitizer/engine/engine_impl.h"
@@ -147,13 +148,16 @@ void engine_impl::on(const record_header& h, const graph_instantiate& r) {
   stored_graph& g = graphs_.get_or_insert(r.graph);
   g.nodes.clear();
   g.nodes.reserve(r.nodes.size());
+  g.memory_nodes = false;
   for (const graph_node& n : r.nodes) {
-    g.nodes.push_back(
-        stored_graph_node{n.kind, n.name, {n.accesses.begin(), n.accesses.end()}, n.stack});
+    g.nodes.push_back(stored_graph_node{n.kind, n.name, {n.accesses.begin(), n.accesses.end()},
+                                        n.stack, n.memory});
+    g.memory_nodes |= n.kind == graph_node_kind::mem_alloc || n.kind == graph_node_kind::mem_free;
   }
 
   graph_reachability order(r.nodes.size(), r.edges);
   stats_.ignored_records += order.bad_edges() > 0 ? 1 : 0;
+  if (g.memory_nodes) check_graph_lifetimes(h, r, order);
   const auto resolve = [&](const access& a) -> std::optional<root_range> {
     if (is_none(a.range.alloc)) return std::nullopt;
     const allocation* al = allocations_.find(a.range.alloc);
@@ -226,12 +230,139 @@ void engine_impl::on(const record_header& h, const graph_launch& r) {
     ++stats_.unknown_graph_launches;
     return;
   }
+  if (g->memory_nodes) [[unlikely]] {
+    run_graph_memory(h, t, s, r.graph, *g, when, graph_node_kind::mem_alloc);
+  }
   for (std::uint32_t i = 0; i < g->nodes.size(); ++i) {
     const stored_graph_node& node = g->nodes[i];
     access_entry entry = entry_for(h, t, when, operation_kind::graph_node, node.name);
     entry.graph = r.graph;
     entry.graph_node = i;
     apply_accesses(node.accesses, entry, *s.context);
+  }
+  if (g->memory_nodes) [[unlikely]] {
+    run_graph_memory(h, t, s, r.graph, *g, when, graph_node_kind::mem_free);
+  }
+}
+
+// ---- Note [Graph allocations] ----
+
+namespace {
+
+// The graph's alloc (or free) node of each allocation it makes (or frees).
+std::unordered_map<std::uint32_t, std::uint32_t> memory_nodes_of(const graph_instantiate& r,
+                                                                 graph_node_kind kind) {
+  std::unordered_map<std::uint32_t, std::uint32_t> out;
+  for (std::uint32_t i = 0; i < r.nodes.size(); ++i) {
+    if (r.nodes[i].kind == kind && !is_none(r.nodes[i].memory)) {
+      out.try_emplace(raw(r.nodes[i].memory), i);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void engine_impl::check_graph_lifetimes(const record_header& h, const graph_instantiate& r,
+                                        graph_reachability& order) {
+  const thread_state& t = thread_of(h);
+  const auto allocs = memory_nodes_of(r, graph_node_kind::mem_alloc);
+  const auto frees = memory_nodes_of(r, graph_node_kind::mem_free);
+  // The unborn allocation's creation is its alloc node (for reports).
+  for (const auto& [memory, node] : allocs) {
+    allocation* a = allocations_.find(alloc_id{memory});
+    if (a == nullptr || !a->unborn) continue;
+    a->created = entry_for(h, t, epoch{}, operation_kind::graph_node, r.nodes[node].name);
+    a->created.graph = r.graph;
+    a->created.graph_node = node;
+    if (!is_none(r.nodes[node].stack)) a->created.stack = r.nodes[node].stack;
+    a->created.alloc = a->ref.id;
+    a->created.size = a->ref.size;
+    a->created.mode = access_mode::write;
+  }
+  const auto side = [&](std::uint32_t node, const access& a) {
+    access_entry e = entry_for(h, t, epoch{}, operation_kind::graph_node, r.nodes[node].name);
+    e.graph = r.graph;
+    e.graph_node = node;
+    if (!is_none(r.nodes[node].stack)) e.stack = r.nodes[node].stack;
+    e.alloc = a.range.alloc;
+    e.offset = a.range.offset;
+    e.size = a.range.size;
+    e.mode = a.mode;
+    e.origin = a.origin;
+    return e;
+  };
+  for (std::uint32_t n = 0; n < r.nodes.size(); ++n) {
+    for (const access& a : r.nodes[n].accesses) {
+      const allocation* al = allocations_.find(a.range.alloc);
+      if (al == nullptr) continue;
+      diagnostic d;
+      if (const auto made = allocs.find(raw(a.range.alloc));
+          made != allocs.end() && !order.reaches(made->second, n)) {
+        d.kind = diagnostic_kind::use_before_alloc;
+        d.current = ref_of(side(n, a));
+        d.previous = ref_of(side(made->second, access{a.range, access_mode::write}));
+      } else if (const auto freed = frees.find(raw(a.range.alloc));
+                 freed != frees.end() && !order.reaches(n, freed->second)) {
+        const access freeing{a.range, access_mode::write};
+        const bool after = order.reaches(freed->second, n);
+        d.kind = after ? diagnostic_kind::use_after_free : diagnostic_kind::free_while_in_use;
+        d.current = ref_of(after ? side(n, a) : side(freed->second, freeing));
+        d.previous = ref_of(after ? side(freed->second, freeing) : side(n, a));
+        if (!after) d.hazard_kind = hazard_between(access_mode::write, a.mode);
+      } else {
+        continue;
+      }
+      d.allocation = al->ref;
+      d.overlap_offset = a.range.offset;
+      d.overlap_size = a.range.size;
+      emit(d);
+    }
+  }
+}
+
+access_entry engine_impl::graph_node_entry(const record_header& h, const thread_state& t,
+                                           epoch when, graph_id graph, std::uint32_t index,
+                                           const stored_graph_node& node) const {
+  access_entry e = entry_for(h, t, when, operation_kind::graph_node, node.name);
+  e.graph = graph;
+  e.graph_node = index;
+  e.alloc = node.memory;
+  e.mode = access_mode::write;
+  return e;
+}
+
+// The launch's alloc nodes (kind mem_alloc) or free nodes (mem_free).
+void engine_impl::run_graph_memory(const record_header& h, thread_state& t, stream_state& s,
+                                   graph_id graph, const stored_graph& g, epoch when,
+                                   graph_node_kind kind) {
+  for (std::uint32_t i = 0; i < g.nodes.size(); ++i) {
+    const stored_graph_node& node = g.nodes[i];
+    if (node.kind != kind) continue;
+    allocation* a = allocations_.find(node.memory);
+    if (a == nullptr) {
+      ++(kind == graph_node_kind::mem_alloc ? stats_.accesses_unknown_alloc : stats_.unknown_frees);
+      continue;
+    }
+    access_entry op = graph_node_entry(h, t, when, graph, i, node);
+    op.size = a->ref.size;
+    if (kind == graph_node_kind::mem_alloc) {
+      if (!a->ref.freed) {
+        // Still live from an earlier launch: freed on launch.
+        check_free(*a, op, *s.context);
+        allocations_.mark_freed(*a, false);
+      }
+      allocations_.revive(*a);
+      a->created = op;
+    } else if (a->ref.freed || a->root->ref.freed) {
+      report_use_after_free(*a, op);  // freed twice, or never allocated
+    } else {
+      check_free(*a, op, *s.context);
+      a->free_op = op;
+      a->free_context = context_kind::stream;
+      a->free_stream = s.id;
+      allocations_.mark_freed(*a, false);
+    }
   }
 }
 
