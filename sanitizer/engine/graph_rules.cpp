@@ -275,21 +275,25 @@ void engine_impl::check_graph_lifetimes(const record_header& h, const graph_inst
     a->created = entry_for(h, t, epoch{}, operation_kind::graph_node, r.nodes[node].name);
     a->created.graph = r.graph;
     a->created.graph_node = node;
-    if (!is_none(r.nodes[node].stack)) a->created.stack = r.nodes[node].stack;
-    a->created.alloc = a->ref.id;
-    a->created.size = a->ref.size;
-    a->created.mode = access_mode::write;
+    if (!is_none(r.nodes[node].stack)) {
+      // Where the node was added (or its cudaMallocAsync captured).
+      a->created.stack = r.nodes[node].stack;
+      a->ref.site = r.nodes[node].stack;
+    }
   }
-  const auto side = [&](std::uint32_t node, const access& a) {
+  // A node's side of a report: its access, or (a memory node) no range.
+  const auto side = [&](std::uint32_t node, const access* a) {
     access_entry e = entry_for(h, t, epoch{}, operation_kind::graph_node, r.nodes[node].name);
     e.graph = r.graph;
     e.graph_node = node;
     if (!is_none(r.nodes[node].stack)) e.stack = r.nodes[node].stack;
-    e.alloc = a.range.alloc;
-    e.offset = a.range.offset;
-    e.size = a.range.size;
-    e.mode = a.mode;
-    e.origin = a.origin;
+    e.mode = access_mode::write;
+    if (a == nullptr) return e;
+    e.alloc = a->range.alloc;
+    e.offset = a->range.offset;
+    e.size = a->range.size;
+    e.mode = a->mode;
+    e.origin = a->origin;
     return e;
   };
   for (std::uint32_t n = 0; n < r.nodes.size(); ++n) {
@@ -300,15 +304,14 @@ void engine_impl::check_graph_lifetimes(const record_header& h, const graph_inst
       if (const auto made = allocs.find(raw(a.range.alloc));
           made != allocs.end() && !order.reaches(made->second, n)) {
         d.kind = diagnostic_kind::use_before_alloc;
-        d.current = ref_of(side(n, a));
-        d.previous = ref_of(side(made->second, access{a.range, access_mode::write}));
+        d.current = ref_of(side(n, &a));
+        d.previous = ref_of(side(made->second, nullptr));
       } else if (const auto freed = frees.find(raw(a.range.alloc));
                  freed != frees.end() && !order.reaches(n, freed->second)) {
-        const access freeing{a.range, access_mode::write};
         const bool after = order.reaches(freed->second, n);
         d.kind = after ? diagnostic_kind::use_after_free : diagnostic_kind::free_while_in_use;
-        d.current = ref_of(after ? side(n, a) : side(freed->second, freeing));
-        d.previous = ref_of(after ? side(freed->second, freeing) : side(n, a));
+        d.current = ref_of(after ? side(n, &a) : side(freed->second, nullptr));
+        d.previous = ref_of(after ? side(freed->second, nullptr) : side(n, &a));
         if (!after) d.hazard_kind = hazard_between(access_mode::write, a.mode);
       } else {
         continue;
@@ -324,10 +327,10 @@ void engine_impl::check_graph_lifetimes(const record_header& h, const graph_inst
 access_entry engine_impl::graph_node_entry(const record_header& h, const thread_state& t,
                                            epoch when, graph_id graph, std::uint32_t index,
                                            const stored_graph_node& node) const {
+  // No byte range: reports name the node, not an access of it.
   access_entry e = entry_for(h, t, when, operation_kind::graph_node, node.name);
   e.graph = graph;
   e.graph_node = index;
-  e.alloc = node.memory;
   e.mode = access_mode::write;
   return e;
 }
@@ -344,8 +347,7 @@ void engine_impl::run_graph_memory(const record_header& h, thread_state& t, stre
       ++(kind == graph_node_kind::mem_alloc ? stats_.accesses_unknown_alloc : stats_.unknown_frees);
       continue;
     }
-    access_entry op = graph_node_entry(h, t, when, graph, i, node);
-    op.size = a->ref.size;
+    const access_entry op = graph_node_entry(h, t, when, graph, i, node);
     if (kind == graph_node_kind::mem_alloc) {
       if (!a->ref.freed) {
         // Still live from an earlier launch: freed on launch.

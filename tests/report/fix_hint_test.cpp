@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "sanitizer/report/cause_text.h"
+#include "sanitizer/report/describe.h"
 #include "tests/report/report_fixture.h"
 
 namespace streamsan {
@@ -46,6 +47,7 @@ TEST(FixHint, GraphMemoryIsUsedAfterTheLaunchOrTheAllocNode) {
   EXPECT_THAT(fix_hint(d, tables, fix_vocabulary::cuda),
               HasSubstr("wait for the graph launch that allocates the memory: "
                         "`cudaEventRecord(e, stream#1)` after `cudaGraphLaunch`"));
+  EXPECT_THAT(explanation(d).value_or(""), HasSubstr("after the graph's allocation node"));
   d.previous->stream = stream_id{};  // never launched
   EXPECT_THAT(fix_hint(d, tables, fix_vocabulary::cuda),
               HasSubstr("launch the graph that allocates the memory before"));
