@@ -462,6 +462,7 @@ void cuda_model::graph_destroyed(std::uintptr_t graph) {
     const std::uintptr_t g = gone.back();
     gone.pop_back();
     std::erase_if(node_sites_, [&](const auto& entry) { return entry.second.graph == g; });
+    std::erase_if(alloc_nodes_, [&](const auto& entry) { return entry.first.first == g; });
     std::erase_if(conditionals_, [&](const auto& entry) {
       if (entry.second.graph != g) return false;
       gone.insert(gone.end(), entry.second.bodies.begin(), entry.second.bodies.end());
@@ -524,7 +525,7 @@ void cuda_model::graph_instantiated(const call_site& at, std::uintptr_t exec,
   model_lock lock(mutex_);
   // Note [Graph allocations]: bound before the nodes are described.
   graph_memory memory;
-  const auto node_memory = bind_graph_memory_locked(at, *described, memory);
+  const auto node_memory = bind_graph_memory_locked(at, *described, graph, memory);
   exec_graph g = describe_exec_locked(lock, at, *described, graph, host_names);
   finish_graph_memory_locked(at, *described, node_memory, memory, g);
   graph_execs_.create(exec, id);

@@ -436,11 +436,16 @@ class cuda_model {
     std::vector<std::pair<std::uint64_t, alloc_id>> freed;  // made elsewhere, by base
   };
   std::unordered_map<std::uint32_t, graph_memory> graph_memory_;
+  // The allocation of each alloc node, by (CUgraph, CUgraphNode), while the
+  // graph lives: instantiating the graph again names the same memory.
+  std::map<std::pair<std::uintptr_t, std::uintptr_t>, graph_allocation> alloc_nodes_;
   // Before the graph's nodes are described: an allocation per alloc node
   // (logged, and live in the map while the nodes are described), and what
   // each free node frees. Returns each node's allocation (none for others).
   std::vector<alloc_id> bind_graph_memory_locked(const call_site& at, const raw_graph& g,
-                                                 graph_memory& memory);
+                                                 std::uintptr_t graph, graph_memory& memory);
+  alloc_id alloc_node_allocation_locked(const call_site& at, const raw_graph_node& n,
+                                        std::uintptr_t graph);
   // After: the nodes name their allocations, accesses to an address two of
   // the graph's allocations share name the one the node runs within, and
   // the allocations are unborn in the map until a launch.

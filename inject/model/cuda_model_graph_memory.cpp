@@ -3,12 +3,15 @@
 //
 // Note [Graph allocations] (sanitizer/engine/graph_rules.cpp) says what the
 // engine checks. The model's part:
-// - Allocation ids are the executable graph's: at instantiation each alloc
-//   node (read with cuGraphMemAllocNodeGetParams: address, size, device)
-//   gets a fresh id, declared by an alloc_record of kind stream_ordered
-//   without a stream. The address is fixed for the node's lifetime, so the
-//   id stays the same for every launch of the exec, and is never looked up
-//   by address: the map only answers which id an address names now.
+// - Allocation ids are the alloc node's: at instantiation each alloc node
+//   (read with cuGraphMemAllocNodeGetParams: address, size, device) gets an
+//   id, declared by an alloc_record of kind stream_ordered without a stream,
+//   the first time its graph is instantiated. The address is fixed for the
+//   node's lifetime, so the id stays the same for every launch, and for a
+//   later instantiation of the same graph (the node is known by its handle
+//   and graph until the graph is destroyed; "only one instantiation of the
+//   graph may exist at any point in time"); it is never looked up by
+//   address: the map only answers which id an address names now.
 // - A graph may hand one address to two of its allocations (the second
 //   allocated after the first is freed, as the driver does when the free
 //   node precedes the second alloc node). The map then names one of them;
@@ -112,21 +115,37 @@ bool cuda_model::captures(const stream_ref& s) {
   return driver_.capture_frontier_of(s.handle).has_value();
 }
 
+alloc_id cuda_model::alloc_node_allocation_locked(const call_site& at, const raw_graph_node& n,
+                                                  std::uintptr_t graph) {
+  const auto key = std::make_pair(n.owner != 0 ? n.owner : graph, n.handle);
+  if (const auto it = alloc_nodes_.find(key); n.handle != 0 && it != alloc_nodes_.end() &&
+                                              it->second.base == n.dst.address &&
+                                              it->second.size == n.dst.size) {
+    return it->second.id;  // the graph instantiated again
+  }
+  const alloc_id id = rec_.new_alloc_id();
+  alloc_record r;
+  r.alloc = id;
+  r.kind = memory_kind::stream_ordered;  // no stream: a graph's (Note [Graph allocations])
+  r.device = n.device;
+  r.size = n.dst.size;
+  r.address = n.dst.address;
+  emit(at, r);
+  if (n.handle != 0) {
+    alloc_nodes_[key] = graph_allocation{id, n.dst.address, n.dst.size, n.device, false};
+  }
+  return id;
+}
+
 std::vector<alloc_id> cuda_model::bind_graph_memory_locked(const call_site& at, const raw_graph& g,
+                                                           std::uintptr_t graph,
                                                            graph_memory& memory) {
   std::vector<alloc_id> node_memory(g.nodes.size());
   std::vector<std::uint32_t> alloc_nodes;  // by index into memory.made
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i) {
     const raw_graph_node& n = g.nodes[i];
     if (n.kind != raw_node_kind::mem_alloc) continue;
-    const alloc_id id = rec_.new_alloc_id();
-    alloc_record r;
-    r.alloc = id;
-    r.kind = memory_kind::stream_ordered;  // no stream: a graph's (Note [Graph allocations])
-    r.device = n.device;
-    r.size = n.dst.size;
-    r.address = n.dst.address;
-    emit(at, r);
+    const alloc_id id = alloc_node_allocation_locked(at, n, graph);
     allocations_.insert(allocation{id, n.dst.address, n.dst.size, memory_kind::stream_ordered,
                                    n.device});
     memory.made.push_back(graph_allocation{id, n.dst.address, n.dst.size, n.device, false});

@@ -18,6 +18,46 @@
 // Nodes of one launch never conflict with each other here (same epoch, same
 // context); the pairs that can run concurrently were reported once, at
 // instantiation, as graph_node_race (Note [Graph node ordering]).
+//
+// Note [Graph allocations]
+// A graph memory node (cudaGraphAddMemAllocNode / cudaGraphAddMemFreeNode,
+// or cudaMallocAsync / cudaFreeAsync captured into a graph) allocates or
+// frees a graph allocation. Its virtual address is fixed when the node is
+// made, but its lifetime follows GPU execution: it begins each time a launch
+// reaches the alloc node and ends when execution reaches the graph's free
+// node, a cudaFreeAsync, a free node of another graph, or at a cudaFree
+// ([guide: graph memory nodes]). Work that accesses it must be ordered after
+// the alloc node and before the free (S-MEM-5's rule for stream-ordered
+// memory, inside the graph and outside it). The log declares one with an
+// alloc_record of kind stream_ordered and no stream (the model makes one per
+// alloc node, never per address: inject/model/cuda_model_graph_memory.cpp),
+// and mem_alloc / mem_free nodes name it (graph_node::memory):
+// - Inside the graph, checked once at instantiation like node races (Note
+//   [Graph node ordering]): a node that accesses the allocation and is not
+//   reached from its alloc node is use_before_alloc; one that does not reach
+//   the graph's free node of it is use_after_free when the free node reaches
+//   it, free_while_in_use when the two are unordered.
+// - Until a launch has allocated it, the allocation is unborn: it counts as
+//   freed, and a use is reported as use_before_alloc against the alloc node
+//   (whose creation is then where the memory was allocated).
+// - A launch is one operation of its stream (Note [A graph launch is one
+//   operation]): its alloc nodes allocate first (the allocation's creation is
+//   the launch: work outside the graph must be ordered after the launch),
+//   then the nodes' accesses apply, then its free nodes free, as a
+//   cudaFreeAsync on the launch stream would: outside work not ordered
+//   before the launch is free_while_in_use, work after it use_after_free. An
+//   allocation the graph does not free stays live after the launch until a
+//   later free (cudaFree of it does not synchronize, as for cudaMallocAsync
+//   memory: Note [Calls that do not synchronize]).
+// - Each launch allocates anew under the same id (same node, same address,
+//   new contents): live again, history empty. A launch that finds it still
+//   live (the driver refuses that launch unless the graph was instantiated
+//   with cudaGraphInstantiateFlagAutoFreeOnLaunch) frees it first, on the
+//   launch stream. Graph allocations are never forgotten, like the graphs
+//   that allocate them.
+// Missed: outside work is ordered against the whole launch, not against the
+// alloc or free node inside it, so work ordered after a launch counts as
+// after its alloc nodes, and work before it as before its free nodes.
 #include <algorithm>
 #include <deque>
 #include <unordered_map>

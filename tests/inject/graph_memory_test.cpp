@@ -204,6 +204,30 @@ TEST_F(GraphMemory, AFreeNodeOfMemoryNeverSeenAllocatedIsListed) {
   EXPECT_EQ(sink.last<graph_instantiate>().nodes[0].kind, graph_node_kind::other);
 }
 
+TEST_F(GraphMemory, AGraphInstantiatedAgainNamesTheSameMemory) {
+  raw_graph g;
+  g.nodes = {alloc_node(d, 0xa1), kernel(d)};
+  g.edges = {{0, 1}};
+  driver.graphs[graph] = g;
+  raw_graph f;
+  f.nodes = {free_node(d)};
+  driver.graphs[freer_graph] = f;
+  model.graph_instantiated(here, exec, graph);
+  model.graph_instantiated(here, freer_exec, freer_graph);
+  model.graph_launched(here, exec, {s1});
+  model.graph_launched(here, freer_exec, {s1});
+  model.graph_exec_destroyed(exec);
+  model.graph_instantiated(here, 0x9101, graph);
+  EXPECT_EQ(graph_allocations().size(), 1u);
+  model.graph_launched(here, 0x9101, {s1});
+  model.graph_launched(here, freer_exec, {s1});  // frees it again: not a double free
+  EXPECT_EQ(kinds(), strings{});
+  model.graph_exec_destroyed(0x9101);
+  model.graph_destroyed(graph);  // a new graph with the same handle is new memory
+  model.graph_instantiated(here, exec, graph);
+  EXPECT_EQ(graph_allocations().size(), 2u);
+}
+
 TEST_F(GraphMemory, ADestroyedExecForgetsItsMemory) {
   make_fill_graph(/*frees=*/false);
   model.graph_launched(here, exec, {s1});
