@@ -529,7 +529,7 @@ void cuda_model::graph_instantiated(const call_site& at, std::uintptr_t exec,
   exec_graph g = describe_exec_locked(lock, at, *described, graph, host_names);
   finish_graph_memory_locked(at, *described, node_memory, memory, g);
   graph_execs_.create(exec, id);
-  if (!memory.made.empty() || !memory.freed.empty()) graph_memory_[raw(id)] = std::move(memory);
+  if (!memory.empty()) graph_memory_[raw(id)] = std::move(memory);
   // Note [Editing an instantiated graph]
   emit_exec_locked(at, id, exec_graphs_[raw(id)] = std::move(g));
 }
@@ -557,7 +557,7 @@ void cuda_model::graph_launched(const call_site& at, std::uintptr_t exec, stream
   emit_event_nodes_locked(at, e->id, stream, graph_node_kind::event_record);
   // Note [Graph allocations]
   if (const auto m = graph_memory_.find(raw(e->id)); m != graph_memory_.end()) [[unlikely]] {
-    map_graph_memory_locked(m->second);
+    launch_graph_memory_locked(at, stream, m->second);
   }
 }
 

@@ -434,6 +434,12 @@ class cuda_model {
   struct graph_memory {
     std::vector<graph_allocation> made;  // those freed inside first
     std::vector<std::pair<std::uint64_t, alloc_id>> freed;  // made elsewhere, by base
+    // Free nodes whose address named nothing at instantiation: looked up at
+    // each launch (a graph instantiated before the one that allocates).
+    std::vector<std::uint64_t> freed_by_address;
+    bool empty() const noexcept {
+      return made.empty() && freed.empty() && freed_by_address.empty();
+    }
   };
   std::unordered_map<std::uint32_t, graph_memory> graph_memory_;
   // The allocation of each alloc node, by (CUgraph, CUgraphNode), while the
@@ -454,8 +460,10 @@ class cuda_model {
                                   const graph_memory& memory, exec_graph& out);
   static void rename_shared_addresses(const raw_graph& g, std::span<const alloc_id> node_memory,
                                       const graph_memory& memory, exec_graph& out);
-  // A launch allocated and freed them: the addresses name them accordingly.
-  void map_graph_memory_locked(const graph_memory& memory);
+  // A launch on `stream` allocated and freed them: the addresses name them
+  // accordingly, and what the free nodes free by address is freed.
+  void launch_graph_memory_locked(const call_site& at, stream_id stream,
+                                  const graph_memory& memory);
   // Whether the stream captures (asked of the driver, without the lock):
   // cudaMallocAsync / cudaFreeAsync then add a graph memory node.
   bool captures(const stream_ref& s);

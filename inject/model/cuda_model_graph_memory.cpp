@@ -20,8 +20,11 @@
 //   free node frees the latest allocation at its address that precedes it.
 // - A free node frees the graph's own allocation at its address, else
 //   whatever the address names at instantiation (an allocation of another
-//   graph, left live after its launch). One whose address names nothing is
-//   listed, and frees nothing.
+//   graph, left live after its launch). One whose address names nothing
+//   then (its allocating graph is instantiated later) frees, at each
+//   launch, what the address names at that launch, as a cudaFreeAsync on
+//   the launch stream right after it; one whose address names nothing even
+//   then is listed (`cudaGraphLaunch (memory free node of unknown memory)`).
 // - Until a launch, the graph's allocations are unborn: the addresses name
 //   them in the freed history, so an access before the first launch is
 //   reported against them. After each launch the graph's allocations that
@@ -169,6 +172,8 @@ std::vector<alloc_id> cuda_model::bind_graph_memory_locked(const call_site& at, 
     } else if (const auto hit = allocations_.find(n.dst.address)) {
       memory.freed.emplace_back(hit->block.base, hit->block.id);
       node_memory[i] = hit->block.id;
+    } else {
+      memory.freed_by_address.push_back(n.dst.address);
     }
   }
   std::stable_partition(memory.made.begin(), memory.made.end(),
@@ -182,14 +187,9 @@ void cuda_model::finish_graph_memory_locked(const call_site& at, const raw_graph
   for (std::size_t i = 0; i < out.nodes.size() && i < node_memory.size(); ++i) {
     graph_node& node = out.nodes[i].node;
     if (node.kind != graph_node_kind::mem_alloc && node.kind != graph_node_kind::mem_free) continue;
+    // A free node by address (none here) frees at each launch what its
+    // address names then: launch_graph_memory_locked.
     node.memory = node_memory[i];
-    if (is_none(node.memory)) {
-      // Never silently dropped: a free of memory the model does not know.
-      node.kind = graph_node_kind::other;
-      node.name = rec_.intern("memory free node (memory not seen allocated)");
-      emit(at, unmodelled_call{
-                   rec_.intern("cudaGraphInstantiate (memory free node of unknown memory)")});
-    }
   }
   rename_shared_addresses(g, node_memory, memory, out);
   // Unborn until a launch: the addresses name them in the freed history.
@@ -240,7 +240,8 @@ void cuda_model::rename_shared_addresses(const raw_graph& g, std::span<const all
   }
 }
 
-void cuda_model::map_graph_memory_locked(const graph_memory& memory) {
+void cuda_model::launch_graph_memory_locked(const call_site& at, stream_id stream,
+                                            const graph_memory& memory) {
   // Those freed inside first: the graph's live allocations then win an
   // address the two share.
   for (const graph_allocation& m : memory.made) {
@@ -248,6 +249,15 @@ void cuda_model::map_graph_memory_locked(const graph_memory& memory) {
     if (m.freed_inside) allocations_.erase(m.base, m.id);
   }
   for (const auto& [base, id] : memory.freed) allocations_.erase(base, id);
+  for (const std::uint64_t address : memory.freed_by_address) {
+    if (const auto a = allocations_.erase(address)) {
+      emit(at, free_record{a->id, free_mode::stream_ordered, stream});
+    } else {
+      // Never silently dropped: a free of memory the model does not know.
+      emit(at,
+           unmodelled_call{rec_.intern("cudaGraphLaunch (memory free node of unknown memory)")});
+    }
+  }
 }
 
 }  // namespace streamsan::injection

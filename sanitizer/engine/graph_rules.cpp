@@ -381,7 +381,9 @@ void engine_impl::run_graph_memory(const record_header& h, thread_state& t, stre
                                    graph_node_kind kind) {
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i) {
     const stored_graph_node& node = g.nodes[i];
-    if (node.kind != kind) continue;
+    // A free node without an allocation frees by address: the model logs
+    // that free itself, at each launch.
+    if (node.kind != kind || is_none(node.memory)) continue;
     allocation* a = allocations_.find(node.memory);
     if (a == nullptr) {
       ++(kind == graph_node_kind::mem_alloc ? stats_.accesses_unknown_alloc : stats_.unknown_frees);

@@ -195,13 +195,29 @@ TEST_F(GraphMemory, CapturedMallocAsyncAndFreeAsyncAllocateNothingNow) {
   EXPECT_EQ(unmodelled(), strings{});
 }
 
-TEST_F(GraphMemory, AFreeNodeOfMemoryNeverSeenAllocatedIsListed) {
+TEST_F(GraphMemory, AFreeNodeOfMemoryNeverSeenAllocatedIsListedAtEachLaunch) {
   raw_graph g;
   g.nodes = {free_node(0x123000)};
   driver.graphs[graph] = g;
   model.graph_instantiated(here, exec, graph);
-  EXPECT_EQ(unmodelled(), strings{"cudaGraphInstantiate (memory free node of unknown memory)"});
-  EXPECT_EQ(sink.last<graph_instantiate>().nodes[0].kind, graph_node_kind::other);
+  EXPECT_EQ(unmodelled(), strings{});
+  model.graph_launched(here, exec, {s1});
+  EXPECT_EQ(unmodelled(), strings{"cudaGraphLaunch (memory free node of unknown memory)"});
+}
+
+TEST_F(GraphMemory, AFreeGraphInstantiatedBeforeTheAllocatingGraphFreesAtItsLaunch) {
+  raw_graph f;
+  f.nodes = {free_node(d)};
+  driver.graphs[freer_graph] = f;
+  model.graph_instantiated(here, freer_exec, freer_graph);  // d names nothing yet
+  make_fill_graph(/*frees=*/false);
+  model.graph_launched(here, exec, {s1});
+  s2_waits_for_s1();
+  read_on(s2);
+  model.graph_launched(here, freer_exec, {s1});  // not after the read on s2
+  EXPECT_EQ(kinds(), strings{"free-while-in-use"});
+  EXPECT_EQ(std::get<free_record>(sink.last<free_record>().body).alloc, graph_allocations().at(0));
+  EXPECT_EQ(unmodelled(), strings{});
 }
 
 TEST_F(GraphMemory, AGraphInstantiatedAgainNamesTheSameMemory) {
