@@ -282,7 +282,10 @@ void SANITIZERAPI on_callback(void* userdata, Sanitizer_CallbackDomain domain,
         if (p.mode == "census") {
           census_begin(p, *l);
         } else if (p.tracker) {
-          p.tracker->launch_begin(*l, p.mode != "patch-null");
+          // PROBE_ORDINARY_NULL (graphs mode): ordinary launches get null
+          // per-launch data (does it hide the function's data?).
+          const bool null_data = p.mode == "graphs" && std::getenv("PROBE_ORDINARY_NULL") != nullptr;
+          p.tracker->launch_begin(*l, p.mode != "patch-null" && !null_data);
         }
       } else if (cbid == SANITIZER_CBID_LAUNCH_END && p.tracker) {
         p.tracker->launch_end(*l);
