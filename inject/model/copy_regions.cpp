@@ -102,4 +102,41 @@ memory_region region_of(const cudaMemcpy3DPeerParms& p, copy_side side) noexcept
   return r;
 }
 
+namespace {
+
+// The driver descriptors name their fields alike.
+template <class Copy>
+std::uintptr_t driver_array_of(const Copy& p, copy_side side) noexcept {
+  const bool src = side == copy_side::source;
+  if ((src ? p.srcMemoryType : p.dstMemoryType) != CU_MEMORYTYPE_ARRAY) return 0;
+  return reinterpret_cast<std::uintptr_t>(src ? p.srcArray : p.dstArray);
+}
+
+template <class Parms>
+std::uintptr_t runtime_array_of(const Parms& p, copy_side side) noexcept {
+  return reinterpret_cast<std::uintptr_t>(side == copy_side::source ? p.srcArray : p.dstArray);
+}
+
+}  // namespace
+
+std::uintptr_t array_of(const CUDA_MEMCPY2D& p, copy_side side) noexcept {
+  return driver_array_of(p, side);
+}
+
+std::uintptr_t array_of(const CUDA_MEMCPY3D& p, copy_side side) noexcept {
+  return driver_array_of(p, side);
+}
+
+std::uintptr_t array_of(const CUDA_MEMCPY3D_PEER& p, copy_side side) noexcept {
+  return driver_array_of(p, side);
+}
+
+std::uintptr_t array_of(const cudaMemcpy3DParms& p, copy_side side) noexcept {
+  return runtime_array_of(p, side);
+}
+
+std::uintptr_t array_of(const cudaMemcpy3DPeerParms& p, copy_side side) noexcept {
+  return runtime_array_of(p, side);
+}
+
 }  // namespace streamsan::injection
