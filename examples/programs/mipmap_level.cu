@@ -28,7 +28,6 @@ int main() {
   CHECK(cudaMallocHost(&host, row * height));
   CHECK(cudaMalloc(&scratch, 1 << 20));
   CHECK(cudaMalloc(&result, sizeof(float)));
-  CHECK(cudaMemset(result, 0, sizeof(float)));
   for (int i = 0; i < width * height; ++i) host[i] = 3.0f;
   const cudaChannelFormatDesc desc = cudaCreateChannelDesc<float>();
   cudaMipmappedArray_t mipmap;
@@ -46,10 +45,15 @@ int main() {
   sampling.maxMipmapLevelClamp = 1;
   cudaTextureObject_t image = 0;
   CHECK(cudaCreateTextureObject(&image, &resource, &sampling, nullptr));
+  // The values the driver hands out (Note [Texture and surface objects]).
+  std::printf("texture object = %#llx\n", image);
 
   cudaStream_t s1, s2;
   CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
   CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  // On the summing stream: a cudaMemset would run on the legacy stream,
+  // which a non-blocking stream does not wait for (S-DEFAULT-2).
+  CHECK(cudaMemsetAsync(result, 0, sizeof(float), s2));
   fill<<<64, 256, 0, s1>>>(scratch, (1 << 20) / sizeof(float), 1.0f, 20000000);
   CHECK(cudaMemcpy2DToArrayAsync(level0, 0, 0, host, row, row, height, cudaMemcpyHostToDevice,
                                  s1));

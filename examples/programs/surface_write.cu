@@ -29,6 +29,8 @@ int main() {
   resource.res.array.array = array;
   cudaSurfaceObject_t surface = 0;
   CHECK(cudaCreateSurfaceObject(&surface, &resource));
+  // The values the driver hands out (Note [Texture and surface objects]).
+  std::printf("surface object = %#llx\n", surface);
 
   cudaStream_t s1, s2;
   CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));

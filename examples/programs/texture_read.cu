@@ -29,7 +29,6 @@ int main() {
   CHECK(cudaMallocHost(&host, row * height));
   CHECK(cudaMalloc(&scratch, 1 << 20));
   CHECK(cudaMalloc(&result, sizeof(float)));
-  CHECK(cudaMemset(result, 0, sizeof(float)));
   for (int i = 0; i < width * height; ++i) host[i] = 7.0f;
   const cudaChannelFormatDesc desc = cudaCreateChannelDesc<float>();
   cudaArray_t array;
@@ -43,10 +42,15 @@ int main() {
   sampling.readMode = cudaReadModeElementType;
   cudaTextureObject_t image = 0;
   CHECK(cudaCreateTextureObject(&image, &resource, &sampling, nullptr));
+  // The values the driver hands out (Note [Texture and surface objects]).
+  std::printf("texture object = %#llx\n", image);
 
   cudaStream_t s1, s2;
   CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
   CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  // On the summing stream: a cudaMemset would run on the legacy stream,
+  // which a non-blocking stream does not wait for (S-DEFAULT-2).
+  CHECK(cudaMemsetAsync(result, 0, sizeof(float), s2));
   fill<<<64, 256, 0, s1>>>(scratch, (1 << 20) / sizeof(float), 1.0f, 20000000);
   cudaMemcpy3DParms upload{};
   upload.srcPtr = make_cudaPitchedPtr(host, row, width, height);

@@ -382,6 +382,9 @@ TEST_F(Dispatcher, DescriptorAndArrayToArrayCopiesTouchWholeArrays) {
   runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DAsync_v3020,
                cudaMemcpy3DAsync_v3020_params{&to_a, nullptr});
   EXPECT_EQ(sink.all<memcpy_record>().at(0).dst, (byte_range{allocs[0].alloc, 0, 256}));
+  // The extent's width counts the array's elements: the host side takes
+  // its row whole (the pitch), not 4 bytes of it.
+  EXPECT_EQ(sink.all<memcpy_record>().at(0).src.size, 32u);
 
   CUDA_MEMCPY2D from_b{};
   from_b.srcMemoryType = CU_MEMORYTYPE_ARRAY;

@@ -481,8 +481,13 @@ class TextureExample : public Examples, public ::testing::WithParamInterface<boo
     // fill_surface(unsigned long long, int, int, float, long long)
     driver.kernels[writer] = kernel_description{
         "_Z12fill_surfaceyiifx", {{0, 8}, {8, 4}, {12, 4}, {16, 4}, {24, 8}}, true};
-    prologue(1);
+    // Non-blocking streams; the result zeroed on the summing stream.
+    model.stream_created(at, s1, 1, 0);
+    model.stream_created(at, s2, 1, 0);
     model.allocated(at, pinned, bytes, memory_kind::pinned_host);
+    model.allocated(at, a, bytes, memory_kind::device);
+    model.allocated(at, sum, 4, memory_kind::device);
+    model.memset(at, {s2}, {sum, 4, memory_side::device}, true);
   }
   void upload(memory_region into) {
     fill({s1}, a);  // the spinning kernel that delays the upload
