@@ -47,10 +47,16 @@
 //     suppression;
 //   - a word of a parameter of unknown type is `inferred`: structs pack
 //     32-bit fields into words, so `{int n; int zero;}` with n equal to a
-//     small handle value is common, and an `extern "C"` kernel's `int`
-//     lands in a word the same way. Races through it are listed as possible
-//     races; measuring the kernel cannot confirm them (the candidate's
-//     measurements are bounded, Note [Which launches are measured]).
+//     small handle value is common, and an `extern "C"` kernel's 8-byte
+//     integers (size_t, long) are words of unknown type too (its 4-byte
+//     ones are never read as words). Races through it are listed as
+//     possible races; measuring the kernel cannot confirm them (the
+//     candidate's measurements are bounded, Note [Which launches are
+//     measured]).
+//   Nothing here depends on the handle values a driver hands out (small
+//   indices or wide values: the GPU examples texture_read, surface_write
+//   and mipmap_level print theirs); small values make the first case's
+//   coincidence likelier, which is why it needs the exact type.
 // - Measured launches keep these accesses: a measured footprint replaces
 //   the inferred accesses of the pointer words only (cuda_model_measurement
 //   appends the object accesses to what was measured), so --precise loses

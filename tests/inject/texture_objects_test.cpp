@@ -125,6 +125,22 @@ TEST_F(TextureObjects, AWordOfAStructIsAnInferredObject) {
   EXPECT_EQ(eng.diagnostics()[0].certainty, diagnostic_certainty::candidate);
 }
 
+TEST_F(TextureObjects, AnUntypedKernelsWideWordIsInferredAndItsIntsAreNoWords) {
+  model.texture_object_created(object, model.array_region(array), access_mode::read);
+  // extern "C" read(int, cudaTextureObject_t): no types in the name.
+  driver.kernels[kernel] = kernel_description{"read", {{0, 4}, {8, 8}}, true};
+  std::int32_t n = static_cast<std::int32_t>(object);
+  std::uint64_t zero = 0;
+  void* params[] = {&n, &zero};
+  model.kernel_launched(here, {stream_b}, kernel, kernel_arguments::from_pointers(params));
+  EXPECT_TRUE(array_accesses().empty());  // the int equal to the handle is no word
+  std::uint64_t texture = object;
+  params[1] = &texture;
+  model.kernel_launched(here, {stream_b}, kernel, kernel_arguments::from_pointers(params));
+  ASSERT_EQ(array_accesses().size(), 1u);
+  EXPECT_EQ(array_accesses()[0].origin, access_origin::inferred);
+}
+
 TEST_F(TextureObjects, ADestroyedHandleNamesNothingAndAReusedOneItsNewObject) {
   model.array_created(here, other_array, 512, "cudaMallocArray");
   model.texture_object_created(object, model.array_region(array), access_mode::read);
