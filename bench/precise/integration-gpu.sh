@@ -11,10 +11,16 @@ cd "$dir"
 exec > >(tee "$out/integration.log") 2>&1
 s=$dir/streamsan
 nvidia-smi -L
+# real_cublas_two_streams needs cuBLAS and cuRAND: the machine may have them
+# only inside a Python package (torch's nvidia/cu13/lib).
+if lib=$(python3 -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], "cu13", "lib"))' 2>/dev/null) &&
+   [[ -d $lib ]]; then
+  export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 for mode in default precise; do
   echo "== examples, $mode mode"
   pass=0 fail=0
-  for program in examples/*_racy examples/*_fixed examples/api_tour_*; do
+  for program in examples/*_racy examples/*_fixed examples/api_tour_* examples/real_*; do
     name=$(basename "$program")
     case $name in
       # Two devices needed: bench/multigpu/run-gpu.sh runs them.

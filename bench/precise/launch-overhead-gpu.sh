@@ -17,9 +17,15 @@
 #   bare_cupti        libbare_cupti.so: runtime + driver callbacks, counted
 #   bare_launch       the same, only the launch callbacks (runtime and driver)
 #   bare_driver_launch  the same, only the driver's cuLaunchKernel
+#   bare_sanitizer    libprobe_inject.so PROBE_MODE=api: a Compute Sanitizer
+#                     API subscriber to the runtime + driver domains, counting
+#                     (the floor of the default capture source)
 #   streamsan         streamsan run (default capture, engine on its thread)
 #   streamsan_cupti   streamsan run --capture cupti
 #   streamsan_inline  STREAMSAN_ENGINE_THREAD=0 streamsan run (engine inline)
+#   streamsan_base    DIR/base/streamsan run: another build (with its own
+#                     libstreamsan_inject.so beside it), to compare two builds
+#                     in the same interleaved rounds
 #   memcheck          compute-sanitizer --tool memcheck
 #
 # Prints, per configuration, the median of the loop's own timing
@@ -49,7 +55,9 @@ command_of() {
     bare_cupti) echo "env CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./launch_loop" ;;
     bare_launch) echo "env BARE_CUPTI_ONLY=launch CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./launch_loop" ;;
     bare_driver_launch) echo "env BARE_CUPTI_ONLY=driver_launch CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./launch_loop" ;;
+    bare_sanitizer) echo "env PROBE_MODE=api CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./launch_loop" ;;
     streamsan) echo "./streamsan run -- ./launch_loop" ;;
+    streamsan_base) echo "$dir/base/streamsan run -- ./launch_loop" ;;
     streamsan_cupti) echo "./streamsan run --capture cupti -- ./launch_loop" ;;
     streamsan_inline) echo "env STREAMSAN_ENGINE_THREAD=0 ./streamsan run -- ./launch_loop" ;;
     memcheck) echo "$cs --tool memcheck ./launch_loop" ;;

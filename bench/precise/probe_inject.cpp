@@ -9,6 +9,10 @@
 //   lazy        patch a module at the entry of the first launch call of one of
 //               its kernels (not at load), then measure
 //   census      count global accesses by (flags, new value, size)
+//   graphs      track + graph node launches: prints each node launch
+//               (node handle, type, exec, launch id, stream, the API call it
+//               came in) and measures the first kernel node of each graph
+//               launch call (the tracker measures one launch per call)
 // PROBE_PRINT=1 prints each launch's measured footprint. The summary goes to
 // stderr at exit.
 #include <cuda.h>
@@ -29,6 +33,8 @@
 #include "inject/sanitizer_api/launch_tracker.h"
 #include "inject/sanitizer_api/sanitizer_library.h"
 
+#include <dlfcn.h>
+
 namespace sp = streamsan::precise;
 namespace sa = streamsan::sanitizer_api;
 
@@ -37,6 +43,23 @@ extern "C" const unsigned char streamsan_footprint_patches[];
 namespace {
 
 thread_local bool busy = false;
+thread_local const char* in_call = nullptr;  // the API call in progress (graphs mode)
+thread_local bool measured_node = false;
+
+// PROBE_GRAPH_FUNCDATA: the first kernel node of each graph launch gets a
+// table of the probe's own through sanitizerSetCallbackData (per function)
+// instead of the tracker's per-launch data; read back at the call's exit.
+struct function_table {
+  void* device = nullptr;
+  sp::table_layout layout;
+  sp::table_view view;
+  CUfunction function = nullptr;
+  Sanitizer_StreamHandle stream = nullptr;
+  bool armed = false;
+};
+function_table func_table;
+using set_callback_data_fn = SanitizerResult (*)(CUfunction, const void*);
+set_callback_data_fn set_callback_data = nullptr;
 struct busy_guard {
   busy_guard() { busy = true; }
   ~busy_guard() { busy = false; }
@@ -99,9 +122,41 @@ void patch(probe& p, CUcontext ctx, CUmodule m) {
 void on_api(probe& p, const Sanitizer_CallbackData& d) {
   if (!p.tracker) return;
   if (d.callbackSite == SANITIZER_API_EXIT) {
-    p.tracker->launched();
+    if (func_table.armed) {
+      func_table.armed = false;
+      // PROBE_GRAPH_KEEP: the function keeps the table after the graph
+      // launch (does a later ordinary launch, given null per-launch data,
+      // write into it?); otherwise it is taken back before the graph has
+      // run (is the data bound at submission?).
+      const bool keep = std::getenv("PROBE_GRAPH_KEEP") != nullptr;
+      if (!keep) set_callback_data(func_table.function, nullptr);
+      p.lib->stream_synchronize(func_table.stream);
+      const auto fetch = [&](void* dst, std::uint64_t src, std::size_t n) {
+        return p.lib->memcpy_to_host(dst, reinterpret_cast<void*>(src), n, func_table.stream) ==
+               SANITIZER_SUCCESS;
+      };
+      const auto d = sp::decode_footprint(func_table.layout,
+                                          reinterpret_cast<std::uint64_t>(func_table.device), fetch);
+      std::fprintf(stderr, "probe-graphs: function data: ");
+      print_footprint(p, 0, d);
+      if (keep) {  // cleared again for whatever launches next
+        auto* base = static_cast<char*>(func_table.device);
+        p.lib->memset(base + func_table.layout.cleared_offset, 0,
+                      func_table.layout.cleared_end - func_table.layout.cleared_offset,
+                      func_table.stream);
+        p.lib->stream_synchronize(func_table.stream);
+      }
+    }
+    const auto id = p.tracker->launched();
+    if (p.mode == "graphs" && id && measured_node) {
+      std::fprintf(stderr, "probe-graphs: %s exit: measured launch id %llu\n", d.functionName,
+                   static_cast<unsigned long long>(*id));
+    }
+    in_call = nullptr;
+    measured_node = false;
     return;
   }
+  if (in_call == nullptr) in_call = d.functionName;
   if (p.mode == "lazy" && !p.loaded.empty()) {
     std::lock_guard lock(p.mutex);
     for (CUmodule m : p.loaded) patch(p, p.last_context, m);
@@ -152,6 +207,74 @@ void SANITIZERAPI on_callback(void* userdata, Sanitizer_CallbackDomain domain,
         }
       }
       return;
+    case SANITIZER_CB_DOMAIN_GRAPHS:
+      if (cbid == SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN) {
+        const auto* n = static_cast<const Sanitizer_GraphNodeLaunchData*>(data);
+        std::fprintf(stderr,
+                     "probe-graphs: node=%p type=%d exec=%p launch_id=%u upload=%u in_call=%s "
+                     "function=%s stream=%p hstream=%p apiStream=%p module=%p hlaunch=%p ctx=%p\n",
+                     static_cast<void*>(n->node), static_cast<int>(n->nodeType),
+                     static_cast<void*>(n->graphExec), n->launchId, n->isGraphUpload,
+                     in_call ? in_call : "-",
+                     n->nodeType == CU_GRAPH_NODE_TYPE_KERNEL && n->launchData.functionName
+                         ? n->launchData.functionName : "-",
+                     static_cast<void*>(n->launchData.stream),
+                     static_cast<void*>(n->launchData.hStream),
+                     static_cast<void*>(n->launchData.apiStream),
+                     static_cast<void*>(n->launchData.module),
+                     static_cast<void*>(n->launchData.hLaunch),
+                     static_cast<void*>(n->launchData.context));
+        if (n->nodeType == CU_GRAPH_NODE_TYPE_KERNEL && p.tracker) {
+          if (!measured_node && std::getenv("PROBE_GRAPH_FUNCDATA") != nullptr) {
+            const auto& l = n->launchData;
+            if (set_callback_data == nullptr) {
+              void* h = dlopen(p.lib->path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+              set_callback_data = h ? reinterpret_cast<set_callback_data_fn>(
+                                          dlsym(h, "sanitizerSetCallbackData"))
+                                    : nullptr;
+            }
+            if (func_table.device == nullptr) {
+              func_table.layout = sp::layout_for(64);
+              p.lib->alloc(l.context, &func_table.device, func_table.layout.bytes);
+              func_table.view = sp::view_at(reinterpret_cast<std::uintptr_t>(func_table.device),
+                                            func_table.layout);
+            }
+            p.lib->memcpy_to_device(func_table.device, &func_table.view, sizeof func_table.view,
+                                    l.hApiStream);
+            auto* base = static_cast<char*>(func_table.device);
+            p.lib->memset(base + func_table.layout.cleared_offset, 0,
+                          func_table.layout.cleared_end - func_table.layout.cleared_offset,
+                          l.hApiStream);
+            p.lib->stream_synchronize(l.hApiStream);
+            const auto r = set_callback_data ? set_callback_data(l.function, func_table.device)
+                                             : SANITIZER_ERROR_INVALID_PARAMETER;
+            func_table.function = l.function;
+            func_table.stream = l.hApiStream;
+            func_table.armed = true;
+            measured_node = true;
+            std::fprintf(stderr, "probe-graphs: sanitizerSetCallbackData -> %d\n", static_cast<int>(r));
+          } else if (!measured_node) {
+            Sanitizer_LaunchData l = n->launchData;
+            if (std::getenv("PROBE_GRAPH_STREAM") != nullptr) {  // the graph launch's stream
+              l.hStream = l.hApiStream;
+              l.stream = l.apiStream;
+            }
+            p.tracker->launch_begin(l, true);
+            p.tracker->launch_end(l);
+            measured_node = true;
+          } else {  // launch_begin would forget the first node's table
+            p.lib->set_launch_callback_data(n->launchData.hLaunch, n->launchData.function,
+                                            n->launchData.hStream, nullptr);
+          }
+        }
+      } else if (cbid == SANITIZER_CBID_GRAPHS_LAUNCH_BEGIN || cbid == SANITIZER_CBID_GRAPHS_LAUNCH_END) {
+        const auto* g = static_cast<const Sanitizer_GraphLaunchData*>(data);
+        std::fprintf(stderr, "probe-graphs: graph launch %s exec=%p stream=%p in_call=%s\n",
+                     cbid == SANITIZER_CBID_GRAPHS_LAUNCH_BEGIN ? "begin" : "end",
+                     static_cast<void*>(g->graphExec), static_cast<void*>(g->stream),
+                     in_call ? in_call : "-");
+      }
+      return;
     case SANITIZER_CB_DOMAIN_LAUNCH: {
       const auto* l = static_cast<const Sanitizer_LaunchData*>(data);
       if (cbid == SANITIZER_CBID_LAUNCH_BEGIN) {
@@ -159,7 +282,10 @@ void SANITIZERAPI on_callback(void* userdata, Sanitizer_CallbackDomain domain,
         if (p.mode == "census") {
           census_begin(p, *l);
         } else if (p.tracker) {
-          p.tracker->launch_begin(*l, p.mode != "patch-null");
+          // PROBE_ORDINARY_NULL (graphs mode): ordinary launches get null
+          // per-launch data (does it hide the function's data?).
+          const bool null_data = p.mode == "graphs" && std::getenv("PROBE_ORDINARY_NULL") != nullptr;
+          p.tracker->launch_begin(*l, p.mode != "patch-null" && !null_data);
         }
       } else if (cbid == SANITIZER_CBID_LAUNCH_END && p.tracker) {
         p.tracker->launch_end(*l);
@@ -175,6 +301,16 @@ void at_exit() {
   auto& p = the_probe();
   busy_guard guard;
   poll(p, true);
+  if (func_table.device != nullptr && std::getenv("PROBE_GRAPH_KEEP") != nullptr) {
+    const auto fetch = [&](void* dst, std::uint64_t src, std::size_t n) {
+      return p.lib->memcpy_to_host(dst, reinterpret_cast<void*>(src), n, func_table.stream) ==
+             SANITIZER_SUCCESS;
+    };
+    const auto d = sp::decode_footprint(func_table.layout,
+                                        reinterpret_cast<std::uint64_t>(func_table.device), fetch);
+    std::fprintf(stderr, "probe-graphs: function data at exit: ");
+    print_footprint(p, 0, d);
+  }
   if (p.census_table != nullptr) {
     std::vector<std::uint32_t> cells(256);
     p.lib->memcpy_to_host(cells.data(),
@@ -216,7 +352,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   p.mode = mode ? mode : "api";
   p.print = std::getenv("PROBE_PRINT") != nullptr;
   const bool patches = p.mode == "patch-null" || p.mode == "track" || p.mode == "lazy" ||
-                       p.mode == "census";
+                       p.mode == "census" || p.mode == "graphs";
   if (patches) {
     const auto driver = sa::resolve_tracker_driver();
     if (!driver) {
@@ -230,6 +366,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API);
   p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_RUNTIME_API);
   if (p.mode != "api") p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_LAUNCH);
+  if (p.mode == "graphs") p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_GRAPHS);
   if (patches) {
     p.lib->enable_callback(1, handle, SANITIZER_CB_DOMAIN_RESOURCE,
                            SANITIZER_CBID_RESOURCE_MODULE_LOADED);

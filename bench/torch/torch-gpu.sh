@@ -30,10 +30,11 @@ while read -r program kinds; do
   fi
 done < tests/programs.txt
 jobs+=("tour.py fixed none")
+for real in tests/programs/real/*.py; do jobs+=("real/${real##*/} fixed none"); done
 verdicts() {
   xargs -P 12 -L 1 bash -c '
   out=$(STREAMSAN_TEST_TIMEOUT=140 timeout 170 tests/check_torch.sh ./streamsan "tests/programs/$0" "$1" "$2" 2>&1); rc=$?
-  name=${0%.py}_$1
+  name=${0%.py}; name=${name//\//_}_$1
   printf "%s\n" "$out" > "results/streamsan_$name.log"
   case $rc in 0) v=PASS;; 77) v=SKIP;; 124) v=TIMEOUT;; *) v="FAIL($rc)";; esac
   echo "$v $name $(grep -m1 "^verdict:" <<<"$out" | cut -d" " -f4-)"'
@@ -48,7 +49,7 @@ echo "== CSAN verdicts (TORCH_CUDA_SANITIZER=1)"
 printf '%s\n' "${jobs[@]}" | xargs -P 12 -L 1 bash -c '
   args=(); [[ $1 == fixed ]] && args=(--fixed)
   out=$(TORCH_CUDA_SANITIZER=1 timeout 120 '"$python"' "tests/programs/$0" "${args[@]}" 2>&1); rc=$?
-  name=${0%.py}_$1
+  name=${0%.py}; name=${name//\//_}_$1
   printf "%s\n" "$out" > "results/csan_$name.log"
   if grep -q "CSAN detected a possible data race" <<<"$out"; then v=race
   elif [[ $rc -eq 0 ]]; then v=clean

@@ -16,6 +16,14 @@ constexpr auto src = copy_side::source;
 memory_region device(CUdeviceptr p, std::size_t n) { return {p, n, memory_side::device}; }
 memory_region host(const void* p, std::size_t n) { return {address_of(p), n, memory_side::host}; }
 
+// A side of a 2D/3D descriptor: its memory, or the whole CUDA array it
+// names (Note [CUDA arrays]).
+template <class Descriptor>
+memory_region described(api_context& c, const Descriptor& d, copy_side side) {
+  const std::uintptr_t array = array_of(d, side);
+  return array != 0 ? c.model.array_region(array) : region_of(d, side);
+}
+
 // ---- runtime ----
 
 template <bool Async>
@@ -40,16 +48,16 @@ void runtime_memcpy_2d(api_context& c) {
 template <bool Async>
 void runtime_memcpy_3d(api_context& c) {
   const auto& p = c.params<cudaMemcpy3DAsync_v3020_params>();
-  c.model.copied(c.here(), c.stream(Async ? p.stream : nullptr), region_of(*p.p, dst),
-                 region_of(*p.p, src), Async);
+  c.model.copied(c.here(), c.stream(Async ? p.stream : nullptr), described(c, *p.p, dst),
+                 described(c, *p.p, src), Async);
 }
 
 // Peer copies are asynchronous to the host even when "synchronous".
 template <bool Async>
 void runtime_memcpy_3d_peer(api_context& c) {
   const auto& p = c.params<cudaMemcpy3DPeerAsync_v4000_params>();
-  c.model.copied(c.here(), c.stream(Async ? p.stream : nullptr), region_of(*p.p, dst),
-                 region_of(*p.p, src), true);
+  c.model.copied(c.here(), c.stream(Async ? p.stream : nullptr), described(c, *p.p, dst),
+                 described(c, *p.p, src), true);
 }
 
 // cudaMemcpyPeer is asynchronous to the host but serialized with the legacy
@@ -124,8 +132,8 @@ void driver_memcpy_dtod(api_context& c) {
 template <class Params, bool Async>
 void driver_memcpy_described(api_context& c) {
   const auto& p = c.params<Params>();
-  c.model.copied(c.here(), c.stream(Async ? p.hStream : nullptr), region_of(*p.pCopy, dst),
-                 region_of(*p.pCopy, src), Async);
+  c.model.copied(c.here(), c.stream(Async ? p.hStream : nullptr), described(c, *p.pCopy, dst),
+                 described(c, *p.pCopy, src), Async);
 }
 
 template <bool Async>
@@ -138,8 +146,8 @@ void driver_memcpy_peer(api_context& c) {
 template <bool Async>
 void driver_memcpy_3d_peer(api_context& c) {
   const auto& p = c.params<cuMemcpy3DPeerAsync_params>();
-  c.model.copied(c.here(), c.stream(Async ? p.hStream : nullptr), region_of(*p.pCopy, dst),
-                 region_of(*p.pCopy, src), true);
+  c.model.copied(c.here(), c.stream(Async ? p.hStream : nullptr), described(c, *p.pCopy, dst),
+                 described(c, *p.pCopy, src), true);
 }
 
 // Registers the synchronous variants (plain and per-thread) and the

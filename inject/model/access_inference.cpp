@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace streamsan::injection {
 
@@ -80,14 +81,15 @@ void learned_modes::learn(word_ref w, std::uint8_t mode_bits) { modes_[w] |= mod
 
 namespace {
 
-// Calls f(word, value) for every 8-byte-aligned word of every non-scalar
-// parameter (Note [Kernel access inference]).
-template <class F>
-void for_each_word(std::span<const param_plan> plans, const kernel_arguments& args, F&& f) {
+// Calls f(word, plan, value) for every nonzero 8-byte-aligned word of every
+// parameter whose class `visits`.
+template <class Visits, class F>
+void for_each_word_of(std::span<const param_plan> plans, const kernel_arguments& args,
+                      Visits&& visits, F&& f) {
   if (args.empty()) return;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const param_plan& p = plans[i];
-    if (p.kind == param_class::scalar) continue;
+    if (!visits(p.kind)) continue;
     const std::uint32_t first = (8 - p.offset % 8) % 8;
     for (std::uint32_t at = first; at + 8 <= p.size; at += 8) {
       std::uint64_t word = 0;
@@ -95,6 +97,37 @@ void for_each_word(std::span<const param_plan> plans, const kernel_arguments& ar
       f(word_ref{static_cast<std::uint32_t>(i), at}, p, word);
     }
   }
+}
+
+// Every word that may hold an address (Note [Kernel access inference]):
+// neither arithmetic parameters nor unsigned long long ones.
+bool may_hold_address(param_class kind) {
+  switch (kind) {
+    case param_class::pointer_to_const:
+    case param_class::pointer:
+    case param_class::unknown: return true;
+    case param_class::scalar:
+    case param_class::wide_integer: return false;
+  }
+  return true;
+}
+
+// Every word that may hold a texture or surface object (Note [Texture and
+// surface objects] in cuda_model_textures.cpp).
+bool may_hold_object(param_class kind) {
+  switch (kind) {
+    case param_class::wide_integer:
+    case param_class::unknown: return true;
+    case param_class::pointer_to_const:
+    case param_class::pointer:
+    case param_class::scalar: return false;
+  }
+  return false;
+}
+
+template <class F>
+void for_each_word(std::span<const param_plan> plans, const kernel_arguments& args, F&& f) {
+  for_each_word_of(plans, args, may_hold_address, std::forward<F>(f));
 }
 
 }  // namespace
@@ -154,6 +187,15 @@ void infer_accesses(std::span<const param_plan> plans, const kernel_arguments& a
     add_access(out, access{byte_range{hit->block.id, hit->offset, size}, mode,
                            access_origin::inferred});
   });
+}
+
+void object_words(std::span<const param_plan> plans, const kernel_arguments& args,
+                  std::vector<object_word>& out) {
+  out.clear();
+  for_each_word_of(plans, args, may_hold_object,
+                   [&](word_ref, const param_plan& p, std::uint64_t value) {
+                     out.push_back({value, p.kind == param_class::wide_integer});
+                   });
 }
 
 }  // namespace streamsan::injection

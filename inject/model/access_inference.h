@@ -10,7 +10,8 @@
 // mode comes from the parameter's type when the mangled name has one:
 // `const T*` is read, every other pointer or unknown word read-write;
 // arithmetic parameters are skipped, so an `int` that happens to equal an
-// address is never mistaken for one. Several words into one allocation fold
+// address is never mistaken for one (an `unsigned long long` is looked at
+// for texture and surface objects only: object_words() below). Several words into one allocation fold
 // into a single access (lowest offset, union of modes).
 #pragma once
 
@@ -126,6 +127,20 @@ void learn_from_measurement(std::span<const pointer_word> words,
 void infer_accesses(std::span<const param_plan> plans, const kernel_arguments& args,
                     const allocation_map& allocations, std::vector<access>& out,
                     const learned_modes* learned = nullptr);
+
+// A word that may carry a texture or surface object: the word of an
+// unsigned long long parameter (`typed`), or any word of a parameter of
+// unknown type (Note [Texture and surface objects] in
+// cuda_model_textures.cpp).
+struct object_word {
+  std::uint64_t value = 0;
+  bool typed = false;
+};
+
+// The nonzero words of `args` that may carry an object, into `out` (cleared
+// first).
+void object_words(std::span<const param_plan> plans, const kernel_arguments& args,
+                  std::vector<object_word>& out);
 
 // Adds an access to `out`, folding it into an existing access to the same
 // allocation (lowest offset, extent to the furthest end, union of modes).

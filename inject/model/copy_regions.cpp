@@ -19,15 +19,28 @@ memory_region driver_region(CUmemorytype type, const void* host, CUdeviceptr dev
   return {0, 0, memory_side::device};
 }
 
+// `other_is_array`: the other side is a CUDA array, so extent.width and
+// pos.x count the array's elements, not bytes; with no element size here,
+// a row is taken whole (its pitch) from the row's start, which covers it.
 memory_region runtime_region(cudaArray_const_t array, const cudaPos& pos,
-                             const cudaPitchedPtr& ptr, const cudaExtent& extent) {
+                             const cudaPitchedPtr& ptr, const cudaExtent& extent,
+                             bool other_is_array) noexcept {
   if (array != nullptr || ptr.ptr == nullptr) return {0, 0, memory_side::device};
   const std::size_t rows_per_slice = ptr.ysize != 0 ? ptr.ysize : extent.height;
-  const std::uint64_t start = pos.x + pos.y * ptr.pitch + pos.z * ptr.pitch * rows_per_slice;
+  const std::uint64_t start = (other_is_array ? 0 : pos.x) + pos.y * ptr.pitch +
+                              pos.z * ptr.pitch * rows_per_slice;
+  const std::size_t width = other_is_array ? ptr.pitch : extent.width;
   return {reinterpret_cast<std::uint64_t>(ptr.ptr) + start,
-          pitched_extent(extent.width, extent.height, ptr.pitch, extent.depth,
+          pitched_extent(width, extent.height, ptr.pitch, extent.depth,
                          ptr.pitch * rows_per_slice),
           memory_side::unknown};
+}
+
+template <class Parms>
+memory_region runtime_side(const Parms& p, copy_side side) noexcept {
+  return side == copy_side::source
+             ? runtime_region(p.srcArray, p.srcPos, p.srcPtr, p.extent, p.dstArray != nullptr)
+             : runtime_region(p.dstArray, p.dstPos, p.dstPtr, p.extent, p.srcArray != nullptr);
 }
 
 }  // namespace
@@ -87,19 +100,52 @@ memory_region region_of(const CUDA_MEMCPY3D_PEER& p, copy_side side) noexcept {
 }
 
 memory_region region_of(const cudaMemcpy3DParms& p, copy_side side) noexcept {
-  memory_region r = side == copy_side::source
-                        ? runtime_region(p.srcArray, p.srcPos, p.srcPtr, p.extent)
-                        : runtime_region(p.dstArray, p.dstPos, p.dstPtr, p.extent);
+  memory_region r = runtime_side(p, side);
   if (r.size != 0) r.side = side_of(p.kind, side);
   return r;
 }
 
 memory_region region_of(const cudaMemcpy3DPeerParms& p, copy_side side) noexcept {
-  memory_region r = side == copy_side::source
-                        ? runtime_region(p.srcArray, p.srcPos, p.srcPtr, p.extent)
-                        : runtime_region(p.dstArray, p.dstPos, p.dstPtr, p.extent);
+  memory_region r = runtime_side(p, side);
   if (r.size != 0) r.side = memory_side::device;
   return r;
+}
+
+namespace {
+
+// The driver descriptors name their fields alike.
+template <class Copy>
+std::uintptr_t driver_array_of(const Copy& p, copy_side side) noexcept {
+  const bool src = side == copy_side::source;
+  if ((src ? p.srcMemoryType : p.dstMemoryType) != CU_MEMORYTYPE_ARRAY) return 0;
+  return reinterpret_cast<std::uintptr_t>(src ? p.srcArray : p.dstArray);
+}
+
+template <class Parms>
+std::uintptr_t runtime_array_of(const Parms& p, copy_side side) noexcept {
+  return reinterpret_cast<std::uintptr_t>(side == copy_side::source ? p.srcArray : p.dstArray);
+}
+
+}  // namespace
+
+std::uintptr_t array_of(const CUDA_MEMCPY2D& p, copy_side side) noexcept {
+  return driver_array_of(p, side);
+}
+
+std::uintptr_t array_of(const CUDA_MEMCPY3D& p, copy_side side) noexcept {
+  return driver_array_of(p, side);
+}
+
+std::uintptr_t array_of(const CUDA_MEMCPY3D_PEER& p, copy_side side) noexcept {
+  return driver_array_of(p, side);
+}
+
+std::uintptr_t array_of(const cudaMemcpy3DParms& p, copy_side side) noexcept {
+  return runtime_array_of(p, side);
+}
+
+std::uintptr_t array_of(const cudaMemcpy3DPeerParms& p, copy_side side) noexcept {
+  return runtime_array_of(p, side);
 }
 
 }  // namespace streamsan::injection

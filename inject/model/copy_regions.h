@@ -32,4 +32,13 @@ memory_region region_of(const CUDA_MEMCPY3D_PEER& p, copy_side side) noexcept;
 memory_region region_of(const cudaMemcpy3DParms& p, copy_side side) noexcept;
 memory_region region_of(const cudaMemcpy3DPeerParms& p, copy_side side) noexcept;
 
+// The CUDA array a side of a descriptor names (CU_MEMORYTYPE_ARRAY, or a
+// non-null srcArray/dstArray); 0 when that side is memory. region_of()
+// gives such a side no bytes: the caller asks the model for the array's.
+std::uintptr_t array_of(const CUDA_MEMCPY2D& p, copy_side side) noexcept;
+std::uintptr_t array_of(const CUDA_MEMCPY3D& p, copy_side side) noexcept;
+std::uintptr_t array_of(const CUDA_MEMCPY3D_PEER& p, copy_side side) noexcept;
+std::uintptr_t array_of(const cudaMemcpy3DParms& p, copy_side side) noexcept;
+std::uintptr_t array_of(const cudaMemcpy3DPeerParms& p, copy_side side) noexcept;
+
 }  // namespace streamsan::injection

@@ -387,7 +387,10 @@ void cuda_model::kernel_launched(const call_site& at, stream_arg s, std::uintptr
       op_launch_accesses_locked(info, args);
     } else {
       if (info) infer_accesses(info->plans, args, allocations_, scratch_, &info->learned);
-      await_measurement_locked(measurement, kernel, info, args);
+      // Note [Texture and surface objects]
+      object_accesses_locked(info, args);
+      scratch_.insert(scratch_.end(), object_accesses_.begin(), object_accesses_.end());
+      await_measurement_locked(measurement, kernel, info, args, object_accesses_);
     }
   }
   emit(at, kernel_launch{stream, name, scratch_, cooperative});

@@ -202,7 +202,28 @@ class cuda_model {
                      std::string_view api);
   void array_destroyed(const call_site& at, std::uintptr_t array);
   // The whole array as a region; address 0 (untracked) for an unknown one.
+  // A level of a mipmapped array is the level's part of its allocation.
   memory_region array_region(std::uintptr_t array);
+  // Note [Mipmapped arrays]: cudaMallocMipmappedArray / cuMipmappedArrayCreate
+  // made `mipmap`, whose level i has `level_bytes[i]` bytes (no levels, or
+  // a level of 0 bytes: not sized, listed under `api`).
+  void mipmapped_array_created(const call_site& at, std::uintptr_t mipmap,
+                               std::span<const std::uint64_t> level_bytes, std::string_view api);
+  void mipmapped_array_destroyed(const call_site& at, std::uintptr_t mipmap);
+  // cudaGetMipmappedArrayLevel / cuMipmappedArrayGetLevel: `array` is level
+  // `level` of `mipmap`.
+  void mipmap_level_taken(std::uintptr_t array, std::uintptr_t mipmap, std::uint32_t level);
+  // All levels of the mipmapped array as a region; address 0 when unknown.
+  memory_region mipmapped_array_region(std::uintptr_t mipmap);
+
+  // ---- texture and surface objects (cuda_model_textures.cpp) ----
+  // Note [Texture and surface objects]: `object` views `resource` (an
+  // array's region, or a linear or pitched range of device memory); a kernel
+  // launched with it accesses the resource in `mode` (read for a texture,
+  // read-write for a surface). An unknown resource (size 0) is not kept.
+  void texture_object_created(std::uint64_t object, const memory_region& resource,
+                              access_mode mode);
+  void texture_object_destroyed(std::uint64_t object);
 
   // ---- stream memory operations (cuda_model_stream_memops.cpp) ----
   // Note [Stream memory operations]: cuStreamWriteValue32/64 writes `size`
@@ -325,11 +346,16 @@ class cuda_model {
     std::uintptr_t kernel = 0;
     std::vector<pointer_word> words;
     std::uint64_t epoch = 0;
+    // Through texture and surface objects: no measurement sees them, so a
+    // measured footprint keeps them (Note [Texture and surface objects]).
+    std::vector<access> unmeasurable;
   };
   // At kernel_launched(): registers the launch the calling thread expects to
   // be measured, before its record is emitted.
+  // `unmeasurable`: its accesses through texture and surface objects.
   void await_measurement_locked(std::uint64_t id, std::uintptr_t kernel,
-                                const kernel_info* info, const kernel_arguments& args);
+                                const kernel_info* info, const kernel_arguments& args,
+                                std::span<const access> unmeasurable);
   static std::uint64_t take_expected_measured_launch() noexcept;
   // The calling thread is inside op_began() .. op_ended().
   static bool in_operator() noexcept;
@@ -376,11 +402,44 @@ class cuda_model {
   handle_table<event_id> events_;
   handle_table<graph_id> graphs_;       // CUgraph -> the graph a capture made
   handle_table<graph_id> graph_execs_;  // CUgraphExec -> id used by graph_launch
-  // Note [CUDA arrays]: CUarray -> its allocation, and that allocation's
-  // made-up range by raw(alloc_id).
-  handle_table<alloc_id> arrays_;
-  std::unordered_map<std::uint32_t, memory_region> array_blocks_;
+  // Note [CUDA arrays], Note [Mipmapped arrays]: CUarray and
+  // CUmipmappedArray -> a view (an id of the model's own), and what each
+  // view is: its made-up range, whether it owns the allocation there (an
+  // array, a mipmapped array) or is a part of one (a level), and a
+  // mipmapped array's levels.
+  enum class array_view : std::uint32_t {};
+  struct array_block {
+    memory_region region;
+    bool owns = true;
+    std::vector<memory_region> levels;         // a mipmapped array's
+    std::vector<std::uintptr_t> level_arrays;  // the level handles taken from it
+  };
+  handle_table<array_view> arrays_;
+  handle_table<array_view> mipmaps_;
+  std::unordered_map<std::uint32_t, array_block> array_blocks_;  // by raw(array_view)
+  std::uint32_t next_array_view_ = 0;
   std::uint64_t next_array_address_ = 0;
+  // A fresh made-up range of `bytes` (Note [CUDA arrays]), allocated; its
+  // view, nullopt when the allocation did not take.
+  std::optional<array_view> new_array_block(const call_site& at, std::uint64_t bytes);
+  memory_region view_region_locked(const handle_table<array_view>& table,
+                                   std::uintptr_t handle) const;
+  // Note [Texture and surface objects]: the objects' own ids, what each
+  // views, and how many are live (a launch looks at its words only then).
+  enum class texture_object : std::uint32_t {};
+  struct texture_view {
+    memory_region resource;
+    access_mode mode = access_mode::read;
+  };
+  handle_table<texture_object> texture_objects_;
+  std::unordered_map<std::uint32_t, texture_view> texture_views_;  // by raw(texture_object)
+  std::uint32_t next_texture_object_ = 0;
+  std::size_t live_texture_objects_ = 0;
+  std::vector<object_word> object_scratch_;
+  std::vector<access> object_accesses_;
+  // The accesses of a launch through the objects its words carry, into
+  // object_accesses_ (cleared first).
+  void object_accesses_locked(const kernel_info* info, const kernel_arguments& args);
   std::map<std::int32_t, stream_id> legacy_streams_;  // by device
   std::map<std::pair<std::uint32_t, std::int32_t>, stream_id> per_thread_streams_;
   std::unordered_map<std::uint32_t, graph_id> capturing_;  // raw(stream_id) -> graph

@@ -37,13 +37,15 @@ std::uint64_t cuda_model::take_expected_measured_launch() noexcept {
 }
 
 void cuda_model::await_measurement_locked(std::uint64_t id, std::uintptr_t kernel,
-                                          const kernel_info* info, const kernel_arguments& args) {
+                                          const kernel_info* info, const kernel_arguments& args,
+                                          std::span<const access> unmeasurable) {
   if (id == 0 || resolver_ == nullptr) return;
   pending_measurement p;
   p.token = resolver_->await_next_launch();
   p.kernel = kernel;
   p.epoch = allocations_.epoch();
   if (info != nullptr) p.words = pointer_words(info->plans, args, allocations_);
+  p.unmeasurable.assign(unmeasurable.begin(), unmeasurable.end());
   pending_measurements_[id] = std::move(p);
 }
 
@@ -90,6 +92,8 @@ void cuda_model::measured_launch_done(std::uint64_t id, const precise::decoded_f
       if (const auto k = kernels_.find(p.kernel); k != kernels_.end()) {
         learn_from_measurement(p.words, *measured, k->second.learned);
       }
+      // Note [Texture and surface objects]: fetches no measurement sees.
+      measured->insert(measured->end(), p.unmeasurable.begin(), p.unmeasurable.end());
     }
   }
   // Outside the model's lock: the resolver delivers to the engine.

@@ -43,10 +43,11 @@ bool strip_prefix(std::string_view& s, std::string_view prefix) {
 }
 
 // Built-in arithmetic types as the demangler spells them.
-constexpr std::array<std::string_view, 27> arithmetic_types = {
+// (unsigned long long is a wide_integer.)
+constexpr std::array<std::string_view, 26> arithmetic_types = {
     "bool", "char", "signed char", "unsigned char", "wchar_t", "char8_t", "char16_t",
     "char32_t", "short", "unsigned short", "int", "unsigned int", "long", "unsigned long",
-    "long long", "unsigned long long", "__int128", "unsigned __int128", "float", "double",
+    "long long", "__int128", "unsigned __int128", "float", "double",
     "long double", "__half", "half", "__nv_bfloat16", "_Float16", "__bf16", "std::nullptr_t"};
 
 }  // namespace
@@ -123,6 +124,7 @@ param_class classify_parameter(std::string_view type) {
   }
   while (strip_prefix(t, "const") || strip_prefix(t, "volatile")) {
   }
+  if (t == "unsigned long long") return param_class::wide_integer;
   for (const auto a : arithmetic_types) {
     if (t == a) return param_class::scalar;
   }

@@ -21,6 +21,11 @@ enum class param_class : std::uint8_t {
   pointer_to_const,  // T const*  -> read
   pointer,           // T*        -> read-write
   scalar,            // int, float, ... -> never an address
+  // unsigned long long: never an address, but the type of every texture and
+  // surface object (cudaTextureObject_t, cudaSurfaceObject_t, CUtexObject,
+  // CUsurfObject), so its value may name one (Note [Texture and surface
+  // objects] in cuda_model_textures.cpp).
+  wide_integer,
   unknown,           // struct by value, unknown type -> scan every word
 };
 

@@ -130,11 +130,15 @@ bool launch_tracker::patch_module(CUcontext ctx, CUmodule module, std::string& w
   }
   std::lock_guard lock(mutex_);
   patched_.insert(module);
+  patched_count_.store(patched_.size(), std::memory_order_release);
   ++stats_.modules_patched;
   return true;
 }
 
 bool launch_tracker::is_patched(CUmodule module) const {
+  // The default mode's steady state patches nothing: every launch asks, and
+  // need not take the lock to hear no.
+  if (patched_count_.load(std::memory_order_acquire) == 0) return false;
   std::lock_guard lock(mutex_);
   return patched_.count(module) != 0;
 }
@@ -152,11 +156,13 @@ bool launch_tracker::unpatch_module(CUmodule module, std::string& why) {
       if (l.module == module) return false;
     }
     patched_.erase(module);
+    patched_count_.store(patched_.size(), std::memory_order_release);
   }
   if (const auto r = lib_.unpatch_module(module); r != SANITIZER_SUCCESS) {
     why = "sanitizerUnpatchModule: " + lib_.describe(r);
     std::lock_guard lock(mutex_);
     patched_.insert(module);
+    patched_count_.store(patched_.size(), std::memory_order_release);
     return false;
   }
   std::lock_guard lock(mutex_);
@@ -172,6 +178,7 @@ std::vector<CUmodule> launch_tracker::patched_modules() const {
 void launch_tracker::module_unloaded(CUmodule module) {
   std::lock_guard lock(mutex_);
   patched_.erase(module);
+  patched_count_.store(patched_.size(), std::memory_order_release);
   // CUfunction handles of the module may be handed out again.
   slots_hint_.clear();
 }

@@ -151,11 +151,12 @@ class launch_tracker {
   const tracker_driver driver_;
   const tracker_options options_;
   mutable std::mutex mutex_;
-  std::mutex poll_mutex_;
+  std::mutex poll_mutex_;  // one poller at a time (Note [Sanitizer calls outside our lock])
   std::mutex patch_mutex_;  // (un)patching; guards contexts_with_patches_
-  std::map<CUmodule, std::uint32_t> handed_out_;  // tables given, launch not yet in flight  // one poller at a time (Note [Sanitizer calls outside our lock])
+  std::map<CUmodule, std::uint32_t> handed_out_;  // tables given, launch not yet in flight
   std::set<CUcontext> contexts_with_patches_;
   std::set<CUmodule> patched_;
+  std::atomic<std::size_t> patched_count_{0};  // patched_.size(), read without mutex_
   std::map<CUfunction, std::uint32_t> slots_hint_;
   std::map<std::pair<CUcontext, std::uint32_t>, std::vector<table>> free_tables_;
   std::vector<CUevent> free_events_;

@@ -36,6 +36,12 @@ struct thread_state {
   api_domain hold_domain = api_domain::runtime;
   std::uint32_t hold_cbid = 0;
   bool ptds_launch = false;  // the launch call in progress is on that stream
+  // What the held launch call adds to the lists of work that may run, at its
+  // exit (Note [Stamped at the launch call's exit]).
+  enum class pending_kind : std::uint8_t { none, module_stream, own_default_stream, graph_stream };
+  pending_kind pending = pending_kind::none;
+  CUmodule pending_module = nullptr;
+  CUstream pending_stream = nullptr;
   std::uint64_t id = 0;      // for ptds_pending; assigned at first need
   std::uint64_t synchronize_entered = 0;  // launch_seq at a synchronize's entry
 };
@@ -72,6 +78,13 @@ struct kernel_entry {
   CUfunction function = nullptr;
   CUmodule module = nullptr;
   std::string name;  // the model's short name (kernel_signature)
+};
+
+// What the entry of a launch call decides from its kernel.
+struct launch_facts {
+  CUfunction function = nullptr;
+  CUmodule module = nullptr;
+  bool want = false;  // measure this launch
 };
 
 }  // namespace
@@ -143,8 +156,11 @@ struct sanitizer_source::impl {
   void on_graph_node(const Sanitizer_GraphNodeLaunchData& d);
   bool capturing(CUstream stream) const;
   void on_resource(Sanitizer_CallbackId cbid, const void* data);
-  kernel_entry kernel(std::uintptr_t handle);
+  kernel_entry look_up_kernel(std::uintptr_t handle) const;
+  launch_facts decide(std::uintptr_t handle, CUstream stream);
+  launch_facts decide_locked(const kernel_entry& k, CUstream stream);
   bool wants_locked(const kernel_entry& k, CUstream stream) const;
+  void add_pending_work();
   void patch(CUcontext ctx, CUmodule module);
   void unpatch(CUmodule module);
   // Note [Launch callbacks only while patched]
@@ -313,11 +329,7 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
 // module lazily, and the module-loaded callback patches it and takes the
 // mutex (a self-deadlock on the H100 when they ran under it). So the
 // lookup is done unlocked and only its result is stored under the mutex.
-kernel_entry sanitizer_source::impl::kernel(std::uintptr_t handle) {
-  {
-    std::lock_guard lock(mutex);
-    if (const auto it = kernels.find(handle); it != kernels.end()) return it->second;
-  }
+kernel_entry sanitizer_source::impl::look_up_kernel(std::uintptr_t handle) const {
   kernel_entry k;
   // Note [CUkernel or CUfunction]: a CUkernel has a function in the
   // current context; a CUfunction is its own.
@@ -329,8 +341,31 @@ kernel_entry sanitizer_source::impl::kernel(std::uintptr_t handle) {
   if (driver.func_get_name(&mangled, k.function) == CUDA_SUCCESS && mangled != nullptr) {
     k.name = parse_kernel_signature(mangled).name;
   }
+  return k;
+}
+
+// One lock for a kernel seen before, and nothing copied (the name stays in
+// the table): this runs at every launch.
+launch_facts sanitizer_source::impl::decide(std::uintptr_t handle, CUstream stream) {
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = kernels.find(handle); it != kernels.end()) {
+      return decide_locked(it->second, stream);
+    }
+  }
+  kernel_entry k = look_up_kernel(handle);
   std::lock_guard lock(mutex);
-  return kernels.emplace(handle, std::move(k)).first->second;
+  return decide_locked(kernels.emplace(handle, std::move(k)).first->second, stream);
+}
+
+launch_facts sanitizer_source::impl::decide_locked(const kernel_entry& k, CUstream stream) {
+  launch_facts f{k.function, k.module, wants_locked(k, stream)};
+  if (failed_modules.empty()) return f;
+  if (const auto it = failed_modules.find(k.module); it != failed_modules.end()) {
+    it->second.kernels.insert(k.name);
+    f.want = false;
+  }
+  return f;
 }
 
 bool sanitizer_source::impl::wants_locked(const kernel_entry& k, CUstream stream) const {
@@ -349,20 +384,11 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   me.in_launch_call = true;
   me.measure_launch = false;
   me.slot_estimate = 0;
-  CUmodule module = nullptr;
-  bool want = false;
-  const kernel_entry k = kernel(request.kernel);
-  {
-    std::lock_guard lock(mutex);
-    const auto s = static_cast<CUstream>(const_cast<void*>(stream));
-    module = k.module;
-    want = wants_locked(k, s);
-    if (const auto f = failed_modules.find(module); f != failed_modules.end()) {
-      f->second.kernels.insert(k.name);
-      want = false;
-    }
-    me.key = {k.function, s};
-  }
+  const auto s = static_cast<CUstream>(const_cast<void*>(stream));
+  const launch_facts facts = decide(request.kernel, s);
+  const CUmodule module = facts.module;
+  bool want = facts.want;
+  me.key = {facts.function, s};
   if (module == nullptr) {
     hold_launching(me.launch_domain, me.launch_cbid);
     return;
@@ -379,7 +405,6 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
     hold_launching(me.launch_domain, me.launch_cbid);
     return;
   }
-  const auto s = static_cast<CUstream>(const_cast<void*>(stream));
   // Work issued to a capturing stream does not run (S-GRAPH-1), and our own
   // memset on that stream would end the capture: measured as a graph node,
   // not here.
@@ -401,14 +426,39 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   if (me.measure_launch) {
     me.slot_estimate = model.estimate_footprint_slots(request.kernel, request.args);
   }
+  me.pending = me.ptds_launch ? thread_state::pending_kind::own_default_stream
+                              : thread_state::pending_kind::module_stream;
+  me.pending_module = module;
+  me.pending_stream = s;
+}
+
+// Note [Stamped at the launch call's exit]
+// A context synchronize forgets the work stamped before it began. A stamp
+// taken at the launch call's entry could precede a synchronize that began
+// on another thread before the kernel was enqueued, and that synchronize
+// would then forget a kernel it never waited for: a module change could
+// rewrite a running kernel's code. So the launch (and graph launch) call
+// stamps its stream at its exit, when the work is enqueued, and before it
+// lets go of `launching`: no change can run in between.
+void sanitizer_source::impl::add_pending_work() {
+  thread_state& me = tls_thread;
+  const auto kind = std::exchange(me.pending, thread_state::pending_kind::none);
+  if (kind == thread_state::pending_kind::none) return;
   const std::uint64_t stamp = launch_seq.fetch_add(1, std::memory_order_acq_rel) + 1;
   std::lock_guard lock(mutex);
-  if (me.ptds_launch) {
-    if (me.id == 0) me.id = next_thread_id.fetch_add(1) + 1;
-    ptds_pending[me.id] = stamp;
-    any_ptds_pending.store(true, std::memory_order_release);
-  } else {
-    launched_on[module][s] = stamp;
+  switch (kind) {
+    case thread_state::pending_kind::module_stream:
+      launched_on[me.pending_module][me.pending_stream] = stamp;
+      return;
+    case thread_state::pending_kind::own_default_stream:
+      if (me.id == 0) me.id = next_thread_id.fetch_add(1) + 1;
+      ptds_pending[me.id] = stamp;
+      any_ptds_pending.store(true, std::memory_order_release);
+      return;
+    case thread_state::pending_kind::graph_stream:
+      graph_streams[me.pending_stream] = stamp;
+      return;
+    case thread_state::pending_kind::none: return;
   }
 }
 
@@ -455,6 +505,7 @@ void sanitizer_source::impl::release_launching(api_domain domain, std::uint32_t 
       me.hold_cbid != cbid) {
     return;
   }
+  add_pending_work();
   launching.unlock_shared();
   me.holds_launching = false;
 }
@@ -512,9 +563,9 @@ void sanitizer_source::impl::change_module(CUcontext ctx, CUmodule module, bool 
 void sanitizer_source::impl::on_graph_launch_entry(const void* stream, api_domain domain,
                                                    std::uint32_t cbid) {
   hold_launching(domain, cbid);
-  const std::uint64_t stamp = launch_seq.fetch_add(1, std::memory_order_acq_rel) + 1;
-  std::lock_guard lock(mutex);
-  graph_streams[static_cast<CUstream>(const_cast<void*>(stream))] = stamp;
+  thread_state& me = tls_thread;
+  me.pending = thread_state::pending_kind::graph_stream;
+  me.pending_stream = static_cast<CUstream>(const_cast<void*>(stream));
 }
 
 // A destroyed stream's work still runs, and its handle can no longer be

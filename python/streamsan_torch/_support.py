@@ -70,6 +70,10 @@ class _Frames:
     def __init__(self, torch, lib):
         self._lib = lib
         self._ids = {}      # (code, line) -> id; 0 = folded
+        # code -> whether its file is folded: most frames above an operator
+        # are torch's own (nn.Module calls, dispatch wrappers), and this
+        # skips them without a line number or a (code, line) key.
+        self._folded_code = {}
         self._ops = {}      # operator description -> id
         self._next = 1
         self._lock = threading.Lock()
@@ -81,12 +85,18 @@ class _Frames:
             self._next += 1
         return i
 
-    def _define(self, code, line):
+    def _is_folded(self, code):
         name = code.co_filename
         # The interpreter's own code (<frozen runpy>) and library folders are
         # folded; `python -c` (<string>), <stdin> and notebook cells are the
         # user's.
-        if name.startswith(("<frozen", "<built-in")) or name.startswith(self._folded):
+        folded = name.startswith(("<frozen", "<built-in")) or name.startswith(self._folded)
+        self._folded_code[code] = folded
+        return folded
+
+    def _define(self, code, line):
+        name = code.co_filename
+        if self._is_folded(code):
             fid = 0
         else:
             fid = self._new_id()
@@ -115,9 +125,16 @@ class _Frames:
         except ValueError:
             return
         ids = self._ids
+        folded_code = self._folded_code
         n = 0
         while f is not None:
             code = f.f_code
+            folded = folded_code.get(code)
+            if folded is None:
+                folded = self._is_folded(code)
+            if folded:
+                f = f.f_back
+                continue
             line = f.f_lineno
             fid = ids.get((code, line))
             if fid is None:

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -65,6 +66,33 @@ TEST(AccessInference, ScalarThatLooksLikeAnAddressIsIgnored) {
   std::vector<access> out;
   infer_accesses(make_param_plans(layout, sig), args.view(), m, out);
   EXPECT_TRUE(out.empty());
+}
+
+// Note [Texture and surface objects]: an unsigned long long is never an
+// address, but its word, and every word of an unknown parameter, may carry
+// an object; pointers and other integers never do.
+TEST(AccessInference, ObjectWordsAreUnsignedLongLongAndUnknownWords) {
+  const auto m = two_allocations();
+  // f(unsigned long long, float*, unsigned long, params): params is 16 bytes.
+  const auto sig = parse_kernel_signature("_Z1fyPfm6params");
+  const param_layout layout[] = {{0, 8}, {8, 8}, {16, 8}, {24, 16}};
+  const auto plans = make_param_plans(layout, sig);
+  EXPECT_EQ(plans[0].kind, param_class::wide_integer);
+  launch_args args;
+  args.add(std::uint64_t{base_a});  // an unsigned long long equal to an address
+  args.add(std::uint64_t{3});
+  args.add(std::uint64_t{4});
+  args.add(std::array<std::uint64_t, 2>{5, 0});
+  std::vector<access> out;
+  infer_accesses(plans, args.view(), m, out);
+  EXPECT_TRUE(out.empty());
+  std::vector<object_word> words;
+  object_words(plans, args.view(), words);
+  ASSERT_EQ(words.size(), 2u);  // the zero word is no object
+  EXPECT_EQ(words[0].value, base_a);
+  EXPECT_TRUE(words[0].typed);
+  EXPECT_EQ(words[1].value, 5u);
+  EXPECT_FALSE(words[1].typed);
 }
 
 TEST(AccessInference, PointersInsideStructParametersAreFound) {

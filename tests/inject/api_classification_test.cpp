@@ -34,8 +34,11 @@ bool is_query(std::string_view base) {
 }
 
 // Queries whose answer orders work: "complete" is a synchronization.
-const std::set<std::string_view> modelled_queries = {"cudaStreamQuery", "cudaEventQuery",
-                                                     "cuStreamQuery", "cuEventQuery"};
+// A mipmapped array's level is a query that hands out an array handle
+// (Note [Mipmapped arrays]).
+const std::set<std::string_view> modelled_queries = {
+    "cudaStreamQuery", "cudaEventQuery", "cuStreamQuery", "cuEventQuery",
+    "cudaGetMipmappedArrayLevel", "cuMipmappedArrayGetLevel"};
 
 TEST(ApiClassification, BaseNameDropsVersionAndStreamVariant) {
   EXPECT_EQ(base_api_name("cudaMemcpyAsync_ptsz_v7000"), "cudaMemcpyAsync");
@@ -128,7 +131,8 @@ TEST(ApiClassification, GraphNodeAddsAreModelledExceptUnmodelledNodeKinds) {
 
 TEST(ApiClassification, OrderingAndMemoryCallsWithoutHandlerAreUnmodelled) {
   for (const char* name :
-       {"cudaMallocMipmappedArray_v5000", "cudaMemcpy2DArrayToArray_v3020", "cuMulticastBindMem",
+       {"cudaBindTextureToMipmappedArray_v5000", "cudaDestroyExternalMemory_v10000",
+        "cuMulticastBindMem",
         "cuGraphAddExternalSemaphoresWaitNode",
         "cudaGraphExecExternalSemaphoresSignalNodeSetParams_v11020",
         "cuGraphExecExternalSemaphoresWaitNodeSetParams", "cuGraphExecBatchMemOpNodeSetParams",
@@ -137,6 +141,19 @@ TEST(ApiClassification, OrderingAndMemoryCallsWithoutHandlerAreUnmodelled) {
         "cuGraphicsMapResources", "cuSomeFutureApi"}) {
     EXPECT_EQ(classify_api(name), api_class::unmodelled) << name;
   }
+}
+
+// Note [Texture and surface objects], Note [Mipmapped arrays]; the queries
+// of an object's descriptors stay inert.
+TEST(ApiClassification, TextureObjectsMipmapsAndArrayToArrayCopiesAreModelled) {
+  for (const char* name :
+       {"cudaCreateTextureObject_v5000", "cudaDestroySurfaceObject_v5000", "cuTexObjectCreate",
+        "cuSurfObjectDestroy", "cudaMallocMipmappedArray_v5000", "cuMipmappedArrayGetLevel",
+        "cudaMemcpy2DArrayToArray_ptds_v7000", "cuMemcpyAtoA_v2"}) {
+    EXPECT_EQ(classify_api(name), api_class::modelled) << name;
+  }
+  EXPECT_EQ(classify_api("cudaGetTextureObjectResourceDesc_v5000"), api_class::inert);
+  EXPECT_EQ(classify_api("cuTexObjectGetResourceViewDesc"), api_class::inert);
 }
 
 // Note [Editing an instantiated graph], Note [Stream memory operations].

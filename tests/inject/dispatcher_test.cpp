@@ -258,19 +258,21 @@ TEST_F(Dispatcher, NestedDriverLaunchTakesThePerThreadFlagOfItsRuntimeLaunch) {
 }
 
 TEST_F(Dispatcher, UnmodelledCallsAreListedUnderTheirBaseName) {
-  cudaMallocMipmappedArray_v5000_params array{};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000, array);  // the table's name
-  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000, &array, "cudaMallocMipmappedArray_v5000");
-  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000, &array, &runtime_ok,
-        "cudaMallocMipmappedArray_v5000");
+  cudaDestroyExternalMemory_v10000_params memory{};
+  // The table's name, then the name the source hands over.
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaDestroyExternalMemory_v10000, memory);
+  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaDestroyExternalMemory_v10000, &memory,
+        "cudaDestroyExternalMemory_v10000");
+  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaDestroyExternalMemory_v10000, &memory, &runtime_ok,
+        "cudaDestroyExternalMemory_v10000");
   // An id newer than the headers the library was built with.
   const std::uint32_t future = CUPTI_DRIVER_TRACE_CBID_SIZE + 7;
   enter(driver_api, future, nullptr, "cuFutureApi_v2");
   leave(driver_api, future, nullptr, &driver_ok, "cuFutureApi_v2");
   const auto u = sink.all<unmodelled_call>();
   ASSERT_EQ(u.size(), 3u);
-  EXPECT_EQ(sink.tables.string(u[0].api), "cudaMallocMipmappedArray");
-  EXPECT_EQ(sink.tables.string(u[1].api), "cudaMallocMipmappedArray");
+  EXPECT_EQ(sink.tables.string(u[0].api), "cudaDestroyExternalMemory");
+  EXPECT_EQ(sink.tables.string(u[1].api), "cudaDestroyExternalMemory");
   EXPECT_EQ(sink.tables.string(u[2].api), "cuFutureApi");
 }
 
@@ -306,6 +308,145 @@ TEST_F(Dispatcher, CudaArraysAreAllocationsThatCopiesWriteAndRead) {
   const auto u = sink.all<unmodelled_call>();
   ASSERT_EQ(u.size(), 1u);
   EXPECT_EQ(sink.tables.string(u[0].api), "cudaMallocArray (array size unknown)");
+}
+
+// Note [Texture and surface objects]: the objects' resources, decoded from
+// the runtime's and the driver's descriptors, are what a kernel that takes
+// the object touches, until the object is destroyed.
+TEST_F(Dispatcher, TextureAndSurfaceObjectsViewTheResourceTheirDescriptorNames) {
+  const cudaChannelFormatDesc desc{32, 0, 0, 0, cudaChannelFormatKindFloat};
+  cudaArray_t array = reinterpret_cast<cudaArray_t>(0xa770);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020,
+               cudaMallocArray_v3020_params{&array, &desc, 16, 4, 0});
+  malloc_device(0x10000, 4096);
+  const auto allocs = sink.all<alloc_record>();
+  cudaResourceDesc texture_resource{};
+  texture_resource.resType = cudaResourceTypeArray;
+  texture_resource.res.array.array = array;
+  const cudaTextureDesc texture_desc{};
+  cudaTextureObject_t texture = 0x11;
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaCreateTextureObject_v5000,
+               cudaCreateTextureObject_v5000_params{&texture, &texture_resource, &texture_desc,
+                                                    nullptr});
+  CUDA_RESOURCE_DESC surface_resource{};
+  surface_resource.resType = CU_RESOURCE_TYPE_PITCH2D;
+  surface_resource.res.pitch2D.devPtr = 0x10100;
+  surface_resource.res.pitch2D.pitchInBytes = 256;
+  surface_resource.res.pitch2D.height = 4;
+  CUsurfObject surface = 0x12;
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuSurfObjectCreate,
+              cuSurfObjectCreate_params{&surface, &surface_resource});
+
+  driver.kernels[kernel_handle] = kernel_description{"_Z4readyy", {{0, 8}, {8, 8}}, true};
+  std::uint64_t first = texture, second = surface;
+  void* args[] = {&first, &second};
+  cuLaunchKernel_params launch{};
+  launch.f = reinterpret_cast<CUfunction>(kernel_handle);
+  launch.kernelParams = args;
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, launch);
+  const auto accesses = sink.last<kernel_launch>().accesses;
+  ASSERT_EQ(accesses.size(), 2u);
+  EXPECT_EQ(accesses[0].range, (byte_range{allocs[0].alloc, 0, 256}));
+  EXPECT_EQ(accesses[0].mode, access_mode::read);
+  EXPECT_EQ(accesses[1].range, (byte_range{allocs[1].alloc, 0x100, 1024}));
+  EXPECT_EQ(accesses[1].mode, access_mode::read_write);
+
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaDestroyTextureObject_v5000,
+               cudaDestroyTextureObject_v5000_params{texture});
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuSurfObjectDestroy, cuSurfObjectDestroy_params{surface});
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, launch);
+  EXPECT_TRUE(sink.last<kernel_launch>().accesses.empty());
+  EXPECT_TRUE(sink.all<unmodelled_call>().empty());
+}
+
+// Note [CUDA arrays]: the array side of a 2D/3D descriptor, and both sides
+// of an array-to-array copy, are the whole array.
+TEST_F(Dispatcher, DescriptorAndArrayToArrayCopiesTouchWholeArrays) {
+  const cudaChannelFormatDesc desc{32, 0, 0, 0, cudaChannelFormatKindFloat};
+  cudaArray_t a = reinterpret_cast<cudaArray_t>(0xa770);
+  cudaArray_t b = reinterpret_cast<cudaArray_t>(0xa780);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3DArray_v3020,
+               cudaMalloc3DArray_v3020_params{&a, &desc, {8, 4, 2}, 0});
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020,
+               cudaMallocArray_v3020_params{&b, &desc, 16, 4, 0});
+  const auto allocs = sink.all<alloc_record>();
+  ASSERT_EQ(allocs.size(), 2u);
+  std::vector<float> host(64);
+
+  cudaMemcpy3DParms to_a{};
+  to_a.srcPtr = cudaPitchedPtr{host.data(), 32, 8, 4};
+  to_a.dstArray = a;
+  to_a.dstPos = cudaPos{4, 1, 1};
+  to_a.extent = cudaExtent{4, 1, 1};
+  to_a.kind = cudaMemcpyHostToDevice;
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DAsync_v3020,
+               cudaMemcpy3DAsync_v3020_params{&to_a, nullptr});
+  EXPECT_EQ(sink.all<memcpy_record>().at(0).dst, (byte_range{allocs[0].alloc, 0, 256}));
+  // The extent's width counts the array's elements: the host side takes
+  // its row whole (the pitch), not 4 bytes of it.
+  EXPECT_EQ(sink.all<memcpy_record>().at(0).src.size, 32u);
+
+  CUDA_MEMCPY2D from_b{};
+  from_b.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+  from_b.srcArray = reinterpret_cast<CUarray>(b);
+  from_b.srcXInBytes = 8;
+  from_b.dstMemoryType = CU_MEMORYTYPE_HOST;
+  from_b.dstHost = host.data();
+  from_b.dstPitch = 16;
+  from_b.WidthInBytes = 16;
+  from_b.Height = 2;
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpy2D_v2, cuMemcpy2D_v2_params{&from_b});
+  EXPECT_EQ(sink.all<memcpy_record>().at(1).src, (byte_range{allocs[1].alloc, 0, 256}));
+
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyArrayToArray_v3020,
+               cudaMemcpyArrayToArray_v3020_params{b, 0, 0, a, 0, 0, 16,
+                                                   cudaMemcpyDeviceToDevice});
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAtoA_v2,
+              cuMemcpyAtoA_v2_params{reinterpret_cast<CUarray>(a), 0,
+                                     reinterpret_cast<CUarray>(b), 4, 16});
+  const auto copies = sink.all<memcpy_record>();
+  ASSERT_EQ(copies.size(), 4u);
+  EXPECT_EQ(copies[2].dst, (byte_range{allocs[1].alloc, 0, 256}));
+  EXPECT_EQ(copies[2].src, (byte_range{allocs[0].alloc, 0, 256}));
+  EXPECT_EQ(copies[3].dst, (byte_range{allocs[0].alloc, 0, 256}));
+  EXPECT_EQ(copies[3].src, (byte_range{allocs[1].alloc, 0, 256}));
+  EXPECT_FALSE(copies[3].async);
+  EXPECT_TRUE(sink.all<unmodelled_call>().empty());
+}
+
+// Note [Mipmapped arrays]: sized level by level, each level a part.
+TEST_F(Dispatcher, MipmappedArraysAreSizedPerLevelAndTheirLevelsAreParts) {
+  const cudaChannelFormatDesc desc{32, 0, 0, 0, cudaChannelFormatKindFloat};
+  cudaMipmappedArray_t mipmap = reinterpret_cast<cudaMipmappedArray_t>(0xb000);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000,
+               cudaMallocMipmappedArray_v5000_params{&mipmap, &desc, {16, 8, 0}, 3, 0});
+  ASSERT_EQ(sink.all<alloc_record>().size(), 1u);
+  const alloc_record whole = sink.all<alloc_record>()[0];
+  EXPECT_EQ(whole.size, 512u + 128u + 32u);
+  cudaArray_t level = reinterpret_cast<cudaArray_t>(0xb100);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGetMipmappedArrayLevel_v5000,
+               cudaGetMipmappedArrayLevel_v5000_params{&level, mipmap, 1});
+  std::vector<float> host(32);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DToArrayAsync_v3020,
+               cudaMemcpy2DToArrayAsync_v3020_params{level, 0, 0, host.data(), 32, 32, 4,
+                                                      cudaMemcpyHostToDevice, nullptr});
+  EXPECT_EQ(sink.all<memcpy_record>().at(0).dst, (byte_range{whole.alloc, 512, 128}));
+
+  // The driver's, 64 x 1 bytes asked for 10 levels: clamped to 7.
+  CUDA_ARRAY3D_DESCRIPTOR bytes{};
+  bytes.Width = 64;
+  bytes.Format = CU_AD_FORMAT_UNSIGNED_INT8;
+  bytes.NumChannels = 1;
+  CUmipmappedArray driver_mipmap = reinterpret_cast<CUmipmappedArray>(0xc000);
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayCreate,
+              cuMipmappedArrayCreate_params{&driver_mipmap, &bytes, 10});
+  EXPECT_EQ(sink.all<alloc_record>().at(1).size, 64u + 32 + 16 + 8 + 4 + 2 + 1);
+
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaFreeMipmappedArray_v5000,
+               cudaFreeMipmappedArray_v5000_params{mipmap});
+  ASSERT_EQ(sink.all<free_record>().size(), 1u);
+  EXPECT_EQ(sink.all<free_record>()[0].alloc, whole.alloc);
+  EXPECT_TRUE(sink.all<unmodelled_call>().empty());
 }
 
 TEST_F(Dispatcher, InertCallsAreNeitherModelledNorListed) {

@@ -465,6 +465,84 @@ TEST_P(ArrayCopyExample, ACopyFromAnArrayWaitsForTheUploadIntoIt) {
 }
 INSTANTIATE_TEST_SUITE_P(Examples, ArrayCopyExample, ::testing::Bool());
 
+// texture_read.cu, surface_write.cu, mipmap_level.cu (Note [Texture and
+// surface objects], Note [Mipmapped arrays]): kernels that take texture or
+// surface objects, against copies into and out of the arrays behind them.
+class TextureExample : public Examples, public ::testing::WithParamInterface<bool> {
+ protected:
+  static constexpr std::uintptr_t reader = 0x7e1, writer = 0x7e2;
+  static constexpr std::uintptr_t array = 0xa770, level0 = 0xa780, mipmap = 0xb000;
+  static constexpr std::uint64_t object = 1;  // small, as drivers may hand out
+  void SetUp() override {
+    Examples::SetUp();
+    // sum_texture(unsigned long long, int, int, float*, long long)
+    driver.kernels[reader] = kernel_description{
+        "_Z11sum_textureyiiPfx", {{0, 8}, {8, 4}, {12, 4}, {16, 8}, {24, 8}}, true};
+    // fill_surface(unsigned long long, int, int, float, long long)
+    driver.kernels[writer] = kernel_description{
+        "_Z12fill_surfaceyiifx", {{0, 8}, {8, 4}, {12, 4}, {16, 4}, {24, 8}}, true};
+    // Non-blocking streams; the result zeroed on the summing stream.
+    model.stream_created(at, s1, 1, 0);
+    model.stream_created(at, s2, 1, 0);
+    model.allocated(at, pinned, bytes, memory_kind::pinned_host);
+    model.allocated(at, a, bytes, memory_kind::device);
+    model.allocated(at, sum, 4, memory_kind::device);
+    model.memset(at, {s2}, {sum, 4, memory_side::device}, true);
+  }
+  void upload(memory_region into) {
+    fill({s1}, a);  // the spinning kernel that delays the upload
+    model.copied(at, {s1}, into, {pinned, 16384, memory_side::host}, true);
+  }
+};
+
+TEST_P(TextureExample, TextureReadWaitsForTheUploadIntoItsArray) {
+  const bool fixed = GetParam();
+  model.array_created(at, array, 16384, "cudaMallocArray");
+  model.texture_object_created(object, model.array_region(array), access_mode::read);
+  upload(model.array_region(array));
+  if (fixed) record_and_wait(s1, s2);
+  model.kernel_launched(at, {s2}, reader, args({object, 64 | (64ull << 32), sum, 1000}));
+  model.device_synchronized(at);
+  model.texture_object_destroyed(object);
+  model.array_destroyed(at, array);
+  EXPECT_EQ(confirmed_kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+  EXPECT_EQ(kinds().size(), fixed ? 0u : 1u);
+}
+
+TEST_P(TextureExample, CopyOutOfAnArrayWaitsForTheSurfaceWrite) {
+  const bool fixed = GetParam();
+  model.array_created(at, array, 16384, "cudaMallocArray");
+  model.texture_object_created(object, model.array_region(array), access_mode::read_write);
+  model.kernel_launched(at, {s1}, writer, args({object, 64 | (64ull << 32), 0x40a00000, 0}));
+  if (fixed) record_and_wait(s1, s2);
+  model.copied(at, {s2}, {pinned, 16384, memory_side::host}, model.array_region(array), true);
+  model.device_synchronized(at);
+  EXPECT_EQ(confirmed_kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+  if (!fixed) {
+    EXPECT_EQ(eng.diagnostics().at(0).hazard_kind, hazard::read_after_write);
+  }
+}
+
+TEST_P(TextureExample, AMipmapReadWaitsForTheUploadIntoALevel) {
+  const bool fixed = GetParam();
+  const std::vector<std::uint64_t> levels{16384, 4096};
+  model.mipmapped_array_created(at, mipmap, levels, "cudaMallocMipmappedArray");
+  model.mipmap_level_taken(level0, mipmap, 0);
+  model.texture_object_created(object, model.mipmapped_array_region(mipmap), access_mode::read);
+  upload(model.array_region(level0));
+  if (fixed) record_and_wait(s1, s2);
+  model.kernel_launched(at, {s2}, reader, args({object, 64 | (64ull << 32), sum, 1000}));
+  model.device_synchronized(at);
+  // Synchronous copies on the legacy stream after the device synchronize.
+  model.array_created(at, array, 16384, "cudaMallocArray");
+  model.copied(at, {0}, model.array_region(array), model.array_region(level0), false);
+  model.copied(at, {0}, {pinned, 16384, memory_side::host}, model.array_region(array), false);
+  model.mipmapped_array_destroyed(at, mipmap);
+  EXPECT_EQ(confirmed_kinds(), fixed ? kinds_t{} : kinds_t{"stream-race"});
+  EXPECT_EQ(kinds().size(), fixed ? 0u : 1u);
+}
+INSTANTIATE_TEST_SUITE_P(Examples, TextureExample, ::testing::Bool());
+
 class GraphExecUpdateExample : public Examples, public ::testing::WithParamInterface<bool> {};
 
 TEST_P(GraphExecUpdateExample, AnUpdatedCopyNodeReadsTheNewSource) {

@@ -56,7 +56,10 @@ TEST(KernelSignature, RestrictAndConstPointerQualifiers) {
   EXPECT_EQ(classify_parameter("float const**"), param_class::pointer);
   EXPECT_EQ(classify_parameter("constant_buffer*"), param_class::pointer);
   EXPECT_EQ(classify_parameter("my_const*"), param_class::pointer);
-  EXPECT_EQ(classify_parameter("unsigned long long"), param_class::scalar);
+  // The type of texture and surface objects (Note [Texture and surface
+  // objects]): never an address, but maybe an object.
+  EXPECT_EQ(classify_parameter("unsigned long long"), param_class::wide_integer);
+  EXPECT_EQ(classify_parameter("unsigned long"), param_class::scalar);
   EXPECT_EQ(classify_parameter("int const"), param_class::scalar);
   EXPECT_EQ(classify_parameter("std::size_t"), param_class::unknown);
 }

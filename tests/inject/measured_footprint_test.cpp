@@ -140,6 +140,28 @@ TEST_F(MeasuredFootprint, IntervalsAcrossAllocationsAndUntrackedMemorySplit) {
   EXPECT_EQ(accesses[2].range, (byte_range{alloc_id{3}, 0, 0x10}));
 }
 
+// Note [Texture and surface objects]: no measurement sees a texture fetch,
+// so a measured footprint keeps the texture's access, and learning leaves
+// the output's pointer word alone.
+TEST_F(MeasuredFootprint, AMeasuredLaunchKeepsWhatItReadsThroughATextureObject) {
+  constexpr std::uintptr_t reader = 0xdef;
+  driver.kernels[reader] = kernel_description{"_Z4readyPf", {{0, 8}, {8, 8}}, true};
+  model.array_created(here, 0xa770, 1024, "cudaMallocArray");
+  const alloc_id array = sink.all<alloc_record>().at(2).alloc;
+  model.texture_object_created(5, model.array_region(0xa770), access_mode::read);
+  std::uint64_t object = 5, out = base_b;
+  void* params[] = {&object, &out};
+  model.expect_measured_launch(9);
+  model.kernel_launched(here, {stream_a}, reader, kernel_arguments::from_pointers(params));
+  model.measured_launch_done(9, footprint({{base_b, base_b + 64, sp::footprint_kind::write}}));
+  const auto accesses = last_launch();
+  ASSERT_EQ(accesses.size(), 2u);
+  EXPECT_EQ(accesses[0].origin, access_origin::measured);
+  EXPECT_EQ(accesses[1].range, (byte_range{array, 0, 1024}));
+  EXPECT_EQ(accesses[1].mode, access_mode::read);
+  EXPECT_EQ(accesses[1].origin, access_origin::exact);
+}
+
 TEST_F(MeasuredFootprint, AnUnknownMeasurementChangesNothing) {
   launch(base_a, base_b);
   model.measured_launch_done(99, footprint({}));

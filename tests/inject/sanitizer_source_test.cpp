@@ -98,40 +98,56 @@ class SanitizerSource : public ::testing::Test {
     fake_sanitizer_deliver(domain, cbid, &d);
   }
 
-  // A launch of fill(buffer + offset, n) on `stream`; the "kernel" writes
-  // [offset, offset + bytes) through the table it was given, if any.
-  // Returns whether the launch was given a table.
-  bool launch(CUstream stream, std::uint64_t offset, std::uint64_t bytes) {
-    std::uint64_t out = buffer + offset;
-    int n = static_cast<int>(bytes / 4);
-    void* args[] = {&out, &n};
+  // The entry and the exit of one cuLaunchKernel of fill(buffer + offset,
+  // n), apart, so that a test can put other calls between them.
+  struct launch_call {
+    std::uint64_t out = 0;
+    int n = 0;
+    void* args[2] = {};
     launch_params p{};
-    p.f = fill;
-    p.hStream = stream;
-    p.kernelParams = args;
     Sanitizer_CallbackData d{};
-    d.callbackSite = SANITIZER_API_ENTER;
-    d.functionName = "cuLaunchKernel";
-    d.functionParams = &p;
-    d.context = ctx;
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuLaunchKernel, &d);
     Sanitizer_LaunchData l{};
-    l.context = ctx;
-    l.stream = stream;
-    l.hStream = reinterpret_cast<Sanitizer_StreamHandle>(stream);
-    l.module = module_a;
-    l.function = fill;
-    l.functionName = "_Z4fillPfi";
-    l.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(next_launch++);
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_BEGIN, &l);
-    auto* table = static_cast<const sp::table_view*>(fake_sanitizer_userdata(l.hLaunch));
-    if (table != nullptr) sp::record_span(*table, out, bytes, sp::footprint_kind::write);
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_END, &l);
+  };
+  void launch_enter(launch_call& c, CUstream stream, std::uint64_t offset, std::uint64_t bytes) {
+    c.out = buffer + offset;
+    c.n = static_cast<int>(bytes / 4);
+    c.args[0] = &c.out;
+    c.args[1] = &c.n;
+    c.p.f = fill;
+    c.p.hStream = stream;
+    c.p.kernelParams = c.args;
+    c.d.callbackSite = SANITIZER_API_ENTER;
+    c.d.functionName = "cuLaunchKernel";
+    c.d.functionParams = &c.p;
+    c.d.context = ctx;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuLaunchKernel, &c.d);
+  }
+  // The launch callbacks and the call's exit; the "kernel" writes its bytes
+  // through the table it was given, if any. Returns whether it got one.
+  bool launch_exit(launch_call& c, std::uint64_t bytes) {
+    c.l.context = ctx;
+    c.l.stream = c.p.hStream;
+    c.l.hStream = reinterpret_cast<Sanitizer_StreamHandle>(c.p.hStream);
+    c.l.module = module_a;
+    c.l.function = fill;
+    c.l.functionName = "_Z4fillPfi";
+    c.l.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(next_launch++);
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_BEGIN, &c.l);
+    auto* table = static_cast<const sp::table_view*>(fake_sanitizer_userdata(c.l.hLaunch));
+    if (table != nullptr) sp::record_span(*table, c.out, bytes, sp::footprint_kind::write);
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_END, &c.l);
     const CUresult ok = CUDA_SUCCESS;
-    d.callbackSite = SANITIZER_API_EXIT;
-    d.functionReturnValue = &ok;
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuLaunchKernel, &d);
+    c.d.callbackSite = SANITIZER_API_EXIT;
+    c.d.functionReturnValue = &ok;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuLaunchKernel, &c.d);
     return table != nullptr;
+  }
+  // A launch of fill(buffer + offset, n) on `stream`. Returns whether the
+  // launch was given a table.
+  bool launch(CUstream stream, std::uint64_t offset, std::uint64_t bytes) {
+    launch_call c;
+    launch_enter(c, stream, offset, bytes);
+    return launch_exit(c, bytes);
   }
 
   void synchronize() {
@@ -255,6 +271,48 @@ TEST_F(SanitizerSource, AContextSynchronizeShowsEveryStreamIdle) {
   EXPECT_TRUE(fake_sanitizer_is_patched(module_a));  // the destroyed stream's work may run
   synchronize();
   launch(stream_2, 0, 64);
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+}
+
+// Note [Stamped at the launch call's exit]: a synchronize that another
+// thread began while a launch call was still enqueueing its kernel does not
+// wait for that kernel, so it must not make the kernel's stream forgotten.
+TEST_F(SanitizerSource, ASynchronizeDuringALaunchCallDoesNotForgetItsKernel) {
+  start(measurement_policy::on_demand);
+  launch(stream_1, 0, 64);
+  launch(stream_2, 4096, 64);
+  source->drain();
+  fake_cuda_set_stream_busy(stream_1, true);  // keeps the module patched for now
+  std::mutex m;
+  std::condition_variable cv;
+  int step = 0;
+  std::thread launcher([&] {
+    launch_call c;
+    launch_enter(c, stream_2, 4096, 64);  // measured before: unpatch, but stream 1 runs
+    std::unique_lock lock(m);
+    step = 1;
+    cv.notify_all();
+    cv.wait(lock, [&] { return step == 2; });
+    fake_cuda_set_stream_busy(stream_2, true);  // the kernel is enqueued and runs
+    lock.unlock();
+    launch_exit(c, 64);
+  });
+  {
+    std::unique_lock lock(m);
+    cv.wait(lock, [&] { return step == 1; });
+  }
+  synchronize();  // began before the kernel was enqueued
+  {
+    std::lock_guard lock(m);
+    step = 2;
+  }
+  cv.notify_all();
+  launcher.join();
+  fake_cuda_set_stream_busy(stream_1, false);
+  launch(stream_1, 0, 64);  // nothing wanted: unpatch, but stream 2's kernel may run
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  fake_cuda_set_stream_busy(stream_2, false);
+  launch(stream_1, 0, 64);
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
 }
 

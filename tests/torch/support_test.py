@@ -288,6 +288,29 @@ class Support(unittest.TestCase):
         frames = [c for c in lib.calls if c[0] == "frame"]
         self.assertIn(("frame", frames[1][1], "<module>", "<string>", 1), frames, frames)
 
+    def test_frames_of_torch_are_skipped_and_the_callers_are_kept(self):
+        t = self.torch
+        lib = FakeLib()
+        mode = self.mode(lib)
+        a = t.Tensor(0x1000, (2, 2))
+        # A function whose file lies inside torch's folder (an nn.Module call
+        # wrapper), called from this test: only the test's frame is the user's.
+        module_py = os.path.join(os.path.dirname(t.__file__), "nn", "modules", "module.py")
+        scope = {"mode": mode, "t": t, "a": a}
+        exec(compile("def forward():\n"
+                     "    mode.__torch_dispatch__(t.ops.aten.mul.Tensor, (), (a, a), {})\n",
+                     module_py, "exec"), scope)
+        for _ in range(2):  # the second walk skips the folded code at once
+            scope["forward"]()
+        begins = [c for c in lib.calls if c[0] == "begin"]
+        self.assertEqual(len(begins), 2)
+        named = {c[1]: c for c in lib.calls if c[0] == "frame"}
+        for begin in begins:
+            files = [named[fid][3] for fid in begin[2][1:]]
+            self.assertNotIn("module.py", files)
+            self.assertEqual(files[0], "support_test.py", files)
+        self.assertEqual(begins[0][2][1:], begins[1][2][1:])
+
     def test_fresh_outputs_are_named_at_the_end(self):
         t = self.torch
         lib = FakeLib()
