@@ -30,7 +30,13 @@ void allocation_table::mark_freed(allocation& a, bool keep_history) {
   a.ref.free_site = a.free_op.stack;
   --live_;
   if (!keep_history && a.root == &a) a.history.clear();
-  if (a.graph) return;  // Note [Graph allocations]: revived by the next launch
+  if (a.graph) {
+    // Note [Graph allocations]: revived by the next launch. Until then its
+    // creation names no epoch, which would keep a retired stream's clock
+    // slot from being reused (Note [Retiring context slots]).
+    a.created.when = epoch{};
+    return;
+  }
   dead_.push_back(a.ref.id);
   while (dead_.size() > remembered_dead_) {
     const alloc_id oldest = dead_.front();

@@ -197,3 +197,24 @@ TEST(EngineGraphMemory, GraphAllocationsAreNotForgottenWhileDead) {
 
 }  // namespace
 }  // namespace streamsan
+
+namespace streamsan {
+namespace {
+
+// A freed graph allocation names no epoch until the next launch allocates
+// it again, so the slots of streams that launched it and ended are reused.
+TEST(EngineGraphMemory, FreedGraphMemoryDoesNotKeepEndedStreamsSlots) {
+  testing::engine_driver d;
+  for (int i = 0; i < 1000; ++i) {  // each graph launched once, on a stream that ends
+    const auto g = fill_graph(d, d.graph_alloc(64), /*frees=*/true);
+    const auto s = d.stream(stream_flavor::non_blocking);
+    d.launch_graph(g, s);
+    d.sync(s);
+    d.destroy(s);
+  }
+  EXPECT_TRUE(d.diagnostics().empty());
+  EXPECT_LE(d.eng().statistics().context_slots, 128u);
+}
+
+}  // namespace
+}  // namespace streamsan
