@@ -26,6 +26,9 @@ for mode in default precise; do
       # Two devices needed: bench/multigpu/run-gpu.sh runs them.
       peer_copy_*|peer_access_*|device_sync_other_*|mempool_peer_*) continue ;;
       free_async_in_use_racy) expected=free-while-in-use ;;
+      # Note [Graph allocations]
+      graph_memory_reader_racy) expected=use-before-alloc ;;
+      graph_memory_capture_racy) expected=free-while-in-use ;;
       # The instrumented kernel runs longer, so the early cudaFree can unmap
       # memory it still writes: the bug then shows itself (an illegal
       # address) and the lost footprint leaves a possible race.

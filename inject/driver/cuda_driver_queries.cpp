@@ -32,6 +32,8 @@ struct cuda_driver_queries::entry_points {
   PFN_cuGraphChildGraphNodeGetGraph_v10000 child_graph_get_graph = nullptr;
   PFN_cuGraphEventRecordNodeGetEvent_v11010 event_record_node_get_event = nullptr;
   PFN_cuGraphEventWaitNodeGetEvent_v11010 event_wait_node_get_event = nullptr;
+  PFN_cuGraphMemAllocNodeGetParams_v11040 mem_alloc_node_get_params = nullptr;  // optional
+  PFN_cuGraphMemFreeNodeGetParams_v11040 mem_free_node_get_params = nullptr;    // optional
   PFN_cuPointerGetAttribute_v4000 pointer_get_attribute = nullptr;
   PFN_cuStreamGetCaptureInfo_v12030 stream_get_capture_info = nullptr;  // optional
 };
@@ -97,6 +99,10 @@ void cuda_driver_queries::resolve() {
     resolve_entry(get, "cuGraphChildGraphNodeGetGraph", 10000, f->child_graph_get_graph);
     resolve_entry(get, "cuGraphEventRecordNodeGetEvent", 11010, f->event_record_node_get_event);
     resolve_entry(get, "cuGraphEventWaitNodeGetEvent", 11010, f->event_wait_node_get_event);
+    resolve_entry(get, "cuGraphMemAllocNodeGetParams", 11040, f->mem_alloc_node_get_params,
+                  /*required=*/false);
+    resolve_entry(get, "cuGraphMemFreeNodeGetParams", 11040, f->mem_free_node_get_params,
+                  /*required=*/false);
     resolve_entry(get, "cuPointerGetAttribute", 4000, f->pointer_get_attribute);
     resolve_entry(get, "cuStreamGetCaptureInfo", 12030, f->stream_get_capture_info,
                   /*required=*/false);
@@ -198,6 +204,36 @@ void read_event_node(CUresult (*get)(CUgraphNode, CUevent*), CUgraphNode node,
   n.event = reinterpret_cast<std::uintptr_t>(e);
 }
 
+// Note [Graph allocations] (sanitizer/engine/graph_rules.cpp): an alloc
+// node's address and size, a free node's address. Device memory only: a
+// graph allocation placed elsewhere is listed.
+void read_mem_alloc_node(PFN_cuGraphMemAllocNodeGetParams_v11040 get, CUgraphNode node,
+                         raw_graph_node& n) {
+  CUDA_MEM_ALLOC_NODE_PARAMS p{};
+  if (get == nullptr || get(node, &p) != CUDA_SUCCESS) {
+    n.what = "memory allocation node (parameters unreadable)";
+    return;
+  }
+  if (p.poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
+    n.what = "memory allocation node (not in device memory)";
+    return;
+  }
+  n.kind = raw_node_kind::mem_alloc;
+  n.dst = memory_region{static_cast<std::uint64_t>(p.dptr), p.bytesize, memory_side::device};
+  n.device = p.poolProps.location.id;
+}
+
+void read_mem_free_node(PFN_cuGraphMemFreeNodeGetParams_v11040 get, CUgraphNode node,
+                        raw_graph_node& n) {
+  CUdeviceptr dptr = 0;
+  if (get == nullptr || get(node, &dptr) != CUDA_SUCCESS) {
+    n.what = "memory free node (parameters unreadable)";
+    return;
+  }
+  n.kind = raw_node_kind::mem_free;
+  n.dst = memory_region{static_cast<std::uint64_t>(dptr), 0, memory_side::device};
+}
+
 }  // namespace
 
 bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int depth) {
@@ -295,8 +331,12 @@ bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int
         break;
       case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL: n.what = "external semaphore signal"; break;
       case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: n.what = "external semaphore wait"; break;
-      case CU_GRAPH_NODE_TYPE_MEM_ALLOC: n.what = "memory allocation node"; break;
-      case CU_GRAPH_NODE_TYPE_MEM_FREE: n.what = "memory free node"; break;
+      case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+        read_mem_alloc_node(fn().mem_alloc_node_get_params, nodes[i], n);
+        break;
+      case CU_GRAPH_NODE_TYPE_MEM_FREE:
+        read_mem_free_node(fn().mem_free_node_get_params, nodes[i], n);
+        break;
       case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: n.what = "batch memory operation"; break;
       // No call reads a conditional node's bodies back: the model splices in
       // those its add call returned (Note [Conditional nodes]).

@@ -46,6 +46,12 @@ std::optional<allocation> allocation_map::erase(std::uint64_t base) {
   return a;
 }
 
+std::optional<allocation> allocation_map::erase(std::uint64_t base, alloc_id id) {
+  const auto it = live_.find(base);
+  if (it == live_.end() || it->second.id != id) return std::nullopt;
+  return erase(base);
+}
+
 const allocation* allocation_map::find_live(std::uint64_t address) const {
   const auto it = containing(live_, address);
   return it == live_.end() ? nullptr : &it->second;

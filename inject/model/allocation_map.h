@@ -59,6 +59,9 @@ class allocation_map {
   // Removes the live allocation that starts at `base` and keeps it in the
   // freed history; nullopt when no live allocation starts there.
   std::optional<allocation> erase(std::uint64_t base);
+  // The same, only when that allocation is `id` (memory a graph's launch
+  // frees may already have been handed to a later allocation node).
+  std::optional<allocation> erase(std::uint64_t base, alloc_id id);
 
   // The live allocation containing `address`, else the most recently freed
   // one that contained it, else nullopt.

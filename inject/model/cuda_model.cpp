@@ -250,6 +250,8 @@ void cuda_model::allocated(const call_site& at, std::uint64_t address, std::uint
                            memory_kind kind, std::optional<stream_arg> stream) {
   const std::int32_t device = driver_.current_device();
   const auto on = stream ? std::optional(prepare(*stream)) : std::nullopt;
+  // Note [Graph allocations]: captured, it is an alloc node of the graph.
+  if (on && captures(*on)) return;
   model_lock lock(mutex_);
   const stream_id s = on ? resolve_stream(lock, at, *on) : stream_id{};
   const alloc_id id = rec_.new_alloc_id();
@@ -267,6 +269,8 @@ void cuda_model::allocated(const call_site& at, std::uint64_t address, std::uint
 void cuda_model::freed(const call_site& at, std::uint64_t address, free_mode mode,
                        std::optional<stream_arg> stream) {
   const auto on = stream ? std::optional(prepare(*stream)) : std::nullopt;
+  // Note [Graph allocations]: captured, it is a free node of the graph.
+  if (on && mode == free_mode::stream_ordered && captures(*on)) return;
   model_lock lock(mutex_);
   const auto a = allocations_.erase(address);
   if (!a) return;  // cudaFree(0), or memory we never saw allocated
@@ -461,6 +465,7 @@ void cuda_model::graph_destroyed(std::uintptr_t graph) {
     const std::uintptr_t g = gone.back();
     gone.pop_back();
     std::erase_if(node_sites_, [&](const auto& entry) { return entry.second.graph == g; });
+    std::erase_if(alloc_nodes_, [&](const auto& entry) { return entry.first.first == g; });
     std::erase_if(conditionals_, [&](const auto& entry) {
       if (entry.second.graph != g) return false;
       gone.insert(gone.end(), entry.second.bodies.begin(), entry.second.bodies.end());
@@ -521,15 +526,23 @@ void cuda_model::graph_instantiated(const call_site& at, std::uintptr_t exec,
   // Names are asked before the lock is taken, like every driver answer.
   const auto host_names = host_names_of(*described);
   model_lock lock(mutex_);
+  // Note [Graph allocations]: bound before the nodes are described.
+  graph_memory memory;
+  const auto node_memory = bind_graph_memory_locked(at, *described, graph, memory);
   exec_graph g = describe_exec_locked(lock, at, *described, graph, host_names);
+  finish_graph_memory_locked(at, *described, node_memory, memory, g);
   graph_execs_.create(exec, id);
+  if (!memory.empty()) graph_memory_[raw(id)] = std::move(memory);
   // Note [Editing an instantiated graph]
   emit_exec_locked(at, id, exec_graphs_[raw(id)] = std::move(g));
 }
 
 void cuda_model::graph_exec_destroyed(std::uintptr_t exec) {
   std::lock_guard lock(mutex_);
-  if (const auto id = graph_execs_.destroy(exec)) exec_graphs_.erase(raw(*id));
+  if (const auto id = graph_execs_.destroy(exec)) {
+    exec_graphs_.erase(raw(*id));
+    graph_memory_.erase(raw(*id));
+  }
 }
 
 void cuda_model::graph_launched(const call_site& at, std::uintptr_t exec, stream_arg s) {
@@ -545,6 +558,10 @@ void cuda_model::graph_launched(const call_site& at, std::uintptr_t exec, stream
   emit_event_nodes_locked(at, e->id, stream, graph_node_kind::event_wait);
   emit(at, graph_launch{e->id, stream});
   emit_event_nodes_locked(at, e->id, stream, graph_node_kind::event_record);
+  // Note [Graph allocations]
+  if (const auto m = graph_memory_.find(raw(e->id)); m != graph_memory_.end()) [[unlikely]] {
+    launch_graph_memory_locked(at, stream, m->second);
+  }
 }
 
 // ---- NVTX ----

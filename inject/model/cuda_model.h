@@ -480,6 +480,52 @@ class cuda_model {
     std::vector<std::uint32_t> event_nodes;
   };
   std::unordered_map<std::uint32_t, exec_graph> exec_graphs_;
+  // Note [Graph allocations] (cuda_model_graph_memory.cpp): what each live
+  // exec's memory nodes allocate and free, by raw(graph_id), to map the
+  // addresses at each launch.
+  struct graph_allocation {
+    alloc_id id{};
+    std::uint64_t base = 0;
+    std::uint64_t size = 0;
+    std::int32_t device = 0;
+    bool freed_inside = false;  // the graph's own free node frees it
+  };
+  struct graph_memory {
+    std::vector<graph_allocation> made;  // those freed inside first
+    std::vector<std::pair<std::uint64_t, alloc_id>> freed;  // made elsewhere, by base
+    // Free nodes whose address named nothing at instantiation: looked up at
+    // each launch (a graph instantiated before the one that allocates).
+    std::vector<std::uint64_t> freed_by_address;
+    bool empty() const noexcept {
+      return made.empty() && freed.empty() && freed_by_address.empty();
+    }
+  };
+  std::unordered_map<std::uint32_t, graph_memory> graph_memory_;
+  // The allocation of each alloc node, by (CUgraph, CUgraphNode), while the
+  // graph lives: instantiating the graph again names the same memory.
+  std::map<std::pair<std::uintptr_t, std::uintptr_t>, graph_allocation> alloc_nodes_;
+  // Before the graph's nodes are described: an allocation per alloc node
+  // (logged, and live in the map while the nodes are described), and what
+  // each free node frees. Returns each node's allocation (none for others).
+  std::vector<alloc_id> bind_graph_memory_locked(const call_site& at, const raw_graph& g,
+                                                 std::uintptr_t graph, graph_memory& memory);
+  alloc_id alloc_node_allocation_locked(const call_site& at, const raw_graph_node& n,
+                                        std::uintptr_t graph);
+  // After: the nodes name their allocations, accesses to an address two of
+  // the graph's allocations share name the one the node runs within, and
+  // the allocations are unborn in the map until a launch.
+  void finish_graph_memory_locked(const call_site& at, const raw_graph& g,
+                                  std::span<const alloc_id> node_memory,
+                                  const graph_memory& memory, exec_graph& out);
+  static void rename_shared_addresses(const raw_graph& g, std::span<const alloc_id> node_memory,
+                                      const graph_memory& memory, exec_graph& out);
+  // A launch on `stream` allocated and freed them: the addresses name them
+  // accordingly, and what the free nodes free by address is freed.
+  void launch_graph_memory_locked(const call_site& at, stream_id stream,
+                                  const graph_memory& memory);
+  // Whether the stream captures (asked of the driver, without the lock):
+  // cudaMallocAsync / cudaFreeAsync then add a graph memory node.
+  bool captures(const stream_ref& s);
   // The graph `graph` as nodes and edges of the log, conditional bodies
   // spliced in (no lock held: asks the driver).
   std::optional<raw_graph> read_graph(std::uintptr_t graph);

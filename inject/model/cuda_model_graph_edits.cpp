@@ -114,6 +114,8 @@ graph_node_kind node_kind_of(raw_node_kind k) {
     case raw_node_kind::empty: return graph_node_kind::empty;
     case raw_node_kind::event_record: return graph_node_kind::event_record;
     case raw_node_kind::event_wait: return graph_node_kind::event_wait;
+    case raw_node_kind::mem_alloc: return graph_node_kind::mem_alloc;
+    case raw_node_kind::mem_free: return graph_node_kind::mem_free;
     case raw_node_kind::conditional:
     case raw_node_kind::other: return graph_node_kind::other;
   }
@@ -250,6 +252,13 @@ void cuda_model::describe_node_locked(model_lock& lock, const raw_graph_node& n,
     case raw_node_kind::host:
       out.name = host_name;
       break;
+    // Note [Graph allocations]: the allocation is bound by the caller.
+    case raw_node_kind::mem_alloc:
+      out.name = rec_.intern("graph allocation");
+      break;
+    case raw_node_kind::mem_free:
+      out.name = rec_.intern("graph free");
+      break;
     case raw_node_kind::empty:
     case raw_node_kind::event_record:
     case raw_node_kind::event_wait:
@@ -355,6 +364,8 @@ void cuda_model::graph_exec_updated(const call_site& at, std::uintptr_t exec, st
     if (old.nodes.size() == fresh.nodes.size()) {
       n.handle = old.nodes[i].handle;
       n.enabled = old.nodes[i].enabled;
+      // Note [Graph allocations]: an update keeps the exec's memory nodes.
+      if (n.node.kind == old.nodes[i].node.kind) n.node.memory = old.nodes[i].node.memory;
     }
   }
   old = std::move(fresh);

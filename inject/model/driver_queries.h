@@ -47,6 +47,10 @@ enum class raw_node_kind : std::uint8_t {
   // A conditional node (Note [Conditional nodes]): `handle` names it; the
   // model splices in the bodies it saw made, or lists it.
   conditional,
+  // Graph memory nodes (Note [Graph allocations]): `dst` is the allocation
+  // (address and size) an alloc node makes, or the address a free node frees.
+  mem_alloc,
+  mem_free,
   other,
 };
 
@@ -61,7 +65,8 @@ struct raw_graph_node {
   std::uintptr_t owner = 0;   // the CUgraph that holds it (a child graph's, a body's); 0: the graph read
   std::uintptr_t kernel = 0;  // kernel: CUfunction or CUkernel
   kernel_arguments args;      // kernel: valid while the graph is unchanged
-  memory_region dst;          // memcpy, memset
+  memory_region dst;          // memcpy, memset, mem_alloc, mem_free
+  std::int32_t device = 0;    // mem_alloc: the device that holds it
   memory_region src;          // memcpy
   std::uintptr_t host_fn = 0;
   std::uintptr_t event = 0;  // event_record, event_wait: the CUevent (Note [Event nodes])

@@ -30,12 +30,39 @@ void allocation_table::mark_freed(allocation& a, bool keep_history) {
   a.ref.free_site = a.free_op.stack;
   --live_;
   if (!keep_history && a.root == &a) a.history.clear();
+  if (a.graph) {
+    // Note [Graph allocations]: revived by the next launch. Until then its
+    // creation names no epoch, which would keep a retired stream's clock
+    // slot from being reused (Note [Retiring context slots]).
+    a.created.when = epoch{};
+    return;
+  }
   dead_.push_back(a.ref.id);
   while (dead_.size() > remembered_dead_) {
     const alloc_id oldest = dead_.front();
     dead_.pop_front();
     if (allocation* d = allocations_.find(oldest)) forget(*d);
   }
+}
+
+void allocation_table::mark_unborn(allocation& a) {
+  a.graph = true;
+  a.unborn = true;
+  if (a.ref.freed) return;
+  a.ref.freed = true;
+  --live_;
+}
+
+void allocation_table::revive(allocation& a) {
+  a.unborn = false;
+  if (!a.ref.freed) return;
+  a.ref.freed = false;
+  a.ref.free_site = stack_id{};
+  a.free_op = access_entry{};
+  a.free_context = context_kind::host_thread;
+  a.free_stream = stream_id{};
+  a.history.clear();
+  ++live_;
 }
 
 void allocation_table::forget(allocation& a) {

@@ -40,6 +40,12 @@ struct allocation {
   context_kind free_context = context_kind::host_thread;
   stream_id free_stream{};
 
+  // Note [Graph allocations]: made by a graph's alloc node, each launch
+  // allocates it again; `unborn` until the first launch (it counts as freed
+  // then, and a use is reported as before its allocation).
+  bool graph = false;
+  bool unborn = false;
+
   // Blocks whose root this is that are still in the table: a root is
   // forgotten only after them (they point to it).
   std::uint32_t dependents = 0;
@@ -60,6 +66,13 @@ class allocation_table {
   // remembered_dead_objects). A root's history is dropped unless the free
   // only returned it to a cache.
   void mark_freed(allocation& a, bool keep_history);
+
+  // Note [Graph allocations]: declared by a graph, allocated only when a
+  // launch reaches its alloc node. A graph allocation is never forgotten
+  // (the engine keeps the graphs that allocate it too).
+  void mark_unborn(allocation& a);
+  // A launch allocates it again: live, with an empty history.
+  void revive(allocation& a);
 
   std::size_t live() const noexcept { return live_; }
   std::size_t remembered_dead() const noexcept { return allocations_.size() - live_; }

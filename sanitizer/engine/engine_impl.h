@@ -32,6 +32,8 @@
 
 namespace streamsan {
 
+class graph_reachability;
+
 struct event_state {
   vector_clock snapshot;  // the recording stream's clock (S-EVENT-1)
   context_slot source = 0;
@@ -52,10 +54,12 @@ struct stored_graph_node {
   string_id name{};
   std::vector<access> accesses;
   stack_id stack{};  // where it was added or captured
+  alloc_id memory{};  // mem_alloc, mem_free (Note [Graph allocations])
 };
 
 struct stored_graph {
   std::vector<stored_graph_node> nodes;
+  bool memory_nodes = false;  // any mem_alloc or mem_free node
 };
 
 // A diagnostic found while one record is applied, not yet in the log
@@ -198,6 +202,16 @@ class engine_impl {
   // Reuses the slots of dead contexts that no stored epoch names, when due.
   void sweep_dead_contexts();
 
+  // Note [Graph allocations] (graph_rules.cpp): inside the graph, once, at
+  // instantiation; at each launch, the allocations before the nodes'
+  // accesses and the frees after them.
+  void check_graph_lifetimes(const record_header& h, const graph_instantiate& r,
+                             graph_reachability& order);
+  access_entry graph_node_entry(const record_header& h, const thread_state& t, epoch when,
+                                graph_id graph, std::uint32_t index,
+                                const stored_graph_node& node) const;
+  void run_graph_memory(const record_header& h, thread_state& t, stream_state& s, graph_id graph,
+                        const stored_graph& g, epoch when, graph_node_kind kind);
   void start_capture(stream_state& s, graph_id graph);
   void end_capture(stream_state& s);
   // Pulls `s` into the capture of `graph` if that capture is still going on.

@@ -133,6 +133,8 @@ operation_ref engine_impl::ref_of(const access_entry& e) const noexcept {
   if (const slot_owner* owner = contexts_.owner_of(e.when)) {
     o.context = owner->kind;
     if (owner->kind == context_kind::stream) o.stream = stream_id{owner->id};
+  } else if (e.op == operation_kind::graph_node) {
+    o.context = context_kind::stream;  // a node not launched yet runs on the device
   }
   o.thread = e.thread;
   o.name = e.name;
@@ -286,6 +288,11 @@ void engine_impl::report_pending() {
 
 void engine_impl::report_use_after_free(const allocation& a, const access_entry& current) {
   const allocation& dead = a.ref.freed ? a : *a.root;
+  if (dead.unborn) {
+    // Note [Graph allocations]: no launch has allocated it yet.
+    report_use_before_alloc(a, current);
+    return;
+  }
   diagnostic d;
   d.kind = diagnostic_kind::use_after_free;
   d.current = ref_of(current);

@@ -18,8 +18,49 @@
 // Nodes of one launch never conflict with each other here (same epoch, same
 // context); the pairs that can run concurrently were reported once, at
 // instantiation, as graph_node_race (Note [Graph node ordering]).
+//
+// Note [Graph allocations]
+// A graph memory node (cudaGraphAddMemAllocNode / cudaGraphAddMemFreeNode,
+// or cudaMallocAsync / cudaFreeAsync captured into a graph) allocates or
+// frees a graph allocation. Its virtual address is fixed when the node is
+// made, but its lifetime follows GPU execution: it begins each time a launch
+// reaches the alloc node and ends when execution reaches the graph's free
+// node, a cudaFreeAsync, a free node of another graph, or at a cudaFree
+// ([guide: graph memory nodes]). Work that accesses it must be ordered after
+// the alloc node and before the free (S-MEM-5's rule for stream-ordered
+// memory, inside the graph and outside it). The log declares one with an
+// alloc_record of kind stream_ordered and no stream (the model makes one per
+// alloc node, never per address: inject/model/cuda_model_graph_memory.cpp),
+// and mem_alloc / mem_free nodes name it (graph_node::memory):
+// - Inside the graph, checked once at instantiation like node races (Note
+//   [Graph node ordering]): a node that accesses the allocation and is not
+//   reached from its alloc node is use_before_alloc; one that does not reach
+//   the graph's free node of it is use_after_free when the free node reaches
+//   it, free_while_in_use when the two are unordered.
+// - Until a launch has allocated it, the allocation is unborn: it counts as
+//   freed, and a use is reported as use_before_alloc against the alloc node
+//   (whose creation is then where the memory was allocated).
+// - A launch is one operation of its stream (Note [A graph launch is one
+//   operation]): its alloc nodes allocate first (the allocation's creation is
+//   the launch: work outside the graph must be ordered after the launch),
+//   then the nodes' accesses apply, then its free nodes free, as a
+//   cudaFreeAsync on the launch stream would: outside work not ordered
+//   before the launch is free_while_in_use, work after it use_after_free. An
+//   allocation the graph does not free stays live after the launch until a
+//   later free (cudaFree of it does not synchronize, as for cudaMallocAsync
+//   memory: Note [Calls that do not synchronize]).
+// - Each launch allocates anew under the same id (same node, same address,
+//   new contents): live again, history empty. A launch that finds it still
+//   live (the driver refuses that launch unless the graph was instantiated
+//   with cudaGraphInstantiateFlagAutoFreeOnLaunch) frees it first, on the
+//   launch stream. Graph allocations are never forgotten, like the graphs
+//   that allocate them.
+// Missed: outside work is ordered against the whole launch, not against the
+// alloc or free node inside it, so work ordered after a launch counts as
+// after its alloc nodes, and work before it as before its free nodes.
 #include <algorithm>
 #include <deque>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "sanitizer/engine/engine_impl.h"
@@ -147,13 +188,16 @@ void engine_impl::on(const record_header& h, const graph_instantiate& r) {
   stored_graph& g = graphs_.get_or_insert(r.graph);
   g.nodes.clear();
   g.nodes.reserve(r.nodes.size());
+  g.memory_nodes = false;
   for (const graph_node& n : r.nodes) {
-    g.nodes.push_back(
-        stored_graph_node{n.kind, n.name, {n.accesses.begin(), n.accesses.end()}, n.stack});
+    g.nodes.push_back(stored_graph_node{n.kind, n.name, {n.accesses.begin(), n.accesses.end()},
+                                        n.stack, n.memory});
+    g.memory_nodes |= n.kind == graph_node_kind::mem_alloc || n.kind == graph_node_kind::mem_free;
   }
 
   graph_reachability order(r.nodes.size(), r.edges);
   stats_.ignored_records += order.bad_edges() > 0 ? 1 : 0;
+  if (g.memory_nodes) check_graph_lifetimes(h, r, order);
   const auto resolve = [&](const access& a) -> std::optional<root_range> {
     if (is_none(a.range.alloc)) return std::nullopt;
     const allocation* al = allocations_.find(a.range.alloc);
@@ -226,12 +270,143 @@ void engine_impl::on(const record_header& h, const graph_launch& r) {
     ++stats_.unknown_graph_launches;
     return;
   }
+  if (g->memory_nodes) [[unlikely]] {
+    run_graph_memory(h, t, s, r.graph, *g, when, graph_node_kind::mem_alloc);
+  }
   for (std::uint32_t i = 0; i < g->nodes.size(); ++i) {
     const stored_graph_node& node = g->nodes[i];
     access_entry entry = entry_for(h, t, when, operation_kind::graph_node, node.name);
     entry.graph = r.graph;
     entry.graph_node = i;
     apply_accesses(node.accesses, entry, *s.context);
+  }
+  if (g->memory_nodes) [[unlikely]] {
+    run_graph_memory(h, t, s, r.graph, *g, when, graph_node_kind::mem_free);
+  }
+}
+
+// ---- Note [Graph allocations] ----
+
+namespace {
+
+// The graph's alloc (or free) node of each allocation it makes (or frees).
+std::unordered_map<std::uint32_t, std::uint32_t> memory_nodes_of(const graph_instantiate& r,
+                                                                 graph_node_kind kind) {
+  std::unordered_map<std::uint32_t, std::uint32_t> out;
+  for (std::uint32_t i = 0; i < r.nodes.size(); ++i) {
+    if (r.nodes[i].kind == kind && !is_none(r.nodes[i].memory)) {
+      out.try_emplace(raw(r.nodes[i].memory), i);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void engine_impl::check_graph_lifetimes(const record_header& h, const graph_instantiate& r,
+                                        graph_reachability& order) {
+  const thread_state& t = thread_of(h);
+  const auto allocs = memory_nodes_of(r, graph_node_kind::mem_alloc);
+  const auto frees = memory_nodes_of(r, graph_node_kind::mem_free);
+  // The unborn allocation's creation is its alloc node (for reports).
+  for (const auto& [memory, node] : allocs) {
+    allocation* a = allocations_.find(alloc_id{memory});
+    if (a == nullptr || !a->unborn) continue;
+    a->created = entry_for(h, t, epoch{}, operation_kind::graph_node, r.nodes[node].name);
+    a->created.graph = r.graph;
+    a->created.graph_node = node;
+    if (!is_none(r.nodes[node].stack)) {
+      // Where the node was added (or its cudaMallocAsync captured).
+      a->created.stack = r.nodes[node].stack;
+      a->ref.site = r.nodes[node].stack;
+    }
+  }
+  // A node's side of a report: its access, or (a memory node) no range.
+  const auto side = [&](std::uint32_t node, const access* a) {
+    access_entry e = entry_for(h, t, epoch{}, operation_kind::graph_node, r.nodes[node].name);
+    e.graph = r.graph;
+    e.graph_node = node;
+    if (!is_none(r.nodes[node].stack)) e.stack = r.nodes[node].stack;
+    e.mode = access_mode::write;
+    if (a == nullptr) return e;
+    e.alloc = a->range.alloc;
+    e.offset = a->range.offset;
+    e.size = a->range.size;
+    e.mode = a->mode;
+    e.origin = a->origin;
+    return e;
+  };
+  for (std::uint32_t n = 0; n < r.nodes.size(); ++n) {
+    for (const access& a : r.nodes[n].accesses) {
+      const allocation* al = allocations_.find(a.range.alloc);
+      if (al == nullptr) continue;
+      diagnostic d;
+      if (const auto made = allocs.find(raw(a.range.alloc));
+          made != allocs.end() && !order.reaches(made->second, n)) {
+        d.kind = diagnostic_kind::use_before_alloc;
+        d.current = ref_of(side(n, &a));
+        d.previous = ref_of(side(made->second, nullptr));
+      } else if (const auto freed = frees.find(raw(a.range.alloc));
+                 freed != frees.end() && !order.reaches(n, freed->second)) {
+        const bool after = order.reaches(freed->second, n);
+        d.kind = after ? diagnostic_kind::use_after_free : diagnostic_kind::free_while_in_use;
+        d.current = ref_of(after ? side(n, &a) : side(freed->second, nullptr));
+        d.previous = ref_of(after ? side(freed->second, nullptr) : side(n, &a));
+        if (!after) d.hazard_kind = hazard_between(access_mode::write, a.mode);
+      } else {
+        continue;
+      }
+      d.allocation = al->ref;
+      d.overlap_offset = a.range.offset;
+      d.overlap_size = a.range.size;
+      emit(d);
+    }
+  }
+}
+
+access_entry engine_impl::graph_node_entry(const record_header& h, const thread_state& t,
+                                           epoch when, graph_id graph, std::uint32_t index,
+                                           const stored_graph_node& node) const {
+  // No byte range: reports name the node, not an access of it.
+  access_entry e = entry_for(h, t, when, operation_kind::graph_node, node.name);
+  e.graph = graph;
+  e.graph_node = index;
+  e.mode = access_mode::write;
+  return e;
+}
+
+// The launch's alloc nodes (kind mem_alloc) or free nodes (mem_free).
+void engine_impl::run_graph_memory(const record_header& h, thread_state& t, stream_state& s,
+                                   graph_id graph, const stored_graph& g, epoch when,
+                                   graph_node_kind kind) {
+  for (std::uint32_t i = 0; i < g.nodes.size(); ++i) {
+    const stored_graph_node& node = g.nodes[i];
+    // A free node without an allocation frees by address: the model logs
+    // that free itself, at each launch.
+    if (node.kind != kind || is_none(node.memory)) continue;
+    allocation* a = allocations_.find(node.memory);
+    if (a == nullptr) {
+      ++(kind == graph_node_kind::mem_alloc ? stats_.accesses_unknown_alloc : stats_.unknown_frees);
+      continue;
+    }
+    const access_entry op = graph_node_entry(h, t, when, graph, i, node);
+    if (kind == graph_node_kind::mem_alloc) {
+      if (!a->ref.freed) {
+        // Still live from an earlier launch: freed on launch.
+        check_free(*a, op, *s.context);
+        allocations_.mark_freed(*a, false);
+      }
+      allocations_.revive(*a);
+      a->created = op;
+    } else if (a->ref.freed || a->root->ref.freed) {
+      report_use_after_free(*a, op);  // freed twice, or never allocated
+    } else {
+      check_free(*a, op, *s.context);
+      a->free_op = op;
+      a->free_context = context_kind::stream;
+      a->free_stream = s.id;
+      allocations_.mark_freed(*a, false);
+    }
   }
 }
 

@@ -159,6 +159,11 @@ void engine_impl::on(const record_header& h, const alloc_record& r) {
     return;
   }
   if (r.kind != memory_kind::stream_ordered) return;
+  if (is_none(r.stream)) {
+    // Note [Graph allocations]: a graph's alloc node allocates it, at each launch.
+    allocations_.mark_unborn(*a);
+    return;
+  }
   // Note [Stream-ordered allocations]
   stream_state& s = stream_for(h, t, r.stream, operation_kind::alloc);
   if (s.destroyed) return;  // Note [Work on a destroyed stream]

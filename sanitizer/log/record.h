@@ -28,7 +28,8 @@
 namespace streamsan {
 
 // Bumped whenever the meaning or encoding of a record changes.
-inline constexpr std::uint32_t access_log_version = 3;  // 3: kernel_launch.cooperative
+// 3: kernel_launch.cooperative; 4: graph memory nodes (graph_node.memory).
+inline constexpr std::uint32_t access_log_version = 4;
 
 enum class memory_kind : std::uint8_t {
   device,          // cudaMalloc, cuMemAlloc, pitch allocations
@@ -167,6 +168,10 @@ enum class graph_node_kind : std::uint8_t {
   event_record,
   event_wait,
   other,
+  // Graph memory nodes (Note [Graph allocations], sanitizer/engine/graph_rules.cpp):
+  // graph_node::memory names the allocation the node makes or frees.
+  mem_alloc,
+  mem_free,
 };
 
 // ---- definitions (see Note [Strings and stacks are interned]) ----
@@ -349,6 +354,8 @@ struct graph_node {
   // Where the node was added (cudaGraphAdd*Node) or captured (the call on
   // the capturing stream); none when unknown.
   stack_id stack{};
+  // mem_alloc, mem_free: the allocation made or freed; none otherwise.
+  alloc_id memory{};
 };
 
 struct graph_edge {

@@ -60,6 +60,7 @@ template <class A> void visit_fields(A& a, graph_node& r) {
   a.string_ref("name", r.name);
   a.list("accesses", r.accesses);
   a.stack_ref("stack", r.stack);
+  a.id("memory", r.memory);
 }
 template <class A> void visit_fields(A& a, graph_edge& r) {
   a.u32("from", r.from);

@@ -68,6 +68,8 @@ std::string_view enumerator_name(graph_node_kind value) noexcept {
     case graph_node_kind::event_record: return "event_record";
     case graph_node_kind::event_wait: return "event_wait";
     case graph_node_kind::other: return "other";
+    case graph_node_kind::mem_alloc: return "mem_alloc";
+    case graph_node_kind::mem_free: return "mem_free";
   }
   return {};
 }

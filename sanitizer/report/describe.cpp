@@ -230,6 +230,11 @@ std::optional<std::string> explanation(const diagnostic& d) {
     case diagnostic_kind::free_while_in_use:
       return "The memory is freed while the previous operation may still use it (S-MEM-5).";
     case diagnostic_kind::use_before_alloc:
+      if (d.previous && d.previous->op == operation_kind::graph_node) {
+        // Note [Graph allocations]
+        return "The access is not ordered after the graph's allocation node that makes the "
+               "memory: it exists only from the node on, each time the graph runs (S-MEM-5).";
+      }
       return "The access is not ordered after the stream-ordered allocation (S-MEM-5).";
     case diagnostic_kind::unrecorded_event:
       return to_string(d.event) + " was never recorded, so this orders nothing (S-EVENT-3).";

@@ -178,10 +178,29 @@ std::string use_after_free_hint(const diagnostic& d, const log_tables& tables, f
               : std::string("its last use"));
 }
 
+// Note [Graph allocations]: the memory of a graph's alloc node.
+std::string graph_allocation_hint(const diagnostic& d, const std::string& consumer) {
+  const operation_ref& made = *d.previous;
+  if (d.current.op == operation_kind::graph_node && d.current.graph == made.graph) {
+    return "make " + consumer + " depend on the graph's allocation node " +
+           std::to_string(made.graph_node) + " (a path of dependency edges from it)";
+  }
+  if (is_none(made.stream)) {
+    return "launch the graph that allocates the memory before " + consumer +
+           ", and order " + consumer + " after that launch";
+  }
+  const std::string waiter = to_string(d.current.stream);
+  return "make " + waiter + " wait for the graph launch that allocates the memory: " +
+         code("cudaEventRecord(e, " + to_string(made.stream) + ")") + " after " +
+         code("cudaGraphLaunch") + ", " + code("cudaStreamWaitEvent(" + waiter + ", e)") +
+         " before " + consumer;
+}
+
 std::string use_before_alloc_hint(const diagnostic& d, const log_tables& tables,
                                   fix_vocabulary v) {
   const std::string allocating = to_string(d.previous->stream);
   const std::string consumer = operation_name(d.current, tables);
+  if (d.previous->op == operation_kind::graph_node) return graph_allocation_hint(d, consumer);
   const std::string waiter = to_string(d.current.stream);
   if (cuda(v)) {
     return "make " + waiter + " wait for the allocation: " +

@@ -32,6 +32,8 @@ struct node_spec {
   std::string name;
   std::vector<access> accesses;
   stack_id stack{};  // where the node was added
+  graph_node_kind kind = graph_node_kind::kernel;
+  alloc_id memory{};  // mem_alloc, mem_free
 };
 
 class engine_driver {
@@ -97,6 +99,13 @@ class engine_driver {
     sizes_[id] = size;
     rec_.emit(alloc_record{.alloc = id, .kind = memory_kind::stream_ordered, .size = size,
                            .stream = s});
+    return id;
+  }
+  // Note [Graph allocations]: memory a graph's alloc node allocates.
+  alloc_id graph_alloc(std::uint64_t size) {
+    const auto id = rec_.new_alloc_id();
+    sizes_[id] = size;
+    rec_.emit(alloc_record{.alloc = id, .kind = memory_kind::stream_ordered, .size = size});
     return id;
   }
   alloc_id block(alloc_id segment, std::uint64_t offset, std::uint64_t size, stream_id s = {}) {
@@ -167,11 +176,15 @@ class engine_driver {
                    const std::vector<graph_edge>& edges) {
     std::vector<graph_node> list;
     for (const auto& n : nodes) {
-      list.push_back(graph_node{graph_node_kind::kernel, rec_.intern(n.name), n.accesses, n.stack});
+      list.push_back(graph_node{n.kind, rec_.intern(n.name), n.accesses, n.stack, n.memory});
     }
     rec_.emit(graph_instantiate{g, list, edges});
   }
   void launch_graph(graph_id g, stream_id s) { rec_.emit(graph_launch{g, s}); }
+  static node_spec alloc_node(alloc_id a) {
+    return {"alloc", {}, {}, graph_node_kind::mem_alloc, a};
+  }
+  static node_spec free_node(alloc_id a) { return {"free", {}, {}, graph_node_kind::mem_free, a}; }
 
   // ---- annotations ----
   void push(std::string_view message) { rec_.emit(nvtx_push{rec_.intern(message)}); }

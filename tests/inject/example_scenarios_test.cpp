@@ -593,6 +593,93 @@ TEST_P(GraphConditionalExample, TheBodyOfAConditionalRunsInTheLaunch) {
 }
 INSTANTIATE_TEST_SUITE_P(Examples, GraphConditionalExample, ::testing::Bool());
 
+// Note [Graph allocations]: graph_memory_reader.cu.
+class GraphMemoryReaderExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+// Where the examples' graphs allocate (no other allocation is there).
+constexpr std::uint64_t graph_a = 0x7f0000400000, graph_b = 0x7f0000500000;
+
+TEST_P(GraphMemoryReaderExample, MemoryOfAnAllocNodeIsReadOnlyAfterTheLaunch) {
+  const bool fixed = GetParam();
+  constexpr std::uint64_t a = graph_a;
+  prologue(1);
+  raw_graph g, frees;
+  g.nodes.resize(2);
+  g.nodes[0].kind = raw_node_kind::mem_alloc;
+  g.nodes[0].dst = memory_region{a, bytes, memory_side::device};
+  g.nodes[1].kind = raw_node_kind::kernel;
+  g.nodes[1].kernel = fill_kernel;
+  g.nodes[1].args = args({a, 1 << 16, 0, 0});
+  g.edges = {{0, 1}};
+  frees.nodes.resize(1);
+  frees.nodes[0].kind = raw_node_kind::mem_free;
+  frees.nodes[0].dst = memory_region{a, 0, memory_side::device};
+  driver.graphs[0x9000] = g;
+  driver.graphs[0x9200] = frees;
+  model.graph_instantiated(at, 0x9100, 0x9000);
+  model.graph_instantiated(at, 0x9300, 0x9200);
+  model.graph_launched(at, 0x9100, {s1});
+  if (fixed) record_and_wait(s1, s2);
+  sum_into({s2}, a);
+  model.graph_launched(at, 0x9300, {s2});
+  model.device_synchronized(at);
+  const kinds_t found = kinds();
+  if (fixed) {
+    EXPECT_EQ(found, kinds_t{});
+  } else {
+    ASSERT_FALSE(found.empty());
+    EXPECT_EQ(found[0], "use-before-alloc");
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Examples, GraphMemoryReaderExample, ::testing::Bool());
+
+// Note [Graph allocations]: graph_memory_capture.cu.
+class GraphMemoryCaptureExample : public Examples, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(GraphMemoryCaptureExample, CapturedAllocationsOutliveTheLaunchUntilFreed) {
+  const bool fixed = GetParam();
+  constexpr std::uint64_t scratch = graph_a, total = graph_b, host_total = pinned;
+  prologue(1);
+  model.capture_began(at, {s1});
+  driver.captures[s1] = capture_frontier{0x9000, {0x77}};
+  model.allocated(at, scratch, bytes, memory_kind::stream_ordered, stream_arg{s1});
+  model.allocated(at, total, 4, memory_kind::stream_ordered, stream_arg{s1});
+  fill({s1}, scratch);
+  model.memset(at, {s1}, {total, 4, memory_side::device}, true);
+  model.kernel_launched(at, {s1}, sum_kernel, args({scratch, 1 << 16, total, 0}));
+  model.freed(at, scratch, free_mode::stream_ordered, stream_arg{s1});
+  driver.captures.erase(s1);
+  model.capture_ended(at, {s1}, 0x9000);
+  // What the driver reads back: alloc, alloc, fill, memset, sum, free.
+  raw_graph g;
+  g.nodes.resize(6);
+  g.nodes[0].kind = g.nodes[1].kind = raw_node_kind::mem_alloc;
+  g.nodes[0].dst = memory_region{scratch, bytes, memory_side::device};
+  g.nodes[1].dst = memory_region{total, 4, memory_side::device};
+  g.nodes[2].kind = g.nodes[4].kind = raw_node_kind::kernel;
+  g.nodes[2].kernel = fill_kernel;
+  g.nodes[2].args = args({scratch, 1 << 16, 0, 0});
+  g.nodes[3] = memset_graph_node(total);
+  g.nodes[3].dst.size = 4;
+  g.nodes[4].kernel = sum_kernel;
+  g.nodes[4].args = args({scratch, 1 << 16, total, 0});
+  g.nodes[5].kind = raw_node_kind::mem_free;
+  g.nodes[5].dst = memory_region{scratch, 0, memory_side::device};
+  g.edges = {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}};
+  driver.graphs[0x9000] = g;
+  model.graph_instantiated(at, 0x9100, 0x9000);
+  model.graph_launched(at, 0x9100, {s1});
+  record_and_wait(s1, s2);
+  model.allocated(at, host_total, 4, memory_kind::pinned_host);
+  model.copied(at, {s2}, {host_total, 4, memory_side::host}, {total, 4, memory_side::device},
+               true);
+  if (fixed) record_and_wait(s2, s1, ev2);
+  model.freed(at, total, free_mode::stream_ordered, stream_arg{s1});
+  model.device_synchronized(at);
+  EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"free-while-in-use"});
+}
+INSTANTIATE_TEST_SUITE_P(Examples, GraphMemoryCaptureExample, ::testing::Bool());
+
 class StreamWaitValueExample : public Examples, public ::testing::WithParamInterface<bool> {};
 
 TEST_P(StreamWaitValueExample, TheWaitCoversWhatTheStreamDidBeforeTheWrite) {

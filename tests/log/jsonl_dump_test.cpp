@@ -74,12 +74,15 @@ TEST(JsonlDump, EnumsAddressesAndNestedGraphs) {
   EXPECT_EQ(line_of_kind(lines, "stack_define").at("frames"),
             json::parse(R"(["0x401000","0x402abc","0xffffffffffffffff"])"));
   const auto& graph = line_of_kind(lines, "graph_instantiate");
-  ASSERT_EQ(graph.at("nodes").size(), 3u);
+  ASSERT_EQ(graph.at("nodes").size(), 4u);
   EXPECT_EQ(graph.at("nodes")[0].at("node_kind"), "kernel");
   EXPECT_EQ(graph.at("nodes")[0].at("name"), "node0");
   EXPECT_EQ(graph.at("nodes")[1].at("name"), nullptr);
   EXPECT_EQ(graph.at("nodes")[2].at("accesses").size(), 2u);
-  EXPECT_EQ(graph.at("edges"), json::parse(R"([{"from":0,"to":1},{"from":1,"to":2}])"));
+  EXPECT_EQ(graph.at("nodes")[3].at("node_kind"), "mem_free");
+  EXPECT_EQ(graph.at("nodes")[3].at("memory"), 2);
+  EXPECT_EQ(graph.at("edges"),
+            json::parse(R"([{"from":0,"to":1},{"from":1,"to":2},{"from":2,"to":3}])"));
   auto pop = json::parse(R"({"seq":0,"thread":1,"stack":1,"kind":"nvtx_pop"})");
   pop["seq"] = seq_of_kind(log, "nvtx_pop");
   EXPECT_EQ(line_of_kind(lines, "nvtx_pop"), pop);

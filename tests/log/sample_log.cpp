@@ -26,12 +26,14 @@ constexpr std::array<access, 2> node2_accesses = {
     access{{alloc_id{1}, 64, 64}, access_mode::write},
     access{{alloc_id{2}, 0, 4}, access_mode::read},
 };
-const std::array<graph_node, 3> nodes = {
+const std::array<graph_node, 4> nodes = {
     graph_node{graph_node_kind::kernel, string_id{7}, kernel_accesses, stack_id{1}},
     graph_node{graph_node_kind::memcpy, string_id{}, {}},
     graph_node{graph_node_kind::host_func, string_id{2}, node2_accesses},
+    graph_node{graph_node_kind::mem_free, string_id{}, {}, stack_id{}, alloc_id{2}},
 };
-constexpr std::array<graph_edge, 2> edges = {graph_edge{0, 1}, graph_edge{1, 2}};
+constexpr std::array<graph_edge, 3> edges = {graph_edge{0, 1}, graph_edge{1, 2},
+                                             graph_edge{2, 3}};
 
 }  // namespace
 

@@ -59,7 +59,7 @@ TEST(TraceReader, RejectsAShortHeader) {
 
 TEST(TraceReader, RejectsAnotherVersion) {
   EXPECT_EQ(read_error(header(9) + end_marker(0)),
-            "x.bin: offset 8: unsupported trace format version 9 (this streamsan reads version 3)");
+            "x.bin: offset 8: unsupported trace format version 9 (this streamsan reads version 4)");
 }
 
 TEST(TraceReader, RejectsUnknownFlags) {
@@ -204,11 +204,12 @@ TEST(TraceReader, RejectsAByteRangeThatWraps) {
 }
 
 TEST(TraceReader, RejectsAGraphEdgeToAMissingNode) {
-  // graph 1, one node {kernel, no name, no accesses, no stack}, one edge 0 -> 5.
+  // graph 1, one node {kernel, no name, no accesses, no stack, no memory},
+  // one edge 0 -> 5.
   EXPECT_EQ(read_error(header() +
                        rec<graph_instantiate>(varint(1) + varint(1) + varint(0) + varint(0) +
-                                              varint(0) + varint(0) + varint(1) + varint(0) +
-                                              varint(5)) +
+                                              varint(0) + varint(0) + varint(0) + varint(1) +
+                                              varint(0) + varint(5)) +
                        end_marker(1)),
             "x.bin: offset 18: graph_instantiate record: field 'edges': edge 0 -> 5 names a "
             "missing node (nodes are 0 to 0)");

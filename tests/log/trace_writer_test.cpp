@@ -23,7 +23,7 @@ TEST(TraceWriter, FileStartsWithMagicVersionAndFlags) {
   const auto bytes = testing::read_file_bytes(dir / "t.bin");
   ASSERT_GE(bytes.size(), 16u);
   EXPECT_EQ(bytes.substr(0, 8), std::string("STRMSAN\0", 8));
-  EXPECT_EQ(bytes.substr(8, 4), std::string("\x03\x00\x00\x00", 4));
+  EXPECT_EQ(bytes.substr(8, 4), std::string("\x04\x00\x00\x00", 4));
   EXPECT_EQ(bytes.substr(12, 4), std::string(4, '\0'));
   // An empty trace is the header and the end marker (tag 127, length 1, 0 records).
   EXPECT_EQ(bytes.substr(16), std::string("\x7f\x01\x00", 3));

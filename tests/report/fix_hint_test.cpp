@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "sanitizer/report/cause_text.h"
+#include "sanitizer/report/describe.h"
 #include "tests/report/report_fixture.h"
 
 namespace streamsan {
@@ -30,6 +31,30 @@ TEST(FixHint, EveryKindHasOneLine) {
       EXPECT_EQ(hint.find('\n'), std::string::npos) << hint;
     }
   }
+}
+
+// Note [Graph allocations]: the allocation is a graph's alloc node.
+TEST(FixHint, GraphMemoryIsUsedAfterTheLaunchOrTheAllocNode) {
+  const auto tables = testing::report_tables();
+  diagnostic d;
+  for (const auto& each : testing::every_kind_diagnostics()) {
+    if (each.kind == diagnostic_kind::use_before_alloc) d = each;
+  }
+  ASSERT_EQ(d.kind, diagnostic_kind::use_before_alloc);
+  d.previous->op = operation_kind::graph_node;
+  d.previous->graph = graph_id{4};
+  d.previous->graph_node = 0;
+  EXPECT_THAT(fix_hint(d, tables, fix_vocabulary::cuda),
+              HasSubstr("wait for the graph launch that allocates the memory: "
+                        "`cudaEventRecord(e, stream#1)` after `cudaGraphLaunch`"));
+  EXPECT_THAT(explanation(d).value_or(""), HasSubstr("after the graph's allocation node"));
+  d.previous->stream = stream_id{};  // never launched
+  EXPECT_THAT(fix_hint(d, tables, fix_vocabulary::cuda),
+              HasSubstr("launch the graph that allocates the memory before"));
+  d.current.op = operation_kind::graph_node;
+  d.current.graph = graph_id{4};
+  EXPECT_THAT(fix_hint(d, tables, fix_vocabulary::cuda),
+              HasSubstr("depend on the graph's allocation node 0"));
 }
 
 TEST(FixHint, ACauseIsRepairedRatherThanWorkedAround) {

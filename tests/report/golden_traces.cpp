@@ -349,6 +349,33 @@ void use_before_alloc(program& p) {
          p.launch("__device_stub__Z7k_writePfi", "float*, int", p.from_main(41)));
 }
 
+// graph_memory.cu (Note [Graph allocations])
+//   50    cudaGraphAddMemAllocNode(&alloc, graph, nullptr, 0, &params);  a = params.dptr
+//   51    cudaGraphAddKernelNode(&fill, graph, &alloc, 1, &k_fill_params);
+//   55    cudaGraphInstantiate(&exec, graph, 0);
+//   56    cudaGraphLaunch(exec, s1);
+//   57    k_read<<<4, 256, 0, s2>>>(a, out, n);      // s2 does not wait for the launch
+void graph_memory(program& p) {
+  const auto s1 = p.stream(p.call("cudaStreamCreate", p.from_main(32)));
+  const auto s2 = p.stream(p.call("cudaStreamCreate", p.from_main(33)));
+  const auto instantiate = p.shared_call("cudaGraphInstantiate", p.from_main(55));
+  // The model declares the graph's allocation at instantiation: no stream.
+  const auto a = p.alloc(memory_kind::stream_ordered, n_bytes, "", instantiate);
+  const auto graph = p.rec().new_graph_id();
+  const auto fill_writes = one(a, n_bytes, access_mode::write);
+  const std::array<graph_node, 2> nodes{
+      graph_node{graph_node_kind::mem_alloc, p.name("graph allocation"), {},
+                 p.rec().intern_stack(p.shared_call("cudaGraphAddMemAllocNode", p.from_main(50))),
+                 a},
+      graph_node{graph_node_kind::kernel, p.name("k_fill"), fill_writes,
+                 p.rec().intern_stack(p.shared_call("cudaGraphAddKernelNode", p.from_main(51)))}};
+  const std::array<graph_edge, 1> edges{graph_edge{0, 1}};
+  p.emit(graph_instantiate{graph, nodes, edges}, instantiate);
+  p.emit(graph_launch{graph, s1}, p.shared_call("cudaGraphLaunch", p.from_main(56)));
+  p.emit(kernel_launch{s2, p.name("k_read"), one(a, n_bytes, access_mode::read)},
+         p.launch("__device_stub__Z6k_readPKfPfi", "float const*, float*, int", p.from_main(57)));
+}
+
 // destroyed_objects.cu
 //   40    cudaStreamDestroy(s2);
 //   41    k_read<<<4, 256, 0, s2>>>(a, out, n);
@@ -443,6 +470,7 @@ constexpr std::array cases{
     golden_case{"free_async", free_async},
     golden_case{"use_after_free", use_after_free},
     golden_case{"use_before_alloc", use_before_alloc},
+    golden_case{"graph_memory", graph_memory},
     golden_case{"destroyed_objects", destroyed_objects},
     golden_case{"capture_sync", capture_sync},
     golden_case{"two_devices", two_devices},
