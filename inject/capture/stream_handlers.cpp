@@ -57,6 +57,11 @@ void driver_stream_synchronize(api_context& c) {
   c.model.stream_synchronized(c.here(), c.stream(c.params<cuStreamSynchronize_params>().hStream));
 }
 
+// cuDevicePrimaryCtxReset names its device (Note [Device reset]).
+void driver_primary_context_reset(api_context& c) {
+  c.model.device_reset(c.here(), static_cast<std::int32_t>(c.params<cuDevicePrimaryCtxReset_v2_params>().dev));
+}
+
 void driver_stream_query(api_context& c) {
   c.model.stream_queried(c.here(), c.stream(c.params<cuStreamQuery_params>().hStream),
                          c.completed());
@@ -65,6 +70,7 @@ void driver_stream_query(api_context& c) {
 // ---- both ----
 
 void device_synchronize(api_context& c) { c.model.device_synchronized(c.here()); }
+void device_reset(api_context& c) { c.model.device_reset(c.here()); }
 
 }  // namespace
 
@@ -87,6 +93,10 @@ void add_stream_handlers(api_tables& t) {
   t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
                  CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020},
                 {.on_exit = device_synchronize});
+  // Note [Device reset]
+  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020,
+                 CUPTI_RUNTIME_TRACE_CBID_cudaThreadExit_v3020},
+                {.on_exit = device_reset});
 
   t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuStreamCreate}, {.on_exit = driver_stream_create});
   t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuStreamCreateWithPriority},
@@ -100,6 +110,9 @@ void add_stream_handlers(api_tables& t) {
                {.on_exit = driver_stream_query, .answers_not_ready = true});
   t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2},
                {.on_exit = device_synchronize});
+  t.driver.add({CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset,
+                CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2},
+               {.on_exit = driver_primary_context_reset});
 }
 
 }  // namespace streamsan::injection

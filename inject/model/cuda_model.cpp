@@ -164,6 +164,48 @@ void cuda_model::device_synchronized(const call_site& at) {
   emit(at, device_synchronize{device});
 }
 
+// Note [Device reset]
+// cudaDeviceReset (and the driver's cuDevicePrimaryCtxReset, which it
+// calls) destroys "all resources associated with the current device in the
+// current process", among them the memory of cudaMalloc, cudaMallocHost,
+// cudaMallocManaged and cudaMallocPitch, but not that of cudaMallocAsync
+// (the runtime API's documentation). Many programs call it last, for
+// profilers. So the device's allocations of those kinds (device memory,
+// which also holds CUDA arrays and opened IPC memory, pinned host memory,
+// managed memory) are freed; stream-ordered memory and the mappings of
+// virtual memory (their own blocks) are not. The reset "resets the device
+// immediately" and promises no synchronization, but it does not run the
+// device's work either: whether pending work finished, was cut short or
+// raced with the reset is not documented, so nothing is reported about it.
+// The reset is taken as a device synchronize followed by synchronizing
+// frees (what cudaFree is, S-MEM-5). A race the reset cut short is missed;
+// no report rests on a guess. Streams and events the reset destroyed are
+// not dropped: their handles may come back from the next create, which
+// replaces them, and a use of an old handle is the program's own error.
+void cuda_model::device_reset(const call_site& at, std::optional<std::int32_t> reset) {
+  const std::int32_t device = reset ? *reset : driver_.current_device();
+  model_lock lock(mutex_);
+  emit(at, device_synchronize{device});
+  std::vector<std::uint64_t> bases;
+  allocations_.for_each_live_overlapping(0, ~std::uint64_t{0}, [&](const allocation& a) {
+    if (a.device != device) return;
+    switch (a.kind) {
+      case memory_kind::device:
+      case memory_kind::pinned_host:
+      case memory_kind::managed:
+        bases.push_back(a.base);
+        return;
+      case memory_kind::pageable_host:
+      case memory_kind::stream_ordered:
+      case memory_kind::cached_block:
+        return;
+    }
+  });
+  for (const std::uint64_t base : bases) {
+    if (const auto a = allocations_.erase(base)) emit(at, free_record{a->id, free_mode::synchronizing, {}});
+  }
+}
+
 // ---- events ----
 
 event_id cuda_model::resolve_event_locked(const call_site& at, std::uintptr_t handle) {

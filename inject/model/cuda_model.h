@@ -118,6 +118,9 @@ class cuda_model {
   void stream_synchronized(const call_site& at, stream_arg s);
   void stream_queried(const call_site& at, stream_arg s, bool complete);
   void device_synchronized(const call_site& at);
+  // cudaDeviceReset (the current device) or cuDevicePrimaryCtxReset
+  // (`device`) returned: Note [Device reset].
+  void device_reset(const call_site& at, std::optional<std::int32_t> device = std::nullopt);
 
   // ---- events ----
   void event_created(const call_site& at, std::uintptr_t handle, unsigned cuda_flags);

@@ -136,10 +136,18 @@ TEST(ApiClassification, OrderingAndMemoryCallsWithoutHandlerAreUnmodelled) {
         "cuGraphAddExternalSemaphoresWaitNode",
         "cudaGraphExecExternalSemaphoresSignalNodeSetParams_v11020",
         "cuGraphExecExternalSemaphoresWaitNodeSetParams", "cuGraphExecBatchMemOpNodeSetParams",
-        "cuMemMapArrayAsync", "cuCtxWaitEvent", "cudaDeviceReset_v3020",
+        "cuMemMapArrayAsync", "cuCtxWaitEvent",
         "cudaMemcpy3DBatchAsync_v13000", "cudaLaunchCooperativeKernelMultiDevice_v9000",
         "cuGraphicsMapResources", "cuSomeFutureApi"}) {
     EXPECT_EQ(classify_api(name), api_class::unmodelled) << name;
+  }
+}
+
+// Note [Device reset]
+TEST(ApiClassification, DeviceResetsAreModelled) {
+  for (const char* name : {"cudaDeviceReset_v3020", "cudaThreadExit_v3020", "cuDevicePrimaryCtxReset",
+                           "cuDevicePrimaryCtxReset_v2"}) {
+    EXPECT_EQ(classify_api(name), api_class::modelled) << name;
   }
 }
 

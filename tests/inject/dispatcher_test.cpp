@@ -505,6 +505,47 @@ TEST_F(Dispatcher, ModuleUnloadRetiresKernelHandlesEvenInsideARuntimeCall) {
   EXPECT_EQ(driver.kernel_queries, 2);
 }
 
+// Note [Device reset]: the device's cudaMalloc, cudaMallocManaged and
+// cudaMallocHost memory ends (after the device's work), stream-ordered
+// memory survives.
+TEST_F(Dispatcher, DeviceResetFreesTheDevicesMemoryButNotStreamOrderedMemory) {
+  malloc_device(0x10000, 256);
+  void* managed = reinterpret_cast<void*>(0x20000);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,
+               cudaMallocManaged_v6000_params{&managed, 64, 1});
+  void* pooled = reinterpret_cast<void*>(0x30000);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,
+               cudaMallocAsync_v11020_params{&pooled, 64, nullptr});
+  const auto allocs = sink.all<alloc_record>();
+  ASSERT_EQ(allocs.size(), 3u);
+  enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020, nullptr);
+  leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020, nullptr, &runtime_ok);
+  ASSERT_EQ(sink.all<device_synchronize>().size(), 1u);
+  const auto frees = sink.all<free_record>();
+  ASSERT_EQ(frees.size(), 2u);
+  EXPECT_EQ(frees[0].alloc, allocs[0].alloc);
+  EXPECT_EQ(frees[1].alloc, allocs[1].alloc);
+  EXPECT_EQ(frees[0].mode, free_mode::synchronizing);
+  EXPECT_TRUE(sink.all<unmodelled_call>().empty());
+  // The device's work was ordered first: the synchronize precedes the frees.
+  std::size_t sync_at = 0, first_free_at = 0;
+  for (std::size_t i = 0; i < sink.records.size(); ++i) {
+    if (std::holds_alternative<device_synchronize>(sink.records[i].body)) sync_at = i;
+    if (first_free_at == 0 && std::holds_alternative<free_record>(sink.records[i].body)) first_free_at = i;
+  }
+  EXPECT_LT(sync_at, first_free_at);
+}
+
+// cuDevicePrimaryCtxReset resets the device it names, not the current one.
+TEST_F(Dispatcher, PrimaryContextResetFreesOnlyTheNamedDevicesMemory) {
+  malloc_device(0x10000, 256);  // on the current device, 0
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset_v2_params{1});
+  EXPECT_TRUE(sink.all<free_record>().empty());
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset_v2_params{0});
+  EXPECT_EQ(sink.all<free_record>().size(), 1u);
+  EXPECT_EQ(sink.all<device_synchronize>().back().device, 0);
+}
+
 TEST_F(Dispatcher, NothingIsModelledWhileStopped) {
   dispatcher.stop();
   malloc_device(0x10000, 64);
