@@ -69,7 +69,7 @@ def _folded_prefixes(torch):
 class _Frames:
     def __init__(self, torch, lib):
         self._lib = lib
-        self._ids = {}      # (code, line) -> id; 0 = folded
+        self._ids = {}      # (code, line) -> id, of the user's frames only
         # code -> whether its file is folded: most frames above an operator
         # are torch's own (nn.Module calls, dispatch wrappers), and this
         # skips them without a line number or a (code, line) key.
@@ -95,15 +95,13 @@ class _Frames:
         return folded
 
     def _define(self, code, line):
+        """Names a frame of the user's (stack() has skipped the folded ones)."""
         name = code.co_filename
-        if self._is_folded(code):
-            fid = 0
-        else:
-            fid = self._new_id()
-            function = getattr(code, "co_qualname", code.co_name)
-            path = name if name.startswith("<") else os.path.abspath(name)
-            self._lib.streamsan_inject_torch_frame(
-                fid, function.encode("utf-8", "replace"), path.encode("utf-8", "replace"), line)
+        fid = self._new_id()
+        function = getattr(code, "co_qualname", code.co_name)
+        path = name if name.startswith("<") else os.path.abspath(name)
+        self._lib.streamsan_inject_torch_frame(
+            fid, function.encode("utf-8", "replace"), path.encode("utf-8", "replace"), line)
         self._ids[(code, line)] = fid
         return fid
 
@@ -139,11 +137,10 @@ class _Frames:
             fid = ids.get((code, line))
             if fid is None:
                 fid = self._define(code, line)
-            if fid:
-                out.append(fid)
-                n += 1
-                if n >= MAX_FRAMES:
-                    return
+            out.append(fid)
+            n += 1
+            if n >= MAX_FRAMES:
+                return
             f = f.f_back
 
 
