@@ -427,8 +427,8 @@ class cuda_model {
   std::optional<array_view> new_array_block(const call_site& at, std::uint64_t bytes);
   memory_region view_region_locked(const handle_table<array_view>& table,
                                    std::uintptr_t handle) const;
-  // Note [Texture and surface objects]: the objects' own ids, what each
-  // views, and how many are live (a launch looks at its words only then).
+  // Note [Texture and surface objects]: the objects' own ids and what each
+  // live one views (a launch looks at its words only while there is one).
   enum class texture_object : std::uint32_t {};
   struct texture_view {
     memory_region resource;
@@ -437,7 +437,6 @@ class cuda_model {
   handle_table<texture_object> texture_objects_;
   std::unordered_map<std::uint32_t, texture_view> texture_views_;  // by raw(texture_object)
   std::uint32_t next_texture_object_ = 0;
-  std::size_t live_texture_objects_ = 0;
   std::vector<object_word> object_scratch_;
   std::vector<access> object_accesses_;
   // The accesses of a launch through the objects its words carry, into

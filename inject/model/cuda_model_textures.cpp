@@ -77,7 +77,6 @@ void cuda_model::texture_object_created(std::uint64_t object, const memory_regio
   if (before != nullptr && !before->destroyed) {
     // Handed out again without a destroy we saw: the old object is gone.
     texture_views_.erase(raw(before->id));
-    --live_texture_objects_;
   }
   if (resource.address == 0 || resource.size == 0) {
     if (before != nullptr && !before->destroyed) texture_objects_.destroy(object);
@@ -86,7 +85,6 @@ void cuda_model::texture_object_created(std::uint64_t object, const memory_regio
   const auto id = texture_object{++next_texture_object_};
   texture_objects_.create(object, id);
   texture_views_[raw(id)] = texture_view{resource, mode};
-  ++live_texture_objects_;
 }
 
 void cuda_model::texture_object_destroyed(std::uint64_t object) {
@@ -94,12 +92,12 @@ void cuda_model::texture_object_destroyed(std::uint64_t object) {
   const auto id = texture_objects_.destroy(object);
   if (!id) return;
   texture_views_.erase(raw(*id));
-  --live_texture_objects_;
 }
 
 void cuda_model::object_accesses_locked(const kernel_info* info, const kernel_arguments& args) {
   object_accesses_.clear();
-  if (live_texture_objects_ == 0 || info == nullptr) return;
+  // Each live object has its view: none, no word to look at.
+  if (texture_views_.empty() || info == nullptr) return;
   object_words(info->plans, args, object_scratch_);
   for (const auto& w : object_scratch_) {
     const auto* e = texture_objects_.find(w.value);
