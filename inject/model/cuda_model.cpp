@@ -572,7 +572,7 @@ void cuda_model::graph_instantiated(const call_site& at, std::uintptr_t exec,
   graph_memory memory;
   const auto node_memory = bind_graph_memory_locked(at, *described, graph, memory);
   exec_graph g = describe_exec_locked(lock, at, *described, graph, host_names);
-  finish_graph_memory_locked(at, *described, node_memory, memory, g);
+  finish_graph_memory_locked(*described, node_memory, memory, g);
   graph_execs_.create(exec, id);
   if (!memory.empty()) graph_memory_[raw(id)] = std::move(memory);
   // Note [Editing an instantiated graph]

@@ -516,8 +516,7 @@ class cuda_model {
   // After: the nodes name their allocations, accesses to an address two of
   // the graph's allocations share name the one the node runs within, and
   // the allocations are unborn in the map until a launch.
-  void finish_graph_memory_locked(const call_site& at, const raw_graph& g,
-                                  std::span<const alloc_id> node_memory,
+  void finish_graph_memory_locked(const raw_graph& g, std::span<const alloc_id> node_memory,
                                   const graph_memory& memory, exec_graph& out);
   static void rename_shared_addresses(const raw_graph& g, std::span<const alloc_id> node_memory,
                                       const graph_memory& memory, exec_graph& out);

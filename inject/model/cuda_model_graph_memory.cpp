@@ -96,6 +96,16 @@ std::optional<std::size_t> latest_before(std::span<const std::uint32_t> alloc_no
   return best;
 }
 
+// The allocations of `made` that hold `address`, by index.
+template <class Made>
+std::vector<std::size_t> holding(const std::vector<Made>& made, std::uint64_t address) {
+  std::vector<std::size_t> out;
+  for (std::size_t k = 0; k < made.size(); ++k) {
+    if (contains(made[k].base, made[k].size, address)) out.push_back(k);
+  }
+  return out;
+}
+
 // Whether two of the allocations overlap (the driver handed an address out
 // twice in one graph).
 template <class Made>
@@ -159,10 +169,7 @@ std::vector<alloc_id> cuda_model::bind_graph_memory_locked(const call_site& at, 
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i) {
     const raw_graph_node& n = g.nodes[i];
     if (n.kind != raw_node_kind::mem_free) continue;
-    std::vector<std::size_t> here;
-    for (std::size_t k = 0; k < memory.made.size(); ++k) {
-      if (contains(memory.made[k].base, memory.made[k].size, n.dst.address)) here.push_back(k);
-    }
+    const std::vector<std::size_t> here = holding(memory.made, n.dst.address);
     if (!here.empty()) {
       // A free node not after its alloc node (a graph the driver would
       // refuse) frees the first allocation at the address.
@@ -181,7 +188,7 @@ std::vector<alloc_id> cuda_model::bind_graph_memory_locked(const call_site& at, 
   return node_memory;
 }
 
-void cuda_model::finish_graph_memory_locked(const call_site& at, const raw_graph& g,
+void cuda_model::finish_graph_memory_locked(const raw_graph& g,
                                             std::span<const alloc_id> node_memory,
                                             const graph_memory& memory, exec_graph& out) {
   for (std::size_t i = 0; i < out.nodes.size() && i < node_memory.size(); ++i) {
@@ -200,6 +207,7 @@ void cuda_model::finish_graph_memory_locked(const call_site& at, const raw_graph
 // whose alloc node is the latest before the accessing node.
 void cuda_model::rename_shared_addresses(const raw_graph& g, std::span<const alloc_id> node_memory,
                                          const graph_memory& memory, exec_graph& out) {
+  if (!shares_an_address(memory.made)) return;
   std::vector<std::size_t> made_of_node(g.nodes.size(), memory.made.size());
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i) {
     if (g.nodes[i].kind != raw_node_kind::mem_alloc) continue;
@@ -211,7 +219,6 @@ void cuda_model::rename_shared_addresses(const raw_graph& g, std::span<const all
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i) {
     if (made_of_node[i] < memory.made.size()) node_of_made[made_of_node[i]] = i;
   }
-  if (!shares_an_address(memory.made)) return;
   node_order order(g.nodes.size(), g.edges);
   // The access renamed to the allocation node n runs within, if another.
   const auto rename = [&](const access& a, std::uint32_t n) {
@@ -219,11 +226,7 @@ void cuda_model::rename_shared_addresses(const raw_graph& g, std::span<const all
                                     [&](const auto& m) { return m.id == a.range.alloc; });
     if (named == memory.made.end()) return a;
     const std::uint64_t address = named->base + a.range.offset;
-    std::vector<std::size_t> here;
-    for (std::size_t k = 0; k < memory.made.size(); ++k) {
-      if (contains(memory.made[k].base, memory.made[k].size, address)) here.push_back(k);
-    }
-    const auto k = latest_before(node_of_made, here, n, order);
+    const auto k = latest_before(node_of_made, holding(memory.made, address), n, order);
     if (!k) return a;
     const graph_allocation& to = memory.made[*k];
     const std::uint64_t offset = address - to.base;
