@@ -3,7 +3,10 @@
 #include <cuda.h>
 #include <driver_types.h>
 
+#include <algorithm>
 #include <string_view>
+
+#include "inject/capture/api_names.h"
 
 namespace streamsan::injection {
 namespace {
@@ -47,8 +50,41 @@ bool api_dispatcher::switched_off(api_domain domain, std::uint32_t cbid) const n
   return e.inert() || e.handler.modelled_by_driver_call;
 }
 
+void api_dispatcher::count_callbacks_per_call() {
+  for (const api_domain d : {api_domain::runtime, api_domain::driver}) {
+    const std::size_t size = api_names(d).size();
+    auto& counts = per_call_[static_cast<int>(d)];
+    counts = std::make_unique<std::atomic<std::uint64_t>[]>(size);
+    for (std::size_t i = 0; i < size; ++i) counts[i].store(0, std::memory_order_relaxed);
+  }
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> api_dispatcher::most_frequent_calls(
+    std::size_t n) const {
+  std::vector<std::pair<std::string, std::uint64_t>> out;
+  for (const api_domain d : {api_domain::runtime, api_domain::driver}) {
+    const auto& counts = per_call_[static_cast<int>(d)];
+    if (!counts) continue;
+    const auto names = api_names(d);
+    for (std::size_t i = 1; i < names.size(); ++i) {
+      if (const auto c = counts[i].load(std::memory_order_relaxed)) {
+        out.emplace_back(std::string(d == api_domain::runtime ? "runtime " : "driver ") +
+                             std::string(names[i]),
+                         c);
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (out.size() > n) out.resize(n);
+  return out;
+}
+
 void api_dispatcher::dispatch(const api_call& call) noexcept {
   try {
+    if (const auto& counts = per_call_[static_cast<int>(call.domain)];
+        counts && call.site == api_site::entry && call.cbid < api_names(call.domain).size()) {
+      counts[call.cbid].fetch_add(1, std::memory_order_relaxed);
+    }
     if (call.domain == api_domain::runtime) {
       on_runtime(call);
     } else {

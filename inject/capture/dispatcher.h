@@ -51,6 +51,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "inject/capture/api_call.h"
 #include "inject/capture/api_table.h"
@@ -88,6 +93,14 @@ class api_dispatcher {
   // CUDA API calls the program made (outermost calls only).
   std::uint64_t api_calls() const noexcept { return api_calls_.load(std::memory_order_relaxed); }
 
+  // STREAMSAN_DEBUG: counts the entry callbacks of every call id, nested
+  // ones included (each costs a callback, modelled or not). Call before
+  // start(); off, dispatch() pays one branch.
+  void count_callbacks_per_call();
+  // The `n` call ids whose entry callbacks came most often, with their
+  // counts, most frequent first ("runtime cudaGetDevice", 1200).
+  std::vector<std::pair<std::string, std::uint64_t>> most_frequent_calls(std::size_t n) const;
+
   // A call whose callbacks a source may switch off: nothing to model.
   bool is_inert(api_domain domain, std::uint32_t cbid) const noexcept;
   // A call whose callbacks a source switches off: inert ones, and those the
@@ -113,6 +126,8 @@ class api_dispatcher {
   std::atomic<bool> started_{false};
   std::atomic<bool> active_{false};
   std::atomic<std::uint64_t> api_calls_{0};
+  // Per domain, indexed by callback id; null unless count_callbacks_per_call().
+  std::unique_ptr<std::atomic<std::uint64_t>[]> per_call_[2];
 };
 
 }  // namespace streamsan::injection

@@ -73,6 +73,7 @@ session::session(session_config config, driver_queries& driver)
       throw session_input_error(e.what());
     }
   }
+  if (config_.debug > 0) dispatcher_.count_callbacks_per_call();
   // The user's rules first, then the built-in ones (as `streamsan analyze`).
   if (options.builtin_suppressions) suppressions_.append(suppressions::builtin());
   engine_.set_diagnostic_callback([this](const diagnostic& d) { on_diagnostic(d); });
@@ -324,6 +325,12 @@ void session::print_debug_counters() const {
                  static_cast<unsigned long long>(q.arena_growths),
                  static_cast<unsigned long long>(q.dropped));
   }
+  std::string frequent;
+  for (const auto& [name, count] : dispatcher_.most_frequent_calls(16)) {
+    frequent += " " + name + "=" + std::to_string(count);
+  }
+  std::fprintf(stderr, "streamsan: debug: most frequent calls (entry callbacks):%s\n",
+               frequent.c_str());
   if (!sanitizer_) return;
   const auto m = sanitizer_->stats();
   std::fprintf(stderr,

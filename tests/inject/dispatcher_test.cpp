@@ -1074,3 +1074,36 @@ TEST(ApiTable, RegistersEveryHandlerFamilyOnce) {
 
 }  // namespace
 }  // namespace streamsan::injection
+
+namespace streamsan::injection {
+namespace {
+
+TEST_F(Dispatcher, CountsEntryCallbacksPerCallOnlyWhenAsked) {
+  malloc_device(0x10000, 256);
+  EXPECT_TRUE(dispatcher.most_frequent_calls(4).empty());
+
+  api_dispatcher counting{model, sites};
+  counting.count_callbacks_per_call();
+  counting.start();
+  const cudaGetDevice_v3020_params g{nullptr};
+  const cudaStreamSynchronize_v3020_params s{nullptr};
+  for (int i = 0; i < 3; ++i) {
+    counting.dispatch({runtime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+                       api_site::entry, &s, nullptr, nullptr});
+    counting.dispatch({runtime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+                       api_site::exit, &s, &runtime_ok, nullptr});
+  }
+  counting.dispatch({runtime, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, api_site::entry, &g,
+                     nullptr, nullptr});
+  // (The nesting depth is per thread, across dispatchers: leave the call.)
+  counting.dispatch({runtime, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, api_site::exit, &g,
+                     &runtime_ok, nullptr});
+  const auto top = counting.most_frequent_calls(1);
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_EQ(top[0].first, "runtime cudaStreamSynchronize_v3020");
+  EXPECT_EQ(top[0].second, 3u);  // entries only, exits are not counted
+  EXPECT_EQ(counting.most_frequent_calls(8).size(), 2u);
+}
+
+}  // namespace
+}  // namespace streamsan::injection
