@@ -256,132 +256,188 @@ bool parse_cie(const std::uint8_t* cie, cie_info& out) {
   return r.ok();
 }
 
+// The DWARF call frame instructions (DWARF 5, 6.4.2) that matter to a
+// frame's CFA, return address and saved RBP; every other register's rule is
+// read and dropped. One family of instructions a method.
+class cfa_program {
+ public:
+  // What an instruction left the interpreter to do.
+  enum class step : std::uint8_t { go_on, reached, unsupported };
+
+  cfa_program(cfi_reader& r, const cie_info& cie, std::uint64_t loc, std::uint64_t target,
+              cfa_row& row, const cfa_row& initial)
+      : r_(r), cie_(cie), loc_(loc), target_(target), row_(row), initial_(initial) {}
+
+  // Runs instructions until the location passes `target`: false for one
+  // it cannot follow (an unknown opcode, a state stack deeper than 8).
+  bool run() {
+    while (!r_.at_end() && r_.ok()) {
+      switch (execute(r_.u8())) {
+        case step::go_on: break;
+        case step::reached: return true;
+        case step::unsupported: return false;
+      }
+    }
+    return r_.ok();
+  }
+
+ private:
+  step execute(std::uint8_t op) {
+    const std::uint8_t low = op & 0x3f;
+    switch (op & 0xc0) {
+      case 0x40: return advance(low * cie_.code_align);  // advance_loc
+      case 0x80:                                          // offset
+        set_reg(low, 1, static_cast<std::int64_t>(r_.uleb()) * cie_.data_align);
+        return step::go_on;
+      case 0xc0: restore_reg(low); return step::go_on;  // restore
+      default: break;
+    }
+    if (op <= 0x04) return location(op);
+    if (op == 0x0a || op == 0x0b) return state(op);
+    if ((op >= 0x0c && op <= 0x0f) || op == 0x12 || op == 0x13) return cfa_rule(op);
+    return register_rule(op);
+  }
+
+  step advance(std::uint64_t by) {
+    loc_ += by;
+    return loc_ > target_ ? step::reached : step::go_on;
+  }
+
+  // nop, set_loc, advance_loc1/2/4.
+  step location(std::uint8_t op) {
+    switch (op) {
+      case 0x00: return step::go_on;
+      case 0x01:
+        loc_ = r_.encoded(cie_.fde_encoding);
+        return loc_ > target_ ? step::reached : step::go_on;
+      case 0x02: return advance(r_.u8() * cie_.code_align);
+      case 0x03: return advance(r_.fixed<std::uint16_t>() * cie_.code_align);
+      default: return advance(r_.fixed<std::uint32_t>() * cie_.code_align);
+    }
+  }
+
+  // remember_state, restore_state.
+  step state(std::uint8_t op) {
+    if (op == 0x0a) {
+      if (depth_ == 8) return step::unsupported;
+      stack_[depth_++] = row_;
+    } else {
+      if (depth_ == 0) return step::unsupported;
+      row_ = stack_[--depth_];
+    }
+    return step::go_on;
+  }
+
+  // def_cfa, def_cfa_register, def_cfa_offset, def_cfa_expression,
+  // def_cfa_sf, def_cfa_offset_sf.
+  step cfa_rule(std::uint8_t op) {
+    switch (op) {
+      case 0x0c:
+        row_.cfa_reg = static_cast<unsigned>(r_.uleb());
+        row_.cfa_offset = static_cast<std::int64_t>(r_.uleb());
+        row_.cfa_unsupported = false;
+        break;
+      case 0x0d:
+        row_.cfa_reg = static_cast<unsigned>(r_.uleb());
+        row_.cfa_unsupported = false;
+        break;
+      case 0x0e: row_.cfa_offset = static_cast<std::int64_t>(r_.uleb()); break;
+      case 0x0f:
+        row_.cfa_unsupported = true;
+        r_.skip(r_.uleb());
+        break;
+      case 0x12:
+        row_.cfa_reg = static_cast<unsigned>(r_.uleb());
+        row_.cfa_offset = r_.sleb() * cie_.data_align;
+        row_.cfa_unsupported = false;
+        break;
+      default: row_.cfa_offset = r_.sleb() * cie_.data_align; break;  // 0x13
+    }
+    return step::go_on;
+  }
+
+  // The rules of one register: offset_extended(_sf), restore_extended,
+  // undefined, same_value, register, (val_)expression, val_offset(_sf),
+  // GNU_args_size, GNU_negative_offset_extended.
+  step register_rule(std::uint8_t op) {
+    switch (op) {
+      case 0x05: {
+        const auto reg = r_.uleb();
+        set_reg(reg, 1, static_cast<std::int64_t>(r_.uleb()) * cie_.data_align);
+        return step::go_on;
+      }
+      case 0x06: restore_reg(r_.uleb()); return step::go_on;
+      case 0x07: undefine(r_.uleb()); return step::go_on;
+      case 0x08: set_reg(r_.uleb(), 0, 0); return step::go_on;
+      case 0x09: unsupported_rule(r_.uleb(), [this] { r_.uleb(); }); return step::go_on;
+      case 0x10:
+      case 0x16: unsupported_rule(r_.uleb(), [this] { r_.skip(r_.uleb()); }); return step::go_on;
+      case 0x11: {
+        const auto reg = r_.uleb();
+        set_reg(reg, 1, r_.sleb() * cie_.data_align);
+        return step::go_on;
+      }
+      case 0x14: unsupported_rule(r_.uleb(), [this] { r_.uleb(); }); return step::go_on;
+      case 0x15: unsupported_rule(r_.uleb(), [this] { r_.sleb(); }); return step::go_on;
+      case 0x2e: r_.uleb(); return step::go_on;
+      case 0x2f: {
+        const auto reg = r_.uleb();
+        set_reg(reg, 1, -static_cast<std::int64_t>(r_.uleb()) * cie_.data_align);
+        return step::go_on;
+      }
+      default: return step::unsupported;
+    }
+  }
+
+  void set_reg(std::uint64_t reg, std::uint8_t how, std::int64_t offset) {
+    if (reg == cie_.ra_reg) {
+      row_.ra_how = how;
+      row_.ra_offset = offset;
+    } else if (reg == reg_rbp) {
+      row_.rbp_how = how;
+      row_.rbp_offset = offset;
+    }
+  }
+
+  void restore_reg(std::uint64_t reg) {
+    if (reg == cie_.ra_reg) {
+      row_.ra_how = initial_.ra_how;
+      row_.ra_offset = initial_.ra_offset;
+    } else if (reg == reg_rbp) {
+      row_.rbp_how = initial_.rbp_how;
+      row_.rbp_offset = initial_.rbp_offset;
+    }
+  }
+
+  void undefine(std::uint64_t reg) {
+    if (reg == cie_.ra_reg) row_.ra_how = 2;
+    if (reg == reg_rbp) row_.rbp_how = 0;
+  }
+
+  // A rule the walk cannot follow (in another register, or an expression):
+  // its operands are skipped, and for RA or RBP it makes the row unusable.
+  template <class Skip>
+  void unsupported_rule(std::uint64_t reg, Skip skip_operands) {
+    skip_operands();
+    if (reg == cie_.ra_reg || reg == reg_rbp) set_reg(reg, 3, 0);
+  }
+
+  cfi_reader& r_;
+  const cie_info& cie_;
+  std::uint64_t loc_;
+  const std::uint64_t target_;
+  cfa_row& row_;
+  const cfa_row& initial_;
+  cfa_row stack_[8];
+  int depth_ = 0;
+};
+
 // Runs CFA instructions until the location passes `target`.
 bool run_cfa_program(const std::uint8_t* begin, const std::uint8_t* end, const cie_info& cie,
                      std::uint64_t loc, std::uint64_t target, cfa_row& row,
                      const cfa_row& initial) {
   cfi_reader r(begin, end);
-  cfa_row stack[8];
-  int depth = 0;
-  const auto set_reg = [&](std::uint64_t reg, std::uint8_t how, std::int64_t offset) {
-    if (reg == cie.ra_reg) {
-      row.ra_how = how;
-      row.ra_offset = offset;
-    } else if (reg == reg_rbp) {
-      row.rbp_how = how;
-      row.rbp_offset = offset;
-    }
-  };
-  const auto restore_reg = [&](std::uint64_t reg) {
-    if (reg == cie.ra_reg) {
-      row.ra_how = initial.ra_how;
-      row.ra_offset = initial.ra_offset;
-    } else if (reg == reg_rbp) {
-      row.rbp_how = initial.rbp_how;
-      row.rbp_offset = initial.rbp_offset;
-    }
-  };
-  while (!r.at_end() && r.ok()) {
-    const std::uint8_t op = r.u8();
-    const std::uint8_t high = op & 0xc0;
-    const std::uint8_t low = op & 0x3f;
-    if (high == 0x40) {  // advance_loc
-      loc += low * cie.code_align;
-      if (loc > target) return true;
-      continue;
-    }
-    if (high == 0x80) {  // offset
-      set_reg(low, 1, static_cast<std::int64_t>(r.uleb()) * cie.data_align);
-      continue;
-    }
-    if (high == 0xc0) {  // restore
-      restore_reg(low);
-      continue;
-    }
-    switch (op) {
-      case 0x00: break;  // nop
-      case 0x01: loc = r.encoded(cie.fde_encoding); if (loc > target) return true; break;
-      case 0x02: loc += r.u8() * cie.code_align; if (loc > target) return true; break;
-      case 0x03: loc += r.fixed<std::uint16_t>() * cie.code_align; if (loc > target) return true; break;
-      case 0x04: loc += r.fixed<std::uint32_t>() * cie.code_align; if (loc > target) return true; break;
-      case 0x05: {  // offset_extended
-        const auto reg = r.uleb();
-        set_reg(reg, 1, static_cast<std::int64_t>(r.uleb()) * cie.data_align);
-        break;
-      }
-      case 0x06: restore_reg(r.uleb()); break;  // restore_extended
-      case 0x07: {  // undefined
-        const auto reg = r.uleb();
-        if (reg == cie.ra_reg) row.ra_how = 2;
-        if (reg == reg_rbp) row.rbp_how = 0;
-        break;
-      }
-      case 0x08: set_reg(r.uleb(), 0, 0); break;  // same_value
-      case 0x09: {  // register
-        const auto reg = r.uleb();
-        r.uleb();
-        if (reg == cie.ra_reg || reg == reg_rbp) set_reg(reg, 3, 0);
-        break;
-      }
-      case 0x0a:  // remember_state
-        if (depth == 8) return false;
-        stack[depth++] = row;
-        break;
-      case 0x0b:  // restore_state
-        if (depth == 0) return false;
-        row = stack[--depth];
-        break;
-      case 0x0c:  // def_cfa
-        row.cfa_reg = static_cast<unsigned>(r.uleb());
-        row.cfa_offset = static_cast<std::int64_t>(r.uleb());
-        row.cfa_unsupported = false;
-        break;
-      case 0x0d: row.cfa_reg = static_cast<unsigned>(r.uleb()); row.cfa_unsupported = false; break;
-      case 0x0e: row.cfa_offset = static_cast<std::int64_t>(r.uleb()); break;
-      case 0x0f:  // def_cfa_expression
-        row.cfa_unsupported = true;
-        r.skip(r.uleb());
-        break;
-      case 0x10: {  // expression
-        const auto reg = r.uleb();
-        r.skip(r.uleb());
-        if (reg == cie.ra_reg || reg == reg_rbp) set_reg(reg, 3, 0);
-        break;
-      }
-      case 0x11: {  // offset_extended_sf
-        const auto reg = r.uleb();
-        set_reg(reg, 1, r.sleb() * cie.data_align);
-        break;
-      }
-      case 0x12:  // def_cfa_sf
-        row.cfa_reg = static_cast<unsigned>(r.uleb());
-        row.cfa_offset = r.sleb() * cie.data_align;
-        row.cfa_unsupported = false;
-        break;
-      case 0x13: row.cfa_offset = r.sleb() * cie.data_align; break;  // def_cfa_offset_sf
-      case 0x14:                                                      // val_offset
-      case 0x15: {                                                    // val_offset_sf
-        const auto reg = r.uleb();
-        if (op == 0x14) r.uleb(); else r.sleb();
-        if (reg == cie.ra_reg || reg == reg_rbp) set_reg(reg, 3, 0);
-        break;
-      }
-      case 0x16: {  // val_expression
-        const auto reg = r.uleb();
-        r.skip(r.uleb());
-        if (reg == cie.ra_reg || reg == reg_rbp) set_reg(reg, 3, 0);
-        break;
-      }
-      case 0x2e: r.uleb(); break;  // GNU_args_size
-      case 0x2f: {                 // GNU_negative_offset_extended
-        const auto reg = r.uleb();
-        set_reg(reg, 1, -static_cast<std::int64_t>(r.uleb()) * cie.data_align);
-        break;
-      }
-      default: return false;
-    }
-  }
-  return r.ok();
+  return cfa_program(r, cie, loc, target, row, initial).run();
 }
 
 unwind_rule compute_rule(std::uint64_t lookup_pc) {
@@ -645,6 +701,111 @@ std::size_t capture_stack_slow(std::span<std::uint64_t> out) noexcept {
   return c.written;
 }
 
+namespace {
+
+// One walk of capture_stack: where it stands on the stack, and what it
+// learns for the path cache. Its steps are forced inline so that the walk
+// stays in registers (the helpers out of line cost 25% more a capture in
+// BM_CaptureStack).
+struct stack_walk {
+  std::uint64_t sp0;  // capture_stack's own rsp
+  std::uint64_t hi;   // the top of the thread's stack
+  std::uint64_t sp, bp;
+  std::uint64_t lookup;  // the PC whose rule is next
+  std::uint64_t shown;   // the address shown for that frame
+  bool first = true;     // our own frame is never shown
+  bool learning;
+  std::int64_t bp_slot = -1;
+  std::uint64_t last_ra_at = 0;
+  std::uint64_t inner_ra_at = 0;  // the return address slot read before last_ra_at
+
+  bool in_stack(std::uint64_t at) const noexcept { return at >= sp0 && at + 8 <= hi; }
+  std::uint64_t word_at(std::uint64_t at) const noexcept {
+    std::uint64_t w;
+    std::memcpy(&w, reinterpret_cast<const void*>(at), 8);
+    return w;
+  }
+};
+
+// The word at sp0 + slot, if it is a return address (code that follows a
+// call) inside the internal modules or outside them, as `internal` asks;
+// 0 otherwise.
+[[gnu::always_inline]] inline std::uint64_t return_address_at(thread_state& state, const stack_walk& w, std::int64_t slot,
+                                bool internal) noexcept {
+  const std::uint64_t at = w.sp0 + slot;
+  if (!w.in_stack(at)) return 0;
+  const std::uint64_t ra = w.word_at(at);
+  if (ra <= 0x10000) return 0;
+  const unwind_rule& r = state.rule_for(ra - 1, ra);
+  return r.internal == internal && r.after_call ? ra : 0;
+}
+
+// Note [Path cache]: jumps over the internal frames of a known path.
+[[gnu::always_inline]] inline void resume_from_cached_path(thread_state& state, std::uint64_t path_key, stack_walk& w) noexcept {
+  auto& path = state.path_for(path_key);
+  if (path.key != path_key) return;
+  const std::uint64_t ra = return_address_at(state, w, path.ra_slot, false);
+  bool ok = ra != 0;
+  // Two paths can share a key: a driver launch made by the program and one
+  // the runtime makes for <<<>>> (Note [Launches without their runtime
+  // callback]). The internal frame below the cached one must still be
+  // internal, or the cached slot lies in the program's frames.
+  if (ok && path.inner_ra_slot >= 0) ok = return_address_at(state, w, path.inner_ra_slot, true) != 0;
+  std::uint64_t frame_bp = w.bp;
+  if (ok && path.bp_slot >= 0) {
+    ok = w.in_stack(w.sp0 + path.bp_slot);
+    if (ok) frame_bp = w.word_at(w.sp0 + path.bp_slot);
+  }
+  if (!ok) {
+    ++state.stats.path_misses;
+    path.key = 0;
+    return;
+  }
+  ++state.stats.path_hits;
+  w.sp = w.sp0 + path.sp_offset;
+  w.bp = frame_bp;
+  w.lookup = ra - 1;
+  w.shown = ra;
+  w.first = false;
+  w.learning = false;
+}
+
+// The first shown frame of a walk that started below the program: where it
+// lies relative to sp0 is this path's cache entry.
+[[gnu::always_inline]] inline void learn_path(thread_state& state, std::uint64_t path_key, const stack_walk& w) noexcept {
+  state.path_for(path_key) = {
+      path_key, static_cast<std::int32_t>(w.last_ra_at - w.sp0),
+      static_cast<std::int32_t>(w.sp - w.sp0), static_cast<std::int32_t>(w.bp_slot),
+      w.inner_ra_at != 0 ? static_cast<std::int32_t>(w.inner_ra_at - w.sp0) : -1};
+}
+
+enum class step_outcome : std::uint8_t { next, done, slow };
+
+// Moves `w` to the caller of the frame `rule` describes.
+[[gnu::always_inline]] inline step_outcome step_to_caller(const unwind_rule& rule, stack_walk& w) noexcept {
+  if (rule.status != rule_ok) return step_outcome::slow;
+  const std::uint64_t base = rule.cfa_reg == reg_rsp ? w.sp : w.bp;
+  const std::uint64_t cfa = base + static_cast<std::int64_t>(rule.cfa_offset);
+  const std::uint64_t ra_at = cfa + static_cast<std::int64_t>(rule.ra_offset);
+  if (cfa <= w.sp || cfa > w.hi || !w.in_stack(ra_at)) return step_outcome::done;
+  const std::uint64_t ra = w.word_at(ra_at);
+  if (rule.rbp_saved) {
+    const std::uint64_t bp_at = cfa + static_cast<std::int64_t>(rule.rbp_offset);
+    if (!w.in_stack(bp_at)) return step_outcome::done;
+    w.bp = w.word_at(bp_at);
+    w.bp_slot = static_cast<std::int64_t>(bp_at - w.sp0);
+  }
+  if (ra == 0) return step_outcome::done;
+  w.inner_ra_at = w.last_ra_at;
+  w.last_ra_at = ra_at;
+  w.sp = cfa;
+  w.shown = ra;
+  w.lookup = ra - 1;
+  return step_outcome::next;
+}
+
+}  // namespace
+
 __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out,
                                                    std::uint64_t path_key) noexcept {
   if (out.empty()) return 0;
@@ -656,104 +817,34 @@ __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out
       "mov %%rsp, %1\n\t"
       "mov %%rbp, %2"
       : "=r"(pc), "=r"(sp), "=r"(bp));
-  const std::uint64_t lo = sp;
   const std::uint64_t hi = state.stack_hi;
   if (hi == 0 || sp < state.stack_lo || sp >= hi) return capture_stack_slow(out);
-  const std::uint64_t sp0 = sp;
-  const auto in_stack = [lo, hi](std::uint64_t at) { return at >= lo && at + 8 <= hi; };
+  stack_walk w{.sp0 = sp, .hi = hi, .sp = sp, .bp = bp, .lookup = pc, .shown = pc,
+               .learning = path_key != 0};
+  if (path_key != 0) resume_from_cached_path(state, path_key, w);
 
   std::size_t written = 0;
-  std::uint64_t lookup = pc;
-  std::uint64_t shown = pc;
-  bool first = true;  // our own frame is never shown
-  bool learning = path_key != 0;
-  std::int64_t bp_slot = -1;
-  std::uint64_t last_ra_at = 0;
-  std::uint64_t inner_ra_at = 0;  // the return address slot read before last_ra_at
-
-  // Note [Path cache]: jump over the internal frames of a known path.
-  if (path_key != 0) {
-    auto& path = state.path_for(path_key);
-    if (path.key == path_key) {
-      // The word at sp0 + slot, if it is a return address (code that follows
-      // a call) inside the internal modules or outside them, as `internal`
-      // asks; 0 otherwise.
-      const auto return_address_at = [&](std::int64_t slot, bool internal) -> std::uint64_t {
-        const std::uint64_t at = sp0 + slot;
-        if (!in_stack(at)) return 0;
-        std::uint64_t ra;
-        std::memcpy(&ra, reinterpret_cast<const void*>(at), 8);
-        if (ra <= 0x10000) return 0;
-        const unwind_rule& r = state.rule_for(ra - 1, ra);
-        return r.internal == internal && r.after_call ? ra : 0;
-      };
-      const std::uint64_t ra = return_address_at(path.ra_slot, false);
-      bool ok = ra != 0;
-      // Two paths can share a key: a driver launch made by the program and
-      // one the runtime makes for <<<>>> (Note [Launches without their
-      // runtime callback]). The internal frame below the cached one must
-      // still be internal, or the cached slot lies in the program's frames.
-      if (ok && path.inner_ra_slot >= 0) ok = return_address_at(path.inner_ra_slot, true) != 0;
-      std::uint64_t frame_bp = bp;
-      if (ok && path.bp_slot >= 0) {
-        ok = in_stack(sp0 + path.bp_slot);
-        if (ok) std::memcpy(&frame_bp, reinterpret_cast<const void*>(sp0 + path.bp_slot), 8);
-      }
-      if (ok) {
-        ++state.stats.path_hits;
-        sp = sp0 + path.sp_offset;
-        bp = frame_bp;
-        lookup = ra - 1;
-        shown = ra;
-        first = false;
-        learning = false;
-      } else {
-        ++state.stats.path_misses;
-        path.key = 0;
-      }
-    }
-  }
-
   for (int frames = 0; frames < 512 && written < out.size(); ++frames) {
-    const unwind_rule& rule = state.rule_for(lookup, shown);
-    if (!first && !rule.internal) {
-      if (learning && written == 0 && last_ra_at != 0) {
-        state.path_for(path_key) = {
-            path_key, static_cast<std::int32_t>(last_ra_at - sp0),
-            static_cast<std::int32_t>(sp - sp0), static_cast<std::int32_t>(bp_slot),
-            inner_ra_at != 0 ? static_cast<std::int32_t>(inner_ra_at - sp0) : -1};
-      }
-      learning = false;
-      out[written++] = shown;
+    const unwind_rule& rule = state.rule_for(w.lookup, w.shown);
+    if (!w.first && !rule.internal) {
+      if (w.learning && written == 0 && w.last_ra_at != 0) learn_path(state, path_key, w);
+      w.learning = false;
+      out[written++] = w.shown;
     }
-    first = false;
+    w.first = false;
     if (rule.status == rule_outermost) {
-      if (rule.internal && written == 0 && scan_for_caller(state, sp, hi, shown, sp)) {
-        lookup = shown - 1;
-        learning = false;  // a scanned frame is a guess: never cached
+      if (rule.internal && written == 0 && scan_for_caller(state, w.sp, hi, w.shown, w.sp)) {
+        w.lookup = w.shown - 1;
+        w.learning = false;  // a scanned frame is a guess: never cached
         continue;
       }
       return written;
     }
-    if (rule.status != rule_ok) return capture_stack_slow(out);
-    const std::uint64_t base = rule.cfa_reg == reg_rsp ? sp : bp;
-    const std::uint64_t cfa = base + static_cast<std::int64_t>(rule.cfa_offset);
-    const std::uint64_t ra_at = cfa + static_cast<std::int64_t>(rule.ra_offset);
-    if (cfa <= sp || cfa > hi || !in_stack(ra_at)) return written;
-    std::uint64_t ra;
-    std::memcpy(&ra, reinterpret_cast<const void*>(ra_at), 8);
-    if (rule.rbp_saved) {
-      const std::uint64_t bp_at = cfa + static_cast<std::int64_t>(rule.rbp_offset);
-      if (!in_stack(bp_at)) return written;
-      std::memcpy(&bp, reinterpret_cast<const void*>(bp_at), 8);
-      bp_slot = static_cast<std::int64_t>(bp_at - sp0);
+    switch (step_to_caller(rule, w)) {
+      case step_outcome::next: break;
+      case step_outcome::done: return written;
+      case step_outcome::slow: return capture_stack_slow(out);
     }
-    if (ra == 0) return written;
-    inner_ra_at = last_ra_at;
-    last_ra_at = ra_at;
-    sp = cfa;
-    shown = ra;
-    lookup = ra - 1;
   }
   return written;
 }
