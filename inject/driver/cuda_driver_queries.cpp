@@ -234,6 +234,104 @@ void read_mem_free_node(PFN_cuGraphMemFreeNodeGetParams_v11040 get, CUgraphNode 
   n.dst = memory_region{static_cast<std::uint64_t>(dptr), 0, memory_side::device};
 }
 
+void read_kernel_node(PFN_cuGraphKernelNodeGetParams_v12000 get, CUgraphNode node,
+                      raw_graph_node& n) {
+  CUDA_KERNEL_NODE_PARAMS p{};
+  if (get(node, &p) != CUDA_SUCCESS) {
+    n.what = "kernel (parameters unreadable)";
+    return;
+  }
+  n.kind = raw_node_kind::kernel;
+  n.kernel = p.func != nullptr ? reinterpret_cast<std::uintptr_t>(p.func)
+                               : reinterpret_cast<std::uintptr_t>(p.kern);
+  n.args = kernel_arguments::from_launch(p.kernelParams, p.extra);
+}
+
+void read_memcpy_node(PFN_cuGraphMemcpyNodeGetParams_v10000 get, CUgraphNode node,
+                      raw_graph_node& n) {
+  CUDA_MEMCPY3D p{};
+  if (get(node, &p) != CUDA_SUCCESS) {
+    n.what = "memcpy (parameters unreadable)";
+    return;
+  }
+  n.kind = raw_node_kind::memcpy;
+  n.src = region_of(p, copy_side::source);
+  n.dst = region_of(p, copy_side::destination);
+}
+
+void read_memset_node(PFN_cuGraphMemsetNodeGetParams_v10000 get, CUgraphNode node,
+                      raw_graph_node& n) {
+  CUDA_MEMSET_NODE_PARAMS p{};
+  if (get(node, &p) != CUDA_SUCCESS) {
+    n.what = "memset (parameters unreadable)";
+    return;
+  }
+  n.kind = raw_node_kind::memset;
+  n.dst = memory_region{p.dst, pitched_extent(p.width * p.elementSize, p.height, p.pitch),
+                        memory_side::unknown};
+}
+
+void read_host_node(PFN_cuGraphHostNodeGetParams_v10000 get, CUgraphNode node, raw_graph_node& n) {
+  CUDA_HOST_NODE_PARAMS p{};
+  n.kind = raw_node_kind::host;
+  if (get(node, &p) == CUDA_SUCCESS) n.host_fn = reinterpret_cast<std::uintptr_t>(p.fn);
+}
+
+// What the model needs of a node of `type` (a child graph is its caller's
+// to flatten). `Fns` is the driver's entry points (a private type, deduced).
+template <class Fns>
+void read_node(const Fns& f, CUgraphNode node, CUgraphNodeType type, raw_graph_node& n) {
+  switch (type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL: read_kernel_node(f.kernel_node_get_params, node, n); return;
+    case CU_GRAPH_NODE_TYPE_MEMCPY: read_memcpy_node(f.memcpy_node_get_params, node, n); return;
+    case CU_GRAPH_NODE_TYPE_MEMSET: read_memset_node(f.memset_node_get_params, node, n); return;
+    case CU_GRAPH_NODE_TYPE_HOST: read_host_node(f.host_node_get_params, node, n); return;
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+    case CU_GRAPH_NODE_TYPE_EMPTY: n.kind = raw_node_kind::empty; return;
+    // Note [Event nodes]: an event node whose event is unreadable is listed.
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+      read_event_node(f.event_wait_node_get_event, node, raw_node_kind::event_wait, n);
+      return;
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+      read_event_node(f.event_record_node_get_event, node, raw_node_kind::event_record, n);
+      return;
+    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL: n.what = "external semaphore signal"; return;
+    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: n.what = "external semaphore wait"; return;
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: read_mem_alloc_node(f.mem_alloc_node_get_params, node, n); return;
+    case CU_GRAPH_NODE_TYPE_MEM_FREE: read_mem_free_node(f.mem_free_node_get_params, node, n); return;
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: n.what = "batch memory operation"; return;
+    // No call reads a conditional node's bodies back: the model splices in
+    // those its add call returned (Note [Conditional nodes]).
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL: n.kind = raw_node_kind::conditional; return;
+    // A driver newer than these headers may have kinds they do not name.
+    default: n.what = "graph node of type " + std::to_string(static_cast<int>(type)); return;
+  }
+}
+
+// Each edge of `g` between nodes[i] and nodes[j] as an edge from the exit of
+// index[i] to the entry of index[j] (they differ for flattened child graphs).
+template <class Fns>
+bool append_edges(const Fns& f, CUgraph g, const std::vector<CUgraphNode>& nodes,
+                  const std::vector<std::pair<std::uint32_t, std::uint32_t>>& index,
+                  raw_graph& out) {
+  std::size_t edge_count = 0;
+  if (f.graph_get_edges(g, nullptr, nullptr, nullptr, &edge_count) != CUDA_SUCCESS) return false;
+  std::vector<CUgraphNode> from(edge_count), to(edge_count);
+  if (edge_count > 0 &&
+      f.graph_get_edges(g, from.data(), to.data(), nullptr, &edge_count) != CUDA_SUCCESS) {
+    return false;
+  }
+  std::unordered_map<CUgraphNode, std::size_t> position;
+  for (std::size_t i = 0; i < nodes.size(); ++i) position.emplace(nodes[i], i);
+  for (std::size_t e = 0; e < edge_count; ++e) {
+    const auto at_from = position.find(from[e]);
+    const auto at_to = position.find(to[e]);
+    if (at_from == position.end() || at_to == position.end()) continue;
+    out.edges.emplace_back(index[at_from->second].second, index[at_to->second].first);
+  }
+  return true;
+}
+
 }  // namespace
 
 bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int depth) {
@@ -258,111 +356,40 @@ bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int
       out.nodes.push_back(std::move(n));
       continue;
     }
-    switch (type) {
-      case CU_GRAPH_NODE_TYPE_KERNEL: {
-        CUDA_KERNEL_NODE_PARAMS p{};
-        if (fn().kernel_node_get_params(nodes[i], &p) != CUDA_SUCCESS) {
-          n.what = "kernel (parameters unreadable)";
-          break;
-        }
-        n.kind = raw_node_kind::kernel;
-        n.kernel = p.func != nullptr ? reinterpret_cast<std::uintptr_t>(p.func)
-                                     : reinterpret_cast<std::uintptr_t>(p.kern);
-        n.args = kernel_arguments::from_launch(p.kernelParams, p.extra);
-        break;
-      }
-      case CU_GRAPH_NODE_TYPE_MEMCPY: {
-        CUDA_MEMCPY3D p{};
-        if (fn().memcpy_node_get_params(nodes[i], &p) != CUDA_SUCCESS) {
-          n.what = "memcpy (parameters unreadable)";
-          break;
-        }
-        n.kind = raw_node_kind::memcpy;
-        n.src = region_of(p, copy_side::source);
-        n.dst = region_of(p, copy_side::destination);
-        break;
-      }
-      case CU_GRAPH_NODE_TYPE_MEMSET: {
-        CUDA_MEMSET_NODE_PARAMS p{};
-        if (fn().memset_node_get_params(nodes[i], &p) != CUDA_SUCCESS) {
-          n.what = "memset (parameters unreadable)";
-          break;
-        }
-        n.kind = raw_node_kind::memset;
-        n.dst = memory_region{p.dst, pitched_extent(p.width * p.elementSize, p.height, p.pitch),
-                              memory_side::unknown};
-        break;
-      }
-      case CU_GRAPH_NODE_TYPE_HOST: {
-        CUDA_HOST_NODE_PARAMS p{};
-        n.kind = raw_node_kind::host;
-        if (fn().host_node_get_params(nodes[i], &p) == CUDA_SUCCESS) {
-          n.host_fn = reinterpret_cast<std::uintptr_t>(p.fn);
-        }
-        break;
-      }
-      case CU_GRAPH_NODE_TYPE_GRAPH: {
-        CUgraph child = nullptr;
-        n.kind = raw_node_kind::empty;
-        out.nodes.push_back(n);  // entry
-        if (fn().child_graph_get_graph(nodes[i], &child) != CUDA_SUCCESS) continue;
-        const auto first_child = static_cast<std::uint32_t>(out.nodes.size());
-        if (!append_graph(reinterpret_cast<std::uintptr_t>(child), out, depth + 1)) return false;
-        const auto end_child = static_cast<std::uint32_t>(out.nodes.size());
-        const auto exit = end_child;
-        raw_graph_node exit_node;
-        exit_node.kind = raw_node_kind::empty;
-        out.nodes.push_back(std::move(exit_node));
-        for (std::uint32_t c = first_child; c < end_child; ++c) {
-          out.edges.emplace_back(self, c);
-          out.edges.emplace_back(c, exit);
-        }
-        index[i] = {self, exit};
-        continue;
-      }
-      case CU_GRAPH_NODE_TYPE_EMPTY: n.kind = raw_node_kind::empty; break;
-      // Note [Event nodes]: an event node whose event is unreadable is listed.
-      case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
-        read_event_node(fn().event_wait_node_get_event, nodes[i], raw_node_kind::event_wait, n);
-        break;
-      case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-        read_event_node(fn().event_record_node_get_event, nodes[i], raw_node_kind::event_record,
-                        n);
-        break;
-      case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL: n.what = "external semaphore signal"; break;
-      case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: n.what = "external semaphore wait"; break;
-      case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
-        read_mem_alloc_node(fn().mem_alloc_node_get_params, nodes[i], n);
-        break;
-      case CU_GRAPH_NODE_TYPE_MEM_FREE:
-        read_mem_free_node(fn().mem_free_node_get_params, nodes[i], n);
-        break;
-      case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: n.what = "batch memory operation"; break;
-      // No call reads a conditional node's bodies back: the model splices in
-      // those its add call returned (Note [Conditional nodes]).
-      case CU_GRAPH_NODE_TYPE_CONDITIONAL: n.kind = raw_node_kind::conditional; break;
-      default: n.what = "graph node of type " + std::to_string(static_cast<int>(type)); break;
-    }
+    read_node(fn(), nodes[i], type, n);
     out.nodes.push_back(std::move(n));
+    if (type == CU_GRAPH_NODE_TYPE_GRAPH) {
+      const auto exit = append_child_graph(nodes[i], self, out, depth);
+      if (!exit) return false;
+      index[i] = {self, *exit};
+    }
   }
-  std::size_t edge_count = 0;
-  if (fn().graph_get_edges(g, nullptr, nullptr, nullptr, &edge_count) != CUDA_SUCCESS) {
-    return false;
+  return append_edges(fn(), g, nodes, index, out);
+}
+
+// The child graph of `node` (already out.nodes[entry], an empty node),
+// flattened after it and closed by an empty exit node: every child node
+// follows the entry and precedes the exit. The exit's index, or nullopt
+// when the child could not be read whole. A child whose graph the driver
+// does not give stays the empty entry node alone.
+std::optional<std::uint32_t> cuda_driver_queries::append_child_graph(void* node,
+                                                                     std::uint32_t entry,
+                                                                     raw_graph& out, int depth) {
+  CUgraph child = nullptr;
+  if (fn().child_graph_get_graph(static_cast<CUgraphNode>(node), &child) != CUDA_SUCCESS) {
+    return entry;
   }
-  std::vector<CUgraphNode> from(edge_count), to(edge_count);
-  if (edge_count > 0 &&
-      fn().graph_get_edges(g, from.data(), to.data(), nullptr, &edge_count) != CUDA_SUCCESS) {
-    return false;
+  const auto first_child = static_cast<std::uint32_t>(out.nodes.size());
+  if (!append_graph(reinterpret_cast<std::uintptr_t>(child), out, depth + 1)) return std::nullopt;
+  const auto exit = static_cast<std::uint32_t>(out.nodes.size());
+  raw_graph_node exit_node;
+  exit_node.kind = raw_node_kind::empty;
+  out.nodes.push_back(std::move(exit_node));
+  for (std::uint32_t c = first_child; c < exit; ++c) {
+    out.edges.emplace_back(entry, c);
+    out.edges.emplace_back(c, exit);
   }
-  std::unordered_map<CUgraphNode, std::size_t> position;
-  for (std::size_t i = 0; i < count; ++i) position.emplace(nodes[i], i);
-  for (std::size_t e = 0; e < edge_count; ++e) {
-    const auto f = position.find(from[e]);
-    const auto t = position.find(to[e]);
-    if (f == position.end() || t == position.end()) continue;
-    out.edges.emplace_back(index[f->second].second, index[t->second].first);
-  }
-  return true;
+  return exit;
 }
 
 std::optional<raw_graph> cuda_driver_queries::describe_graph(std::uintptr_t graph) {

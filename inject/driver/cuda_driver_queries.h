@@ -42,6 +42,9 @@ class cuda_driver_queries final : public driver_queries {
  private:
   struct entry_points;
   bool append_graph(std::uintptr_t graph, raw_graph& out, int depth);
+  // `node` is a CUgraphNode (the header stays free of cuda.h).
+  std::optional<std::uint32_t> append_child_graph(void* node, std::uint32_t entry, raw_graph& out,
+                                                  int depth);
   const entry_points& fn();
 
   std::once_flag resolve_once_;

@@ -2,18 +2,35 @@
 // calls itself (see fake_cuda_driver.h).
 #include "tests/inject/fake_cuda_driver.h"
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 namespace {
 
 struct event_state {
   bool complete = true;
 };
+struct graph_node_state {
+  CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
+  CUfunction function = nullptr;
+  CUDA_MEMSET_NODE_PARAMS memset{};
+  CUgraph child = nullptr;
+};
+struct graph_state {
+  std::vector<CUgraphNode> nodes;
+  std::vector<std::pair<CUgraphNode, CUgraphNode>> edges;
+};
 struct state {
   std::mutex mutex;
+  std::map<CUgraph, graph_state> graphs;
+  std::map<CUgraphNode, graph_node_state> nodes;
   bool hold = false;
   std::map<CUevent, event_state> events;
   std::map<CUfunction, std::pair<CUmodule, std::string>> functions;
@@ -140,4 +157,159 @@ FAKE void fake_cuda_on_next_kernel_lookup(void (*hook)(void*), void* arg) {
   std::lock_guard lock(s().mutex);
   s().lookup_hook = hook;
   s().lookup_arg = arg;
+}
+
+// ---- graphs, and the entry points cuda_driver_queries resolves ----
+
+FAKE CUgraph fake_cuda_graph_create() {
+  std::lock_guard lock(s().mutex);
+  const auto g = reinterpret_cast<CUgraph>(s().next += 16);
+  s().graphs[g];
+  return g;
+}
+FAKE CUgraphNode fake_cuda_graph_add(CUgraph graph, CUgraphNodeType type, const CUgraphNode* deps,
+                                     size_t dep_count) {
+  std::lock_guard lock(s().mutex);
+  const auto n = reinterpret_cast<CUgraphNode>(s().next += 16);
+  s().nodes[n].type = type;
+  auto& g = s().graphs[graph];
+  g.nodes.push_back(n);
+  for (size_t i = 0; i < dep_count; ++i) g.edges.emplace_back(deps[i], n);
+  return n;
+}
+FAKE void fake_cuda_graph_set_kernel(CUgraphNode node, CUfunction function) {
+  std::lock_guard lock(s().mutex);
+  s().nodes[node].function = function;
+}
+FAKE void fake_cuda_graph_set_memset(CUgraphNode node, const CUDA_MEMSET_NODE_PARAMS* params) {
+  std::lock_guard lock(s().mutex);
+  s().nodes[node].memset = *params;
+}
+FAKE void fake_cuda_graph_set_child(CUgraphNode node, CUgraph child) {
+  std::lock_guard lock(s().mutex);
+  s().nodes[node].child = child;
+}
+
+namespace {
+
+// The node `node` of `type`, or null.
+graph_node_state* node_of(CUgraphNode node, CUgraphNodeType type) {
+  const auto it = s().nodes.find(node);
+  return it != s().nodes.end() && it->second.type == type ? &it->second : nullptr;
+}
+
+}  // namespace
+
+FAKE CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode* nodes, size_t* count) {
+  std::lock_guard lock(s().mutex);
+  const auto it = s().graphs.find(graph);
+  if (it == s().graphs.end()) return CUDA_ERROR_INVALID_VALUE;
+  const auto& all = it->second.nodes;
+  if (nodes != nullptr) std::copy_n(all.begin(), std::min(*count, all.size()), nodes);
+  *count = all.size();
+  return CUDA_SUCCESS;
+}
+FAKE CUresult cuGraphGetEdges(CUgraph graph, CUgraphNode* from, CUgraphNode* to,
+                              CUgraphEdgeData*, size_t* count) {
+  std::lock_guard lock(s().mutex);
+  const auto it = s().graphs.find(graph);
+  if (it == s().graphs.end()) return CUDA_ERROR_INVALID_VALUE;
+  const auto& edges = it->second.edges;
+  if (from != nullptr) {
+    for (size_t i = 0; i < std::min(*count, edges.size()); ++i) {
+      from[i] = edges[i].first;
+      to[i] = edges[i].second;
+    }
+  }
+  *count = edges.size();
+  return CUDA_SUCCESS;
+}
+FAKE CUresult cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType* type) {
+  std::lock_guard lock(s().mutex);
+  const auto it = s().nodes.find(node);
+  if (it == s().nodes.end()) return CUDA_ERROR_INVALID_VALUE;
+  *type = it->second.type;
+  return CUDA_SUCCESS;
+}
+FAKE CUresult cuGraphKernelNodeGetParams(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* p) {
+  std::lock_guard lock(s().mutex);
+  const auto* n = node_of(node, CU_GRAPH_NODE_TYPE_KERNEL);
+  if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::memset(p, 0, sizeof *p);
+  p->func = n->function;
+  return CUDA_SUCCESS;
+}
+FAKE CUresult cuGraphMemsetNodeGetParams(CUgraphNode node, CUDA_MEMSET_NODE_PARAMS* p) {
+  std::lock_guard lock(s().mutex);
+  const auto* n = node_of(node, CU_GRAPH_NODE_TYPE_MEMSET);
+  if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *p = n->memset;
+  return CUDA_SUCCESS;
+}
+FAKE CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode node, CUgraph* child) {
+  std::lock_guard lock(s().mutex);
+  const auto* n = node_of(node, CU_GRAPH_NODE_TYPE_GRAPH);
+  if (n == nullptr || n->child == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *child = n->child;
+  return CUDA_SUCCESS;
+}
+
+namespace {
+
+// What the graph tests do not need: resolved (the library requires them),
+// never answered.
+CUresult unsupported_ctx_get_device(CUdevice*) { return CUDA_ERROR_NOT_SUPPORTED; }
+CUresult unsupported_stream_get_flags(CUstream, unsigned int*) { return CUDA_ERROR_NOT_SUPPORTED; }
+CUresult unsupported_stream_get_priority(CUstream, int*) { return CUDA_ERROR_NOT_SUPPORTED; }
+CUresult unsupported_kernel_get_name(const char**, CUkernel) { return CUDA_ERROR_NOT_SUPPORTED; }
+CUresult unsupported_kernel_get_param_info(CUkernel, size_t, size_t*, size_t*) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult unsupported_func_get_param_info(CUfunction, size_t, size_t*, size_t*) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult unsupported_memcpy_node(CUgraphNode, CUDA_MEMCPY3D*) { return CUDA_ERROR_NOT_SUPPORTED; }
+CUresult unsupported_host_node(CUgraphNode, CUDA_HOST_NODE_PARAMS*) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult unsupported_event_node(CUgraphNode, CUevent*) { return CUDA_ERROR_NOT_SUPPORTED; }
+CUresult unsupported_pointer_attribute(void*, CUpointer_attribute, CUdeviceptr) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+const std::map<std::string, void*, std::less<>>& entry_points() {
+  static const auto* table = new std::map<std::string, void*, std::less<>>{
+      {"cuCtxGetDevice", reinterpret_cast<void*>(&unsupported_ctx_get_device)},
+      {"cuStreamGetFlags", reinterpret_cast<void*>(&unsupported_stream_get_flags)},
+      {"cuStreamGetPriority", reinterpret_cast<void*>(&unsupported_stream_get_priority)},
+      {"cuKernelGetName", reinterpret_cast<void*>(&unsupported_kernel_get_name)},
+      {"cuKernelGetParamInfo", reinterpret_cast<void*>(&unsupported_kernel_get_param_info)},
+      {"cuFuncGetName", reinterpret_cast<void*>(&cuFuncGetName)},
+      {"cuFuncGetParamInfo", reinterpret_cast<void*>(&unsupported_func_get_param_info)},
+      {"cuGraphGetNodes", reinterpret_cast<void*>(&cuGraphGetNodes)},
+      {"cuGraphGetEdges", reinterpret_cast<void*>(&cuGraphGetEdges)},
+      {"cuGraphNodeGetType", reinterpret_cast<void*>(&cuGraphNodeGetType)},
+      {"cuGraphKernelNodeGetParams", reinterpret_cast<void*>(&cuGraphKernelNodeGetParams)},
+      {"cuGraphMemcpyNodeGetParams", reinterpret_cast<void*>(&unsupported_memcpy_node)},
+      {"cuGraphMemsetNodeGetParams", reinterpret_cast<void*>(&cuGraphMemsetNodeGetParams)},
+      {"cuGraphHostNodeGetParams", reinterpret_cast<void*>(&unsupported_host_node)},
+      {"cuGraphChildGraphNodeGetGraph", reinterpret_cast<void*>(&cuGraphChildGraphNodeGetGraph)},
+      {"cuGraphEventRecordNodeGetEvent", reinterpret_cast<void*>(&unsupported_event_node)},
+      {"cuGraphEventWaitNodeGetEvent", reinterpret_cast<void*>(&unsupported_event_node)},
+      {"cuPointerGetAttribute", reinterpret_cast<void*>(&unsupported_pointer_attribute)},
+  };
+  return *table;
+}
+
+}  // namespace
+
+FAKE CUresult cuGetProcAddress(const char* symbol, void** pfn, int, cuuint64_t,
+                               CUdriverProcAddressQueryResult* status) {
+  const auto& table = entry_points();
+  const auto it = table.find(std::string_view(symbol));
+  *pfn = it != table.end() ? it->second : nullptr;
+  if (status != nullptr) {
+    *status = it != table.end() ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  }
+  return it != table.end() ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }

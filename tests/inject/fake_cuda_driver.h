@@ -19,4 +19,14 @@ void fake_cuda_set_stream_busy(CUstream stream, bool busy);
 // The next cuKernelGetFunction calls `hook(arg)` first, as the driver's lazy
 // module loading delivers a module-loaded callback from inside that call.
 void fake_cuda_on_next_kernel_lookup(void (*hook)(void*), void* arg);
+
+// Graphs for cuda_driver_queries (through cuGetProcAddress_v2, as the real
+// library resolves them): a graph, and a node of `type` that depends on
+// `deps` (in that order, the graph's edges). Node parameters are set apart.
+CUgraph fake_cuda_graph_create();
+CUgraphNode fake_cuda_graph_add(CUgraph graph, CUgraphNodeType type, const CUgraphNode* deps,
+                                size_t dep_count);
+void fake_cuda_graph_set_kernel(CUgraphNode node, CUfunction function);
+void fake_cuda_graph_set_memset(CUgraphNode node, const CUDA_MEMSET_NODE_PARAMS* params);
+void fake_cuda_graph_set_child(CUgraphNode node, CUgraph child);
 }
