@@ -461,6 +461,10 @@ struct span_sink {
 
 void add_tensor(const at::Tensor& t, std::uint8_t mode, const span_sink& sink) {
   if (!t.defined() || t.layout() != c10::kStrided) return;
+  const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+  // Symbolic shapes (torch.compile tracing with dynamic shapes): sizes()
+  // would throw; these tensors have no memory of their own either.
+  if (impl->has_symbolic_sizes_strides()) return;
   const auto type = t.device().type();
   std::vector<std::uint64_t>* out = nullptr;
   if (type == device_type) {
@@ -476,13 +480,21 @@ void add_tensor(const at::Tensor& t, std::uint8_t mode, const span_sink& sink) {
   if (out == nullptr) return;
   const std::int64_t n = t.numel();
   if (n == 0 || !t.has_storage()) return;
-  std::uint64_t address = 0;
+  // Memory on the tensor's device, or none: a FakeTensor says "cuda" over
+  // meta storage; wrapper subclasses and functional tensors have storage
+  // without data. Checked before data(), which throws for some of them.
+  const c10::Storage& storage = impl->unsafe_storage();
+  if (storage.device_type() != type) return;
+  const void* base = nullptr;
   try {
-    address = reinterpret_cast<std::uintptr_t>(t.const_data_ptr());
-  } catch (...) {  // no storage to read (functional or wrapper tensors)
+    base = storage.data();
+  } catch (...) {
     return;
   }
-  if (address == 0) return;
+  if (base == nullptr) return;
+  const std::uint64_t address = reinterpret_cast<std::uintptr_t>(base) +
+                                static_cast<std::uint64_t>(impl->storage_offset()) *
+                                    static_cast<std::uint64_t>(t.element_size());
   std::uint64_t bytes = t.element_size();
   if (t.is_contiguous()) {
     bytes *= static_cast<std::uint64_t>(n);

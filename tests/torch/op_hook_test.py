@@ -259,6 +259,28 @@ class NativeHook(unittest.TestCase):
             self.skipTest("this torch ran the forked function on the calling thread")
         self.assertEqual(len(mul[0][2]), 1)  # the pseudo-frame, no Python frame
 
+    def test_tensors_without_memory_pass_and_the_hook_goes_on(self):
+        t = self.torch
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        with FakeTensorMode():  # meta storage under a CPU (or CUDA) face
+            fake = t.empty(4)
+            fake.add_(fake)
+        self.assertTrue(all(c[1] == [] for c in self.abi.begins("")), self.abi.calls)
+
+        def f(x):
+            return (x * 2).sum(0)
+
+        # Tracing with symbolic shapes: sizes() of those tensors would throw.
+        compiled = t.compile(f, dynamic=True, backend="eager")
+        self.assertEqual(compiled(t.ones(5, 3)).tolist(), [10.0, 10.0, 10.0])
+        self.assertEqual(compiled(t.ones(7, 3)).tolist(), [14.0, 14.0, 14.0])
+        a = t.ones(4)
+        self.abi.calls = []
+        a.add_(a)
+        self.assertEqual(self.the("aten::add_.Tensor")[1], [a.data_ptr(), 16, 3,
+                                                            a.data_ptr(), 16, 1])
+
     def test_inactive_session_is_told_nothing(self):
         self.hook.disable()
         self.assertIsNone(self.hook.init(self.abi, self.folded, CPU, NO_HOST))
