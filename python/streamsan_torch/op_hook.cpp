@@ -674,7 +674,8 @@ thread_local std::string last_error;
 }  // namespace
 
 // 0 when the hook is ready, else nonzero and streamsan_torch_hook_error()
-// says why. Callable again (the tests change the device types).
+// says why. Callable again while the callback is disabled (the tests change
+// the device types); never while operators may run through it.
 STREAMSAN_HOOK_EXPORT int streamsan_torch_hook_init(const injection_abi* functions,
                                                     const hook_config* config) {
   try {

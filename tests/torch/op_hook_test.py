@@ -237,6 +237,27 @@ class NativeHook(unittest.TestCase):
         self.assertEqual(len(begins), 3)
         self.assertEqual(len({tuple(b[2]) for b in begins}), 1)
 
+    def test_a_python_thread_has_its_own_frames(self):
+        t = self.torch
+        a = t.ones(4)
+        lines = []
+
+        def worker():
+            lines.append(_line())
+            a.add_(a)
+
+        self.abi.calls = []
+        thread = threading.Thread(target=worker)
+        thread.start()
+        thread.join()
+        begin = self.the("aten::add_.Tensor")
+        self.assertEqual(begin[4], thread.ident)
+        self.assertEqual(self.abi.frames[begin[2][1]],
+                         ("NativeHook.test_a_python_thread_has_its_own_frames.<locals>.worker",
+                          os.path.abspath(__file__), lines[0]))
+        # Thread.run and _bootstrap are the standard library's: folded.
+        self.assertEqual(len(begin[2]), 2, [self.abi.frames[f] for f in begin[2]])
+
     def test_thread_without_python_gets_the_operator_alone(self):
         t = self.torch
 
