@@ -373,12 +373,14 @@ def _wrap_host_read(torch, lib, frames, name):
 
 # Note [Lazy operator tracking]
 # STREAMSAN_TORCH=lazy trades the first operators' precision for speed: the
-# dispatch mode is entered only when the program first shows concurrency
-# that footprints matter for: a new or external CUDA stream (graph capture
-# makes one too) or a non_blocking copy. Until then every operator ran on
-# one stream and every copy synchronized with the host, and kernels keep
-# their generic,
-# measured-on-demand footprints and native frames. A program that never
+# operator hook starts (the native callback is enabled, or the dispatch mode
+# entered) only when the program first shows concurrency that footprints
+# matter for: a new or external CUDA stream (graph capture makes one too) or
+# a non_blocking copy. Until then every operator ran on one stream and every
+# copy synchronized with the host, and kernels keep their generic,
+# measured-on-demand footprints and native frames. The native callback,
+# once enabled, sees every thread at once; the mode only the thread that
+# triggered it (and autograd's, which inherit it). A program that never
 # does any of this (a single-stream training loop) pays nothing per
 # operator. Operators before the trigger that race with later ones are still
 # seen, through the generic footprints (measured on their first launch per
