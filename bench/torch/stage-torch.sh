@@ -15,6 +15,7 @@ install -m 644 "$build"/python/streamsan_torch/*.py "$build"/python/streamsan_to
   "$dest/python/streamsan_torch/"
 cp -r "$src/tests/torch/programs" "$dest/tests/"
 install -m 755 "$src/tests/torch/check_torch.sh" "$dest/tests/"
+install -m 644 "$src/tests/torch/op_hook_test.py" "$dest/tests/"
 install -m 644 "$src/tests/torch/programs.txt" "$dest/tests/"
 install -m 644 "$src/bench/torch/mlp_bench.py" "$dest/bench/"
 install -m 755 "$src/bench/torch/overhead.sh" "$dest/bench/"
