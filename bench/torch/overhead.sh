@@ -1,26 +1,39 @@
 #!/usr/bin/env bash
 # The MLP loop (mlp_bench.py) natively, under `streamsan run` (full: the
-# PyTorch support, Python frames), under `streamsan run` with the PyTorch
-# support off (STREAMSAN_TORCH=0: generic capture only), and under CSAN
-# (TORCH_CUDA_SANITIZER=1), ROUNDS interleaved rounds (default 5); prints
-# the median of the in-process time of each and the ratios.
+# PyTorch support, Python frames) with the native operator hook
+# (STREAMSAN_TORCH_HOOK=native: op_hook.cpp, built once before the rounds)
+# and with the Python dispatch mode (STREAMSAN_TORCH_HOOK=python), lazily
+# (STREAMSAN_TORCH=lazy), with the PyTorch support off (STREAMSAN_TORCH=0:
+# generic capture only), and under CSAN (TORCH_CUDA_SANITIZER=1), ROUNDS
+# interleaved rounds (default 5); prints the median of the in-process time
+# of each and the ratios.
 #   overhead.sh STREAMSAN [ROUNDS]
+# STREAMSAN's folder holds python/ (stage-torch.sh puts it there).
 set -u
 streamsan=$1 rounds=${2:-5}
 here=$(cd "$(dirname "$0")" && pwd)
 python=${STREAMSAN_PYTHON:-python3}
 bench=$here/mlp_bench.py
 declare -A times
-configs=(native streamsan streamsan_lazy streamsan_generic csan)
+configs=(native streamsan streamsan_python streamsan_lazy streamsan_generic csan)
 run_one() {
   case $1 in
     native) timeout 120 "$python" "$bench" ;;
-    streamsan) timeout 120 "$streamsan" run -- "$python" "$bench" ;;
+    streamsan) STREAMSAN_TORCH_HOOK=native timeout 120 "$streamsan" run -- "$python" "$bench" ;;
+    streamsan_python)
+      STREAMSAN_TORCH_HOOK=python timeout 120 "$streamsan" run -- "$python" "$bench" ;;
     streamsan_lazy) STREAMSAN_TORCH=lazy timeout 120 "$streamsan" run -- "$python" "$bench" ;;
     streamsan_generic) STREAMSAN_TORCH=0 timeout 120 "$streamsan" run -- "$python" "$bench" ;;
     csan) TORCH_CUDA_SANITIZER=1 timeout 120 "$python" "$bench" ;;
   esac
 }
+# The native hook is built (once per torch, cached) before any timed run.
+echo "== building the native operator hook"
+PYTHONPATH="$(dirname "$streamsan")/python" timeout 600 "$python" -c '
+import sys, torch
+from streamsan_torch import _native_hook
+path, why = _native_hook.build(torch, lambda m: print("streamsan: " + m))
+print("native operator hook:", path or "NOT BUILT: " + why)'
 for ((r = 1; r <= rounds; r++)); do
   for c in "${configs[@]}"; do
     out=$(run_one "$c" 2>&1)
@@ -30,6 +43,8 @@ for ((r = 1; r <= rounds; r++)); do
     if [[ -z $ms ]]; then
       echo "round $r $c: no timing; output:"; tail -20 <<<"$out"; ms=nan
     fi
+    # Which operator hook ran, when it was not the one asked for.
+    grep -m1 "operator hook is not available\|operator hook stopped" <<<"$out"
     echo "round $r $c ${ms} ms"
     times[$c]+="$ms "
   done
@@ -42,7 +57,9 @@ native = statistics.median(times["native"]) if times["native"] else float("nan")
 print()
 print("| configuration | median ms (300 it.) | ratio to native | runs |")
 print("| --- | ---: | ---: | ---: |")
-labels = {"native": "native", "streamsan": "streamsan run (PyTorch support)",
+labels = {"native": "native",
+          "streamsan": "streamsan run, native operator hook (STREAMSAN_TORCH_HOOK=native)",
+          "streamsan_python": "streamsan run, Python dispatch mode (STREAMSAN_TORCH_HOOK=python)",
           "streamsan_lazy": "streamsan run, STREAMSAN_TORCH=lazy",
           "streamsan_generic": "streamsan run, STREAMSAN_TORCH=0 (generic)",
           "csan": "CSAN (TORCH_CUDA_SANITIZER=1)"}

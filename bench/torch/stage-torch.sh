@@ -11,9 +11,11 @@ rm -rf "$dest"; mkdir -p "$dest/python/streamsan_torch" "$dest/tests" "$dest/ben
 install -m 755 "$build/cli/streamsan" "$build/inject/libstreamsan_inject.so" "$dest/"
 strip --strip-debug "$dest/streamsan" "$dest/libstreamsan_inject.so"
 install -m 644 "$build/python/sitecustomize.py" "$dest/python/"
-install -m 644 "$build"/python/streamsan_torch/*.py "$dest/python/streamsan_torch/"
+install -m 644 "$build"/python/streamsan_torch/*.py "$build"/python/streamsan_torch/op_hook.cpp \
+  "$dest/python/streamsan_torch/"
 cp -r "$src/tests/torch/programs" "$dest/tests/"
 install -m 755 "$src/tests/torch/check_torch.sh" "$dest/tests/"
+install -m 644 "$src/tests/torch/op_hook_test.py" "$dest/tests/"
 install -m 644 "$src/tests/torch/programs.txt" "$dest/tests/"
 install -m 644 "$src/bench/torch/mlp_bench.py" "$dest/bench/"
 install -m 755 "$src/bench/torch/overhead.sh" "$dest/bench/"

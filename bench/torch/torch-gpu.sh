@@ -14,6 +14,17 @@ mkdir -p "$STREAMSAN_EXT_DIR" results
 "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
 torch.cuda.get_device_name(0), "devices", torch.cuda.device_count())' || exit 1
 command -v compute-sanitizer || echo "no compute-sanitizer on PATH"
+# The native operator hook (python/streamsan_torch/op_hook.cpp), built once
+# against this torch before the parallel runs (they would wait on its lock).
+echo "== building the native operator hook"
+PYTHONPATH=$here/python timeout 600 "$python" -c '
+import torch
+from streamsan_torch import _native_hook
+path, why = _native_hook.build(torch, lambda m: print("streamsan: " + m))
+print("native operator hook:", path or "NOT BUILT: " + why)'
+echo "== the native operator hook's tests (CPU tensors, this torch)"
+timeout 300 "$python" tests/op_hook_test.py "$here/python" \
+  "${STREAMSAN_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/streamsan}" 2>&1 | tail -4
 # The custom extension is compiled once, natively (nvcc + ninja), while the
 # other programs run; custom_kernel.py's runs reuse it.
 echo "== building the load_inline extension (custom_kernel.py) in the background"

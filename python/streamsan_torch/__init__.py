@@ -14,8 +14,11 @@ inject/session/torch_entry.cpp:
 - host accesses of tensors by CPU operators, .numpy() and .tolist(), so a
   host read of a pinned tensor that a non_blocking copy still fills is seen.
 
-A torch without the hooks used here gets one line naming what is missing;
-the generic capture goes on. No exception of ours reaches the program.
+The operator hook is native (op_hook.cpp, compiled against the program's
+torch at first use by _native_hook.py) where it can be, else a Python
+TorchDispatchMode (_support.py). A torch without the hooks used here gets one
+line naming what is missing; the generic capture goes on. No exception of
+ours reaches the program.
 """
 import importlib.util
 import os

@@ -1,11 +1,17 @@
-"""The operator hook: a TorchDispatchMode that reports each ATen operator's
-tensor spans and the user's Python frames to the injection library, and the
-host accesses of CPU tensors.
+"""The operator hook: the native one (op_hook.cpp, a RecordFunction callback,
+_native_hook.py builds it) or, where it cannot be built, a TorchDispatchMode
+that reports each ATen operator's tensor spans and the user's Python frames
+to the injection library; and the host accesses of CPU tensors.
 
-Cheap by construction: one dict lookup for the operator's plan (modes per
-argument, from its schema, made once), a few metadata calls per tensor, one
-dict lookup per Python frame (frames are defined once per (code, line)), and
-two ctypes calls per operator that touches a CUDA tensor.
+STREAMSAN_TORCH_HOOK selects: `auto` (the default: native, else the Python
+mode, saying why in one line), `native` (native or no operator hook: for
+measuring), `python` (the Python mode).
+
+The Python mode is cheap by construction: one dict lookup for the
+operator's plan (modes per argument, from its schema, made once), a few
+metadata calls per tensor, one dict lookup per Python frame (frames are
+defined once per (code, line)), and two ctypes calls per operator that
+touches a CUDA tensor.
 """
 import functools
 import os
@@ -344,6 +350,11 @@ def _wrap_host_read(torch, lib, frames, name):
 
     @functools.wraps(original)
     def wrapper(self, *args, **kwargs):
+        if not _active[0] and not _broken[0]:
+            try:
+                _active[0] = bool(lib.streamsan_inject_torch_active())
+            except Exception as e:
+                _fail(e)
         if _active[0] and not _broken[0]:
             try:
                 if self.is_cpu:
@@ -362,12 +373,14 @@ def _wrap_host_read(torch, lib, frames, name):
 
 # Note [Lazy operator tracking]
 # STREAMSAN_TORCH=lazy trades the first operators' precision for speed: the
-# dispatch mode is entered only when the program first shows concurrency
-# that footprints matter for: a new or external CUDA stream (graph capture
-# makes one too) or a non_blocking copy. Until then every operator ran on
-# one stream and every copy synchronized with the host, and kernels keep
-# their generic,
-# measured-on-demand footprints and native frames. A program that never
+# operator hook starts (the native callback is enabled, or the dispatch mode
+# entered) only when the program first shows concurrency that footprints
+# matter for: a new or external CUDA stream (graph capture makes one too) or
+# a non_blocking copy. Until then every operator ran on one stream and every
+# copy synchronized with the host, and kernels keep their generic,
+# measured-on-demand footprints and native frames. The native callback,
+# once enabled, sees every thread at once; the mode only the thread that
+# triggered it (and autograd's, which inherit it). A program that never
 # does any of this (a single-stream training loop) pays nothing per
 # operator. Operators before the trigger that race with later ones are still
 # seen, through the generic footprints (measured on their first launch per
@@ -421,12 +434,46 @@ def _wrap_method(owner, name, enter, should):
     setattr(owner, name, call)
 
 
-def install(torch, lib):
-    global _lib, _torch, _Tensor
-    _lib, _torch, _Tensor = lib, torch, torch.Tensor
-    frames = _Frames(torch, lib)
-    mode_class = _make_mode(torch, lib, frames)
-    mode = mode_class()
+_HOOK_CHOICES = ("auto", "native", "python")
+
+
+def _say(message):
+    try:
+        sys.stderr.write("streamsan: " + message + "\n")
+    except Exception:
+        pass
+
+
+def _native_enter(torch, lib):
+    """enter() of the native hook, or (None, why it cannot run)."""
+    from . import _native_hook
+
+    hook, why = _native_hook.load(torch, _say)
+    if hook is not None:
+        why = hook.init(lib, _folded_prefixes(torch))
+    if why:
+        return None, why
+    import atexit
+
+    # Before the interpreter is finalized: operators of threads that outlive
+    # it must not walk its frames.
+    atexit.register(hook.disable)
+    install.hook = hook
+    entered = [False]
+
+    def enter():
+        if not entered[0]:
+            entered[0] = True
+            problem = hook.enable()
+            if problem:
+                _say("the native PyTorch operator hook could not be enabled (%s); the generic "
+                     "capture continues" % problem)
+
+    return enter, None
+
+
+def _python_enter(torch, lib, frames):
+    mode = _make_mode(torch, lib, frames)()
     install.mode = mode
     entered = [False]
 
@@ -437,8 +484,39 @@ def install(torch, lib):
             entered[0] = True
             mode.__enter__()
 
+    return enter
+
+
+def install(torch, lib):
+    global _lib, _torch, _Tensor
+    _lib, _torch, _Tensor = lib, torch, torch.Tensor
+    frames = _Frames(torch, lib)
+    install.hook = install.mode = None
+    choice = os.environ.get("STREAMSAN_TORCH_HOOK", "auto") or "auto"
+    if choice not in _HOOK_CHOICES:
+        _say("STREAMSAN_TORCH_HOOK=%s is none of %s; using auto" % (choice, ", ".join(
+            _HOOK_CHOICES)))
+        choice = "auto"
+    enter = None
+    if choice != "python":
+        try:
+            enter, why = _native_enter(torch, lib)
+        except Exception as e:  # a cache folder we may not write, ...: never the program's
+            enter, why = None, "%s: %s" % (type(e).__name__, e)
+        if enter is None and choice == "native":
+            _say("the native PyTorch operator hook is not available (%s); "
+                 "STREAMSAN_TORCH_HOOK=native: no operator hook, the generic capture continues"
+                 % why)
+        elif enter is None:
+            _say("the native PyTorch operator hook is not available (%s); using the Python "
+                 "dispatch mode (slower)" % why)
+            enter = _python_enter(torch, lib, frames)
+    else:
+        enter = _python_enter(torch, lib, frames)
     for name in ("numpy", "tolist"):
         _wrap_host_read(torch, lib, frames, name)
+    if enter is None:
+        return
     if os.environ.get("STREAMSAN_TORCH", "1") == "lazy":
         _install_lazy(torch, enter)
     else:

@@ -12,6 +12,9 @@ import unittest
 
 PYDIR, LIB, STREAMSAN = sys.argv[1:4]
 del sys.argv[1:4]
+# The Python dispatch mode is what these tests drive (the stand-in torch
+# could not build the native hook; op_hook_test.py tests that one).
+os.environ["STREAMSAN_TORCH_HOOK"] = "python"
 
 FAKE_TORCH = textwrap.dedent('''
     __version__ = "0.0-standin"

@@ -1,0 +1,750 @@
+// streamsan's native PyTorch operator hook (issue #9): what the Python
+// TorchDispatchMode of _support.py does, from a C++ RecordFunction callback
+// that never enters the interpreter's eval loop. Built the first time it is
+// needed against the program's own torch (_native_hook.py), loaded with
+// ctypes; it calls the injection library's PyTorch C ABI
+// (inject/session/torch_entry.cpp) through the function pointers the Python
+// side hands to streamsan_torch_hook_init().
+//
+// Note [The operator hook is a RecordFunction callback]
+// A TorchDispatchMode costs 1.74x on a launch-bound training loop before it
+// does anything (docs/pytorch.md, Overhead): every operator leaves C++ for
+// the interpreter and comes back. at::addGlobalCallback() registers a C++
+// function that the dispatcher calls at every operator it dispatches, on
+// every thread, with the operator's schema and (needsInputs/needsOutputs)
+// its boxed arguments and results. It is public, stable since torch 1.10,
+// and needs no dispatch key of ours. The differences from the mode:
+// - it sees an operator where the program calls it, before autograd and
+//   before a composite operator is decomposed: `aten::linear` and inside it
+//   `aten::addmm`. Operators nest; the model adds an inner operator's spans
+//   to the outer's (cuda_model::op_began), and this hook names the innermost
+//   operator as the kernels' pseudo-frame, the outer's again once the inner
+//   one returns;
+// - it sees every thread, not only those that inherited the mode;
+// - it costs the boxing of arguments and results, which torch does for us.
+// A dispatcher fallback kernel on a dispatch key of our own would see
+// decomposed operators only, but needs a key torch does not reserve for
+// this, and a boxed fallback re-dispatch per operator; RecordFunction is the
+// supported observer API (the profiler is built on it).
+//
+// Note [Python frames from a native hook]
+// The user's frames are read with the few functions of CPython's stable
+// ABI, resolved with dlsym from the running process (no Python.h, so one
+// build serves every Python). Operators run with the GIL released when
+// called from Python; the walk takes it (PyGILState_Ensure) only for the
+// walk, and only on a thread that has a Python thread state
+// (PyGILState_GetThisThreadState, which needs no GIL). A thread without one
+// (a C++ thread of torch's: TorchScript's fork pool, a thread of a C++
+// extension) gets the operator's pseudo-frame alone, without taking the
+// GIL. Autograd's device threads have a thread state but no Python frame
+// while they run the backward pass (the user's `loss.backward()` line is on
+// another thread): their operators show the operator alone too, as with the
+// Python mode. Code objects are held (a reference each, never released) so
+// their addresses can key the caches: a code object is folded or not once,
+// and a user's (code, line) is one frame id, defined once. The caches are
+// touched only under the GIL. Frames are walked once per outermost
+// operator: the Python stack cannot change while a native operator runs
+// another (a Python kernel of a custom operator is the exception; its
+// operators keep the caller's frames). During interpreter shutdown
+// (Py_IsFinalizing) no walk is made.
+//
+// Every entry of this file catches everything: an error of ours is said
+// once and the hook passes every operator through from then on; an
+// operator's own exception is the program's (RecordFunction calls the end
+// callback as the operator unwinds).
+#ifndef NDEBUG
+#error "build with -DNDEBUG, as torch is: RecordFunction's layout depends on it"
+#endif
+#include <ATen/core/function_schema.h>
+#include <ATen/core/ivalue.h>
+#include <ATen/record_function.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#define STREAMSAN_HOOK_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+// ---- the injection library's C ABI (torch_entry.cpp), as handed to init ----
+
+struct injection_abi {
+  int (*active)();
+  void (*frame)(std::uint32_t id, const char* function, const char* file, std::uint32_t line);
+  void (*frames)(const std::uint32_t* ids, std::size_t count);
+  void (*op_begin)(const std::uint64_t* spans, std::size_t count, const std::uint32_t* frames,
+                   std::size_t frame_count, std::uint32_t flags);
+  void (*op_end)(const std::uint64_t* spans, std::size_t count);
+  void (*host_access)(const std::uint64_t* spans, std::size_t count, const char* label,
+                      const std::uint32_t* frames, std::size_t frame_count);
+};
+
+// What init() is told besides the ABI. The device types are c10::DeviceType
+// values: CUDA tensors are the device's, CPU tensors the host's; the tests
+// on a machine without a GPU name the CPU as the device (host -1: none).
+struct hook_config {
+  std::int32_t device_type;
+  std::int32_t host_type;
+  const char* folded_prefixes;  // '\n'-separated folders of torch, stdlib, ...
+};
+
+constexpr std::uint64_t read_mode = 1, write_mode = 2, read_write_mode = 3;
+constexpr std::uint8_t metadata_mode = 0;  // reads the shape only: no span
+constexpr std::size_t max_user_frames = 16;
+constexpr std::size_t max_walked_frames = 512;
+constexpr std::size_t max_shapes = 4;
+constexpr std::size_t max_depth = 64;
+// Frame ids of ours start here: the Python side (Tensor.numpy()/tolist()
+// wrappers) numbers its own frames from 1.
+constexpr std::uint32_t first_frame_id = 0x4000'0000u;
+
+injection_abi abi{};
+std::atomic<bool> configured{false};
+std::atomic<bool> broken{false};
+std::atomic<bool> session_active{false};
+c10::DeviceType device_type = c10::DeviceType::CUDA;
+int host_type = static_cast<int>(c10::DeviceType::CPU);
+std::vector<std::string> folded_prefixes;
+std::atomic<std::uint32_t> next_frame_id{first_frame_id};
+std::mutex setup_mutex;
+at::CallbackHandle callback_handle = at::INVALID_CALLBACK_HANDLE;
+
+// Said once, on one line (torch's messages go on with a C++ backtrace).
+void say_broken(const char* what) noexcept {
+  if (!broken.exchange(true)) {
+    const char* nl = std::strchr(what, '\n');
+    const int length = nl == nullptr ? static_cast<int>(std::strlen(what))
+                                     : static_cast<int>(nl - what);
+    std::fprintf(stderr,
+                 "streamsan: the PyTorch operator hook stopped after an internal error (%.*s); "
+                 "the generic capture continues\n",
+                 length, what);
+  }
+}
+
+// ---- per-operator plans (what _support.py's _Plan holds) ----
+
+struct plan {
+  std::string name;        // aten::add_.Tensor
+  std::string host_label;  // aten::add_.Tensor on the CPU
+  std::string base_name, overload;  // to check a cache hit against the schema
+  std::vector<std::uint8_t> modes;  // per argument, in schema order
+  std::vector<bool> fresh_returns;  // returns without alias: new tensors
+  std::uint32_t flags = 0;          // op_begin flag 1: new tensors come back
+  bool view = false;                // returns an alias, writes nothing
+};
+
+bool written(const c10::AliasInfo* info) {
+  if (info == nullptr) return false;
+  if (info->isWrite()) return true;
+  for (const auto& contained : info->containedTypes()) {  // Tensor(a!)[]
+    if (written(&contained)) return true;
+  }
+  return false;
+}
+
+plan* make_plan(const c10::FunctionSchema& schema) {
+  auto p = std::make_unique<plan>();
+  p->base_name = schema.name();
+  p->overload = schema.overload_name();
+  p->name = p->base_name + (p->overload.empty() ? "" : "." + p->overload);
+  p->host_label = p->name + " on the CPU";
+  const auto colon = p->base_name.rfind("::");
+  const std::string base =
+      colon == std::string::npos ? p->base_name : p->base_name.substr(colon + 2);
+  // *_like and new_* operators read only their argument's metadata (shape,
+  // dtype, device): no span, or each kernel they launch (a fill) would also
+  // "read" it.
+  const bool metadata_only = (base.size() >= 5 && base.compare(base.size() - 5, 5, "_like") == 0) ||
+                             base.rfind("new_", 0) == 0;
+  bool writes = false;
+  for (const auto& arg : schema.arguments()) {
+    const bool w = written(arg.alias_info());
+    writes = writes || w;
+    p->modes.push_back(w ? read_write_mode : (metadata_only ? metadata_mode : read_mode));
+  }
+  bool all_aliases_unwritten = !schema.returns().empty();
+  for (const auto& ret : schema.returns()) {
+    p->fresh_returns.push_back(ret.alias_info() == nullptr);
+    if (ret.alias_info() == nullptr || ret.alias_info()->isWrite()) all_aliases_unwritten = false;
+    if (ret.alias_info() == nullptr) p->flags = 1;
+  }
+  p->view = !writes && all_aliases_unwritten;
+  return p.release();  // plans live as long as the process
+}
+
+// Plans by the address of the schema's name string, which is stable per
+// registered schema (RecordFunction::name() points into the schema): an
+// open-addressed table read without a lock, written under one. A hit is
+// checked against the names, so a schema freed and another made at its
+// address (a custom operator deregistered) gets a plan of its own.
+constexpr std::size_t plan_slots = 1 << 14;
+struct plan_slot {
+  std::atomic<const char*> key{nullptr};
+  std::atomic<plan*> value{nullptr};
+};
+plan_slot plan_table[plan_slots];
+std::mutex plan_mutex;
+
+std::size_t slot_of(const char* key) {
+  auto h = reinterpret_cast<std::uintptr_t>(key);
+  h ^= h >> 17;
+  h *= 0x9E3779B97F4A7C15ull;
+  return static_cast<std::size_t>(h >> 40) & (plan_slots - 1);
+}
+
+bool matches(const plan* p, const at::RecordFunction& fn) {
+  return p->base_name == fn.name() && p->overload == fn.overload_name();
+}
+
+const plan* plan_of(const at::RecordFunction& fn) {
+  const char* key = fn.name();
+  std::size_t i = slot_of(key);
+  for (std::size_t probe = 0; probe < 64; ++probe, i = (i + 1) & (plan_slots - 1)) {
+    const char* k = plan_table[i].key.load(std::memory_order_acquire);
+    if (k == nullptr) break;
+    if (k == key) {
+      plan* p = plan_table[i].value.load(std::memory_order_acquire);
+      if (p != nullptr && matches(p, fn)) return p;
+      break;
+    }
+  }
+  // A miss: the schema (a copy, once per operator), outside the table's lock.
+  const auto schema = fn.operator_schema();
+  if (!schema) return nullptr;  // a named range, not an operator
+  plan* made = make_plan(*schema);
+  std::lock_guard lock(plan_mutex);
+  i = slot_of(key);
+  for (std::size_t probe = 0; probe < 64; ++probe, i = (i + 1) & (plan_slots - 1)) {
+    const char* k = plan_table[i].key.load(std::memory_order_relaxed);
+    if (k == nullptr || k == key) {
+      plan_table[i].value.store(made, std::memory_order_release);
+      plan_table[i].key.store(key, std::memory_order_release);
+      return made;
+    }
+  }
+  return made;  // the neighbourhood is full: this plan is not cached
+}
+
+// ---- dtype names as torch prints them (float32, not Float) ----
+
+const char* dtype_name(c10::ScalarType t) {
+  using S = c10::ScalarType;
+  static const std::pair<S, const char*> names[] = {
+      {S::Byte, "uint8"},         {S::Char, "int8"},
+      {S::Short, "int16"},        {S::Int, "int32"},
+      {S::Long, "int64"},         {S::Half, "float16"},
+      {S::Float, "float32"},      {S::Double, "float64"},
+      {S::ComplexHalf, "complex32"}, {S::ComplexFloat, "complex64"},
+      {S::ComplexDouble, "complex128"}, {S::Bool, "bool"},
+      {S::BFloat16, "bfloat16"},  {S::Float8_e5m2, "float8_e5m2"},
+      {S::Float8_e4m3fn, "float8_e4m3fn"},
+  };  // (the rest as c10 names them: UInt16, ...; torch 2.1's types only)
+  for (const auto& [type, name] : names) {
+    if (type == t) return name;
+  }
+  return c10::toString(t);
+}
+
+// ---- Python frames (Note [Python frames from a native hook]) ----
+
+struct python_api {
+  int (*gil_ensure)() = nullptr;
+  void (*gil_release)(int) = nullptr;
+  void* (*this_thread_state)() = nullptr;
+  void* (*thread_state_get)() = nullptr;
+  void* (*thread_state_frame)(void*) = nullptr;  // new reference
+  void* (*frame_back)(void*) = nullptr;          // new reference
+  void* (*frame_code)(void*) = nullptr;          // new reference
+  int (*frame_line)(void*) = nullptr;
+  void (*inc_ref)(void*) = nullptr;
+  void (*dec_ref)(void*) = nullptr;
+  void* (*get_attr)(void*, const char*) = nullptr;
+  const char* (*utf8)(void*) = nullptr;
+  void (*err_fetch)(void**, void**, void**) = nullptr;
+  void (*err_restore)(void*, void*, void*) = nullptr;
+  int (*finalizing)() = nullptr;
+  bool ok = false;
+};
+python_api py;
+
+template <class F>
+bool resolve(F& f, const char* name) {
+  f = reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+  return f != nullptr;
+}
+
+// Empty when every function is there, else the first one missing.
+std::string resolve_python() {
+  const std::pair<bool, const char*> found[] = {
+      {resolve(py.gil_ensure, "PyGILState_Ensure"), "PyGILState_Ensure"},
+      {resolve(py.gil_release, "PyGILState_Release"), "PyGILState_Release"},
+      {resolve(py.this_thread_state, "PyGILState_GetThisThreadState"),
+       "PyGILState_GetThisThreadState"},
+      {resolve(py.thread_state_get, "PyThreadState_Get"), "PyThreadState_Get"},
+      {resolve(py.thread_state_frame, "PyThreadState_GetFrame"), "PyThreadState_GetFrame"},
+      {resolve(py.frame_back, "PyFrame_GetBack"), "PyFrame_GetBack"},
+      {resolve(py.frame_code, "PyFrame_GetCode"), "PyFrame_GetCode"},
+      {resolve(py.frame_line, "PyFrame_GetLineNumber"), "PyFrame_GetLineNumber"},
+      {resolve(py.inc_ref, "Py_IncRef"), "Py_IncRef"},
+      {resolve(py.dec_ref, "Py_DecRef"), "Py_DecRef"},
+      {resolve(py.get_attr, "PyObject_GetAttrString"), "PyObject_GetAttrString"},
+      {resolve(py.utf8, "PyUnicode_AsUTF8"), "PyUnicode_AsUTF8"},
+      {resolve(py.err_fetch, "PyErr_Fetch"), "PyErr_Fetch"},
+      {resolve(py.err_restore, "PyErr_Restore"), "PyErr_Restore"},
+  };
+  for (const auto& [ok, name] : found) {
+    if (!ok) return name;
+  }
+  // Py_IsFinalizing is public from 3.13, _Py_IsFinalizing before.
+  if (!resolve(py.finalizing, "Py_IsFinalizing")) resolve(py.finalizing, "_Py_IsFinalizing");
+  py.ok = true;
+  return {};
+}
+
+// The caches of frames; touched only under the GIL.
+struct code_line_hash {
+  std::size_t operator()(const std::pair<void*, int>& k) const noexcept {
+    return std::hash<void*>()(k.first) * 31u + static_cast<std::size_t>(k.second);
+  }
+};
+std::unordered_map<void*, bool> folded_code;  // code -> folded (a reference held)
+std::unordered_map<std::pair<void*, int>, std::uint32_t, code_line_hash> user_frames;
+
+// A str attribute of a code object, or "" (any error cleared).
+std::string code_string(void* code, const char* attribute) {
+  void* value = py.get_attr(code, attribute);
+  std::string out;
+  if (value != nullptr) {
+    const char* s = py.utf8(value);
+    if (s != nullptr) out = s;
+    py.dec_ref(value);
+  }
+  return out;
+}
+
+bool is_folded(void* code) {
+  const auto it = folded_code.find(code);
+  if (it != folded_code.end()) return it->second;
+  void *type = nullptr, *value = nullptr, *trace = nullptr;
+  py.err_fetch(&type, &value, &trace);
+  const std::string file = code_string(code, "co_filename");
+  // The interpreter's own code (<frozen runpy>) and library folders are
+  // folded; `python -c` (<string>), <stdin> and notebook cells are the user's.
+  bool folded = file.rfind("<frozen", 0) == 0 || file.rfind("<built-in", 0) == 0;
+  for (const auto& prefix : folded_prefixes) {
+    folded = folded || file.rfind(prefix, 0) == 0;
+  }
+  py.err_restore(type, value, trace);
+  py.inc_ref(code);  // the address stays this code object's
+  folded_code.emplace(code, folded);
+  return folded;
+}
+
+std::string absolute(const std::string& file) {
+  if (file.empty() || file[0] == '/' || file[0] == '<') return file;
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return file;
+  std::string rel = file;
+  while (rel.rfind("./", 0) == 0) rel.erase(0, 2);
+  return std::string(cwd) + "/" + rel;
+}
+
+std::uint32_t user_frame(void* code, int line) {
+  const auto key = std::make_pair(code, line);
+  const auto it = user_frames.find(key);
+  if (it != user_frames.end()) return it->second;
+  void *type = nullptr, *value = nullptr, *trace = nullptr;
+  py.err_fetch(&type, &value, &trace);
+  std::string function = code_string(code, "co_qualname");
+  if (function.empty()) function = code_string(code, "co_name");
+  const std::string file = absolute(code_string(code, "co_filename"));
+  py.err_restore(type, value, trace);
+  const std::uint32_t id = next_frame_id.fetch_add(1);
+  abi.frame(id, function.c_str(), file.c_str(), line < 0 ? 0u : static_cast<std::uint32_t>(line));
+  user_frames.emplace(key, id);
+  return id;
+}
+
+// Appends the calling thread's user frames, innermost first.
+void python_stack(std::vector<std::uint32_t>& out) {
+  if (!py.ok || py.this_thread_state() == nullptr) return;  // no Python here
+  if (py.finalizing != nullptr && py.finalizing() != 0) return;
+  const int gil = py.gil_ensure();
+  void* f = py.thread_state_frame(py.thread_state_get());
+  std::size_t users = 0;
+  for (std::size_t walked = 0; f != nullptr && walked < max_walked_frames; ++walked) {
+    void* code = py.frame_code(f);
+    if (code != nullptr) {
+      if (!is_folded(code)) {
+        out.push_back(user_frame(code, py.frame_line(f)));
+        ++users;
+      }
+      py.dec_ref(code);
+    }
+    if (users >= max_user_frames) break;
+    void* back = py.frame_back(f);
+    py.dec_ref(f);
+    f = back;
+  }
+  if (f != nullptr) py.dec_ref(f);
+  py.gil_release(gil);
+}
+
+// ---- the operator's pseudo-frame: name, dtypes, shapes ----
+
+std::mutex op_frame_mutex;
+std::unordered_map<std::string, std::uint32_t> op_frames;
+
+struct shape_ref {
+  c10::ScalarType dtype;
+  c10::IntArrayRef sizes;
+};
+
+std::string describe(const plan& p, const shape_ref* shapes, std::size_t n) {
+  std::string out = p.name + "(";
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i > 0) out += ", ";
+    out += dtype_name(shapes[i].dtype);
+    out += "[";
+    for (std::size_t d = 0; d < shapes[i].sizes.size(); ++d) {
+      if (d > 0) out += ", ";
+      out += std::to_string(shapes[i].sizes[d]);
+    }
+    out += "]";
+  }
+  return out + ")";
+}
+
+// ---- per thread: the operators in progress ----
+
+enum class level_kind : std::uint8_t { passed, op, host };
+
+struct level {
+  level_kind kind = level_kind::passed;
+  const plan* p = nullptr;
+  std::uint32_t op_frame = 0;
+};
+
+struct thread_state {
+  std::size_t depth = 0;  // may exceed max_depth: those levels pass
+  level levels[max_depth];
+  std::vector<std::uint32_t> python;  // the user's frames of the outermost level
+  bool python_valid = false;
+  // Reused per operator: no heap allocation once they have grown.
+  std::vector<std::uint64_t> device_spans, host_spans, out_spans;
+  std::vector<std::uint32_t> frames;
+  std::string shape_key;
+  shape_ref shapes[max_shapes];
+  std::size_t shape_count = 0;
+};
+thread_local thread_state ts;
+
+// Where add_tensor() puts a device tensor's span and a host tensor's (none:
+// host tensors are skipped).
+struct span_sink {
+  std::vector<std::uint64_t>* device;
+  std::vector<std::uint64_t>* host;
+  bool shapes;  // the tensors name the operator (its arguments do)
+};
+
+void add_tensor(const at::Tensor& t, std::uint8_t mode, const span_sink& sink) {
+  if (!t.defined() || t.layout() != c10::kStrided) return;
+  const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+  // Symbolic shapes (torch.compile tracing with dynamic shapes): sizes()
+  // would throw; these tensors have no memory of their own either.
+  if (impl->has_symbolic_sizes_strides()) return;
+  const auto type = t.device().type();
+  std::vector<std::uint64_t>* out = nullptr;
+  if (type == device_type) {
+    out = sink.device;
+  } else if (static_cast<int>(type) == host_type) {
+    out = sink.host;
+  } else {
+    return;
+  }
+  if (sink.shapes && ts.shape_count < max_shapes) {
+    ts.shapes[ts.shape_count++] = {t.scalar_type(), t.sizes()};
+  }
+  if (out == nullptr) return;
+  const std::int64_t n = t.numel();
+  if (n == 0 || !t.has_storage()) return;
+  // Memory on the tensor's device, or none: a FakeTensor says "cuda" over
+  // meta storage; wrapper subclasses and functional tensors have storage
+  // without data. Checked before data(), which throws for some of them.
+  const c10::Storage& storage = impl->unsafe_storage();
+  if (storage.device_type() != type) return;
+  const void* base = nullptr;
+  try {
+    base = storage.data();
+  } catch (...) {
+    return;
+  }
+  if (base == nullptr) return;
+  const std::uint64_t address = reinterpret_cast<std::uintptr_t>(base) +
+                                static_cast<std::uint64_t>(impl->storage_offset()) *
+                                    static_cast<std::uint64_t>(t.element_size());
+  std::uint64_t bytes = t.element_size();
+  if (t.is_contiguous()) {
+    bytes *= static_cast<std::uint64_t>(n);
+  } else {
+    std::uint64_t extent = 0;
+    const auto sizes = t.sizes();
+    const auto strides = t.strides();
+    for (std::size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d] > 1) extent += static_cast<std::uint64_t>(sizes[d] - 1) *
+                                   static_cast<std::uint64_t>(std::abs(strides[d]));
+    }
+    bytes *= extent + 1;
+  }
+  out->push_back(address);
+  out->push_back(bytes);
+  out->push_back(mode);
+}
+
+void add_value(const c10::IValue& v, std::uint8_t mode, const span_sink& sink) {
+  if (mode == metadata_mode) return;
+  if (v.isTensor()) {
+    add_tensor(v.toTensor(), mode, sink);
+  } else if (v.isList()) {
+    for (const auto& e : v.toListRef()) {
+      if (e.isTensor()) add_tensor(e.toTensor(), mode, sink);
+    }
+  }
+}
+
+std::uint32_t op_frame_of(const plan& p) {
+  auto& key = ts.shape_key;
+  const auto p_address = &p;
+  key.assign(reinterpret_cast<const char*>(&p_address), sizeof p_address);
+  for (std::size_t i = 0; i < ts.shape_count; ++i) {
+    const auto& s = ts.shapes[i];
+    key.push_back(static_cast<char>(s.dtype));
+    key.push_back(static_cast<char>(s.sizes.size()));
+    key.append(reinterpret_cast<const char*>(s.sizes.data()), s.sizes.size() * sizeof(std::int64_t));
+  }
+  std::lock_guard lock(op_frame_mutex);
+  const auto it = op_frames.find(key);
+  if (it != op_frames.end()) return it->second;
+  const std::uint32_t id = next_frame_id.fetch_add(1);
+  abi.frame(id, describe(p, ts.shapes, ts.shape_count).c_str(), "", 0);
+  op_frames.emplace(key, id);
+  return id;
+}
+
+// [op frame, user frames...] of `l`, in ts.frames.
+void frames_of(const level& l) {
+  if (!ts.python_valid) {
+    ts.python.clear();
+    python_stack(ts.python);
+    ts.python_valid = true;
+  }
+  ts.frames.clear();
+  ts.frames.push_back(l.op_frame);
+  ts.frames.insert(ts.frames.end(), ts.python.begin(), ts.python.end());
+}
+
+bool inside_host_level() {
+  const std::size_t n = ts.depth < max_depth ? ts.depth : max_depth;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (ts.levels[i].kind == level_kind::host) return true;
+  }
+  return false;
+}
+
+// The innermost enclosing operator's frames again (op_end cleared them).
+void restore_enclosing_frames() {
+  const std::size_t n = ts.depth < max_depth ? ts.depth : max_depth;
+  for (std::size_t i = n; i-- > 0;) {
+    if (ts.levels[i].kind == level_kind::op) {
+      frames_of(ts.levels[i]);
+      abi.frames(ts.frames.data(), ts.frames.size());
+      return;
+    }
+  }
+}
+
+// Tells the library about the operator; the level's kind says what end owes.
+void begin(const at::RecordFunction& fn, level& l) {
+  const plan* p = plan_of(fn);
+  if (p == nullptr || p->view) return;
+  ts.device_spans.clear();
+  ts.host_spans.clear();
+  ts.shape_count = 0;
+  const span_sink sink{&ts.device_spans, &ts.host_spans, true};
+  const auto inputs = fn.inputs();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    add_value(inputs[i], i < p->modes.size() ? p->modes[i] : read_mode, sink);
+  }
+  if (!session_active.load(std::memory_order_relaxed)) {
+    if (abi.active() == 0) return;  // CUDA not initialized: nothing to tell yet
+    session_active.store(true, std::memory_order_relaxed);
+  }
+  const bool factory = ts.host_spans.empty() && ts.shape_count == 0;
+  if (!ts.device_spans.empty() || factory) {
+    l.p = p;
+    l.op_frame = op_frame_of(*p);
+    frames_of(l);
+    l.kind = level_kind::op;
+    abi.op_begin(ts.device_spans.data(), ts.device_spans.size() / 3, ts.frames.data(),
+                 ts.frames.size(), p->flags);
+    return;
+  }
+  if (!ts.host_spans.empty() && !inside_host_level()) {
+    // A host operator: the host touches its tensors now.
+    l.p = p;
+    l.op_frame = op_frame_of(*p);
+    frames_of(l);
+    l.kind = level_kind::host;
+    abi.host_access(ts.host_spans.data(), ts.host_spans.size() / 3, p->host_label.c_str(),
+                    ts.frames.data(), ts.frames.size());
+    restore_enclosing_frames();  // host_access cleared them (torch.ones fills on the host)
+  }
+}
+
+void end(const at::RecordFunction& fn, const level& l) {
+  ts.out_spans.clear();
+  const span_sink sink{&ts.out_spans, nullptr, false};
+  const auto& outputs = fn.outputs();
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    if (i >= l.p->fresh_returns.size() || l.p->fresh_returns[i]) {
+      add_value(outputs[i], write_mode, sink);
+    }
+  }
+  abi.op_end(ts.out_spans.data(), ts.out_spans.size() / 3);
+}
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  const std::size_t d = ts.depth++;
+  if (d >= max_depth) return nullptr;
+  level& l = ts.levels[d];
+  l = level{};
+  if (d == 0) ts.python_valid = false;
+  if (broken.load(std::memory_order_relaxed)) return nullptr;
+  try {
+    begin(fn, l);
+  } catch (const std::exception& e) {
+    say_broken(e.what());
+  } catch (...) {
+    say_broken("unknown exception");
+  }
+  return nullptr;
+}
+
+void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
+  if (ts.depth == 0) return;  // began before the callback was enabled
+  const std::size_t d = --ts.depth;
+  if (d >= max_depth) return;
+  const level l = ts.levels[d];
+  try {
+    switch (l.kind) {
+      case level_kind::passed: return;
+      case level_kind::host: return;
+      case level_kind::op:
+        if (broken.load(std::memory_order_relaxed)) {
+          abi.op_end(nullptr, 0);
+        } else {
+          end(fn, l);
+        }
+        restore_enclosing_frames();
+        return;
+    }
+  } catch (const std::exception& e) {
+    abi.op_end(nullptr, 0);
+    say_broken(e.what());
+  } catch (...) {
+    abi.op_end(nullptr, 0);
+    say_broken("unknown exception");
+  }
+}
+
+thread_local std::string last_error;
+
+}  // namespace
+
+// 0 when the hook is ready, else nonzero and streamsan_torch_hook_error()
+// says why. Callable again while the callback is disabled (the tests change
+// the device types); never while operators may run through it.
+STREAMSAN_HOOK_EXPORT int streamsan_torch_hook_init(const injection_abi* functions,
+                                                    const hook_config* config) {
+  try {
+    std::lock_guard lock(setup_mutex);
+    if (functions == nullptr || config == nullptr || functions->active == nullptr ||
+        functions->frame == nullptr || functions->frames == nullptr ||
+        functions->op_begin == nullptr || functions->op_end == nullptr ||
+        functions->host_access == nullptr) {
+      last_error = "the injection library's entry points are missing";
+      return 1;
+    }
+    if (!py.ok) {
+      const std::string missing = resolve_python();
+      if (!missing.empty()) {
+        last_error = "the running Python lacks " + missing;
+        return 2;
+      }
+    }
+    abi = *functions;
+    device_type = static_cast<c10::DeviceType>(config->device_type);
+    host_type = config->host_type;
+    folded_prefixes.clear();
+    const std::string all = config->folded_prefixes ? config->folded_prefixes : "";
+    std::size_t start = 0;
+    while (start < all.size()) {
+      const std::size_t nl = all.find('\n', start);
+      const std::size_t stop = nl == std::string::npos ? all.size() : nl;
+      if (stop > start) folded_prefixes.push_back(all.substr(start, stop - start));
+      start = stop + 1;
+    }
+    session_active.store(false);
+    configured.store(true);
+    return 0;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return 3;
+  }
+}
+
+STREAMSAN_HOOK_EXPORT const char* streamsan_torch_hook_error(void) { return last_error.c_str(); }
+
+// Registers the callback (or enables it again): every operator from now on.
+STREAMSAN_HOOK_EXPORT int streamsan_torch_hook_enable(void) {
+  try {
+    std::lock_guard lock(setup_mutex);
+    if (!configured.load()) {
+      last_error = "streamsan_torch_hook_init() was not called";
+      return 1;
+    }
+    if (callback_handle == at::INVALID_CALLBACK_HANDLE) {
+      callback_handle = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end)
+                                                  .needsInputs(true)
+                                                  .needsOutputs(true)
+                                                  .scopes({at::RecordScope::FUNCTION}));
+    } else {
+      at::reenableCallback(callback_handle);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return 2;
+  }
+}
+
+// Operators pass unseen from now on (at exit, before the interpreter goes).
+STREAMSAN_HOOK_EXPORT void streamsan_torch_hook_disable(void) {
+  try {
+    std::lock_guard lock(setup_mutex);
+    if (callback_handle != at::INVALID_CALLBACK_HANDLE) at::disableCallback(callback_handle);
+  } catch (...) {
+  }
+}

@@ -1,0 +1,463 @@
+"""The native operator hook (python/streamsan_torch/op_hook.cpp) in a real
+torch on the CPU, against a fake of the injection library's C ABI (ctypes
+callbacks that record each call): spans and modes from schemas, views,
+factories, strided tensors, host accesses, the pseudo-frame and the user's
+frames, nesting, the build cache and the fallback without a compiler.
+
+    op_hook_test.py BUILD/python CACHE_DIR
+
+Exits 77 (skipped) when torch cannot be imported; with
+STREAMSAN_TORCH_PYTHON naming another interpreter (one with torch), it
+runs there instead. On a machine without a GPU the tests name the CPU as
+the "device" (the hook's device type is a parameter of its init), so the
+operator path runs on CPU tensors; the host-access tests use the real
+configuration (CUDA device, CPU host).
+"""
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+CPU, CUDA, NO_HOST = 0, 1, -1
+
+
+def _read(address, count, kind):
+    if not address or not count:
+        return []
+    return list((kind * count).from_address(address))
+
+
+class FakeAbi:
+    """The C ABI of inject/session/torch_entry.cpp, recorded."""
+
+    def __init__(self, active=1):
+        self.calls = []
+        self.frames = {}  # id -> (function, file, line); never reset
+        self.active_value = active
+        u32, u64, sz, vp, cp = (ctypes.c_uint32, ctypes.c_uint64, ctypes.c_size_t,
+                                ctypes.c_void_p, ctypes.c_char_p)
+        me = threading.get_ident
+
+        def frame(fid, function, file, line):
+            self.frames[fid] = (function.decode(), file.decode(), line)
+
+        def frames(ids, n):
+            self.calls.append(("frames", _read(ids, n, u32)))
+
+        def begin(spans, n, ids, nids, flags):
+            self.calls.append(("begin", _read(spans, 3 * n, u64), _read(ids, nids, u32), flags,
+                               me()))
+
+        def end(spans, n):
+            self.calls.append(("end", _read(spans, 3 * n, u64)))
+
+        def host(spans, n, label, ids, nids):
+            self.calls.append(("host", _read(spans, 3 * n, u64), label.decode(),
+                               _read(ids, nids, u32)))
+
+        self.streamsan_inject_torch_active = ctypes.CFUNCTYPE(ctypes.c_int)(
+            lambda: self.active_value)
+        self.streamsan_inject_torch_frame = ctypes.CFUNCTYPE(None, u32, cp, cp, u32)(frame)
+        self.streamsan_inject_torch_frames = ctypes.CFUNCTYPE(None, vp, sz)(frames)
+        self.streamsan_inject_torch_op_begin = ctypes.CFUNCTYPE(None, vp, sz, vp, sz, u32)(begin)
+        self.streamsan_inject_torch_op_end = ctypes.CFUNCTYPE(None, vp, sz)(end)
+        self.streamsan_inject_torch_host_access = ctypes.CFUNCTYPE(None, vp, sz, cp, vp, sz)(host)
+
+    def name(self, fid):
+        return self.frames[fid][0]
+
+    def begins(self, prefix):
+        """The op_begin calls of operators whose pseudo-frame starts with prefix."""
+        return [c for c in self.calls if c[0] == "begin" and self.name(c[2][0]).startswith(prefix)]
+
+
+def _line():
+    """The caller's next line."""
+    return sys._getframe(1).f_lineno + 1
+
+
+class NativeHook(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        import torch
+        from streamsan_torch import _native_hook, _support
+
+        cls.torch = torch
+        said = []
+        cls.hook, why = _native_hook.load(torch, said.append)
+        if cls.hook is None:
+            raise unittest.SkipTest("the hook could not be built: %s" % why)
+        cls.folded = _support._folded_prefixes(torch)
+        cls.abi = FakeAbi()
+
+    def setUp(self):
+        self.use(CPU, NO_HOST)
+
+    def tearDown(self):
+        self.hook.disable()
+
+    def use(self, device, host):
+        self.hook.disable()
+        self.assertIsNone(self.hook.init(self.abi, self.folded, device, host))
+        self.abi.calls = []
+        self.abi.active_value = 1
+        self.assertIsNone(self.hook.enable())
+
+    def the(self, prefix):
+        found = self.abi.begins(prefix)
+        self.assertEqual(len(found), 1, [self.abi.name(c[2][0]) for c in self.abi.begins("")])
+        return found[0]
+
+    def test_in_place_add_reads_one_tensor_and_writes_the_other(self):
+        t = self.torch
+        a, b = t.ones(4, 8), t.ones(4, 8)
+        self.abi.calls = []
+        line = _line()
+        a.add_(b)
+        begin = self.the("aten::add_.Tensor")
+        self.assertEqual(begin[1], [a.data_ptr(), 128, 3, b.data_ptr(), 128, 1])
+        self.assertEqual(begin[3], 0)  # returns its argument: no new tensor to wait for
+        self.assertEqual(self.abi.name(begin[2][0]),
+                         "aten::add_.Tensor(float32[4, 8], float32[4, 8])")
+        self.assertEqual(self.abi.frames[begin[2][1]],
+                         ("NativeHook.test_in_place_add_reads_one_tensor_and_writes_the_other",
+                          os.path.abspath(__file__), line))
+        self.assertEqual(self.abi.calls[-1], ("end", []))
+
+    def test_out_variant_writes_its_out_argument(self):
+        t = self.torch
+        a, b, c = t.ones(4, 8), t.ones(4, 8), t.empty(4, 8)
+        self.abi.calls = []
+        t.add(a, b, out=c)
+        begin = self.the("aten::add.out")
+        self.assertEqual(begin[1], [a.data_ptr(), 128, 1, b.data_ptr(), 128, 1,
+                                    c.data_ptr(), 128, 3])
+        self.assertEqual(begin[3], 0)
+        self.assertEqual(self.abi.name(begin[2][0]),
+                         "aten::add.out(float32[4, 8], float32[4, 8], float32[4, 8])")
+
+    def test_views_tell_nothing(self):
+        t = self.torch
+        a = t.ones(4, 8)
+        self.abi.calls = []
+        a[1:]
+        a.t()
+        a.view(32)
+        self.assertEqual(self.abi.calls, [])
+
+    def test_factory_names_its_new_tensor_when_it_returns(self):
+        t = self.torch
+        self.abi.calls = []
+        x = t.empty(16)
+        begin = self.the("aten::empty.memory_format")
+        self.assertEqual(begin[1], [])
+        self.assertEqual(begin[3], 1)  # its launches wait for the output
+        self.assertEqual(self.abi.name(begin[2][0]), "aten::empty.memory_format()")
+        self.assertEqual(self.abi.calls[-1], ("end", [x.data_ptr(), 64, 2]))
+
+    def test_new_tensor_of_an_operator_is_written(self):
+        t = self.torch
+        a, b = t.ones(2, 2), t.ones(2, 2)
+        self.abi.calls = []
+        c = a * b
+        begin = self.the("aten::mul.Tensor")
+        self.assertEqual(begin[1], [a.data_ptr(), 16, 1, b.data_ptr(), 16, 1])
+        self.assertEqual(begin[3], 1)
+        self.assertEqual(self.abi.calls[-1], ("end", [c.data_ptr(), 16, 2]))
+
+    def test_non_contiguous_view_spans_from_first_to_last_element(self):
+        t = self.torch
+        m = t.zeros(8, 16)
+        columns = m[:, 2:4]  # two columns: 7 rows of 16 floats, then 2
+        self.abi.calls = []
+        columns.zero_()
+        begin = self.the("aten::zero_")
+        self.assertEqual(begin[1], [m.data_ptr() + 8, 4 * (7 * 16 + 1 + 1), 3])
+        self.assertEqual(self.abi.name(begin[2][0]), "aten::zero_(float32[8, 2])")
+
+    def test_like_operator_reads_no_data(self):
+        t = self.torch
+        a = t.ones(4, dtype=t.float64)
+        self.abi.calls = []
+        z = t.zeros_like(a)
+        begin = self.the("aten::zeros_like")
+        self.assertEqual(begin[1], [])
+        self.assertEqual(self.abi.name(begin[2][0]), "aten::zeros_like()")
+        self.assertEqual(self.abi.calls[-1], ("end", [z.data_ptr(), 32, 2]))
+
+    def test_nested_operators_restore_the_enclosing_frames(self):
+        t = self.torch
+        a, w = t.ones(4, 8), t.ones(3, 8)
+        self.abi.calls = []
+        t.nn.functional.linear(a, w)
+        names = [self.abi.name(c[2][0]).split("(")[0] for c in self.abi.begins("")]
+        self.assertEqual(names[0], "aten::linear")
+        self.assertIn("aten::mm", names)
+        open_frames = []
+        restored = 0
+        for call in self.abi.calls:
+            if call[0] == "begin":
+                open_frames.append(call[2])
+            elif call[0] == "end":
+                open_frames.pop()
+            elif call[0] == "frames":
+                self.assertEqual(call[1], open_frames[-1])
+                restored += 1
+        self.assertEqual(open_frames, [])
+        self.assertGreater(restored, 0)
+        # Every level has the same user frames (walked once, at the outermost).
+        users = {tuple(c[2][1:]) for c in self.abi.begins("")}
+        self.assertEqual(len(users), 1)
+
+    def test_frames_of_torch_are_folded(self):
+        t = self.torch
+        a = t.ones(4)
+        self.abi.calls = []
+        line = _line()
+        t.nn.functional.relu(a)  # torch/nn/functional.py calls the operator
+        begin = self.abi.begins("aten::relu")[0]
+        files = [self.abi.frames[f][1] for f in begin[2][1:]]
+        torch_dir = os.path.dirname(t.__file__)
+        self.assertEqual(self.abi.frames[begin[2][1]][1:], (os.path.abspath(__file__), line))
+        self.assertFalse([f for f in files if f.startswith(torch_dir)], files)
+
+    def test_same_line_is_one_frame_defined_once(self):
+        t = self.torch
+        a = t.ones(4)
+        self.abi.calls = []
+        for _ in range(3):
+            a.add_(a)
+        begins = self.abi.begins("aten::add_.Tensor")
+        self.assertEqual(len(begins), 3)
+        self.assertEqual(len({tuple(b[2]) for b in begins}), 1)
+
+    def test_a_python_thread_has_its_own_frames(self):
+        t = self.torch
+        a = t.ones(4)
+        lines = []
+
+        def worker():
+            lines.append(_line())
+            a.add_(a)
+
+        self.abi.calls = []
+        thread = threading.Thread(target=worker)
+        thread.start()
+        thread.join()
+        begin = self.the("aten::add_.Tensor")
+        self.assertEqual(begin[4], thread.ident)
+        self.assertEqual(self.abi.frames[begin[2][1]],
+                         ("NativeHook.test_a_python_thread_has_its_own_frames.<locals>.worker",
+                          os.path.abspath(__file__), lines[0]))
+        # Thread.run and _bootstrap are the standard library's: folded.
+        self.assertEqual(len(begin[2]), 2, [self.abi.frames[f] for f in begin[2]])
+
+    def test_thread_without_python_gets_the_operator_alone(self):
+        t = self.torch
+
+        @t.jit.script
+        def double(x):
+            return x * 2
+
+        @t.jit.script
+        def on_another_thread(x):
+            # fork inside TorchScript runs on torch's inter-op pool, C++
+            # threads that never ran Python.
+            return t.jit.wait(t.jit.fork(double, x))
+
+        a = t.ones(4)
+        self.abi.calls = []
+        on_another_thread(a)
+        mul = self.abi.begins("aten::mul")
+        self.assertTrue(mul, self.abi.calls)
+        if mul[0][4] == threading.get_ident():
+            self.skipTest("this torch ran the forked function on the calling thread")
+        self.assertEqual(len(mul[0][2]), 1)  # the pseudo-frame, no Python frame
+
+    def test_tensors_without_memory_pass_and_the_hook_goes_on(self):
+        t = self.torch
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        with FakeTensorMode():  # meta storage under a CPU (or CUDA) face
+            fake = t.empty(4)
+            fake.add_(fake)
+        self.assertTrue(all(c[1] == [] for c in self.abi.begins("")), self.abi.calls)
+
+        def f(x):
+            return (x * 2).sum(0)
+
+        # Tracing with symbolic shapes: sizes() of those tensors would throw.
+        compiled = t.compile(f, dynamic=True, backend="eager")
+        self.assertEqual(compiled(t.ones(5, 3)).tolist(), [10.0, 10.0, 10.0])
+        self.assertEqual(compiled(t.ones(7, 3)).tolist(), [14.0, 14.0, 14.0])
+        a = t.ones(4)
+        self.abi.calls = []
+        a.add_(a)
+        self.assertEqual(self.the("aten::add_.Tensor")[1], [a.data_ptr(), 16, 3,
+                                                            a.data_ptr(), 16, 1])
+
+    def test_inactive_session_is_told_nothing(self):
+        self.hook.disable()
+        self.assertIsNone(self.hook.init(self.abi, self.folded, CPU, NO_HOST))
+        self.abi.active_value = 0
+        self.assertIsNone(self.hook.enable())
+        a = self.torch.ones(4)
+        self.abi.calls = []
+        a.add_(1)
+        self.assertEqual(self.abi.calls, [])
+
+    def test_cpu_operator_is_a_host_access(self):
+        self.use(CUDA, CPU)
+        t = self.torch
+        x = t.ones(16)
+        self.abi.calls = []
+        line = _line()
+        x.sum()
+        hosts = [c for c in self.abi.calls if c[0] == "host"]
+        self.assertEqual(len(hosts), 1, self.abi.calls)
+        self.assertEqual(hosts[0][1], [x.data_ptr(), 64, 1])
+        self.assertEqual(hosts[0][2], "aten::sum on the CPU")
+        self.assertEqual(self.abi.name(hosts[0][3][0]), "aten::sum(float32[16])")
+        self.assertEqual(self.abi.frames[hosts[0][3][1]][1:], (os.path.abspath(__file__), line))
+        self.assertEqual(self.abi.begins(""), [])
+
+
+    def test_host_access_inside_an_operator_keeps_the_operators_frames(self):
+        self.use(CUDA, CPU)
+        self.torch.ones(4)  # a factory operator; the host fills its tensor
+        # ones: begin, empty (begin, end, ones' frames again), fill_ on the
+        # host, ones' frames again, end.
+        kinds = [c[0] for c in self.abi.calls]
+        self.assertEqual(kinds, ["begin", "begin", "end", "frames", "host", "frames", "end"],
+                         self.abi.calls)
+        ones, empty, _, _, host, frames, _ = self.abi.calls
+        self.assertEqual(self.abi.name(ones[2][0]), "aten::ones()")
+        self.assertEqual(self.abi.name(empty[2][0]), "aten::empty.memory_format()")
+        self.assertEqual(host[2], "aten::fill_.Scalar on the CPU")
+        self.assertEqual(frames[1], ones[2])
+
+
+def _run(script, env_extra):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([HERE, PYDIR])
+    env.update(env_extra)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+INSTALL = '''
+    import sys, torch
+    from op_hook_test import FakeAbi
+    from streamsan_torch import _support
+    abi = FakeAbi()
+    x = torch.ones(4)
+    _support.install(torch, abi)
+    x.add_(x)
+    print("hosts", [c[2] for c in abi.calls if c[0] == "host"])
+'''
+
+
+class Loading(unittest.TestCase):
+    def test_built_once_then_loaded_from_the_cache(self):
+        with tempfile.TemporaryDirectory() as cache:
+            first = _run(INSTALL, {"STREAMSAN_CACHE_DIR": cache})
+            self.assertEqual(first.returncode, 0, first.stderr)
+            import torch
+
+            self.assertIn("streamsan: building the PyTorch operator hook for torch %s (once)..."
+                          % torch.__version__, first.stderr.splitlines())
+            self.assertIn("hosts ['aten::add_.Tensor on the CPU']", first.stdout)
+            built = [f for f in os.listdir(cache) if f.endswith(".so")]
+            self.assertEqual(len(built), 1, os.listdir(cache))
+            second = _run(INSTALL, {"STREAMSAN_CACHE_DIR": cache})
+            self.assertEqual(second.returncode, 0, second.stderr)
+            self.assertNotIn("streamsan:", second.stderr)
+            self.assertIn("hosts ['aten::add_.Tensor on the CPU']", second.stdout)
+
+    def test_without_a_compiler_the_python_mode_takes_over(self):
+        with tempfile.TemporaryDirectory() as cache:
+            r = _run(INSTALL, {"STREAMSAN_CACHE_DIR": cache, "CXX": "/nonexistent"})
+            self.assertEqual(r.returncode, 0, r.stderr)
+            ours = [l for l in r.stderr.splitlines() if l.startswith("streamsan:")]
+            self.assertEqual(ours, [
+                "streamsan: the native PyTorch operator hook is not available (the C++ compiler "
+                "CXX=/nonexistent is not there); using the Python dispatch mode (slower)"])
+            # The Python mode saw the operator: a CPU operator is a host access.
+            self.assertIn("hosts ['aten::add_.Tensor on the CPU']", r.stdout)
+
+    def test_a_failed_build_is_said_and_not_tried_again(self):
+        with tempfile.TemporaryDirectory() as cache:
+            cxx = os.path.join(cache, "broken-c++")
+            with open(cxx, "w") as f:
+                f.write("#!/bin/sh\necho 'op_hook.cpp:1:1: error: boom' >&2\nexit 1\n")
+            os.chmod(cxx, 0o755)
+            env = {"STREAMSAN_CACHE_DIR": cache, "CXX": cxx}
+            first = _run(INSTALL, env)
+            self.assertEqual(first.returncode, 0, first.stderr)
+            ours = [l for l in first.stderr.splitlines() if l.startswith("streamsan:")]
+            self.assertEqual(len(ours), 2, first.stderr)
+            self.assertTrue(ours[0].startswith("streamsan: building the PyTorch operator hook"))
+            self.assertRegex(ours[1], r"^streamsan: the native PyTorch operator hook is not "
+                             r"available \(broken-c\+\+ exited 1: op_hook.cpp:1:1: error: boom "
+                             r"\(log: .*\.log\)\); using the Python dispatch mode \(slower\)$")
+            self.assertIn("hosts ['aten::add_.Tensor on the CPU']", first.stdout)
+            second = _run(INSTALL, env)
+            ours = [l for l in second.stderr.splitlines() if l.startswith("streamsan:")]
+            self.assertEqual(len(ours), 1, second.stderr)
+            self.assertRegex(ours[0], r"\(an earlier build failed: op_hook.cpp:1:1: error: boom "
+                             r"\(log: .*; remove it to build again\)\)")
+
+    def test_native_only_without_a_compiler_runs_without_an_operator_hook(self):
+        with tempfile.TemporaryDirectory() as cache:
+            r = _run(INSTALL, {"STREAMSAN_CACHE_DIR": cache, "CXX": "/nonexistent",
+                               "STREAMSAN_TORCH_HOOK": "native"})
+            self.assertEqual(r.returncode, 0, r.stderr)
+            ours = [l for l in r.stderr.splitlines() if l.startswith("streamsan:")]
+            self.assertEqual(ours, [
+                "streamsan: the native PyTorch operator hook is not available (the C++ compiler "
+                "CXX=/nonexistent is not there); STREAMSAN_TORCH_HOOK=native: no operator hook, "
+                "the generic capture continues"])
+            self.assertIn("hosts []", r.stdout)
+
+    def test_lazy_mode_enables_the_hook_at_the_first_side_stream(self):
+        r = _run('''
+            import torch
+            from op_hook_test import FakeAbi
+            from streamsan_torch import _support
+            abi = FakeAbi()
+            x = torch.ones(4)
+            _support.install(torch, abi)
+            x.add_(x)
+            print("before", len(abi.calls))
+            try:
+                torch.cuda.Stream()  # no GPU here: it fails after the trigger
+            except Exception:
+                pass
+            x.add_(x)
+            print("after", [c[2] for c in abi.calls if c[0] == "host"])
+        ''', {"STREAMSAN_CACHE_DIR": CACHE, "STREAMSAN_TORCH": "lazy"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("before 0", r.stdout)
+        self.assertIn("after ['aten::add_.Tensor on the CPU']", r.stdout)
+
+
+if __name__ == "__main__":
+    PYDIR, CACHE = sys.argv[1:3]
+    del sys.argv[1:3]
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        other = os.environ.pop("STREAMSAN_TORCH_PYTHON", None)  # once: no loop
+        if other:
+            os.execv(other, [other, os.path.abspath(__file__), PYDIR, CACHE] + sys.argv[1:])
+        print("torch is not importable: skipped")
+        sys.exit(77)
+    sys.path.insert(0, PYDIR)
+    os.environ["STREAMSAN_CACHE_DIR"] = CACHE
+    unittest.main(verbosity=2)
