@@ -10,6 +10,10 @@ cd "$here"
 python=${STREAMSAN_PYTHON:-python3}
 rounds=${1:-3}
 export STREAMSAN_EXT_DIR=$here/ext
+# The verdicts are taken with the native operator hook where it builds
+# (Note [Which operator hook by default]); STREAMSAN_TORCH_HOOK=python
+# takes them with the dispatch mode.
+export STREAMSAN_TORCH_HOOK=${STREAMSAN_TORCH_HOOK:-auto}
 mkdir -p "$STREAMSAN_EXT_DIR" results
 "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
 torch.cuda.get_device_name(0), "devices", torch.cuda.device_count())' || exit 1

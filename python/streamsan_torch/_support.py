@@ -3,9 +3,10 @@ _native_hook.py builds it) or, where it cannot be built, a TorchDispatchMode
 that reports each ATen operator's tensor spans and the user's Python frames
 to the injection library; and the host accesses of CPU tensors.
 
-STREAMSAN_TORCH_HOOK selects: `auto` (the default: native, else the Python
-mode, saying why in one line), `native` (native or no operator hook: for
-measuring), `python` (the Python mode).
+STREAMSAN_TORCH_HOOK selects: `python` (the default: the Python mode),
+`auto` (native, else the Python mode, saying why in one line), `native`
+(native or no operator hook: for measuring). Note [Which operator hook by
+default] says why the default is not yet the native hook.
 
 The Python mode is cheap by construction: one dict lookup for the
 operator's plan (modes per argument, from its schema, made once), a few
@@ -436,6 +437,16 @@ def _wrap_method(owner, name, enter, should):
 
 _HOOK_CHOICES = ("auto", "native", "python")
 
+# Note [Which operator hook by default]
+# The native hook (op_hook.cpp) has been run against torch 2.11.0+cu130 on
+# the CPU only (tests/torch/op_hook_test.py): the torch suite's verdicts on
+# a GPU, where CUDA operators drive op_begin/op_end and held launches, have
+# not been taken with it yet. A report is a promise, so the default stays
+# the Python mode, whose verdicts the GPU suite has checked, until
+# torch-gpu.sh (which runs the suite with STREAMSAN_TORCH_HOOK=auto) passes
+# with the native hook; then `auto` becomes the default.
+_DEFAULT_HOOK = "python"
+
 
 def _say(message):
     try:
@@ -492,11 +503,11 @@ def install(torch, lib):
     _lib, _torch, _Tensor = lib, torch, torch.Tensor
     frames = _Frames(torch, lib)
     install.hook = install.mode = None
-    choice = os.environ.get("STREAMSAN_TORCH_HOOK", "auto") or "auto"
+    choice = os.environ.get("STREAMSAN_TORCH_HOOK", _DEFAULT_HOOK) or _DEFAULT_HOOK
     if choice not in _HOOK_CHOICES:
-        _say("STREAMSAN_TORCH_HOOK=%s is none of %s; using auto" % (choice, ", ".join(
-            _HOOK_CHOICES)))
-        choice = "auto"
+        _say("STREAMSAN_TORCH_HOOK=%s is none of %s; using %s" % (choice, ", ".join(
+            _HOOK_CHOICES), _DEFAULT_HOOK))
+        choice = _DEFAULT_HOOK
     enter = None
     if choice != "python":
         try:

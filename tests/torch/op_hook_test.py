@@ -346,6 +346,8 @@ class NativeHook(unittest.TestCase):
 def _run(script, env_extra):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([HERE, PYDIR])
+    # The native hook where it builds (Note [Which operator hook by default]).
+    env["STREAMSAN_TORCH_HOOK"] = "auto"
     env.update(env_extra)
     return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], env=env,
                           capture_output=True, text=True, timeout=600)
@@ -412,6 +414,16 @@ class Loading(unittest.TestCase):
             self.assertEqual(len(ours), 1, second.stderr)
             self.assertRegex(ours[0], r"\(an earlier build failed: op_hook.cpp:1:1: error: boom "
                              r"\(log: .*; remove it to build again\)\)")
+
+    def test_the_default_is_the_python_mode_until_the_gpu_suite_passes_native(self):
+        with tempfile.TemporaryDirectory() as cache:
+            r = _run(INSTALL + '''
+    print("hook", _support.install.hook, "mode", type(_support.install.mode).__name__)
+''', {"STREAMSAN_CACHE_DIR": cache, "STREAMSAN_TORCH_HOOK": ""})
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn("building the PyTorch operator hook", r.stderr)
+            self.assertIn("hook None mode StreamsanDispatchMode", r.stdout)
+            self.assertEqual(os.listdir(cache), [])
 
     def test_native_only_without_a_compiler_runs_without_an_operator_hook(self):
         with tempfile.TemporaryDirectory() as cache:
