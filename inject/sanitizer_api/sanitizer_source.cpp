@@ -717,10 +717,11 @@ void sanitizer_source::impl::on_graph_node(const Sanitizer_GraphNodeLaunchData& 
   bool want = me.measure_graph;
   std::string name;
   if (want && policy == measurement_policy::on_demand) {
-    name = d.launchData.functionName ? parse_kernel_signature(d.launchData.functionName).name
-                                     : std::string();
+    // Named only while a candidate asks for some kernel.
+    want = any_wanted.load(std::memory_order_acquire) && d.launchData.functionName != nullptr;
+    if (want) name = parse_kernel_signature(d.launchData.functionName).name;
     std::lock_guard lock(mutex);
-    want = wanted_by_name_locked(name);
+    want = want && wanted_by_name_locked(name);
   }
   if (want) {
     std::lock_guard lock(mutex);
