@@ -3,6 +3,9 @@
 # device call: every example's verdict in the default mode and with
 # --precise, measured footprints checked through a recorded trace, and the
 # debug counters of the two workloads. integration-gpu.sh DIR (logs: $OUT).
+# To fit a shorter device call: MODES="precise" (default: both), ONLY=glob
+# (the examples whose name matches), EXAMPLES_ONLY=1 (no footprints, no
+# workloads).
 set -u
 dir=$(cd "$1" && pwd)
 out=${OUT:-$dir/out}
@@ -17,11 +20,13 @@ if lib=$(python3 -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)
    [[ -d $lib ]]; then
   export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
-for mode in default precise; do
+for mode in ${MODES:-default precise}; do
   echo "== examples, $mode mode"
   pass=0 fail=0
   for program in examples/*_racy examples/*_fixed examples/api_tour_* examples/real_*; do
     name=$(basename "$program")
+    # shellcheck disable=SC2053
+    [[ -n ${ONLY:-} && $name != $ONLY ]] && continue
     case $name in
       # Two devices needed: bench/multigpu/run-gpu.sh runs them.
       peer_copy_*|peer_access_*|device_sync_other_*|mempool_peer_*) continue ;;
@@ -33,7 +38,13 @@ for mode in default precise; do
       # memory it still writes: the bug then shows itself (an illegal
       # address) and the lost footprint leaves a possible race.
       free_stream_ordered_racy) expected=free-or-crash ;;
-      graph_missing_edge_racy|graph_capture_fork_racy) expected=candidate ;;  # graph kernel nodes are not measured yet
+      # Graph kernel nodes are measured with --precise (Note [Which graph
+      # nodes are measured]); the default mode measures them only on a
+      # launch after a candidate named them, and these launch once.
+      graph_missing_edge_racy|graph_capture_fork_racy|graph_disjoint_halves_racy)
+        expected=$([[ $mode == precise ]] && echo graph-node-race || echo candidate) ;;
+      # Measured, the two halves do not overlap: not even a possible race.
+      graph_disjoint_halves_fixed) expected=$([[ $mode == precise ]] && echo clean || echo none) ;;
       host_read_in_flight_racy|pageable_upload_sync_racy) expected=host-device-race ;;
       static_destructor_racy) expected=stream-race ;;
       event_query_unrecorded_racy|expired_event_racy) expected=any ;;
@@ -52,6 +63,9 @@ for mode in default precise; do
       STREAMSAN_OPTIONS=$opts timeout 120 "$s" run -- "$program" >"$log" 2>&1
       st=$?
       v=$([[ $st -ne 124 ]] && grep -q "free-while-in-use" "$log" && echo PASS || echo FAIL)
+    elif [[ $expected == clean ]]; then
+      STREAMSAN_OPTIONS=$opts timeout 120 "$s" run -- "$program" >"$log" 2>&1
+      st=$?; v=$([[ $st -eq 0 ]] && ! grep -qE "^WARNING|possible race" "$log" && echo PASS || echo FAIL)
     elif [[ $expected == candidate ]]; then
       STREAMSAN_OPTIONS=$opts timeout 120 "$s" run -- "$program" >"$log" 2>&1
       st=$?; v=$([[ $st -eq 0 ]] && grep -q "possible race" "$log" && echo PASS || echo FAIL)
@@ -66,6 +80,7 @@ for mode in default precise; do
   done
   echo "$mode: $pass passed, $fail failed"
 done
+[[ -n ${EXAMPLES_ONLY:-} ]] && exit 0
 
 echo "== footprints through streamsan run --precise --record"
 STREAMSAN_DEBUG=1 timeout 120 "$s" run --precise --record "$out/fp.trace" -- bench/footprint_probe >"$out/fp.out" 2>"$out/fp.err"

@@ -28,6 +28,7 @@ enum class call_role : std::uint8_t { other, graph_launch, stream_destroy, conte
 struct call_facts {
   call_role role = call_role::other;
   const void* stream = nullptr;  // graph_launch, stream_destroy
+  const void* graph_exec = nullptr;  // graph_launch
 };
 call_facts decode_call_role(const api_call& call) noexcept;
 

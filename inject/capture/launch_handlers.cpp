@@ -220,7 +220,8 @@ call_facts decode_call_role(const api_call& call) noexcept {
       case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
         if (call.params == nullptr) return {};
         return {call_role::graph_launch,
-                static_cast<const cudaGraphLaunch_v10000_params*>(call.params)->stream};
+                static_cast<const cudaGraphLaunch_v10000_params*>(call.params)->stream,
+                static_cast<const cudaGraphLaunch_v10000_params*>(call.params)->graphExec};
       case CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v3020:
       case CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v5050:
         if (call.params == nullptr) return {};
@@ -237,7 +238,8 @@ call_facts decode_call_role(const api_call& call) noexcept {
     case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
     case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
       if (call.params == nullptr) return {};
-      return {call_role::graph_launch, static_cast<const cuGraphLaunch_params*>(call.params)->hStream};
+      return {call_role::graph_launch, static_cast<const cuGraphLaunch_params*>(call.params)->hStream,
+              static_cast<const cuGraphLaunch_params*>(call.params)->hGraph};
     case CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy:
     case CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy_v2:
       if (call.params == nullptr) return {};

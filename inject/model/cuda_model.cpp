@@ -588,6 +588,7 @@ void cuda_model::graph_exec_destroyed(std::uintptr_t exec) {
 }
 
 void cuda_model::graph_launched(const call_site& at, std::uintptr_t exec, stream_arg s) {
+  const auto measured = take_expected_measured_graph_launch();
   const stream_ref on = prepare(s);
   model_lock lock(mutex_);
   const stream_id stream = resolve_stream(lock, at, on);
@@ -595,6 +596,16 @@ void cuda_model::graph_launched(const call_site& at, std::uintptr_t exec, stream
   if (e == nullptr) {
     emit(at, unmodelled_call{rec_.intern("cudaGraphLaunch (graph instantiated unseen)")});
     return;
+  }
+  // Note [Measuring graph kernel nodes]
+  if (!measured.empty() || any_graph_measured_logged_) [[unlikely]] {
+    if (const auto g = exec_graphs_.find(raw(e->id)); g != exec_graphs_.end()) {
+      if (!await_graph_measurement_locked(at, e->id, g->second, measured) &&
+          g->second.measured_logged) {
+        g->second.measured_logged = false;
+        emit_exec_locked(at, e->id, g->second);
+      }
+    }
   }
   // Note [Event nodes]
   emit_event_nodes_locked(at, e->id, stream, graph_node_kind::event_wait);

@@ -327,6 +327,19 @@ class cuda_model {
   // and its kernel learns what its pointer words do (Note [Learned access
   // modes]). An unknown id (the launch call failed) is ignored.
   void measured_launch_done(std::uint64_t id, const precise::decoded_footprint& decoded);
+  // Note [Measuring graph kernel nodes]: the next graph_launched() on the
+  // calling thread measured these kernel nodes (a launch_tracker id and the
+  // node's CUgraphNode each); the span must stay valid until that call or
+  // clear_...(). Cleared by that launch.
+  struct measured_graph_node {
+    std::uint64_t id = 0;
+    std::uintptr_t node = 0;
+  };
+  void expect_measured_graph_launch(std::span<const measured_graph_node> nodes) noexcept;
+  void clear_expected_measured_graph_launch() noexcept;
+  // The kernels (CUfunction or CUkernel handles) of exec's enabled kernel
+  // nodes, as last logged; empty for an exec the model does not know.
+  std::vector<std::uintptr_t> graph_kernels(std::uintptr_t exec) const;
   // Slots (pages x access kinds) a measured launch of `kernel` with `args`
   // may need: what its inferred footprint spans; 0 when unknown.
   std::uint32_t estimate_footprint_slots(std::uintptr_t kernel, const kernel_arguments& args);
@@ -352,7 +365,24 @@ class cuda_model {
     // Through texture and surface objects: no measurement sees them, so a
     // measured footprint keeps them (Note [Texture and surface objects]).
     std::vector<access> unmeasurable;
+    // A graph kernel node's: the graph launch (a key of pending_graphs_)
+    // and the node's index in the graph logged for it; 0 for a launch.
+    std::uint64_t graph_launch = 0;
+    std::uint32_t node = 0;
   };
+  // Note [Measuring graph kernel nodes]: a graph logged again for a
+  // measured launch, waiting for its nodes' footprints.
+  struct pending_graph {
+    precise::footprint_resolver::token token = 0;
+    std::size_t remaining = 0;
+    precise::footprint_resolver::node_accesses measured;
+  };
+  std::unordered_map<std::uint64_t, pending_graph> pending_graphs_;
+  std::uint64_t last_graph_launch_ = 0;
+  // Whether any exec's measured_logged was ever set: graph launches look
+  // no further while none was.
+  bool any_graph_measured_logged_ = false;
+  static std::span<const measured_graph_node> take_expected_measured_graph_launch() noexcept;
   // At kernel_launched(): registers the launch the calling thread expects to
   // be measured, before its record is emitted.
   // `unmeasurable`: its accesses through texture and surface objects.
@@ -472,16 +502,24 @@ class cuda_model {
     std::uintptr_t handle = 0;     // the CUgraphNode it was instantiated from
     std::uintptr_t updated = 0;    // the node of the graph of the last update
     std::uintptr_t event = 0;      // Note [Event nodes]: event record / wait nodes' CUevent
+    std::uintptr_t kernel = 0;     // a kernel node's CUfunction or CUkernel
     bool enabled = true;
   };
   struct exec_graph {
     std::vector<exec_node> nodes;
     std::vector<graph_edge> edges;
+    // Note [Measuring graph kernel nodes]: the last graph_instantiate of it
+    // awaited measured nodes; the next unmeasured launch logs it again.
+    bool measured_logged = false;
     // Note [Event nodes]: the enabled event nodes, so that a launch of a
     // graph without any looks at no node.
     std::vector<std::uint32_t> event_nodes;
   };
   std::unordered_map<std::uint32_t, exec_graph> exec_graphs_;
+  // At graph_launched(): logs the exec's graph again, awaiting the measured
+  // nodes; false (nothing logged) when none of them is a node of it.
+  bool await_graph_measurement_locked(const call_site& at, graph_id id, exec_graph& g,
+                                      std::span<const measured_graph_node> nodes);
   // Note [Graph allocations] (cuda_model_graph_memory.cpp): what each live
   // exec's memory nodes allocate and free, by raw(graph_id), to map the
   // addresses at each launch.

@@ -290,6 +290,7 @@ cuda_model::exec_graph cuda_model::describe_exec_locked(model_lock& lock, const 
     exec_node& node = out.nodes[i];
     node.handle = n.handle;
     node.event = n.event;
+    node.kernel = n.kind == raw_node_kind::kernel ? n.kernel : 0;
     describe_node_locked(lock, n, host_names[i], node.node, node.accesses);
     // The node kinds the model cannot read are listed, never dropped silently.
     if (node.node.kind == graph_node_kind::other) {
@@ -390,6 +391,7 @@ void cuda_model::graph_exec_node_set(const call_site& at, std::uintptr_t exec, s
   n->node = described;
   n->accesses = std::move(accesses);
   n->event = params.event;
+  n->kernel = params.kind == raw_node_kind::kernel ? params.kernel : 0;
   emit_exec_locked(at, id, exec_graphs_.at(raw(id)));
 }
 

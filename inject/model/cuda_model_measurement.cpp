@@ -11,6 +11,13 @@ namespace {
 
 // The measured launch the calling thread's next kernel_launched() is.
 thread_local std::uint64_t expected_measurement = 0;
+// The measured nodes of the calling thread's next graph_launched() (Note
+// [Thread state without a TLS wrapper]: trivially constructed).
+struct expected_graph_nodes {
+  const cuda_model::measured_graph_node* data = nullptr;
+  std::size_t size = 0;
+};
+constinit thread_local expected_graph_nodes expected_graph{};
 
 access_mode mode_of(precise::footprint_kind k) {
   switch (k) {
@@ -34,6 +41,85 @@ void cuda_model::clear_expected_measured_launch() noexcept { expected_measuremen
 
 std::uint64_t cuda_model::take_expected_measured_launch() noexcept {
   return std::exchange(expected_measurement, 0);
+}
+
+void cuda_model::expect_measured_graph_launch(
+    std::span<const measured_graph_node> nodes) noexcept {
+  expected_graph = {nodes.data(), nodes.size()};
+}
+
+void cuda_model::clear_expected_measured_graph_launch() noexcept { expected_graph = {}; }
+
+std::span<const cuda_model::measured_graph_node>
+cuda_model::take_expected_measured_graph_launch() noexcept {
+  const auto taken = std::exchange(expected_graph, {});
+  return {taken.data, taken.size};
+}
+
+std::vector<std::uintptr_t> cuda_model::graph_kernels(std::uintptr_t exec) const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::uintptr_t> out;
+  const auto* e = graph_execs_.find(exec);
+  if (e == nullptr || e->destroyed) return out;
+  const auto g = exec_graphs_.find(raw(e->id));
+  if (g == exec_graphs_.end()) return out;
+  for (const exec_node& n : g->second.nodes) {
+    if (n.enabled && n.kernel != 0) out.push_back(n.kernel);
+  }
+  return out;
+}
+
+// Note [Measuring graph kernel nodes]
+// A graph kernel node runs inside a graph launch and no launch record of
+// its own carries its accesses: the engine applies, at each graph_launch,
+// the nodes' accesses of the graph's last graph_instantiate (Note [A graph
+// launch is one operation]). So a graph launch whose kernel nodes the
+// source measured (inject/sanitizer_api, Note [Which graph nodes are
+// measured]) logs the exec's graph again, under the same id, right before
+// its graph_launch, as an edit does (Note [Editing an instantiated graph]),
+// and that graph_instantiate waits in the footprint resolver (Note
+// [Measured footprints arrive late]) until every measured node's footprint
+// is back: measured nodes take their measured accesses, the others (and a
+// node whose table overflowed) keep their inferred ones. The engine checks
+// the node pairs of that graph again (Note [Graph candidates wait for a
+// launch]), so a race between two measured nodes is confirmed and a pair
+// that does not overlap is no candidate, and the launch applies the
+// measured accesses against the work of the streams. A measurement holds
+// for the launch that was measured only (a kernel's footprint may depend on
+// data): the next launch that measures nothing logs the graph again with
+// its inferred accesses. Nodes are found by the handle the node callback
+// gives, the node of the graph that was instantiated (or of the last
+// update). Measured nodes teach their kernels nothing (Note [Learned access
+// modes] needs the arguments, which the exec does not keep).
+bool cuda_model::await_graph_measurement_locked(const call_site& at, graph_id id, exec_graph& g,
+                                                std::span<const measured_graph_node> nodes) {
+  if (nodes.empty() || resolver_ == nullptr) return false;
+  const std::uint64_t key = ++last_graph_launch_;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> found;  // tracker id, node index
+  for (const measured_graph_node& m : nodes) {
+    for (std::uint32_t i = 0; i < g.nodes.size(); ++i) {
+      const exec_node& n = g.nodes[i];
+      if (m.node == 0 || (n.handle != m.node && n.updated != m.node)) continue;
+      if (n.enabled && n.kernel != 0) found.emplace_back(m.id, i);
+      break;
+    }
+  }
+  if (found.empty()) return false;
+  pending_graph& pg = pending_graphs_[key];
+  pg.remaining = found.size();
+  for (const auto& [tracker_id, index] : found) {
+    pending_measurement p;
+    p.kernel = g.nodes[index].kernel;
+    p.epoch = allocations_.epoch();
+    p.graph_launch = key;
+    p.node = index;
+    pending_measurements_[tracker_id] = std::move(p);
+  }
+  pg.token = resolver_->await_next_graph();
+  g.measured_logged = true;
+  any_graph_measured_logged_ = true;
+  emit_exec_locked(at, id, g);
+  return true;
 }
 
 void cuda_model::await_measurement_locked(std::uint64_t id, std::uintptr_t kernel,
@@ -86,6 +172,20 @@ void cuda_model::measured_launch_done(std::uint64_t id, const precise::decoded_f
     pending_measurement p = std::move(it->second);
     pending_measurements_.erase(it);
     resolver = resolver_;
+    if (p.graph_launch != 0) [[unlikely]] {
+      // Note [Measuring graph kernel nodes]: delivered with the last node.
+      const auto g = pending_graphs_.find(p.graph_launch);
+      if (g == pending_graphs_.end()) return;
+      if (decoded.complete) {
+        g->second.measured.emplace_back(p.node, measured_accesses(decoded, allocations_, p.epoch));
+      }
+      if (--g->second.remaining > 0) return;
+      const pending_graph done = std::move(g->second);
+      pending_graphs_.erase(g);
+      lock.unlock();
+      if (resolver != nullptr) resolver->resolve_nodes(done.token, done.measured);
+      return;
+    }
     token = p.token;
     if (decoded.complete) {
       measured = measured_accesses(decoded, allocations_, p.epoch);

@@ -9,6 +9,7 @@ namespace {
 struct thread_expectation {
   const footprint_resolver* owner = nullptr;
   footprint_resolver::token t = 0;
+  bool graph = false;  // a graph_instantiate, not a kernel_launch
 };
 thread_local thread_expectation expected;
 
@@ -19,11 +20,15 @@ void footprint_resolver::add_downstream(record_sink& sink) {
   downstream_.push_back(&sink);
 }
 
-footprint_resolver::token footprint_resolver::await_next_launch() {
+footprint_resolver::token footprint_resolver::await_next(bool graph) {
   std::lock_guard lock(mutex_);
-  expected = {this, ++last_token_};
+  expected = {this, ++last_token_, graph};
   return last_token_;
 }
+
+footprint_resolver::token footprint_resolver::await_next_launch() { return await_next(false); }
+
+footprint_resolver::token footprint_resolver::await_next_graph() { return await_next(true); }
 
 void footprint_resolver::cancel_await() noexcept {
   if (expected.owner == this) expected = {};
@@ -36,7 +41,8 @@ void footprint_resolver::deliver(const record& r) {
 void footprint_resolver::on_record(const record& r) {
   std::lock_guard lock(mutex_);
   token awaiting = 0;
-  if (expected.owner == this && std::holds_alternative<kernel_launch>(r.body)) {
+  if (expected.owner == this && (expected.graph ? std::holds_alternative<graph_instantiate>(r.body)
+                                                : std::holds_alternative<kernel_launch>(r.body))) {
     awaiting = expected.t;
     expected = {};
   }
@@ -48,14 +54,29 @@ void footprint_resolver::on_record(const record& r) {
   if (awaiting != 0) ++awaiting_;
 }
 
+footprint_resolver::held_record* footprint_resolver::find_awaiting_locked(token t) {
+  for (auto& h : held_) {
+    if (h.awaiting == t) return &h;
+  }
+  return nullptr;
+}
+
 void footprint_resolver::resolve(token t, std::optional<std::vector<access>> measured) {
   std::lock_guard lock(mutex_);
-  for (auto& h : held_) {
-    if (h.awaiting != t) continue;
-    if (measured) h.record.replace_accesses(*measured);
-    h.awaiting = 0;
+  if (held_record* h = t != 0 ? find_awaiting_locked(t) : nullptr) {
+    if (measured) h->record.replace_accesses(*measured);
+    h->awaiting = 0;
     --awaiting_;
-    break;
+  }
+  flush_locked();
+}
+
+void footprint_resolver::resolve_nodes(token t, const node_accesses& measured) {
+  std::lock_guard lock(mutex_);
+  if (held_record* h = t != 0 ? find_awaiting_locked(t) : nullptr) {
+    for (const auto& [node, accesses] : measured) h->record.replace_node_accesses(node, accesses);
+    h->awaiting = 0;
+    --awaiting_;
   }
   flush_locked();
 }

@@ -19,6 +19,7 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "sanitizer/log/owned_record.h"
@@ -35,13 +36,21 @@ class footprint_resolver final : public record_sink {
   // The next kernel_launch record that the calling thread emits awaits its
   // measured footprint; resolve(token, ...) supplies it.
   token await_next_launch();
-  // The calling thread emits no launch after all.
+  // The next graph_instantiate record that the calling thread emits awaits
+  // the measured footprints of some of its nodes (Note [Measuring graph
+  // kernel nodes] in inject/model); resolve_nodes(token, ...) supplies them.
+  token await_next_graph();
+  // The calling thread emits no launch (or graph) after all.
   void cancel_await() noexcept;
 
   // The launch's measured accesses, or nullopt to keep its inferred ones;
   // delivers every record no longer held back. An unknown token (never
   // awaited, or already resolved) is ignored.
   void resolve(token t, std::optional<std::vector<access>> measured);
+  // The measured accesses of the awaited graph's nodes, by node index (the
+  // other nodes keep theirs); delivers as resolve() does.
+  using node_accesses = std::vector<std::pair<std::uint32_t, std::vector<access>>>;
+  void resolve_nodes(token t, const node_accesses& measured);
 
   void on_record(const record& r) override;
 
@@ -58,6 +67,8 @@ class footprint_resolver final : public record_sink {
     owned_record record;
     token awaiting = 0;  // 0: ready to deliver
   };
+  token await_next(bool graph);
+  held_record* find_awaiting_locked(token t);
   void deliver(const record& r);
   void flush_locked();
 

@@ -88,7 +88,10 @@ launch_tracker::~launch_tracker() {
   }
   for (const launch_state& l : in_flight_) {  // never read back
     free_table(l.t);
-    destroy_event(l.done);
+    if (l.owns_event) destroy_event(l.done);
+  }
+  for (const auto& [thread, g] : graph_launches_) {
+    for (const graph_node_table& n : g.nodes) free_table(n.t);
   }
   for (const CUevent e : free_events_) destroy_event(e);
 }
@@ -208,6 +211,30 @@ void launch_tracker::release_locked(const table& t) {
   free_tables_[{t.ctx, t.layout.capacity}].push_back(t);
 }
 
+std::optional<launch_tracker::table> launch_tracker::cleared_table_locked(
+    const Sanitizer_LaunchData& launch, std::uint32_t slot_estimate) {
+  const auto hint = slots_hint_.find(launch.function);
+  const std::uint32_t learned = hint != slots_hint_.end() ? hint->second : 0;
+  std::uint32_t slots = std::max(learned, slot_estimate);
+  if (slots == 0) slots = options_.initial_slots;
+  slots = std::bit_ceil(std::max<std::uint32_t>(slots, 16));  // few distinct sizes to pool
+  auto t = acquire_locked(launch.context, slots, launch.hStream);
+  if (!t) {
+    ++stats_.failed;
+    return std::nullopt;
+  }
+  // Stream-ordered before the kernel: the buckets and counters start empty.
+  auto* base = static_cast<char*>(t->device);
+  if (lib_.memset(base + t->layout.cleared_offset, 0,
+                  t->layout.cleared_end - t->layout.cleared_offset,
+                  launch.hStream) != SANITIZER_SUCCESS) {
+    ++stats_.failed;
+    release_locked(*t);
+    return std::nullopt;
+  }
+  return t;
+}
+
 void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measure,
                                   std::uint32_t slot_estimate) {
   this_thread = thread_launch{};
@@ -218,28 +245,14 @@ void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measu
     if (patched) lib_.set_launch_callback_data(launch.hLaunch, launch.function, launch.hStream, nullptr);
     return;
   }
-  const auto hint = slots_hint_.find(launch.function);
-  const std::uint32_t learned = hint != slots_hint_.end() ? hint->second : 0;
-  std::uint32_t slots = std::max(learned, slot_estimate);
-  if (slots == 0) slots = options_.initial_slots;
-  slots = std::bit_ceil(std::max<std::uint32_t>(slots, 16));  // few distinct sizes to pool
-  auto t = acquire_locked(launch.context, slots, launch.hStream);
-  if (!t) {
-    ++stats_.failed;
-    lib_.set_launch_callback_data(launch.hLaunch, launch.function, launch.hStream, nullptr);
-    return;
-  }
-  // Stream-ordered before the kernel: the buckets and counters start empty.
-  auto* base = static_cast<char*>(t->device);
-  const bool ok =
-      lib_.memset(base + t->layout.cleared_offset, 0,
-                  t->layout.cleared_end - t->layout.cleared_offset, launch.hStream) ==
-          SANITIZER_SUCCESS &&
-      lib_.set_launch_callback_data(launch.hLaunch, launch.function, launch.hStream, t->device) ==
-          SANITIZER_SUCCESS;
-  if (!ok) {
+  auto t = cleared_table_locked(launch, slot_estimate);
+  if (t && lib_.set_launch_callback_data(launch.hLaunch, launch.function, launch.hStream,
+                                         t->device) != SANITIZER_SUCCESS) {
     ++stats_.failed;
     release_locked(*t);
+    t.reset();
+  }
+  if (!t) {
     lib_.set_launch_callback_data(launch.hLaunch, launch.function, launch.hStream, nullptr);
     return;
   }
@@ -279,6 +292,23 @@ std::optional<launch_tracker::launch_id> launch_tracker::launched() {
     return std::nullopt;
   }
   const thread_launch l = std::exchange(me, thread_launch{});
+  const CUevent done = event_after(l.ctx, l.stream, l.hstream);
+  std::lock_guard lock(mutex_);
+  --handed_out_[l.module];
+  launch_state s;
+  s.t = table{l.table_device, l.layout, l.ctx};
+  s.function = l.function;
+  s.module = l.module;
+  s.stream = l.stream;
+  s.ctx = l.ctx;
+  s.done = done;
+  enqueue_locked(s);
+  return last_id_;
+}
+
+// Outside mutex_ (Note [Sanitizer calls outside our lock]).
+CUevent launch_tracker::event_after(CUcontext ctx, CUstream stream,
+                                    Sanitizer_StreamHandle hstream) {
   CUevent done = nullptr;
   {
     std::lock_guard lock(mutex_);
@@ -287,32 +317,125 @@ std::optional<launch_tracker::launch_id> launch_tracker::launched() {
       free_events_.pop_back();
     }
   }
-  if (done == nullptr) done = new_event(l.ctx);
-  if (done == nullptr || driver_.event_record(done, l.stream) != CUDA_SUCCESS) {
-    // Without an event of our own, wait for the launch now (outside the
-    // launch callbacks, this is allowed); done == nullptr means completed.
-    if (done != nullptr) {
-      std::lock_guard lock(mutex_);
-      free_events_.push_back(done);
-    }
-    done = nullptr;
-    lib_.stream_synchronize(l.hstream);
+  if (done == nullptr) done = new_event(ctx);
+  if (done != nullptr && driver_.event_record(done, stream) == CUDA_SUCCESS) return done;
+  // Without an event of our own, wait for the launch now (outside the
+  // launch callbacks, this is allowed); done == nullptr means completed.
+  if (done != nullptr) {
+    std::lock_guard lock(mutex_);
+    free_events_.push_back(done);
   }
+  lib_.stream_synchronize(hstream);
   std::lock_guard lock(mutex_);
-  --handed_out_[l.module];
-  if (done == nullptr) ++stats_.waits;
-  launch_state s;
+  ++stats_.waits;
+  return nullptr;
+}
+
+void launch_tracker::enqueue_locked(launch_state s) {
   s.id = ++last_id_;
-  s.t = table{l.table_device, l.layout, l.ctx};
-  s.function = l.function;
-  s.module = l.module;
-  s.stream = l.stream;
-  s.ctx = l.ctx;
-  s.done = done;
   in_flight_bytes_ += s.t.layout.bytes;
   in_flight_.push_back(s);
   in_flight_count_.store(in_flight_.size(), std::memory_order_release);
-  return s.id;
+}
+
+// Note [Which graph nodes are measured]
+// Per-launch callback data never reaches a graph node; per-function data
+// (sanitizerSetCallbackData) does, bound when the node is submitted inside
+// the graph launch call, and any per-launch data, even null, wins over it,
+// so the program's ordinary launches (each given per-launch data, null when
+// not measured) never write into it (docs/injection.md, the H200 probe of
+// 2026-11-27). So a node is measured by setting its function's data to a
+// table in the node callback and back to null at the graph launch call's
+// exit. Every node of that function that is submitted meanwhile writes into
+// that table, so a node is measured only when no other node runs its
+// function:
+//  - a second node of the function in the same launch sets the data back to
+//    null at once and drops the first one's table: both keep inferred
+//    footprints (telling them apart is the gridId directory's job, the
+//    next step);
+//  - another thread's graph launch in progress with a node of the function
+//    (counted in function_uses_) makes the table unusable: neither launch
+//    measures it, and one that set it first drops it at its exit.
+// The tables go in flight at the call's exit, behind one event recorded on
+// the launch's stream, after the whole graph: read back like launches'.
+bool launch_tracker::graph_node_begin(const Sanitizer_LaunchData& launch, std::uintptr_t node,
+                                      bool measure) {
+  std::lock_guard lock(mutex_);
+  graph_launch_state& mine = graph_launches_[std::this_thread::get_id()];
+  const CUfunction f = launch.function;
+  if (!mine.functions.insert(f).second) {
+    bool had_table = false;
+    for (graph_node_table& n : mine.nodes) {
+      if (n.function != f) continue;
+      n.shared = true;
+      had_table = true;
+    }
+    if (had_table) lib_.set_callback_data(f, nullptr);
+    return false;
+  }
+  function_use& use = function_uses_[f];
+  if (++use.launches > 1) use.contended = true;
+  if (!measure || use.launches > 1 || patched_.count(launch.module) == 0) return false;
+  const auto t = cleared_table_locked(launch, 0);
+  if (!t) return false;
+  if (lib_.set_callback_data(f, t->device) != SANITIZER_SUCCESS) {
+    ++stats_.failed;
+    release_locked(*t);
+    lib_.set_callback_data(f, nullptr);
+    return false;
+  }
+  ++handed_out_[launch.module];
+  mine.nodes.push_back(graph_node_table{node, f, launch.module, launch.stream, launch.context,
+                                        launch.hStream, *t, false});
+  return true;
+}
+
+std::vector<launch_tracker::measured_node> launch_tracker::graph_launched() {
+  graph_launch_state mine;
+  std::vector<graph_node_table> kept;
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = graph_launches_.find(std::this_thread::get_id());
+    if (it == graph_launches_.end()) return {};
+    mine = std::move(it->second);
+    graph_launches_.erase(it);
+    std::set<CUfunction> contended;
+    for (const CUfunction f : mine.functions) {
+      const auto use = function_uses_.find(f);
+      if (use == function_uses_.end()) continue;
+      if (use->second.contended) contended.insert(f);
+      if (--use->second.launches == 0) function_uses_.erase(use);
+    }
+    for (const graph_node_table& n : mine.nodes) {
+      if (n.shared || contended.count(n.function) != 0) {
+        --handed_out_[n.module];
+        release_locked(n.t);
+      } else {
+        kept.push_back(n);
+      }
+    }
+  }
+  // The program's next graph launches get no table of ours.
+  for (const graph_node_table& n : mine.nodes) lib_.set_callback_data(n.function, nullptr);
+  if (kept.empty()) return {};
+  const CUevent done = event_after(kept.front().ctx, kept.front().stream, kept.front().hstream);
+  std::vector<measured_node> out;
+  std::lock_guard lock(mutex_);
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    const graph_node_table& n = kept[i];
+    --handed_out_[n.module];
+    launch_state s;
+    s.t = n.t;
+    s.function = n.function;
+    s.module = n.module;
+    s.stream = n.stream;
+    s.ctx = n.ctx;
+    s.done = done;
+    s.owns_event = i + 1 == kept.size();
+    enqueue_locked(s);
+    out.push_back({last_id_, n.node});
+  }
+  return out;
 }
 
 CUevent launch_tracker::new_event(CUcontext ctx) {
@@ -369,7 +492,7 @@ void launch_tracker::retire_locked(const launch_state& l, const precise::decoded
     hint = std::max<std::uint32_t>(16, d.pages * 2);
   }
   release_locked(l.t);
-  if (l.done != nullptr) free_events_.push_back(l.done);
+  if (l.done != nullptr && l.owns_event) free_events_.push_back(l.done);
 }
 
 // Takes the completed launches at the head of the queue, in order; waits for

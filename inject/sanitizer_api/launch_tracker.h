@@ -27,6 +27,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "inject/precise/footprint_decode.h"
@@ -115,6 +116,24 @@ class launch_tracker {
   // measured launch it made, now in flight; nullopt when it made none.
   std::optional<launch_id> launched();
 
+  // ---- graph kernel nodes (Note [Which graph nodes are measured]) ----
+  // A graph node callback (GRAPHS_NODE_LAUNCH_BEGIN, kernel nodes), on the
+  // thread of the graph launch call, for every kernel node of the launch:
+  // gives the node's function a table through its per-function data when
+  // `measure`, its module is patched, and no other node of this launch nor
+  // of another graph launch in progress runs that function. Returns whether
+  // it did.
+  bool graph_node_begin(const Sanitizer_LaunchData& launch, std::uintptr_t node, bool measure);
+  struct measured_node {
+    launch_id id = 0;
+    std::uintptr_t node = 0;  // the CUgraphNode
+  };
+  // At the exit of the graph launch call, on its thread: takes the tables
+  // back from the functions (their data is null again), drops those whose
+  // function another node ran meanwhile, and puts the rest in flight behind
+  // one event on the launch's stream.
+  std::vector<measured_node> graph_launched();
+
   // Reads back every launch at the head of the queue whose kernel has
   // completed (all of them with wait_all), in launch order.
   void poll(bool wait_all, const footprint_callback& done);
@@ -136,10 +155,41 @@ class launch_tracker {
     CUstream stream = nullptr;
     CUcontext ctx = nullptr;
     CUevent done = nullptr;
+    bool owns_event = true;  // the graph nodes of one launch share its event
   };
+  // A graph launch's measured nodes until the call's exit (by thread).
+  struct graph_node_table {
+    std::uintptr_t node = 0;
+    CUfunction function = nullptr;
+    CUmodule module = nullptr;
+    CUstream stream = nullptr;
+    CUcontext ctx = nullptr;
+    Sanitizer_StreamHandle hstream = nullptr;
+    table t;
+    bool shared = false;  // another node of the launch runs the function
+  };
+  struct graph_launch_state {
+    std::vector<graph_node_table> nodes;
+    std::set<CUfunction> functions;  // of every kernel node seen
+  };
+  // Per function: the graph launches in progress with a node of it, and
+  // whether two were at once (a table set then may hold either's accesses).
+  struct function_use {
+    std::uint32_t launches = 0;
+    bool contended = false;
+  };
+  // An event recorded on `stream` after what was just enqueued there;
+  // nullptr when none could be (the stream was then synchronized).
+  CUevent event_after(CUcontext ctx, CUstream stream, Sanitizer_StreamHandle hstream);
+  void enqueue_locked(launch_state s);
 
   std::optional<table> acquire_locked(CUcontext ctx, std::uint32_t pages,
                                       Sanitizer_StreamHandle stream);
+  // A table for `launch`, cleared on its stream (at least `slot_estimate`
+  // slots, or what its function last needed); nullopt, counted as failed,
+  // when none could be had.
+  std::optional<table> cleared_table_locked(const Sanitizer_LaunchData& launch,
+                                            std::uint32_t slot_estimate);
   void release_locked(const table& t);
   Sanitizer_StreamHandle private_stream(CUcontext ctx);
   CUevent new_event(CUcontext ctx);
@@ -163,6 +213,8 @@ class launch_tracker {
   std::map<CUcontext, std::pair<CUstream, Sanitizer_StreamHandle>> private_streams_;  // poll_mutex_
   std::deque<precise::table_view> views_;  // host sources of the tables' views
   std::deque<launch_state> in_flight_;
+  std::map<std::thread::id, graph_launch_state> graph_launches_;
+  std::map<CUfunction, function_use> function_uses_;
   std::size_t in_flight_bytes_ = 0;
   std::atomic<std::size_t> in_flight_count_{0};
   launch_id last_id_ = 0;

@@ -64,6 +64,7 @@ std::string resolve_all(void* h, sanitizer_library& l) {
   resolve(h, "sanitizerPatchModule", l.patch_module, missing);
   resolve(h, "sanitizerUnpatchModule", l.unpatch_module, missing);
   resolve(h, "sanitizerSetLaunchCallbackData", l.set_launch_callback_data, missing);
+  resolve(h, "sanitizerSetCallbackData", l.set_callback_data, missing);
   resolve(h, "sanitizerAlloc", l.alloc, missing);
   resolve(h, "sanitizerFree", l.free, missing);
   resolve(h, "sanitizerMemset", l.memset, missing);

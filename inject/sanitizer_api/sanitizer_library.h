@@ -28,6 +28,7 @@ struct sanitizer_library {
   decltype(&::sanitizerPatchModule) patch_module = nullptr;
   decltype(&::sanitizerUnpatchModule) unpatch_module = nullptr;
   decltype(&::sanitizerSetLaunchCallbackData) set_launch_callback_data = nullptr;
+  decltype(&::sanitizerSetCallbackData) set_callback_data = nullptr;  // per function
   decltype(&::sanitizerAlloc) alloc = nullptr;
   decltype(&::sanitizerFree) free = nullptr;
   decltype(&::sanitizerMemset) memset = nullptr;

@@ -44,6 +44,14 @@ struct thread_state {
   CUstream pending_stream = nullptr;
   std::uint64_t id = 0;      // for ptds_pending; assigned at first need
   std::uint64_t synchronize_entered = 0;  // launch_seq at a synchronize's entry
+  // The graph launch call in progress (Note [Which graph nodes are
+  // measured]): its exit ends it; whether its nodes may be measured, and
+  // whether the tracker saw any of them.
+  bool in_graph_launch = false;
+  bool measure_graph = false;
+  bool graph_nodes_seen = false;
+  api_domain graph_domain = api_domain::runtime;
+  std::uint32_t graph_cbid = 0;
 };
 
 // The _ptsz/_ptds variants: stream 0 is then the per-thread default stream.
@@ -143,7 +151,10 @@ struct sanitizer_source::impl {
   void verify_own_default_stream();
   bool module_idle(CUmodule module);
   void change_module(CUcontext ctx, CUmodule module, bool patched);
-  void on_graph_launch_entry(const void* stream, api_domain domain, std::uint32_t cbid);
+  void on_graph_launch_entry(const call_facts& f, api_domain domain, std::uint32_t cbid);
+  void patch_wanted_graph_kernels(std::uintptr_t exec);
+  // At the graph launch call's exit: the nodes it measured, for the model.
+  std::vector<cuda_model::measured_graph_node> graph_launch_exit();
   void on_stream_destroy_entry(CUstream stream);
   void on_context_synchronized(std::uint64_t entered);
 
@@ -157,9 +168,11 @@ struct sanitizer_source::impl {
   bool capturing(CUstream stream) const;
   void on_resource(Sanitizer_CallbackId cbid, const void* data);
   kernel_entry look_up_kernel(std::uintptr_t handle) const;
+  kernel_entry kernel_of(std::uintptr_t handle);
   launch_facts decide(std::uintptr_t handle, CUstream stream);
   launch_facts decide_locked(const kernel_entry& k, CUstream stream);
   bool wants_locked(const kernel_entry& k, CUstream stream) const;
+  bool wanted_by_name_locked(std::string_view name) const;
   void add_pending_work();
   void patch(CUcontext ctx, CUmodule module);
   void unpatch(CUmodule module);
@@ -294,7 +307,7 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
       on_launch_entry(*request, request->stream);
     } else if (const call_facts f = decode_call_role(call); f.role != call_role::other) {
       switch (f.role) {
-        case call_role::graph_launch: on_graph_launch_entry(f.stream, domain, cbid); break;
+        case call_role::graph_launch: on_graph_launch_entry(f, domain, cbid); break;
         case call_role::stream_destroy:
           // Held to the call's exit: a change never asks a stream being
           // destroyed (cuStreamQuery on a freed handle crashed in the driver).
@@ -311,8 +324,14 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
     return;
   }
   if (const auto id = tracker.launched()) model.expect_measured_launch(*id);
+  std::vector<cuda_model::measured_graph_node> graph_nodes;
+  if (me.in_graph_launch && me.graph_cbid == cbid && me.graph_domain == domain) [[unlikely]] {
+    graph_nodes = graph_launch_exit();
+    if (!graph_nodes.empty()) model.expect_measured_graph_launch(graph_nodes);
+  }
   dispatcher.dispatch(call);
   model.clear_expected_measured_launch();
+  if (!graph_nodes.empty()) model.clear_expected_measured_graph_launch();
   if (me.in_launch_call && me.launch_cbid == cbid &&
       me.launch_domain == domain) {
     me.in_launch_call = false;
@@ -346,6 +365,16 @@ kernel_entry sanitizer_source::impl::look_up_kernel(std::uintptr_t handle) const
 
 // One lock for a kernel seen before, and nothing copied (the name stays in
 // the table): this runs at every launch.
+kernel_entry sanitizer_source::impl::kernel_of(std::uintptr_t handle) {
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = kernels.find(handle); it != kernels.end()) return it->second;
+  }
+  kernel_entry k = look_up_kernel(handle);
+  std::lock_guard lock(mutex);
+  return kernels.emplace(handle, std::move(k)).first->second;
+}
+
 launch_facts sanitizer_source::impl::decide(std::uintptr_t handle, CUstream stream) {
   {
     std::lock_guard lock(mutex);
@@ -371,8 +400,12 @@ launch_facts sanitizer_source::impl::decide_locked(const kernel_entry& k, CUstre
 bool sanitizer_source::impl::wants_locked(const kernel_entry& k, CUstream stream) const {
   if (policy == measurement_policy::every_launch) return true;
   if (measured_once.count({k.function, stream}) == 0) return true;
+  return wanted_by_name_locked(k.name);
+}
+
+bool sanitizer_source::impl::wanted_by_name_locked(std::string_view name) const {
   if (!any_wanted.load(std::memory_order_acquire)) return false;
-  const auto it = wanted.find(k.name);
+  const auto it = wanted.find(name);
   return it != wanted.end() && it->second > 0;
 }
 
@@ -560,12 +593,56 @@ void sanitizer_source::impl::change_module(CUcontext ctx, CUmodule module, bool 
   }
 }
 
-void sanitizer_source::impl::on_graph_launch_entry(const void* stream, api_domain domain,
+void sanitizer_source::impl::on_graph_launch_entry(const call_facts& f, api_domain domain,
                                                    std::uint32_t cbid) {
-  hold_launching(domain, cbid);
   thread_state& me = tls_thread;
+  if (!me.in_graph_launch) {  // not the driver call nested in the runtime's
+    me.in_graph_launch = true;
+    me.graph_domain = domain;
+    me.graph_cbid = cbid;
+    me.graph_nodes_seen = false;
+    // Note [Nothing of ours while a stream captures]
+    me.measure_graph = !model.any_capture_active();
+    if (me.measure_graph && (policy == measurement_policy::every_launch ||
+                             any_wanted.load(std::memory_order_acquire))) [[unlikely]] {
+      patch_wanted_graph_kernels(reinterpret_cast<std::uintptr_t>(f.graph_exec));
+    }
+  }
+  hold_launching(domain, cbid);
   me.pending = thread_state::pending_kind::graph_stream;
-  me.pending_stream = static_cast<CUstream>(const_cast<void*>(stream));
+  me.pending_stream = static_cast<CUstream>(const_cast<void*>(f.stream));
+}
+
+// Note [Which launches are measured]: the default mode measures a graph's
+// kernel nodes that a candidate names on the exec's next launch, so their
+// modules are patched here, at the graph launch call's entry (never from
+// the node callbacks, where patching hangs the driver). --precise patches
+// modules when they load, except while a stream captures (Note [Nothing of
+// ours while a stream captures]): a kernel first launched into a capture,
+// which loads its module lazily then, may run only in graphs, so its module
+// is patched here too.
+void sanitizer_source::impl::patch_wanted_graph_kernels(std::uintptr_t exec) {
+  CUcontext ctx = nullptr;
+  if (driver.ctx_get_current(&ctx) != CUDA_SUCCESS || ctx == nullptr) return;
+  for (const std::uintptr_t handle : model.graph_kernels(exec)) {
+    const kernel_entry k = kernel_of(handle);
+    bool want = false;
+    {
+      std::lock_guard lock(mutex);
+      want = k.module != nullptr && !failed_modules.contains(k.module) &&
+             (policy == measurement_policy::every_launch || wanted_by_name_locked(k.name));
+    }
+    if (want && !tracker.is_patched(k.module)) change_module(ctx, k.module, true);
+  }
+}
+
+std::vector<cuda_model::measured_graph_node> sanitizer_source::impl::graph_launch_exit() {
+  thread_state& me = tls_thread;
+  me.in_graph_launch = false;
+  std::vector<cuda_model::measured_graph_node> out;
+  if (!std::exchange(me.graph_nodes_seen, false)) return out;
+  for (const auto& n : tracker.graph_launched()) out.push_back({n.id, n.node});
+  return out;
 }
 
 // A destroyed stream's work still runs, and its handle can no longer be
@@ -627,11 +704,39 @@ bool sanitizer_source::impl::capturing(CUstream stream) const {
 }
 
 // Note [Graph nodes in patched modules]: a kernel node of a patched module
-// runs the patched code; it is not measured yet, so it gets no table (never
-// a stale one).
+// runs the patched code and reads its function's data, null unless the
+// node is measured (Note [Which graph nodes are measured]); a node outside
+// a graph launch call we saw (an upload, a launch from the device) is not.
 void sanitizer_source::impl::on_graph_node(const Sanitizer_GraphNodeLaunchData& d) {
   if (d.nodeType != CU_GRAPH_NODE_TYPE_KERNEL) return;
-  tracker.launch_begin(d.launchData, false);
+  thread_state& me = tls_thread;
+  if (!me.in_graph_launch || d.isGraphUpload != 0) {
+    tracker.launch_begin(d.launchData, false);
+    return;
+  }
+  bool want = me.measure_graph;
+  std::string name;
+  if (want && policy == measurement_policy::on_demand) {
+    // Named only while a candidate asks for some kernel.
+    want = any_wanted.load(std::memory_order_acquire) && d.launchData.functionName != nullptr;
+    if (want) name = parse_kernel_signature(d.launchData.functionName).name;
+    std::lock_guard lock(mutex);
+    want = want && wanted_by_name_locked(name);
+  }
+  if (want) {
+    std::lock_guard lock(mutex);
+    if (const auto it = failed_modules.find(d.launchData.module); it != failed_modules.end()) {
+      if (!name.empty()) it->second.kernels.insert(name);
+      want = false;
+    }
+  }
+  me.graph_nodes_seen = true;
+  const bool measured =
+      tracker.graph_node_begin(d.launchData, reinterpret_cast<std::uintptr_t>(d.node), want);
+  if (measured && policy == measurement_policy::on_demand) {
+    std::lock_guard lock(mutex);
+    if (const auto it = wanted.find(name); it != wanted.end() && it->second > 0) --it->second;
+  }
 }
 
 void sanitizer_source::impl::patch(CUcontext ctx, CUmodule module) {
@@ -653,7 +758,10 @@ void sanitizer_source::impl::unpatch(CUmodule module) {
 // A measured launch needs its launch callbacks (its table goes on through
 // them), and so does every kernel of a patched module, measured or not:
 // patched code reads the launch's userdata, which must then be null, never
-// a stale pointer (graph nodes too). With no module patched (the default
+// a stale pointer (graph nodes read their function's data instead, null
+// outside the graph launch call that measures them: Note [Which graph nodes
+// are measured]); the graph node callbacks are how nodes get measured. With
+// no module patched (the default
 // mode's steady state) nothing needs them, and they are switched off: two
 // callbacks less per launch.
 void sanitizer_source::impl::update_launch_callbacks() {

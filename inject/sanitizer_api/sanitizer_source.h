@@ -16,6 +16,12 @@
 // removes the patches at the next call once nothing in it is. A module is
 // patched at the entry of the launch call (or when it loads inside it),
 // never from a launch callback, where patching hangs the driver.
+// Graph kernel nodes (Note [Which graph nodes are measured] in
+// launch_tracker.cpp): --precise measures every node whose kernel no other
+// node of its graph launch runs; the default mode measures such a node on
+// its exec's next launch once a candidate names its kernel (the kernel's
+// module is patched at that graph launch call's entry), never on a graph's
+// first launch.
 //
 // This header includes no sanitizer.h (it clashes with cupti.h): the
 // session includes both sources' headers.

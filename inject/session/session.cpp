@@ -194,13 +194,15 @@ bool session::suppressed(const diagnostic& d) const {
 
 // A candidate (Note [Candidates and confirmed diagnostics]) is no report:
 // the kernels whose footprints were guessed are measured on their next
-// launches, and a measured conflict at the same call sites confirms it.
+// launches (a graph kernel node's on its exec's next launch, Note [Which
+// graph nodes are measured]), and a measured conflict at the same call
+// sites confirms it.
 // On the engine's thread, or the program's (Note [Where the engine runs]).
 void session::measure_candidate(const diagnostic& d) {
   auto* const measuring = measuring_.load(std::memory_order_acquire);
   if (measuring == nullptr) return;
   for (const operation_ref* side : inferred_sides(d)) {
-    if (side->op != operation_kind::kernel) continue;
+    if (side->op != operation_kind::kernel && side->op != operation_kind::graph_node) continue;
     const std::string_view name = engine_.tables().string(side->name);
     if (!name.empty()) measuring->measure_kernel(name, candidate_measurements);
   }

@@ -60,6 +60,9 @@ struct stored_graph_node {
 struct stored_graph {
   std::vector<stored_graph_node> nodes;
   bool memory_nodes = false;  // any mem_alloc or mem_free node
+  // Note [Graph candidates wait for a launch]: the graph_node_race
+  // candidates of the last graph_instantiate, until the graph is launched.
+  std::vector<diagnostic> held_candidates;
 };
 
 // A diagnostic found while one record is applied, not yet in the log

@@ -19,6 +19,23 @@
 // context); the pairs that can run concurrently were reported once, at
 // instantiation, as graph_node_race (Note [Graph node ordering]).
 //
+// Note [Graph candidates wait for a launch]
+// A graph_node_race between two nodes whose footprints are exact or
+// measured is reported at instantiation. One that needs an inferred
+// footprint (a kernel node, Note [Candidates and confirmed diagnostics]) is
+// held with the graph until its next graph_launch and reported there: the
+// model logs the graph again, under the same id, before a launch whose
+// kernel nodes were measured (inject/model, Note [Measuring graph kernel
+// nodes]), and that graph_instantiate replaces what the earlier one held.
+// So the candidates that reach the log are those of the graph as it ran: a
+// pair the measured nodes show racing is reported confirmed (and confirms a
+// candidate an earlier launch left at the same call sites), a pair whose
+// measured footprints do not overlap is never reported, and the pairs that
+// still rest on an inferred footprint are candidates of that launch. An
+// edit's graph_instantiate (Note [Editing an instantiated graph]) replaces
+// them too: launches after it run the edited graph. A graph never launched
+// after its last graph_instantiate reports no candidates: it ran nothing.
+//
 // Note [Graph allocations]
 // A graph memory node (cudaGraphAddMemAllocNode / cudaGraphAddMemFreeNode,
 // or cudaMallocAsync / cudaFreeAsync captured into a graph) allocates or
@@ -62,6 +79,7 @@
 #include <deque>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "sanitizer/engine/engine_impl.h"
 #include "sanitizer/engine/graph_conflicts.h"
@@ -189,6 +207,7 @@ void engine_impl::on(const record_header& h, const graph_instantiate& r) {
   g.nodes.clear();
   g.nodes.reserve(r.nodes.size());
   g.memory_nodes = false;
+  g.held_candidates.clear();  // the graph those were found in never ran
   for (const graph_node& n : r.nodes) {
     g.nodes.push_back(stored_graph_node{n.kind, n.name, {n.accesses.begin(), n.accesses.end()},
                                         n.stack, n.memory});
@@ -237,7 +256,7 @@ void engine_impl::on(const record_header& h, const graph_instantiate& r) {
     p.root_offset = a.root_offset;
     for (const auto& [begin, end] : c.ranges) p.add_piece(begin, end);
     set_conflict_ranges(p);
-    emit(p.d, [&](diagnostic& fresh) {
+    const auto enrich = [&](diagnostic& fresh) {
       graph_gap gap;
       gap.instantiated = h.stack;
       gap.node_count = static_cast<std::uint32_t>(r.nodes.size());
@@ -249,14 +268,26 @@ void engine_impl::on(const record_header& h, const graph_instantiate& r) {
             graph_timeline(r, h, c.previous_node, c.current_node, options_.timeline_ops);
         ++timelines_kept_;
       }
-    });
+    };
+    // Note [Graph candidates wait for a launch]
+    if (certainty_of(p.d.current, &*p.d.previous) == diagnostic_certainty::candidate) {
+      enrich(p.d);
+      g.held_candidates.push_back(std::move(p.d));
+      continue;
+    }
+    emit(p.d, enrich);
   }
 }
 
 void engine_impl::on(const record_header& h, const graph_launch& r) {
   thread_state& t = thread_of(h);
   stream_state& s = stream_for(h, t, r.stream, operation_kind::graph_launch);
-  const stored_graph* g = graphs_.find(r.graph);
+  stored_graph* const held = graphs_.find(r.graph);
+  if (held != nullptr && !held->held_candidates.empty()) [[unlikely]] {
+    // Note [Graph candidates wait for a launch]
+    for (const diagnostic& d : std::exchange(held->held_candidates, {})) emit(d);
+  }
+  const stored_graph* g = held;
   if (s.destroyed) return;  // Note [Work on a destroyed stream]
   if (s.capturing) {
     if (g != nullptr) {

@@ -63,4 +63,16 @@ bool owned_record::replace_accesses(std::span<const access> accesses) {
   return false;
 }
 
+bool owned_record::replace_node_accesses(std::uint32_t node, std::span<const access> accesses) {
+  auto* g = std::get_if<graph_instantiate>(&record_.body);
+  if (g == nullptr || node >= g->nodes.size()) return false;
+  // The record's node list is one of nodes_, copied at construction.
+  for (auto& list : nodes_) {
+    if (list.data() != g->nodes.data()) continue;
+    list[node].accesses = accesses_.emplace_back(accesses.begin(), accesses.end());
+    return true;
+  }
+  return false;
+}
+
 }  // namespace streamsan

@@ -25,6 +25,9 @@ class owned_record {
   // Replaces the accesses of a kernel_launch or host_func record (the list
   // is copied); false for any other kind.
   bool replace_accesses(std::span<const access> accesses);
+  // Replaces the accesses of node `node` of a graph_instantiate record (the
+  // list is copied); false for any other kind or a node out of range.
+  bool replace_node_accesses(std::uint32_t node, std::span<const access> accesses);
 
  private:
   friend class owning_archive;

@@ -318,6 +318,9 @@ TEST(EngineConflictRanges, AnInferredGraphNodeMakesACandidate) {
                 {{"a", {d.touch(x, access_mode::read_write, inferred)}},
                  {"b", {d.touch(x, access_mode::read, measured)}}},
                 {});
+  // Note [Graph candidates wait for a launch]
+  EXPECT_TRUE(d.diagnostics().empty());
+  d.launch_graph(g, d.stream());
   ASSERT_EQ(d.diagnostics().size(), 1u);
   EXPECT_EQ(d.diagnostics()[0].certainty, candidate);
   EXPECT_EQ(d.diagnostics()[0].previous->origin, inferred);

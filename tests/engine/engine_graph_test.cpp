@@ -203,6 +203,66 @@ TEST(EngineGraphs, GraphLaunchedOnTwoStreamsRacesWithItself) {
   EXPECT_EQ(d.diagnostics()[0].previous->stream, s1);
 }
 
+// Note [Graph candidates wait for a launch]
+access with_origin(access a, access_origin origin) {
+  a.origin = origin;
+  return a;
+}
+
+TEST(EngineGraphs, AnInferredNodePairIsACandidateOnlyOnceTheGraphIsLaunched) {
+  engine_driver d;
+  const auto s1 = d.stream();
+  const auto x = d.alloc(1024);
+  const auto g = d.graph();
+  const auto inferred = [&](access a) { return with_origin(a, access_origin::inferred); };
+  d.instantiate(g, {{"fill", {inferred(d.write(x))}}, {"sum", {inferred(d.read(x))}}}, {});
+  EXPECT_TRUE(d.diagnostics().empty());
+  d.launch_graph(g, s1);
+  ASSERT_EQ(d.kinds(), (kind_list{graph_node_race}));
+  EXPECT_EQ(d.diagnostics()[0].certainty, diagnostic_certainty::candidate);
+  d.launch_graph(g, s1);  // reported once
+  EXPECT_EQ(d.diagnostics().size(), 1u);
+}
+
+TEST(EngineGraphs, MeasuredNodesLoggedAgainConfirmTheCandidateOfTheirCallSites) {
+  engine_driver d;
+  const auto s1 = d.stream();
+  const auto x = d.alloc(1024);
+  const auto g = d.graph();
+  const auto as = [&](access a, access_origin o) { return with_origin(a, o); };
+  d.instantiate(g, {{"fill", {as(d.write(x), access_origin::inferred)}},
+                    {"sum", {as(d.read(x), access_origin::inferred)}}}, {});
+  d.launch_graph(g, s1);
+  d.instantiate(g, {{"fill", {as(d.write(x, 0, 512), access_origin::measured)}},
+                    {"sum", {as(d.read(x, 508, 4), access_origin::measured)}}}, {});
+  d.launch_graph(g, s1);
+  ASSERT_EQ(d.kinds(), (kind_list{graph_node_race}));
+  EXPECT_EQ(d.diagnostics()[0].certainty, diagnostic_certainty::confirmed);
+  EXPECT_EQ(d.diagnostics()[0].overlap_offset, 508u);
+  EXPECT_EQ(d.diagnostics()[0].overlap_size, 4u);
+  EXPECT_EQ(d.eng().statistics().confirmed_candidates, 1u);
+}
+
+TEST(EngineGraphs, MeasuredNodesThatDoNotOverlapLeaveNoCandidate) {
+  engine_driver d;
+  const auto s1 = d.stream();
+  const auto x = d.alloc(1024);
+  const auto g = d.graph();
+  const auto as = [&](access a, access_origin o) { return with_origin(a, o); };
+  d.instantiate(g, {{"low", {as(d.write(x), access_origin::inferred)}},
+                    {"high", {as(d.write(x), access_origin::inferred)}}}, {});
+  d.instantiate(g, {{"low", {as(d.write(x, 0, 512), access_origin::measured)}},
+                    {"high", {as(d.write(x, 512, 512), access_origin::measured)}}}, {});
+  d.launch_graph(g, s1);
+  EXPECT_TRUE(d.diagnostics().empty());
+  // A later launch whose nodes were not measured is a candidate again.
+  d.instantiate(g, {{"low", {as(d.write(x), access_origin::inferred)}},
+                    {"high", {as(d.write(x), access_origin::inferred)}}}, {});
+  d.launch_graph(g, s1);
+  ASSERT_EQ(d.kinds(), (kind_list{graph_node_race}));
+  EXPECT_EQ(d.diagnostics()[0].certainty, diagnostic_certainty::candidate);
+}
+
 TEST(EngineGraphs, GraphNodesOverBlocksOfOneSegmentAreComparedInSegmentBytes) {
   engine_driver d;
   const auto segment = d.alloc(4096);

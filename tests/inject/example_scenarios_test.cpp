@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "inject/model/cuda_model.h"
+#include "inject/precise/footprint_resolver.h"
 #include "sanitizer/engine/engine.h"
 #include "tests/inject/fake_driver.h"
 
@@ -34,7 +36,7 @@ class Examples : public ::testing::Test {
   std::vector<std::vector<void*>> pointers;
 
   void SetUp() override {
-    rec.add_sink(eng);
+    connect();
     // fill(float*, int, float, long long); sum_into(const float*, int, float*, long long)
     driver.kernels[fill_kernel] =
         kernel_description{"_Z4fillPfifx", {{0, 8}, {8, 4}, {12, 4}, {16, 8}}, true};
@@ -44,6 +46,9 @@ class Examples : public ::testing::Test {
     driver.kernels[scale_kernel] =
         kernel_description{"_Z5scale10scale_argsx", {{0, 24}, {24, 8}}, true};
   }
+
+  // The log's way to the engine.
+  virtual void connect() { rec.add_sink(eng); }
 
   // One kernelParams array whose i-th entry points at words[i].
   kernel_arguments args(std::vector<std::uint64_t> values) {
@@ -206,6 +211,66 @@ TEST_P(GraphExample, MissingEdgeBetweenWriterAndReader) {
   EXPECT_EQ(kinds(), fixed ? kinds_t{} : kinds_t{"graph-node-race"});
 }
 INSTANTIATE_TEST_SUITE_P(Examples, GraphExample, ::testing::Bool());
+
+// graph_disjoint_halves.cu: a fill node and a scale node, without an edge,
+// on the two halves of A; the racy fill writes one element too many. Both
+// nodes' inferred footprints are all of A. Replayed as the measuring source
+// hands the model a measured graph launch (Note [Measuring graph kernel
+// nodes]): --precise on a GPU.
+class GraphHalvesExample : public Examples,
+                           public ::testing::WithParamInterface<std::tuple<bool, bool>> {
+ protected:
+  precise::footprint_resolver resolver;
+  void connect() override {
+    resolver.add_downstream(eng);
+    rec.add_sink(resolver);
+    model.set_footprint_resolver(&resolver);
+  }
+};
+
+TEST_P(GraphHalvesExample, FillAndScaleNodesOnTheTwoHalvesOfOneBuffer) {
+  const auto [fixed, measured] = GetParam();
+  constexpr std::uint64_t half = bytes / 2;
+  model.allocated(at, a, bytes, memory_kind::device);
+  raw_graph g;
+  raw_graph_node f, sc;
+  f.kind = sc.kind = raw_node_kind::kernel;
+  f.handle = 0xa1;
+  f.kernel = fill_kernel;
+  f.args = args({a, (half + (fixed ? 0 : 4)) / 4, 0, 0});
+  sc.handle = 0xa2;
+  sc.kernel = sum_kernel;  // any other kernel: its inferred footprint covers A too
+  sc.args = args({a + half, half / 4, a, 0});
+  g.nodes = {f, sc};
+  driver.graphs[0x9000] = g;
+  model.graph_instantiated(at, 0x9100, 0x9000);
+  model.stream_created(at, s1, 1, 0);
+  const cuda_model::measured_graph_node nodes[] = {{1, 0xa1}, {2, 0xa2}};
+  if (measured) model.expect_measured_graph_launch(nodes);
+  model.graph_launched(at, 0x9100, {s1});
+  if (measured) {
+    precise::decoded_footprint fill_fp, scale_fp;
+    fill_fp.intervals = {{a, a + half + (fixed ? 0 : 4), precise::footprint_kind::write}};
+    scale_fp.intervals = {{a + half, a + bytes, precise::footprint_kind::read},
+                          {a + half, a + bytes, precise::footprint_kind::write}};
+    model.measured_launch_done(2, scale_fp);
+    model.measured_launch_done(1, fill_fp);
+  }
+  model.stream_synchronized(at, {s1});
+  resolver.release_all();
+  if (measured) {
+    // The racy fill's extra element is written before scale reads it and
+    // while scale writes it: a race per hazard, each confirmed.
+    const kinds_t racy{"graph-node-race", "graph-node-race"};
+    EXPECT_EQ(kinds(), fixed ? kinds_t{} : racy);
+    EXPECT_EQ(confirmed_kinds(), kinds());
+  } else {  // the default mode: possible races in both versions
+    EXPECT_EQ(kinds(), kinds_t{"graph-node-race"});
+    EXPECT_EQ(confirmed_kinds(), kinds_t{});
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Examples, GraphHalvesExample,
+                         ::testing::Combine(::testing::Bool(), ::testing::Bool()));
 
 class StructExample : public Examples, public ::testing::WithParamInterface<bool> {};
 

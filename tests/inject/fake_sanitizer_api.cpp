@@ -13,6 +13,7 @@ struct state {
   Sanitizer_CallbackFunc callback = nullptr;
   void* userdata = nullptr;
   std::map<Sanitizer_LaunchHandle, void*> launch_data;
+  std::map<CUfunction, void*> function_data;
   std::set<CUmodule> patched;
   std::set<CUmodule> refused;
   std::map<Sanitizer_CallbackDomain, bool> domains;
@@ -70,6 +71,11 @@ FAKE SanitizerResult sanitizerSetLaunchCallbackData(Sanitizer_LaunchHandle launc
   s().launch_data[launch] = const_cast<void*>(userdata);
   return SANITIZER_SUCCESS;
 }
+FAKE SanitizerResult sanitizerSetCallbackData(CUfunction function, const void* userdata) {
+  std::lock_guard lock(s().mutex);
+  s().function_data[function] = const_cast<void*>(userdata);
+  return SANITIZER_SUCCESS;
+}
 FAKE SanitizerResult sanitizerAlloc(CUcontext, void** p, size_t size) {
   *p = std::aligned_alloc(256, (size + 255) / 256 * 256);
   return *p ? SANITIZER_SUCCESS : SANITIZER_ERROR_OUT_OF_MEMORY;
@@ -112,6 +118,11 @@ FAKE bool fake_sanitizer_userdata_set(Sanitizer_LaunchHandle launch) {
   std::lock_guard lock(s().mutex);
   return s().launch_data.count(launch) != 0;
 }
+FAKE void* fake_sanitizer_function_data(CUfunction function) {
+  std::lock_guard lock(s().mutex);
+  const auto it = s().function_data.find(function);
+  return it == s().function_data.end() ? nullptr : it->second;
+}
 FAKE bool fake_sanitizer_is_patched(CUmodule module) {
   std::lock_guard lock(s().mutex);
   return s().patched.count(module) != 0;
@@ -127,6 +138,7 @@ FAKE bool fake_sanitizer_domain_enabled(Sanitizer_CallbackDomain domain) {
 FAKE void fake_sanitizer_reset() {
   std::lock_guard lock(s().mutex);
   s().launch_data.clear();
+  s().function_data.clear();
   s().patched.clear();
   s().refused.clear();
 }

@@ -16,6 +16,8 @@ void fake_sanitizer_deliver(Sanitizer_CallbackDomain domain, Sanitizer_CallbackI
 // The userdata the source gave launch `launch` (nullptr when none or null).
 void* fake_sanitizer_userdata(Sanitizer_LaunchHandle launch);
 bool fake_sanitizer_userdata_set(Sanitizer_LaunchHandle launch);
+// The per-function userdata (sanitizerSetCallbackData) of `function` now.
+void* fake_sanitizer_function_data(CUfunction function);
 bool fake_sanitizer_is_patched(CUmodule module);
 // Patching `module` fails from now on.
 void fake_sanitizer_refuse_module(CUmodule module);

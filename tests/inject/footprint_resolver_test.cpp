@@ -15,10 +15,15 @@ namespace {
 struct collecting_sink : record_sink {
   std::vector<std::uint64_t> seqs;
   std::vector<std::vector<access>> launch_accesses;
+  std::vector<std::vector<std::vector<access>>> graph_node_accesses;
   void on_record(const record& r) override {
     seqs.push_back(r.header.seq);
     if (const auto* k = std::get_if<kernel_launch>(&r.body)) {
       launch_accesses.emplace_back(k->accesses.begin(), k->accesses.end());
+    }
+    if (const auto* g = std::get_if<graph_instantiate>(&r.body)) {
+      auto& nodes = graph_node_accesses.emplace_back();
+      for (const auto& n : g->nodes) nodes.emplace_back(n.accesses.begin(), n.accesses.end());
     }
   }
 };
@@ -110,6 +115,24 @@ TEST_F(FootprintResolverTest, CancelledAndUnknownTokensChangeNothing) {
   EXPECT_EQ(resolver_.held(), 0u);
   resolver_.resolve(12345, measured);
   EXPECT_EQ(resolver_.held(), 0u);
+}
+
+// Note [Measuring graph kernel nodes]: the graph logged again before a
+// measured graph launch waits, with the launch behind it, for its nodes.
+TEST_F(FootprintResolverTest, AnAwaitedGraphTakesItsMeasuredNodesAndKeepsTheOthers) {
+  const graph_node nodes[] = {graph_node{graph_node_kind::kernel, string_id{}, inferred},
+                              graph_node{graph_node_kind::kernel, string_id{}, inferred}};
+  const auto t = resolver_.await_next_graph();
+  launch();  // a kernel launch is not what this thread awaits
+  EXPECT_EQ(resolver_.held(), 0u);
+  rec_.emit(graph_instantiate{graph_id{1}, nodes, {}});
+  rec_.emit(graph_launch{graph_id{1}, stream_id{1}});
+  EXPECT_EQ(resolver_.held(), 2u);
+  resolver_.resolve_nodes(t, {{1, measured}});
+  EXPECT_EQ(resolver_.held(), 0u);
+  ASSERT_EQ(sink_.graph_node_accesses.size(), 1u);
+  EXPECT_EQ(sink_.graph_node_accesses[0].at(0), inferred);
+  EXPECT_EQ(sink_.graph_node_accesses[0].at(1), measured);
 }
 
 }  // namespace

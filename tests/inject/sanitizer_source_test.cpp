@@ -14,6 +14,7 @@
 
 #include "inject/precise/footprint_record.h"
 #include "inject/precise/footprint_resolver.h"
+#include "sanitizer/engine/engine.h"
 #include "tests/inject/capture_sink.h"
 #include "tests/inject/fake_cuda_driver.h"
 #include "tests/inject/fake_driver.h"
@@ -372,7 +373,9 @@ TEST_F(SanitizerSource, KernelsNamedByACandidateAreMeasuredAgain) {
   EXPECT_FALSE(launch(stream_1, 0, 64));
 }
 
-TEST_F(SanitizerSource, AGraphNodeOfAPatchedModuleGetsNoTable) {
+// Outside a graph launch call the source saw (an upload, a launch from the
+// device), a node is not measured: nothing gets a table.
+TEST_F(SanitizerSource, AGraphNodeOutsideAGraphLaunchCallGetsNoTable) {
   start(measurement_policy::every_launch);
   Sanitizer_GraphNodeLaunchData n{};
   n.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
@@ -382,6 +385,7 @@ TEST_F(SanitizerSource, AGraphNodeOfAPatchedModuleGetsNoTable) {
   fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_GRAPHS, SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN, &n);
   EXPECT_TRUE(fake_sanitizer_userdata_set(n.launchData.hLaunch));
   EXPECT_EQ(fake_sanitizer_userdata(n.launchData.hLaunch), nullptr);
+  EXPECT_EQ(fake_sanitizer_function_data(fill), nullptr);
 }
 
 TEST_F(SanitizerSource, AModuleThatCannotBePatchedIsNamedWithItsKernels) {
@@ -394,6 +398,231 @@ TEST_F(SanitizerSource, AModuleThatCannotBePatchedIsNamedWithItsKernels) {
   EXPECT_NE(failures[0].find("INVALID_PARAMETER"), std::string::npos) << failures[0];
   source->drain();
   EXPECT_EQ(launches().at(0).at(0).origin, access_origin::inferred);
+}
+
+// ---- graph kernel nodes (Note [Which graph nodes are measured]) ----
+
+const auto scale = reinterpret_cast<CUfunction>(0x5ca1e);
+constexpr std::uintptr_t graph_handle = 0x9000, exec_handle = 0x9100;
+
+// cuGraphLaunch's parameters, likewise.
+struct graph_launch_params {
+  CUgraphExec hGraph;
+  CUstream hStream;
+};
+
+class SanitizerSourceGraphs : public SanitizerSource {
+ protected:
+  // One kernel node: its function writes `bytes` bytes at buffer + offset.
+  struct node {
+    CUfunction function;
+    std::uint64_t offset;
+    std::uint64_t bytes;
+    CUmodule module = module_a;
+  };
+  std::vector<node> nodes;
+  std::vector<std::vector<std::uint64_t>> words;
+  std::vector<std::vector<void*>> pointers;
+  engine eng;
+  // What each node callback saw as its function's data.
+  std::vector<void*> seen_data;
+
+  void start_graphs(measurement_policy policy) {
+    resolver.add_downstream(eng);  // before start() logs the buffer
+    start(policy);
+    driver.kernels[reinterpret_cast<std::uintptr_t>(scale)] =
+        kernel_description{"_Z5scalePfi", {{0, 8}, {8, 4}}, true};
+    fake_cuda_define_function(scale, module_a, "_Z5scalePfi");
+  }
+  // Instantiates a graph of `nodes` without edges (node i's handle 0xa0 + i).
+  void instantiate() {
+    raw_graph g;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      raw_graph_node r;
+      r.kind = raw_node_kind::kernel;
+      r.handle = 0xa0 + i;
+      r.kernel = reinterpret_cast<std::uintptr_t>(nodes[i].function);
+      words.push_back({buffer + nodes[i].offset, nodes[i].bytes / 4});
+      auto& w = words.back();
+      pointers.push_back({&w[0], &w[1]});
+      r.args = kernel_arguments::from_pointers(pointers.back().data());
+      g.nodes.push_back(r);
+    }
+    driver.graphs[graph_handle] = g;
+    model.graph_instantiated({}, exec_handle, graph_handle);
+  }
+  // One cuGraphLaunch on stream_1: each node's callback, then the node
+  // "runs" (writes its bytes through its function's data, if any).
+  void launch_graph() {
+    graph_launch_params p{reinterpret_cast<CUgraphExec>(exec_handle), stream_1};
+    Sanitizer_CallbackData d{};
+    d.callbackSite = SANITIZER_API_ENTER;
+    d.functionName = "cuGraphLaunch";
+    d.functionParams = &p;
+    d.context = ctx;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuGraphLaunch, &d);
+    seen_data.clear();
+    std::vector<std::pair<const sp::table_view*, const node*>> bound;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      Sanitizer_GraphNodeLaunchData n{};
+      n.graphExec = p.hGraph;
+      n.node = reinterpret_cast<CUgraphNode>(0xa0 + i);
+      n.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
+      n.launchData.context = ctx;
+      n.launchData.stream = stream_1;
+      n.launchData.hStream = reinterpret_cast<Sanitizer_StreamHandle>(stream_1);
+      n.launchData.module = nodes[i].module;
+      n.launchData.function = nodes[i].function;
+      n.launchData.functionName = nodes[i].function == fill ? "_Z4fillPfi" : "_Z5scalePfi";
+      n.launchData.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(next_launch++);
+      fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_GRAPHS, SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN, &n);
+      // Bound at submission (the probe): the data as the callback left it.
+      auto* table = static_cast<const sp::table_view*>(fake_sanitizer_function_data(nodes[i].function));
+      seen_data.push_back(const_cast<sp::table_view*>(table));
+      bound.emplace_back(table, &nodes[i]);
+    }
+    const CUresult ok = CUDA_SUCCESS;
+    d.callbackSite = SANITIZER_API_EXIT;
+    d.functionReturnValue = &ok;
+    // The graph runs before the call returns here; what matters is the table
+    // each node was bound to.
+    for (const auto& [table, n] : bound) {
+      if (table != nullptr) sp::record_span(*table, buffer + n->offset, n->bytes, sp::footprint_kind::write);
+    }
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuGraphLaunch, &d);
+  }
+  // The node accesses of the last graph logged.
+  const std::vector<std::vector<access>>& last_graph() const {
+    return sink.last<graph_instantiate>().node_accesses;
+  }
+  std::vector<diagnostic_certainty> certainties() const {
+    std::vector<diagnostic_certainty> out;
+    for (const auto& d : eng.diagnostics()) {
+      EXPECT_EQ(d.kind, diagnostic_kind::graph_node_race);
+      out.push_back(d.certainty);
+    }
+    return out;
+  }
+};
+
+TEST_F(SanitizerSourceGraphs, NodesOfDistinctKernelsAreMeasuredAndTiedToTheirNodes) {
+  start_graphs(measurement_policy::every_launch);
+  nodes = {{fill, 0, 400}, {scale, 8192, 64}};
+  instantiate();
+  launch_graph();
+  EXPECT_NE(seen_data[0], nullptr);
+  EXPECT_NE(seen_data[1], nullptr);
+  EXPECT_NE(seen_data[0], seen_data[1]);
+  source->drain();
+  const auto& g = last_graph();
+  ASSERT_EQ(g.size(), 2u);
+  ASSERT_EQ(g[0].size(), 1u);
+  EXPECT_EQ(g[0][0].origin, access_origin::measured);
+  EXPECT_EQ(g[0][0].range.offset, 0u);
+  EXPECT_EQ(g[0][0].range.size, 400u);
+  ASSERT_EQ(g[1].size(), 1u);
+  EXPECT_EQ(g[1][0].origin, access_origin::measured);
+  EXPECT_EQ(g[1][0].range.offset, 8192u);
+  EXPECT_EQ(g[1][0].range.size, 64u);
+  // The launch comes after the graph it applies.
+  EXPECT_TRUE(std::holds_alternative<graph_launch>(sink.records.back().body));
+}
+
+TEST_F(SanitizerSourceGraphs, AKernelRunByTwoNodesOfTheLaunchIsNotMeasured) {
+  start_graphs(measurement_policy::every_launch);
+  nodes = {{fill, 0, 400}, {scale, 8192, 64}, {fill, 4096, 400}};
+  instantiate();
+  launch_graph();
+  EXPECT_EQ(seen_data[2], nullptr);  // the second fill node gets no table
+  source->drain();
+  const auto& g = last_graph();
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g[0].at(0).origin, access_origin::inferred);
+  EXPECT_EQ(g[1].at(0).origin, access_origin::measured);
+  EXPECT_EQ(g[2].at(0).origin, access_origin::inferred);
+}
+
+TEST_F(SanitizerSourceGraphs, PerFunctionDataIsNullAgainAfterTheLaunch) {
+  start_graphs(measurement_policy::every_launch);
+  nodes = {{fill, 0, 400}, {scale, 8192, 64}};
+  instantiate();
+  launch_graph();
+  EXPECT_NE(seen_data[0], nullptr);
+  EXPECT_EQ(fake_sanitizer_function_data(fill), nullptr);
+  EXPECT_EQ(fake_sanitizer_function_data(scale), nullptr);
+  // An ordinary launch of the kernel afterwards gets its own table.
+  EXPECT_TRUE(launch(stream_2, 0, 64));
+}
+
+// Note [Graph candidates wait for a launch]: the instantiation's inferred
+// footprints (each node writes the whole buffer) make a candidate that the
+// measured launch replaces.
+TEST_F(SanitizerSourceGraphs, MeasuredNodesThatOverlapRaceConfirmed) {
+  start_graphs(measurement_policy::every_launch);
+  nodes = {{fill, 0, 4096}, {scale, 4092, 4096}};
+  instantiate();
+  launch_graph();
+  source->drain();
+  EXPECT_EQ(certainties(), std::vector{diagnostic_certainty::confirmed});
+  EXPECT_EQ(eng.diagnostics().at(0).overlap_offset, 4092u);
+  EXPECT_EQ(eng.diagnostics().at(0).overlap_size, 4u);
+}
+
+TEST_F(SanitizerSourceGraphs, MeasuredNodesOnDisjointHalvesLeaveNoCandidate) {
+  start_graphs(measurement_policy::every_launch);
+  nodes = {{fill, 0, 4096}, {scale, 4096, 4096}};
+  instantiate();
+  launch_graph();
+  source->drain();
+  EXPECT_TRUE(certainties().empty());
+}
+
+// A kernel first launched into a capture loads its module then, unpatched
+// (Note [Nothing of ours while a stream captures]); --precise patches it at
+// the graph launch call's entry.
+TEST_F(SanitizerSourceGraphs, PreciseModeFirstPatchesAModuleLoadedDuringACapture) {
+  start_graphs(measurement_policy::every_launch);
+  const auto module_b = reinterpret_cast<CUmodule>(0xb000);
+  fake_cuda_define_function(scale, module_b, "_Z5scalePfi");
+  const auto capturing = stream_arg{reinterpret_cast<std::uintptr_t>(stream_2)};
+  model.capture_began({}, capturing);
+  Sanitizer_ResourceModuleData m{};
+  m.context = ctx;
+  m.module = module_b;
+  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_LOADED, &m);
+  model.capture_ended({}, capturing, 0);
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_b));
+  nodes = {{fill, 0, 400}, {scale, 8192, 64, module_b}};
+  instantiate();
+  launch_graph();
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_b));
+  EXPECT_NE(seen_data[1], nullptr);
+  source->drain();
+  EXPECT_EQ(last_graph().at(1).at(0).origin, access_origin::measured);
+}
+
+// The default mode measures the nodes a candidate names on the exec's next
+// launch: the first launch's candidate is confirmed by the second.
+TEST_F(SanitizerSourceGraphs, TheDefaultModeMeasuresNodesACandidateNames) {
+  start_graphs(measurement_policy::on_demand);
+  nodes = {{fill, 0, 4096}, {scale, 4092, 4096}};
+  instantiate();
+  launch_graph();
+  EXPECT_EQ(seen_data, (std::vector<void*>{nullptr, nullptr}));
+  source->drain();
+  EXPECT_EQ(certainties(), std::vector{diagnostic_certainty::candidate});
+  source->measure_kernel("fill(float*, int)", 1);
+  source->measure_kernel("scale(float*, int)", 1);
+  launch_graph();
+  EXPECT_NE(seen_data[0], nullptr);
+  EXPECT_NE(seen_data[1], nullptr);
+  source->drain();
+  EXPECT_EQ(certainties(), std::vector{diagnostic_certainty::confirmed});
+  // Measured once as asked: the third launch is inferred again.
+  launch_graph();
+  EXPECT_EQ(seen_data, (std::vector<void*>{nullptr, nullptr}));
+  source->drain();
+  EXPECT_EQ(last_graph().at(0).at(0).origin, access_origin::inferred);
 }
 
 }  // namespace
