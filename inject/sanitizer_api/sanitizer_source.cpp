@@ -99,14 +99,16 @@ struct launch_facts {
 
 struct sanitizer_source::impl {
   impl(const sa::sanitizer_library& l, const sa::tracker_driver& d, api_dispatcher& disp,
-       cuda_model& m, measurement_policy p)
-      : lib(l), driver(d), dispatcher(disp), model(m), policy(p), tracker(l, d) {}
+       cuda_model& m, measurement_policy p, graph_node_measurement g)
+      : lib(l), driver(d), dispatcher(disp), model(m), policy(p),
+        graph_nodes(g == graph_node_measurement::on), tracker(l, d) {}
 
   const sa::sanitizer_library& lib;
   const sa::tracker_driver driver;
   api_dispatcher& dispatcher;
   cuda_model& model;
   const measurement_policy policy;
+  const bool graph_nodes;  // Note [Graph node measurement is opt-in]
   sa::launch_tracker tracker;
   Sanitizer_SubscriberHandle subscriber = nullptr;
   std::atomic<std::uint64_t> api_callbacks{0};
@@ -198,7 +200,8 @@ void SANITIZERAPI sanitizer_source::impl::trampoline(void* self, Sanitizer_Callb
 std::unique_ptr<sanitizer_source> sanitizer_source::create(api_dispatcher& dispatcher,
                                                            cuda_model& model,
                                                            measurement_policy policy,
-                                                           std::string& why) {
+                                                           std::string& why,
+                                                           graph_node_measurement graph_nodes) {
   const auto loaded = sa::load_sanitizer_library();
   if (loaded.library == nullptr) {
     why = loaded.error;
@@ -210,7 +213,7 @@ std::unique_ptr<sanitizer_source> sanitizer_source::create(api_dispatcher& dispa
     return nullptr;
   }
   return std::unique_ptr<sanitizer_source>(new sanitizer_source(
-      std::make_unique<impl>(*loaded.library, *driver, dispatcher, model, policy)));
+      std::make_unique<impl>(*loaded.library, *driver, dispatcher, model, policy, graph_nodes)));
 }
 
 sanitizer_source::sanitizer_source(std::unique_ptr<impl> i) : impl_(std::move(i)) {}
@@ -602,7 +605,7 @@ void sanitizer_source::impl::on_graph_launch_entry(const call_facts& f, api_doma
     me.graph_cbid = cbid;
     me.graph_nodes_seen = false;
     // Note [Nothing of ours while a stream captures]
-    me.measure_graph = !model.any_capture_active();
+    me.measure_graph = graph_nodes && !model.any_capture_active();
     if (me.measure_graph && (policy == measurement_policy::every_launch ||
                              any_wanted.load(std::memory_order_acquire))) [[unlikely]] {
       patch_wanted_graph_kernels(reinterpret_cast<std::uintptr_t>(f.graph_exec));

@@ -149,7 +149,8 @@ void session::subscribe() {
   if (plan.capture != capture_source::cupti) {
     sanitizer_ = sanitizer_source::create(
         dispatcher_, model_,
-        options.precise ? measurement_policy::every_launch : measurement_policy::on_demand, why);
+        options.precise ? measurement_policy::every_launch : measurement_policy::on_demand, why,
+        config_.measure_graph_nodes ? graph_node_measurement::on : graph_node_measurement::off);
     if (sanitizer_) {
       try {
         sanitizer_->enable();

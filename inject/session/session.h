@@ -68,6 +68,9 @@ struct session_config {
   // (Note [Where the engine runs]); STREAMSAN_ENGINE_THREAD=0 keeps them on
   // the program's threads.
   bool engine_thread = true;
+  // Graph kernel nodes measured (Note [Graph node measurement is opt-in]);
+  // STREAMSAN_GRAPH_NODES=measure.
+  bool measure_graph_nodes = false;
 };
 
 // Note [Where the engine runs]

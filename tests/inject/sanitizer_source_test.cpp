@@ -63,6 +63,7 @@ class SanitizerSource : public ::testing::Test {
   api_dispatcher dispatcher{model, sites};
   std::unique_ptr<sanitizer_source> source;
   std::uintptr_t next_launch = 0x100;
+  graph_node_measurement graph_nodes = graph_node_measurement::off;
 
   void start(measurement_policy policy, bool refuse_module = false) {
     fake_sanitizer_reset();
@@ -76,7 +77,7 @@ class SanitizerSource : public ::testing::Test {
     fake_cuda_define_function(fill, module_a, "_Z4fillPfi");
     model.allocated({}, buffer, 1 << 20, memory_kind::device);
     std::string why;
-    source = sanitizer_source::create(dispatcher, model, policy, why);
+    source = sanitizer_source::create(dispatcher, model, policy, why, graph_nodes);
     ASSERT_NE(source, nullptr) << why;
     source->enable();
     Sanitizer_ResourceModuleData m{};
@@ -427,7 +428,9 @@ class SanitizerSourceGraphs : public SanitizerSource {
   // What each node callback saw as its function's data.
   std::vector<void*> seen_data;
 
-  void start_graphs(measurement_policy policy) {
+  void start_graphs(measurement_policy policy,
+                    graph_node_measurement measure = graph_node_measurement::on) {
+    graph_nodes = measure;
     resolver.add_downstream(eng);  // before start() logs the buffer
     start(policy);
     driver.kernels[reinterpret_cast<std::uintptr_t>(scale)] =
@@ -526,6 +529,20 @@ TEST_F(SanitizerSourceGraphs, NodesOfDistinctKernelsAreMeasuredAndTiedToTheirNod
   EXPECT_EQ(g[1][0].range.size, 64u);
   // The launch comes after the graph it applies.
   EXPECT_TRUE(std::holds_alternative<graph_launch>(sink.records.back().body));
+}
+
+TEST_F(SanitizerSourceGraphs, NodesAreNotMeasuredUnlessGraphNodeMeasurementIsOn) {
+  start_graphs(measurement_policy::every_launch, graph_node_measurement::off);
+  nodes = {{fill, 0, 400}, {scale, 8192, 64}};
+  instantiate();
+  launch_graph();
+  EXPECT_EQ(seen_data[0], nullptr);
+  EXPECT_EQ(seen_data[1], nullptr);
+  source->drain();
+  const auto& g = last_graph();
+  ASSERT_EQ(g.size(), 2u);
+  ASSERT_FALSE(g[0].empty());
+  EXPECT_EQ(g[0][0].origin, access_origin::inferred);
 }
 
 TEST_F(SanitizerSourceGraphs, AKernelRunByTwoNodesOfTheLaunchIsNotMeasured) {
