@@ -382,6 +382,8 @@ class cuda_model {
   // in scratch_, or a placeholder there and the launch awaits op_ended().
   void op_launch_accesses_locked(const kernel_info* info, const kernel_arguments& args);
   std::vector<access> op_spans_locked(std::span<const annotated_range> ranges) const;
+  // A block freed on the calling thread leaves its operators' spans.
+  void op_block_freed_locked(alloc_id block);
   using model_lock = std::unique_lock<std::mutex>;
   // A stream argument with the driver's answer it may need (the device of a
   // default stream), asked before the lock: Note [No driver calls under the

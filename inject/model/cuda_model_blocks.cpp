@@ -23,6 +23,9 @@
 //   cudaEventQuery calls (seen like any) order the host after that work
 //   before FREE_COMPLETED comes. Correct code gets no report this way, with
 //   nothing of torch's policy copied into the model.
+// A block freed inside an operator (a composite operator's temporary) leaves
+// the spans the operator's later launches take (cuda_model_ops.cpp), else
+// they would name a freed block: a use after free that never was.
 // Counted, never guessed: a block outside any allocation we saw (a segment
 // made before the session), and a free of a block we did not see allocated
 // (allocated before the tracker was attached) are left out (STREAMSAN_DEBUG
@@ -72,6 +75,7 @@ void cuda_model::block_freed(const call_site& at, std::uint64_t address) {
     return;
   }
   ++blocks_.freed;
+  op_block_freed_locked(block->id);
   emit(at, free_record{block->id, free_mode::cached, {}});
 }
 

@@ -123,6 +123,26 @@ TEST_F(CachingAllocatorBlocks, ReuseOnTheSameStreamIsClean) {
   EXPECT_TRUE(eng.diagnostics().empty());
 }
 
+// A composite operator: its inner operator returns a temporary, which dies
+// before the operator's next kernel. That kernel takes the operator's spans
+// (Note [Operators narrow kernel footprints]) without the freed block.
+TEST_F(CachingAllocatorBlocks, ATemporaryFreedInsideAnOperatorLeavesItsSpans) {
+  model.block_allocated(here, segment, block_bytes, 0, {stream_a});
+  const annotated_range input[] = {{segment, block_bytes, access_mode::read}};
+  model.op_began(input, false);
+  model.op_began({}, true);  // the inner operator, returning a new tensor
+  model.block_allocated(here, segment + 4096, block_bytes, 0, {stream_a});
+  const alloc_id temporary = sink.all<alloc_record>().back().alloc;
+  model.kernel_launched(here, {stream_a}, kernel, args(segment + 4096));
+  const annotated_range output[] = {{segment + 4096, block_bytes, access_mode::write}};
+  model.op_ended(output);
+  model.block_freed(here, segment + 4096);
+  model.kernel_launched(here, {stream_a}, kernel, args(segment));
+  model.op_ended({});
+  for (const auto& a : sink.last<kernel_launch>().accesses) EXPECT_NE(a.range.alloc, temporary);
+  EXPECT_TRUE(eng.diagnostics().empty()) << kinds().front();
+}
+
 TEST_F(CachingAllocatorBlocks, WhatWasNotSeenIsCountedAndLeftOut) {
   model.block_freed(here, segment + 8192);  // allocated before the tracker
   model.block_allocated(here, 0x10000, block_bytes, 0, {stream_a});  // in no segment
