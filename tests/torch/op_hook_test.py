@@ -459,6 +459,38 @@ class Loading(unittest.TestCase):
             # The Python mode saw the operator: a CPU operator is a host access.
             self.assertIn("hosts ['aten::add_.Tensor on the CPU']", r.stdout)
 
+    def test_without_the_tracker_the_hook_runs_and_says_why_once(self):
+        # Note [Building the allocator tracker]: a compiler that cannot build
+        # the tracker (as where CUDA's headers do not compile) builds the
+        # hook without it; the run says so once and the operators are seen.
+        import shutil
+
+        import torch
+        from streamsan_torch import _native_hook
+
+        real = shutil.which("c++") or shutil.which("g++")
+        if real is None:
+            self.skipTest("no C++ compiler")
+        if _native_hook._cuda_include(torch)[0] is None:
+            self.skipTest("the tracker is not tried here: %s" % _native_hook._cuda_include(torch)[1])
+        with tempfile.TemporaryDirectory() as cache:
+            cxx = os.path.join(cache, "no-tracker-c++")
+            with open(cxx, "w") as f:
+                f.write("#!/bin/sh\ncase \"$*\" in *STREAMSAN_ALLOCATOR_TRACKER*)\n"
+                        "  echo 'op_hook.cpp:1:1: error: no tracker' >&2; exit 1;;\nesac\n"
+                        "exec %s \"$@\"\n" % real)
+            os.chmod(cxx, 0o755)
+            r = _run(INSTALL, {"STREAMSAN_CACHE_DIR": cache, "CXX": cxx})
+            self.assertEqual(r.returncode, 0, r.stderr)
+            ours = [l for l in r.stderr.splitlines() if l.startswith("streamsan:")]
+            self.assertEqual(len(ours), 2, r.stderr)
+            self.assertTrue(ours[0].startswith("streamsan: building the PyTorch operator hook"))
+            self.assertRegex(ours[1], r"^streamsan: PyTorch's caching allocator blocks are not "
+                             r"tracked \(the allocator tracker did not build: no-tracker-c\+\+ "
+                             r"exited 1: op_hook.cpp:1:1: error: no tracker \(log: .*\)\); "
+                             r"reuse races are reported on the segments$")
+            self.assertIn("hosts ['aten::add_.Tensor on the CPU']", r.stdout)
+
     def test_a_failed_build_is_said_and_not_tried_again(self):
         with tempfile.TemporaryDirectory() as cache:
             cxx = os.path.join(cache, "broken-c++")
