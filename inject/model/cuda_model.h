@@ -611,6 +611,14 @@ class cuda_model {
   std::unordered_map<std::uint32_t, std::vector<access>> annotations_;  // raw(stream_id)
   allocation_map allocations_;
   block_counters blocks_;
+  // Note [Graphs name segments, not blocks]: each block's segment and
+  // offset there, by raw(alloc_id), while the block lives.
+  struct block_place {
+    alloc_id segment{};
+    std::uint64_t offset = 0;
+  };
+  std::unordered_map<std::uint32_t, block_place> block_places_;
+  void accesses_to_segments_locked(std::vector<access>& accesses) const;
   std::vector<access> scratch_;
   host_function_listener* host_functions_ = nullptr;
   precise::footprint_resolver* resolver_ = nullptr;

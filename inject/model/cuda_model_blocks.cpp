@@ -54,6 +54,7 @@ void cuda_model::block_allocated(const call_site& at, std::uint64_t address, std
   const alloc_id id = rec_.new_alloc_id();
   const alloc_id parent = segment->id;
   allocations_.insert_block(allocation{id, address, bytes, memory_kind::cached_block, device});
+  block_places_[raw(id)] = block_place{parent, offset};
   ++blocks_.allocated;
   alloc_record r;
   r.alloc = id;
@@ -75,8 +76,28 @@ void cuda_model::block_freed(const call_site& at, std::uint64_t address) {
     return;
   }
   ++blocks_.freed;
+  block_places_.erase(raw(block->id));
   op_block_freed_locked(block->id);
   emit(at, free_record{block->id, free_mode::cached, {}});
+}
+
+// Note [Graphs name segments, not blocks]
+// A graph's nodes are described once, at instantiation (or an exec edit),
+// and their accesses apply at every launch. A block live then may be freed
+// before a later launch while the graph still owns the bytes (torch keeps a
+// captured graph's private pool for the graph, and a tensor of it may die
+// between replays), so a node naming the block would be a use after free at
+// that launch. Graph nodes name the block's segment instead, at the block's
+// offset there: the same bytes of the same history, as before blocks were
+// tracked.
+void cuda_model::accesses_to_segments_locked(std::vector<access>& accesses) const {
+  if (block_places_.empty()) return;
+  for (auto& a : accesses) {
+    const auto it = block_places_.find(raw(a.range.alloc));
+    if (it == block_places_.end()) continue;
+    a.range.alloc = it->second.segment;
+    a.range.offset += it->second.offset;
+  }
 }
 
 block_counters cuda_model::block_statistics() const {

@@ -143,6 +143,32 @@ TEST_F(CachingAllocatorBlocks, ATemporaryFreedInsideAnOperatorLeavesItsSpans) {
   EXPECT_TRUE(eng.diagnostics().empty()) << kinds().front();
 }
 
+// Note [Graphs name segments, not blocks]: a captured graph's node keeps
+// its bytes across replays, while the tensor it was captured with may die
+// between them (torch keeps the graph's private pool for the graph).
+TEST_F(CachingAllocatorBlocks, AGraphNodeNamesTheSegmentSoALaterReplayIsNoUseAfterFree) {
+  constexpr std::uintptr_t graph = 0x6001, exec = 0x6002;
+  model.block_allocated(here, segment + 8192, block_bytes, 0, {stream_a});
+  raw_graph g;
+  raw_graph_node n;
+  n.kind = raw_node_kind::kernel;
+  n.kernel = kernel;
+  n.args = args(segment + 8192);
+  g.nodes = {n};
+  driver.graphs[graph] = g;
+  model.graph_instantiated(here, exec, graph);
+  const auto& instantiated = sink.last<graph_instantiate>();
+  ASSERT_EQ(instantiated.node_accesses.size(), 1u);
+  ASSERT_EQ(instantiated.node_accesses[0].size(), 1u);
+  const access& a = instantiated.node_accesses[0][0];
+  EXPECT_EQ(a.range.alloc, sink.all<alloc_record>().front().alloc);  // the segment
+  EXPECT_EQ(a.range.offset, 8192u);
+  EXPECT_EQ(a.range.size, block_bytes);  // the block's bytes only
+  model.block_freed(here, segment + 8192);
+  model.graph_launched(here, exec, {stream_a});
+  EXPECT_TRUE(eng.diagnostics().empty()) << kinds().front();
+}
+
 TEST_F(CachingAllocatorBlocks, WhatWasNotSeenIsCountedAndLeftOut) {
   model.block_freed(here, segment + 8192);  // allocated before the tracker
   model.block_allocated(here, 0x10000, block_bytes, 0, {stream_a});  // in no segment
