@@ -699,7 +699,7 @@ void begin(const at::RecordFunction& fn, level& l) {
     if (abi.active() == 0) return;  // CUDA not initialized: nothing to tell yet
     session_active.store(true, std::memory_order_relaxed);
   }
-  if (tracker.load(std::memory_order_relaxed) == tracker_state::waiting) [[unlikely]] {
+  if (tracker.load(std::memory_order_relaxed) == tracker_state::waiting) {
     attach_tracker();
   }
   const bool factory = ts.host_spans.empty() && ts.shape_count == 0;
