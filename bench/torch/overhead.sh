@@ -32,8 +32,10 @@ echo "== building the native operator hook"
 PYTHONPATH="$(dirname "$streamsan")/python" timeout 600 "$python" -c '
 import sys, torch
 from streamsan_torch import _native_hook
-path, why = _native_hook.build(torch, lambda m: print("streamsan: " + m))
-print("native operator hook:", path or "NOT BUILT: " + why)'
+path, why, no_tracker = _native_hook.build(torch, lambda m: print("streamsan: " + m))
+print("native operator hook:", path or "NOT BUILT: " + why)
+print("caching allocator blocks:", "tracked" if path and not no_tracker else
+      "NOT TRACKED: " + (no_tracker or "no hook"))'
 for ((r = 1; r <= rounds; r++)); do
   for c in "${configs[@]}"; do
     out=$(run_one "$c" 2>&1)

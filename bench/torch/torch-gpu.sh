@@ -24,8 +24,10 @@ echo "== building the native operator hook"
 PYTHONPATH=$here/python timeout 600 "$python" -c '
 import torch
 from streamsan_torch import _native_hook
-path, why = _native_hook.build(torch, lambda m: print("streamsan: " + m))
-print("native operator hook:", path or "NOT BUILT: " + why)'
+path, why, no_tracker = _native_hook.build(torch, lambda m: print("streamsan: " + m))
+print("native operator hook:", path or "NOT BUILT: " + why)
+print("caching allocator blocks:", "tracked" if path and not no_tracker else
+      "NOT TRACKED: " + (no_tracker or "no hook"))'
 echo "== the native operator hook's tests (CPU tensors, this torch)"
 timeout 300 "$python" tests/op_hook_test.py "$here/python" \
   "${STREAMSAN_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/streamsan}" 2>&1 | tail -4

@@ -1,5 +1,7 @@
 #include "inject/model/allocation_map.h"
 
+#include <algorithm>
+
 namespace streamsan::injection {
 namespace {
 
@@ -14,22 +16,35 @@ auto containing(const Map& m, std::uint64_t address) {
   return m.end();
 }
 
+std::uint64_t end_of(const allocation& a) { return a.base + (a.size == 0 ? 1 : a.size); }
+
+// Takes the entries of `m` overlapping [begin, end) out, handing each to
+// `retire`; returns how many.
+template <class F>
+std::size_t retire_overlapping(std::map<std::uint64_t, allocation>& m, std::uint64_t begin,
+                               std::uint64_t end, F&& retire) {
+  std::size_t retired = 0;
+  // The first may start before begin.
+  auto it = m.upper_bound(begin);
+  if (it != m.begin()) {
+    auto prev = std::prev(it);
+    if (end_of(prev->second) > begin) it = prev;
+  }
+  while (it != m.end() && it->first < end) {
+    retire(it->second);
+    it = m.erase(it);
+    ++retired;
+  }
+  return retired;
+}
+
 }  // namespace
 
 std::size_t allocation_map::insert(const allocation& a) {
-  std::size_t retired = 0;
-  const std::uint64_t end = a.base + (a.size == 0 ? 1 : a.size);
-  // Live entries that overlap [base, end): the first may start before base.
-  auto it = live_.upper_bound(a.base);
-  if (it != live_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->second.base + prev->second.size > a.base) it = prev;
-  }
-  while (it != live_.end() && it->first < end) {
-    remember_freed(it->second);
-    it = live_.erase(it);
-    ++retired;
-  }
+  const std::size_t retired = retire_overlapping(live_, a.base, end_of(a), [&](const allocation& old) {
+    if (!blocks_.empty()) retire_blocks(old.base, end_of(old));
+    remember_freed(old);
+  });
   allocation entry = a;
   entry.born = ++epoch_;
   entry.died = ~std::uint64_t{0};
@@ -42,8 +57,32 @@ std::optional<allocation> allocation_map::erase(std::uint64_t base) {
   if (it == live_.end()) return std::nullopt;
   const allocation a = it->second;
   live_.erase(it);
+  if (!blocks_.empty()) retire_blocks(a.base, end_of(a));
   remember_freed(a);
   return a;
+}
+
+std::size_t allocation_map::insert_block(const allocation& a) {
+  const std::size_t retired = retire_blocks(a.base, end_of(a));
+  allocation entry = a;
+  entry.born = ++epoch_;
+  entry.died = ~std::uint64_t{0};
+  blocks_.emplace(entry.base, entry);
+  return retired;
+}
+
+std::optional<allocation> allocation_map::erase_block(std::uint64_t base) {
+  const auto it = blocks_.find(base);
+  if (it == blocks_.end()) return std::nullopt;
+  const allocation a = it->second;
+  blocks_.erase(it);
+  remember_freed_block(a);
+  return a;
+}
+
+std::size_t allocation_map::retire_blocks(std::uint64_t begin, std::uint64_t end) {
+  return retire_overlapping(blocks_, begin, end,
+                            [this](const allocation& old) { remember_freed_block(old); });
 }
 
 std::optional<allocation> allocation_map::erase(std::uint64_t base, alloc_id id) {
@@ -52,9 +91,16 @@ std::optional<allocation> allocation_map::erase(std::uint64_t base, alloc_id id)
   return erase(base);
 }
 
-const allocation* allocation_map::find_live(std::uint64_t address) const {
+const allocation* allocation_map::find_live_segment(std::uint64_t address) const {
   const auto it = containing(live_, address);
   return it == live_.end() ? nullptr : &it->second;
+}
+
+const allocation* allocation_map::find_live(std::uint64_t address) const {
+  if (!blocks_.empty()) {
+    if (const auto b = containing(blocks_, address); b != blocks_.end()) return &b->second;
+  }
+  return find_live_segment(address);
 }
 
 std::optional<address_hit> allocation_map::find(std::uint64_t address) const {
@@ -64,8 +110,30 @@ std::optional<address_hit> allocation_map::find(std::uint64_t address) const {
   return address_hit{it->second, address - it->second.base, true};
 }
 
+// Note [Blocks inside segments]: the live block if it was there at `epoch`,
+// else the freed block that was, searched from the nearest base down; no
+// freed block starts further below `address` than the largest one's size.
+const allocation* allocation_map::find_block_at(std::uint64_t address,
+                                                std::uint64_t epoch) const {
+  if (const auto b = containing(blocks_, address);
+      b != blocks_.end() && b->second.born <= epoch) {
+    return &b->second;
+  }
+  for (auto it = freed_blocks_.upper_bound(address); it != freed_blocks_.begin();) {
+    --it;
+    const allocation& f = it->second;
+    if (address - f.base > largest_freed_block_) break;
+    const bool contains = address == f.base || address - f.base < f.size;
+    if (contains && f.born <= epoch && epoch < f.died) return &f;
+  }
+  return nullptr;
+}
+
 const allocation* allocation_map::find_at(std::uint64_t address, std::uint64_t epoch) const {
-  if (const auto* a = find_live(address); a != nullptr && a->born <= epoch) return a;
+  if (!blocks_.empty() || !freed_blocks_.empty()) {
+    if (const auto* b = find_block_at(address, epoch)) return b;
+  }
+  if (const auto* a = find_live_segment(address); a != nullptr && a->born <= epoch) return a;
   const auto it = containing(freed_, address);
   if (it == freed_.end()) return nullptr;
   const allocation& f = it->second;
@@ -84,6 +152,17 @@ void allocation_map::remember_freed(allocation a) {
     if (const auto f = freed_.find(base); f != freed_.end() && f->second.id == id) {
       freed_.erase(f);
     }
+  }
+}
+
+void allocation_map::remember_freed_block(allocation a) {
+  a.died = ++epoch_;
+  if (freed_capacity_ == 0) return;
+  largest_freed_block_ = std::max(largest_freed_block_, a.size);
+  freed_blocks_order_.push_back(freed_blocks_.emplace(a.base, a));
+  while (freed_blocks_order_.size() > freed_capacity_) {
+    freed_blocks_.erase(freed_blocks_order_.front());
+    freed_blocks_order_.pop_front();
   }
 }
 

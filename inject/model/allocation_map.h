@@ -17,6 +17,26 @@
 // handed out again resolves to the new allocation's id from then on; the old
 // id survives only in the freed history, which is keyed by nothing but the
 // address range it covered and is evicted oldest first.
+//
+// Note [Blocks inside segments]
+// A caching allocator (PyTorch's, through the operator hook's allocator
+// tracker: docs/pytorch.md) carves blocks out of the segments it got from
+// cudaMalloc. A block is entered with insert_block() inside the live
+// allocation that holds it (its segment, or a cuMemMap mapping) and lives
+// apart from the top-level allocations, so the segment stays live and an
+// address resolves to the innermost: the live block that holds it, else
+// the segment (the bytes are in the allocator's cache, not freed memory).
+// Blocks carry epochs like everything else (Note [Looking up the past]):
+// find_at() answers with the block that held the address at the epoch,
+// live or from the freed blocks' history (bounded, evicted oldest first;
+// a block that left it resolves to its segment, which still holds the
+// bytes). Blocks come and go at every tensor, and a freed block's bytes
+// are carved again at once, often at the same base, so that history keeps
+// every freed block (a multimap by base), not the last per base. Blocks
+// inside a top-level allocation that goes (a free, or an insert over it)
+// go with it. When no block is ever entered (every program but PyTorch's
+// with the native hook) every lookup is the segment-only one: the block
+// maps are empty and looked at once.
 #pragma once
 
 #include <cstdint>
@@ -67,8 +87,19 @@ class allocation_map {
   // one that contained it, else nullopt.
   std::optional<address_hit> find(std::uint64_t address) const;
 
-  // The live allocation containing `address` only.
+  // The live allocation containing `address` only: the innermost (a live
+  // block, else its segment).
   const allocation* find_live(std::uint64_t address) const;
+  // The live top-level allocation containing `address` (a block's segment).
+  const allocation* find_live_segment(std::uint64_t address) const;
+
+  // Note [Blocks inside segments]: registers block `a`, which must lie in
+  // the live top-level allocation `parent` (the caller checks). Live blocks
+  // overlapping it (a free that was not seen) are retired first; returns
+  // how many.
+  std::size_t insert_block(const allocation& a);
+  // Retires the live block that starts at `base`; nullopt when none does.
+  std::optional<allocation> erase_block(std::uint64_t base);
 
   // The allocation that contained `address` at `epoch` (an earlier
   // epoch()), live or freed since; nullptr when none (or when its entry has
@@ -76,7 +107,8 @@ class allocation_map {
   const allocation* find_at(std::uint64_t address, std::uint64_t epoch) const;
   // The current epoch: advanced by every insert and retirement.
   std::uint64_t epoch() const noexcept { return epoch_; }
-  // The live allocations overlapping [begin, end), in address order.
+  // The live top-level allocations overlapping [begin, end), in address
+  // order (blocks are not visited).
   template <class F>
   void for_each_live_overlapping(std::uint64_t begin, std::uint64_t end, F&& f) const {
     auto it = live_.upper_bound(begin);
@@ -87,11 +119,18 @@ class allocation_map {
     }
   }
 
-  std::size_t live_count() const noexcept { return live_.size(); }
-  std::size_t freed_count() const noexcept { return freed_order_.size(); }
+  std::size_t live_count() const noexcept { return live_.size() + blocks_.size(); }
+  std::size_t freed_count() const noexcept {
+    return freed_order_.size() + freed_blocks_order_.size();
+  }
+  std::size_t live_block_count() const noexcept { return blocks_.size(); }
 
  private:
   void remember_freed(allocation a);
+  void remember_freed_block(allocation a);
+  // Retires the live blocks overlapping [begin, end); returns how many.
+  std::size_t retire_blocks(std::uint64_t begin, std::uint64_t end);
+  const allocation* find_block_at(std::uint64_t address, std::uint64_t epoch) const;
 
   std::map<std::uint64_t, allocation> live_;  // by base
   // Freed ranges by base; a later free of the same range replaces the entry.
@@ -99,6 +138,12 @@ class allocation_map {
   std::deque<std::pair<std::uint64_t, alloc_id>> freed_order_;  // oldest first
   std::size_t freed_capacity_;
   std::uint64_t epoch_ = 0;
+  // Note [Blocks inside segments]
+  std::map<std::uint64_t, allocation> blocks_;  // live blocks, by base
+  using freed_blocks = std::multimap<std::uint64_t, allocation>;
+  freed_blocks freed_blocks_;  // by base, every one kept
+  std::deque<freed_blocks::iterator> freed_blocks_order_;  // oldest first
+  std::uint64_t largest_freed_block_ = 0;  // bounds find_block_at's walk
 };
 
 }  // namespace streamsan::injection

@@ -102,6 +102,14 @@ struct model_footprint {
   std::size_t freed_allocations = 0;
 };
 
+// Note [Caching allocator blocks]: what became of the blocks reported.
+struct block_counters {
+  std::uint64_t allocated = 0;
+  std::uint64_t freed = 0;
+  std::uint64_t outside_segments = 0;  // in no allocation we saw: left out
+  std::uint64_t unknown_frees = 0;     // allocated before we were told: ignored
+};
+
 class cuda_model {
  public:
   cuda_model(recorder& rec, driver_queries& driver);
@@ -136,6 +144,14 @@ class cuda_model {
   // Unknown addresses (not allocated through a call we saw) are ignored.
   void freed(const call_site& at, std::uint64_t address, free_mode mode,
              std::optional<stream_arg> stream = std::nullopt);
+  // Note [Caching allocator blocks] (cuda_model_blocks.cpp): a caching
+  // allocator handed out `size` bytes at `address` of `device`, inside a
+  // segment, for stream `s`; and took the block at `address` back into its
+  // pool.
+  void block_allocated(const call_site& at, std::uint64_t address, std::uint64_t size,
+                       std::int32_t device, stream_arg s);
+  void block_freed(const call_site& at, std::uint64_t address);
+  block_counters block_statistics() const;
   void copied(const call_site& at, stream_arg s, const memory_region& dst,
               const memory_region& src, bool async);
   void memset(const call_site& at, stream_arg s, const memory_region& dst, bool async);
@@ -396,6 +412,8 @@ class cuda_model {
   // in scratch_, or a placeholder there and the launch awaits op_ended().
   void op_launch_accesses_locked(const kernel_info* info, const kernel_arguments& args);
   std::vector<access> op_spans_locked(std::span<const annotated_range> ranges) const;
+  // A block freed on the calling thread leaves its operators' spans.
+  void op_block_freed_locked(alloc_id block);
   using model_lock = std::unique_lock<std::mutex>;
   // A stream argument with the driver's answer it may need (the device of a
   // default stream), asked before the lock: Note [No driver calls under the
@@ -630,6 +648,15 @@ class cuda_model {
   std::uint64_t kernels_unloads_seen_ = 0;          // when kernels_ was last dropped
   std::unordered_map<std::uint32_t, std::vector<access>> annotations_;  // raw(stream_id)
   allocation_map allocations_;
+  block_counters blocks_;
+  // Note [Graphs name segments, not blocks]: each block's segment and
+  // offset there, by raw(alloc_id), while the block lives.
+  struct block_place {
+    alloc_id segment{};
+    std::uint64_t offset = 0;
+  };
+  std::unordered_map<std::uint32_t, block_place> block_places_;
+  void accesses_to_segments_locked(std::vector<access>& accesses) const;
   std::vector<access> scratch_;
   host_function_listener* host_functions_ = nullptr;
   precise::footprint_resolver* resolver_ = nullptr;

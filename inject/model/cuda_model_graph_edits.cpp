@@ -268,6 +268,8 @@ void cuda_model::describe_node_locked(model_lock& lock, const raw_graph_node& n,
       out.name = rec_.intern(n.what);
       break;
   }
+  // Note [Graphs name segments, not blocks] (cuda_model_blocks.cpp)
+  accesses_to_segments_locked(accesses);
 }
 
 std::vector<string_id> cuda_model::host_names_of(const raw_graph& g) {

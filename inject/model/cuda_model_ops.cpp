@@ -131,6 +131,15 @@ void cuda_model::op_ended(std::span<const annotated_range> outputs) {
   for (auto& [token, accesses] : settled) resolver->resolve(token, std::move(accesses));
 }
 
+// Note [Caching allocator blocks]: a block freed on this thread while its
+// operators run (a temporary of a composite operator, an inner operator's
+// output) leaves the spans, so that the launches after its free do not name
+// a freed block. Launches already held keep their inferred accesses of it.
+void cuda_model::op_block_freed_locked(alloc_id block) {
+  if (op.model != this || op.depth == 0) return;
+  std::erase_if(op.spans, [block](const access& a) { return a.range.alloc == block; });
+}
+
 void cuda_model::op_launch_accesses_locked(const kernel_info* info, const kernel_arguments& args) {
   scratch_.clear();
   held_launch h;

@@ -328,6 +328,16 @@ void session::print_debug_counters() const {
                  static_cast<unsigned long long>(q.arena_growths),
                  static_cast<unsigned long long>(q.dropped));
   }
+  // Note [Caching allocator blocks]
+  if (const auto b = model_.block_statistics(); b.allocated + b.unknown_frees + b.outside_segments) {
+    std::fprintf(stderr,
+                 "streamsan: debug: caching allocator blocks allocated=%llu freed=%llu "
+                 "outside_segments=%llu unknown_frees=%llu\n",
+                 static_cast<unsigned long long>(b.allocated),
+                 static_cast<unsigned long long>(b.freed),
+                 static_cast<unsigned long long>(b.outside_segments),
+                 static_cast<unsigned long long>(b.unknown_frees));
+  }
   std::string frequent;
   for (const auto& [name, count] : dispatcher_.most_frequent_calls(16)) {
     frequent += " " + name + "=" + std::to_string(count);

@@ -21,9 +21,10 @@ namespace {
 
 using streamsan::access_mode;
 using streamsan::injection::annotated_range;
+using streamsan::injection::call_site;
 namespace process_session = streamsan::injection::process_session;
 
-constexpr int torch_abi_version = 1;
+constexpr int torch_abi_version = 2;
 
 access_mode mode_of(std::uint64_t m) {
   switch (m) {
@@ -126,5 +127,37 @@ STREAMSAN_EXPORT void streamsan_inject_torch_host_access(const std::uint64_t* sp
     streamsan::injection::set_interpreter_frames({});
   } catch (...) {
     streamsan::injection::set_interpreter_frames({});
+  }
+}
+
+// Note [Caching allocator blocks] (inject/model/cuda_model_blocks.cpp): the
+// caching allocator handed out `size` bytes at `address` of `device` for the
+// stream `stream` (a cudaStream_t; 0 the legacy default stream). Called from
+// the allocator's trace tracker, under the allocator's lock, on the
+// allocating thread: it takes the model's lock (never the other way round)
+// and never the GIL.
+STREAMSAN_EXPORT void streamsan_inject_torch_block_alloc(std::uint64_t address, std::uint64_t size,
+                                                         std::int32_t device,
+                                                         std::uint64_t stream) {
+  auto* s = process_session::current();
+  if (s == nullptr) return;
+  try {
+    s->model().block_allocated(s->capture_call_site(), address, size, device,
+                               {static_cast<std::uintptr_t>(stream)});
+  } catch (...) {
+  }
+}
+
+// The block at `address` is back in the allocator's pool (FREE_COMPLETED:
+// after the events of record_stream completed).
+STREAMSAN_EXPORT void streamsan_inject_torch_block_free(std::uint64_t address) {
+  auto* s = process_session::current();
+  if (s == nullptr) return;
+  try {
+    // No stack: accesses resolve to the block live at their launch, so no
+    // report names a block's free (it would be shown for a use after
+    // free), and the unwind would be paid at every tensor's death.
+    s->model().block_freed(call_site{}, address);
+  } catch (...) {
   }
 }

@@ -2,7 +2,7 @@
 import ctypes
 import os
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 
 def load():
@@ -36,4 +36,11 @@ def load():
     lib.streamsan_inject_torch_op_end.argtypes = [vp, sz]
     lib.streamsan_inject_torch_host_access.restype = None
     lib.streamsan_inject_torch_host_access.argtypes = [vp, sz, ctypes.c_char_p, vp, sz]
+    # Called by the native hook's allocator tracker only (Note [Caching
+    # allocator blocks]); declared for completeness.
+    u64 = ctypes.c_uint64
+    lib.streamsan_inject_torch_block_alloc.restype = None
+    lib.streamsan_inject_torch_block_alloc.argtypes = [u64, u64, ctypes.c_int32, u64]
+    lib.streamsan_inject_torch_block_free.restype = None
+    lib.streamsan_inject_torch_block_free.argtypes = [u64]
     return lib, None

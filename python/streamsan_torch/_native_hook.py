@@ -16,6 +16,18 @@ stderr. Any failure (no compiler, a build error, a torch without
 RecordFunction, a Python without the C functions the frame walk uses) is
 returned as one phrase; the caller says it and falls back to the Python
 dispatch mode.
+
+Note [Building the allocator tracker]
+The caching allocator's trace tracker (Note [The caching allocator's blocks
+reach the engine] in op_hook.cpp) needs c10/cuda/CUDACachingAllocator.h,
+which includes CUDA's cuda_runtime_api.h; torch's wheels ship torch's
+headers but not CUDA's. So the hook is built with the tracker (and linked
+with c10_cuda) where CUDA's headers are found: $CUDA_HOME or $CUDA_PATH,
+/usr/local/cuda, or the nvidia-cuda-runtime wheel's include folder next to
+torch; else, or when that build fails (its log is kept), without it, and
+the program is told once that blocks are not tracked and why. No CUDA
+header is copied or stubbed: the tracker is compiled against the headers
+torch itself was built for, or not at all.
 """
 import ctypes
 import hashlib
@@ -31,6 +43,9 @@ BUILD_TIMEOUT_S = 600
 # c10::DeviceType values (c10/core/DeviceType.h): stable since torch 1.0.
 CPU, CUDA = 0, 1
 NO_HOST = -1
+
+# c10::CachingDeviceAllocator::TraceEntry::Action values (torch 2.11).
+ALLOC, FREE_REQUESTED, FREE_COMPLETED, SEGMENT_ALLOC, SEGMENT_FREE = 0, 1, 2, 3, 4
 
 
 def cache_dir():
@@ -56,11 +71,12 @@ def _compiler():
     return None, "no C++ compiler found (c++, g++, clang++; or set CXX)"
 
 
-def _key(torch, compiler, source):
+def _key(torch, compiler, source, cuda_include):
     st = os.stat(compiler)
     h = hashlib.sha256()
     for part in (torch.__version__, os.path.dirname(os.path.abspath(torch.__file__)),
-                 os.path.realpath(compiler), str(st.st_size), str(st.st_mtime_ns)):
+                 os.path.realpath(compiler), str(st.st_size), str(st.st_mtime_ns),
+                 cuda_include or ""):
         h.update(part.encode("utf-8", "replace") + b"\0")
     h.update(source)
     return h.hexdigest()[:20]
@@ -77,7 +93,28 @@ def _torch_paths(torch):
         root, "lib")
 
 
-def _command(torch, compiler, output):
+def _cuda_include(torch):
+    """(CUDA's include folder for the allocator tracker, None), or (None, why
+    not): Note [Building the allocator tracker]."""
+    _, libdir = _torch_paths(torch)
+    if getattr(getattr(torch, "version", None), "cuda", None) is None:
+        return None, "torch %s is built without CUDA" % torch.__version__
+    if not os.path.exists(os.path.join(libdir, "libc10_cuda.so")):
+        return None, "torch %s has no libc10_cuda.so" % torch.__version__
+    candidates = [os.path.join(os.environ[v], "include") for v in ("CUDA_HOME", "CUDA_PATH")
+                  if os.environ.get(v)]
+    candidates.append("/usr/local/cuda/include")
+    site = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__)))
+    candidates += [os.path.join(site, "nvidia", "cuda_runtime", "include"),
+                   os.path.join(site, "nvidia", "cu13", "include")]
+    for folder in candidates:
+        if os.path.exists(os.path.join(folder, "cuda_runtime_api.h")):
+            return folder, None
+    return None, ("no CUDA headers (cuda_runtime_api.h) found to build the allocator tracker; "
+                  "set CUDA_HOME")
+
+
+def _command(torch, compiler, output, cuda_include=None):
     includes, libdir = _torch_paths(torch)
     abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
     # NDEBUG as torch's own build: RecordFunction has debug-only members, so
@@ -85,8 +122,10 @@ def _command(torch, compiler, output):
     cmd = [compiler, "-std=c++17", "-O2", "-fPIC", "-shared", "-w", "-DNDEBUG",
            "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi]
     cmd += ["-I" + d for d in includes]
+    if cuda_include:
+        cmd += ["-DSTREAMSAN_ALLOCATOR_TRACKER", "-isystem", cuda_include]
     cmd += [SOURCE, "-o", output, "-L" + libdir, "-Wl,-rpath," + libdir,
-            "-ltorch_cpu", "-lc10", "-ldl"]
+            "-ltorch_cpu", "-lc10"] + (["-lc10_cuda"] if cuda_include else []) + ["-ldl"]
     return cmd
 
 
@@ -111,23 +150,47 @@ def _failed(target):
 
 
 def build(torch, say):
-    """(path of the built hook, None) or (None, why)."""
+    """(path of the built hook, None, why it has no allocator tracker or
+    None) or (None, why, None)."""
     compiler, why = _compiler()
     if compiler is None:
-        return None, why
+        return None, why, None
     try:
         with open(SOURCE, "rb") as f:
             source = f.read()
     except OSError as e:
-        return None, "cannot read %s: %s" % (SOURCE, e.strerror)
+        return None, "cannot read %s: %s" % (SOURCE, e.strerror), None
     if not os.path.exists(os.path.join(_torch_paths(torch)[0][0], "ATen", "record_function.h")):
-        return None, "torch %s ships no ATen/record_function.h" % torch.__version__
+        return None, "torch %s ships no ATen/record_function.h" % torch.__version__, None
     folder = cache_dir()
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as e:
-        return None, "cannot make the cache folder %s: %s" % (folder, e.strerror)
-    target = os.path.join(folder, "op_hook-%s.so" % _key(torch, compiler, source))
+        return None, "cannot make the cache folder %s: %s" % (folder, e.strerror), None
+    cuda_include, no_tracker = _cuda_include(torch)
+    said = []
+
+    def say_once(message):  # one "building" line, whichever variant builds
+        if not said:
+            said.append(message)
+            say(message)
+
+    if cuda_include:
+        # Note [Building the allocator tracker]: with it where it builds.
+        path, why = _build_variant(torch, compiler, source, folder, cuda_include, say_once)
+        if path is not None:
+            return path, None, None
+        no_tracker = "the allocator tracker did not build: " + why
+    path, why = _build_variant(torch, compiler, source, folder, None, say_once)
+    if path is None:
+        return None, why, None
+    return path, None, no_tracker
+
+
+def _build_variant(torch, compiler, source, folder, cuda_include, say):
+    """(path, None) or (None, why) of the hook built with the allocator
+    tracker against cuda_include, or without it (None)."""
+    target = os.path.join(folder, "op_hook-%s.so" % _key(torch, compiler, source, cuda_include))
     if os.path.exists(target):
         return target, None
     failed = _failed(target)
@@ -147,8 +210,9 @@ def build(torch, say):
         os.close(fd)
         try:
             try:
-                r = subprocess.run(_command(torch, compiler, temp), stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, timeout=BUILD_TIMEOUT_S)
+                r = subprocess.run(_command(torch, compiler, temp, cuda_include),
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   timeout=BUILD_TIMEOUT_S)
             except subprocess.TimeoutExpired:
                 return None, "%s took more than %d s" % (compiler, BUILD_TIMEOUT_S)
             except OSError as e:
@@ -170,9 +234,13 @@ def build(torch, say):
                 os.unlink(temp)
 
 
+# The C ABI's entry points the hook calls, in op_hook.cpp's injection_abi order.
+ABI_FUNCTIONS = ("active", "frame", "frames", "op_begin", "op_end", "host_access",
+                 "block_alloc", "block_free")
+
+
 class _Abi(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_void_p) for name in
-                ("active", "frame", "frames", "op_begin", "op_end", "host_access")]
+    _fields_ = [(name, ctypes.c_void_p) for name in ABI_FUNCTIONS]
 
 
 class _Config(ctypes.Structure):
@@ -187,8 +255,11 @@ def _pointer(function):
 class Hook:
     """The loaded hook: init (again, for tests), enable, disable."""
 
-    def __init__(self, path):
+    def __init__(self, path, no_tracker=None):
         self.path = path
+        # Why the caching allocator's blocks are not tracked (None: they are,
+        # once CUDA is initialized; Note [Building the allocator tracker]).
+        self.no_tracker = no_tracker
         self._lib = ctypes.CDLL(path)
         for name in ("streamsan_torch_hook_init", "streamsan_torch_hook_enable"):
             getattr(self._lib, name).restype = ctypes.c_int
@@ -203,8 +274,8 @@ class Hook:
 
     def init(self, lib, folded, device_type=CUDA, host_type=CPU):
         """None, or why the hook cannot run. `lib`: the C ABI's functions."""
-        abi = _Abi(*(_pointer(getattr(lib, "streamsan_inject_torch_" + name)) for name in
-                     ("active", "frame", "frames", "op_begin", "op_end", "host_access")))
+        abi = _Abi(*(_pointer(getattr(lib, "streamsan_inject_torch_" + name))
+                     for name in ABI_FUNCTIONS))
         prefixes = "\n".join(folded).encode("utf-8", "replace")
         config = _Config(device_type, host_type, prefixes)
         self._keep = (lib, prefixes)  # alive as long as the hook may call them
@@ -220,13 +291,25 @@ class Hook:
     def disable(self):
         self._lib.streamsan_torch_hook_disable()
 
+    def has_tracker(self):
+        return self._lib.streamsan_torch_hook_has_tracker() == 1
+
+    def trace_for_test(self, action, address, size, device, stream):
+        """Hands the allocator tracker a synthetic TraceEntry (the tests have
+        no GPU, so no allocator to attach it to); False without a tracker."""
+        f = self._lib.streamsan_torch_hook_trace_for_test
+        f.restype = ctypes.c_int
+        f.argtypes = [ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int32,
+                      ctypes.c_uint64]
+        return f(action, address, size, device, stream) == 0
+
 
 def load(torch, say):
     """(Hook, None) or (None, why)."""
-    path, why = build(torch, say)
+    path, why, no_tracker = build(torch, say)
     if path is None:
         return None, why
     try:
-        return Hook(path), None
+        return Hook(path, no_tracker), None
     except (OSError, AttributeError) as e:
         return None, "cannot load %s: %s" % (path, e)

@@ -464,6 +464,10 @@ def _native_enter(torch, lib):
         why = hook.init(lib, _folded_prefixes(torch))
     if why:
         return None, why
+    if hook.no_tracker:
+        # Note [Building the allocator tracker]: said once, the hook runs.
+        _say("PyTorch's caching allocator blocks are not tracked (%s); reuse races are reported "
+             "on the segments" % hook.no_tracker)
     import atexit
 
     # Before the interpreter is finalized: operators of threads that outlive

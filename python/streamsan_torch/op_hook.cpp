@@ -48,6 +48,39 @@
 // operators keep the caller's frames). During interpreter shutdown
 // (Py_IsFinalizing) no walk is made.
 //
+// Note [The caching allocator's blocks reach the engine]
+// Built with STREAMSAN_ALLOCATOR_TRACKER (when _native_hook.py finds CUDA's
+// headers, which c10/cuda/CUDACachingAllocator.h needs: torch's wheels do
+// not ship cuda_runtime_api.h), the hook also attaches a trace tracker to
+// torch's CUDA caching allocator (attachAllocatorTraceTracker), and forwards
+// ALLOC (a block handed out: address, requested size, device, stream) and
+// FREE_COMPLETED (the block back in the pool; after record_stream's events
+// completed) to the injection library (Note [Caching allocator blocks] in
+// inject/model/cuda_model_blocks.cpp). FREE_REQUESTED is not forwarded (the
+// block is not reusable yet), nor are the SEGMENT_* entries (the cudaMalloc,
+// cudaFree and cuMemMap calls behind them are seen as any CUDA call).
+// What this relies on, read in torch 2.11's sources:
+// - attachAllocatorTraceTracker() adds the tracker to the device
+//   allocators that exist then, and the native allocator makes them all in
+//   init(device_count), at CUDA's lazy initialization; attached earlier, it
+//   attaches to none. So the hook attaches at the first operator that finds
+//   `allocator` set and initialized() true (CUDACachingAllocator.h: the
+//   allocator the program uses; initialized() is "the device allocators
+//   exist"), and until then tries again at each operator (a relaxed load).
+//   A Python CUDA call lazily initializes CUDA before it dispatches, so the
+//   first CUDA tensor's ALLOC is seen; allocations before the first
+//   operator after initialization are not, and their frees are ignored.
+// - The tracker runs for every trace entry whether or not memory history is
+//   recorded, under the device allocator's lock: it must not take the GIL
+//   (the header says so) nor call torch. It calls the library's C entry
+//   points, which take the model's lock (the model never calls torch, so
+//   the order is always allocator lock, then model lock) and unwind the
+//   thread's stack for the report.
+// - name() is "native" for the caching allocator; any other backend
+//   (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, a pluggable allocator)
+//   is said once and left alone (its cudaMallocAsync/cudaFreeAsync calls
+//   are seen as such).
+//
 // Every entry of this file catches everything: an error of ours is said
 // once and the hook passes every operator through from then on; an
 // operator's own exception is the program's (RecordFunction calls the end
@@ -58,6 +91,9 @@
 #include <ATen/core/function_schema.h>
 #include <ATen/core/ivalue.h>
 #include <ATen/record_function.h>
+#ifdef STREAMSAN_ALLOCATOR_TRACKER
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -88,6 +124,9 @@ struct injection_abi {
   void (*op_end)(const std::uint64_t* spans, std::size_t count);
   void (*host_access)(const std::uint64_t* spans, std::size_t count, const char* label,
                       const std::uint32_t* frames, std::size_t frame_count);
+  void (*block_alloc)(std::uint64_t address, std::uint64_t size, std::int32_t device,
+                      std::uint64_t stream);
+  void (*block_free)(std::uint64_t address);
 };
 
 // What init() is told besides the ABI. The device types are c10::DeviceType
@@ -402,6 +441,75 @@ void python_stack(std::vector<std::uint32_t>& out) {
   py.gil_release(gil);
 }
 
+// ---- the caching allocator's blocks (Note [The caching allocator's blocks
+// reach the engine]) ----
+
+enum class tracker_state : int { waiting, attached, refused };
+std::atomic<tracker_state> tracker{tracker_state::waiting};
+
+// Said once, on one line.
+void say_no_blocks(const std::string& why) noexcept {
+  std::fprintf(stderr,
+               "streamsan: PyTorch's caching allocator blocks are not tracked (%s); reuse "
+               "races are reported on the segments\n",
+               why.c_str());
+}
+
+#ifdef STREAMSAN_ALLOCATOR_TRACKER
+using c10::CachingDeviceAllocator::TraceEntry;
+
+// Under the allocator's lock: no GIL, no torch, nothing that throws.
+void on_trace(const TraceEntry& e) noexcept {
+  switch (e.action_) {
+    case TraceEntry::ALLOC:
+      abi.block_alloc(e.addr_, e.size_, e.device_,
+                      reinterpret_cast<std::uintptr_t>(e.stream_));
+      return;
+    case TraceEntry::FREE_COMPLETED:
+      abi.block_free(e.addr_);
+      return;
+    case TraceEntry::FREE_REQUESTED:  // not in the pool yet
+    case TraceEntry::SEGMENT_ALLOC:   // the CUDA calls are seen themselves
+    case TraceEntry::SEGMENT_FREE:
+    case TraceEntry::SEGMENT_MAP:
+    case TraceEntry::SEGMENT_UNMAP:
+    case TraceEntry::SNAPSHOT:
+    case TraceEntry::OOM:
+      return;
+  }
+  // torch's enumeration, which later versions may extend: nothing else is
+  // a block.
+}
+
+// At an operator, until it has been decided.
+void attach_tracker() {
+  auto* allocator = c10::cuda::CUDACachingAllocator::allocator.load();
+  if (allocator == nullptr || !allocator->initialized()) return;  // CUDA not initialized yet
+  std::lock_guard lock(setup_mutex);
+  if (tracker.load() != tracker_state::waiting) return;
+  if (abi.block_alloc == nullptr || abi.block_free == nullptr) {
+    tracker.store(tracker_state::refused);
+    return;
+  }
+  const std::string name = allocator->name();
+  if (name != "native") {
+    tracker.store(tracker_state::refused);
+    say_no_blocks("the CUDA allocator backend is " + name + ", not the caching allocator");
+    return;
+  }
+  try {
+    allocator->attachAllocatorTraceTracker(
+        [](const TraceEntry& e) { on_trace(e); });
+    tracker.store(tracker_state::attached);
+  } catch (const std::exception& e) {
+    tracker.store(tracker_state::refused);
+    say_no_blocks(std::string("attaching the tracker failed: ") + e.what());
+  }
+}
+#else
+void attach_tracker() { tracker.store(tracker_state::refused); }
+#endif
+
 // ---- the operator's pseudo-frame: name, dtypes, shapes ----
 
 std::mutex op_frame_mutex;
@@ -591,6 +699,9 @@ void begin(const at::RecordFunction& fn, level& l) {
     if (abi.active() == 0) return;  // CUDA not initialized: nothing to tell yet
     session_active.store(true, std::memory_order_relaxed);
   }
+  if (tracker.load(std::memory_order_relaxed) == tracker_state::waiting) {
+    attach_tracker();
+  }
   const bool factory = ts.host_spans.empty() && ts.shape_count == 0;
   if (!ts.device_spans.empty() || factory) {
     l.p = p;
@@ -695,6 +806,7 @@ STREAMSAN_HOOK_EXPORT int streamsan_torch_hook_init(const injection_abi* functio
       }
     }
     abi = *functions;
+    if (tracker.load() != tracker_state::attached) tracker.store(tracker_state::waiting);
     device_type = static_cast<c10::DeviceType>(config->device_type);
     host_type = config->host_type;
     folded_prefixes.clear();
@@ -747,4 +859,37 @@ STREAMSAN_HOOK_EXPORT void streamsan_torch_hook_disable(void) {
     if (callback_handle != at::INVALID_CALLBACK_HANDLE) at::disableCallback(callback_handle);
   } catch (...) {
   }
+}
+
+// Note [The caching allocator's blocks reach the engine]: 1 when this build
+// has the allocator tracker, 0 when not (no CUDA headers were found).
+STREAMSAN_HOOK_EXPORT int streamsan_torch_hook_has_tracker(void) {
+#ifdef STREAMSAN_ALLOCATOR_TRACKER
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+// For the tests, on a machine without a GPU (no allocator to attach to):
+// hands the tracker a TraceEntry made of these values, as the allocator
+// would. Returns 0, or -1 when this build has no tracker.
+STREAMSAN_HOOK_EXPORT int streamsan_torch_hook_trace_for_test(int action, std::uint64_t address,
+                                                              std::uint64_t size,
+                                                              std::int32_t device,
+                                                              std::uint64_t stream) {
+#ifdef STREAMSAN_ALLOCATOR_TRACKER
+  try {
+    const TraceEntry e(static_cast<TraceEntry::Action>(action),
+                       static_cast<c10::DeviceIndex>(device), address, size,
+                       reinterpret_cast<void*>(static_cast<std::uintptr_t>(stream)), {0, 0}, 0);
+    on_trace(e);
+    return 0;
+  } catch (...) {
+    return -1;
+  }
+#else
+  (void)action, (void)address, (void)size, (void)device, (void)stream;
+  return -1;
+#endif
 }

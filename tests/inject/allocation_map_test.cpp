@@ -71,5 +71,94 @@ TEST(AllocationMap, ZeroSizedAllocationOwnsItsBase) {
   EXPECT_FALSE(m.find(1001).has_value());
 }
 
+// ---- Note [Blocks inside segments] ----
+
+TEST(AllocationMap, AnAddressInALiveBlockResolvesToTheBlockElseToItsSegment) {
+  allocation_map m;
+  m.insert({alloc_id{1}, 1000, 1000, memory_kind::device, 0});
+  m.insert_block({alloc_id{2}, 1200, 100, memory_kind::cached_block, 0});
+  EXPECT_EQ(m.find_live(1250)->id, alloc_id{2});
+  EXPECT_EQ(m.find(1250)->offset, 50u);
+  EXPECT_EQ(m.find_live(1300)->id, alloc_id{1});  // past the block: the segment
+  EXPECT_EQ(m.find_live(1199)->id, alloc_id{1});
+  EXPECT_EQ(m.find_live_segment(1250)->id, alloc_id{1});
+  EXPECT_EQ(m.live_count(), 2u);
+  // Freed into the cache: the bytes are the segment's again, not freed memory.
+  ASSERT_TRUE(m.erase_block(1200).has_value());
+  const auto hit = m.find(1250);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_FALSE(hit->freed);
+  EXPECT_EQ(hit->block.id, alloc_id{1});
+  EXPECT_EQ(hit->offset, 250u);
+  EXPECT_FALSE(m.erase_block(1200).has_value());
+}
+
+TEST(AllocationMap, EveryBlockCarvedFromTheSameBytesIsFoundAtItsEpoch) {
+  allocation_map m;
+  m.insert({alloc_id{1}, 1000, 1000, memory_kind::device, 0});
+  const auto before = m.epoch();
+  m.insert_block({alloc_id{2}, 1000, 512, memory_kind::cached_block, 0});
+  const auto first = m.epoch();
+  m.erase_block(1000);
+  m.insert_block({alloc_id{3}, 1000, 256, memory_kind::cached_block, 0});
+  const auto second = m.epoch();
+  m.erase_block(1000);
+  m.insert_block({alloc_id{4}, 1000, 512, memory_kind::cached_block, 0});
+  EXPECT_EQ(m.find_at(1100, first)->id, alloc_id{2});
+  EXPECT_EQ(m.find_at(1100, second)->id, alloc_id{3});
+  EXPECT_EQ(m.find_at(1300, second)->id, alloc_id{1});  // past the 256-byte block
+  EXPECT_EQ(m.find_at(1300, first)->id, alloc_id{2});
+  EXPECT_EQ(m.find_at(1100, m.epoch())->id, alloc_id{4});
+  EXPECT_EQ(m.find_at(1100, before)->id, alloc_id{1});  // before any block
+}
+
+TEST(AllocationMap, ABlockThatLeftTheHistoryResolvesToItsSegment) {
+  allocation_map m(2);
+  m.insert({alloc_id{1}, 1000, 1000, memory_kind::device, 0});
+  m.insert_block({alloc_id{2}, 1000, 100, memory_kind::cached_block, 0});
+  const auto then = m.epoch();
+  m.erase_block(1000);
+  for (std::uint32_t i = 0; i < 2; ++i) {
+    m.insert_block({alloc_id{10 + i}, 1500, 100, memory_kind::cached_block, 0});
+    m.erase_block(1500);
+  }
+  EXPECT_EQ(m.find_at(1050, then)->id, alloc_id{1});
+}
+
+TEST(AllocationMap, ABlockOverALiveOneRetiresIt) {
+  allocation_map m;
+  m.insert({alloc_id{1}, 1000, 1000, memory_kind::device, 0});
+  m.insert_block({alloc_id{2}, 1000, 512, memory_kind::cached_block, 0});
+  EXPECT_EQ(m.insert_block({alloc_id{3}, 1256, 512, memory_kind::cached_block, 0}), 1u);
+  EXPECT_EQ(m.find_live(1100)->id, alloc_id{1});
+  EXPECT_EQ(m.find_live(1300)->id, alloc_id{3});
+  EXPECT_EQ(m.live_block_count(), 1u);
+}
+
+TEST(AllocationMap, BlocksGoWithTheirSegment) {
+  allocation_map m;
+  m.insert({alloc_id{1}, 1000, 1000, memory_kind::device, 0});
+  m.insert_block({alloc_id{2}, 1200, 100, memory_kind::cached_block, 0});
+  const auto then = m.epoch();
+  ASSERT_TRUE(m.erase(1000).has_value());
+  EXPECT_EQ(m.live_block_count(), 0u);
+  EXPECT_EQ(m.find_live(1250), nullptr);
+  EXPECT_EQ(m.find_at(1250, then)->id, alloc_id{2});
+  // The driver hands the range out again: no block of the old segment shows.
+  m.insert({alloc_id{5}, 1000, 1000, memory_kind::device, 0});
+  EXPECT_EQ(m.find_live(1250)->id, alloc_id{5});
+  EXPECT_EQ(m.find_at(1250, m.epoch())->id, alloc_id{5});
+}
+
+TEST(AllocationMap, WithoutBlocksTheSegmentIsFoundAtEveryEpoch) {
+  allocation_map m;
+  m.insert({alloc_id{1}, 1000, 1000, memory_kind::device, 0});
+  const auto then = m.epoch();
+  m.insert({alloc_id{2}, 5000, 10, memory_kind::device, 0});
+  EXPECT_EQ(m.find_at(1500, then)->id, alloc_id{1});
+  EXPECT_EQ(m.find_live(1500)->id, alloc_id{1});
+  EXPECT_EQ(m.live_block_count(), 0u);
+}
+
 }  // namespace
 }  // namespace streamsan::injection

@@ -18,6 +18,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -102,6 +103,20 @@ class program {
   call_site at_{};
 };
 
+// A kernel filling `buffer` inside an operator whose spans are `spans`, with
+// these interpreter frames, as the PyTorch support drives the model.
+void fill_in_operator(session& s, std::span<const std::uint32_t> frames,
+                      std::span<const annotated_range> spans, std::uintptr_t stream) {
+  set_interpreter_frames(frames);
+  s.model().op_began(spans, false);
+  std::uint64_t dst = buffer;
+  void* params[] = {&dst};
+  s.model().kernel_launched(s.capture_call_site(), {stream}, fill_kernel,
+                            kernel_arguments::from_pointers(params));
+  s.model().op_ended({});
+  set_interpreter_frames({});
+}
+
 // Holds the delivery of one armed record (the next kernel launch) until
 // released: a callback in flight on another thread.
 class holding_sink final : public record_sink {
@@ -157,6 +172,15 @@ class Session : public ::testing::Test {
     driver.kernels[fill_kernel] = kernel_description{"_Z4fillPf", {{0, 8}}, true};
   }
   session_config config() { return config_in(dir.path()); }
+  // A text report in report.txt with stacks, and no trace.
+  session_config text_report_config() {
+    auto c = config();
+    c.options.format = report_format::text;
+    c.options.log_path = (dir / "report.txt").string();
+    c.options.stack_depth = 16;
+    c.options.record.clear();
+    return c;
+  }
   run_summary result() { return read_run_summary((dir / "result").string()); }
   std::uint64_t trace_records() {
     capture_sink sink;
@@ -257,12 +281,7 @@ TEST_F(Session, CandidatesAreListedNotCountedAndDoNotHalt) {
 // [Operators narrow kernel footprints]): the operator's exact spans make it
 // a report, and its stacks are the Python frames with the operator first.
 TEST_F(Session, OperatorsReportWithTheirPythonFrames) {
-  auto c = config();
-  c.options.format = report_format::text;
-  c.options.log_path = (dir / "report.txt").string();
-  c.options.stack_depth = 16;
-  c.options.record.clear();
-  session s(c, driver);
+  session s(text_report_config(), driver);
   program p(s.model());
   p.setup();
   auto& m = s.model();
@@ -272,16 +291,7 @@ TEST_F(Session, OperatorsReportWithTheirPythonFrames) {
   m.symbol_defined(interpreter_frame_address(3), "<module>", "/work/train.py", 12, "");
   const std::uint32_t frames[] = {1, 2, 3};
   const annotated_range spans[] = {{buffer, 256, access_mode::read_write}};
-  for (const auto stream : {stream_a, stream_b}) {
-    set_interpreter_frames(frames);
-    m.op_began(spans, false);
-    std::uint64_t dst = buffer;
-    void* params[] = {&dst};
-    m.kernel_launched(s.capture_call_site(), {stream}, fill_kernel,
-                      kernel_arguments::from_pointers(params));
-    m.op_ended({});
-    set_interpreter_frames({});
-  }
+  for (const auto stream : {stream_a, stream_b}) fill_in_operator(s, frames, spans, stream);
   s.finish();
   EXPECT_EQ(result().diagnostics, 1u);
   const auto report = read_file(dir / "report.txt");
@@ -293,6 +303,37 @@ TEST_F(Session, OperatorsReportWithTheirPythonFrames) {
   EXPECT_EQ(report.find("session_test"), std::string::npos) << "native frames shown: " << report;
   // A Python program gets torch's words in the fix.
   EXPECT_NE(report.find("wait_stream"), std::string::npos) << report;
+  if (std::getenv("SHOW_REPORT")) std::fputs(report.c_str(), stderr);
+}
+
+// Note [Caching allocator blocks]: a block freed without record_stream while
+// another stream reads it and handed out again is reported on the blocks,
+// with torch's fix.
+TEST_F(Session, ABlockReusedWithoutRecordStreamIsReportedWithRecordStream) {
+  session s(text_report_config(), driver);
+  program p(s.model());
+  p.setup();
+  auto& m = s.model();
+  m.symbol_defined(interpreter_frame_address(1), "aten::fill_.Scalar(float32[32])", "", 0, "");
+  m.symbol_defined(interpreter_frame_address(2), "<module>", "/work/train.py", 9, "");
+  const std::uint32_t frames[] = {1, 2};
+  const annotated_range spans[] = {{buffer, 128, access_mode::write}};
+  m.block_allocated(s.capture_call_site(), buffer, 128, 0, {stream_b});
+  fill_in_operator(s, frames, spans, stream_b);
+  m.block_freed(s.capture_call_site(), buffer);
+  m.block_allocated(s.capture_call_site(), buffer, 128, 0, {stream_a});
+  fill_in_operator(s, frames, spans, stream_a);
+  s.finish();
+  EXPECT_EQ(result().diagnostics, 1u);
+  const auto report = read_file(dir / "report.txt");
+  EXPECT_NE(report.find("stream-race (write-after-write) on alloc#3 (cached block memory, 128 "
+                        "bytes)"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("Fix: tell the allocator alloc#2 is used on stream#2: "
+                        "`record_stream(stream#2)` before freeing it"),
+            std::string::npos)
+      << report;
   if (std::getenv("SHOW_REPORT")) std::fputs(report.c_str(), stderr);
 }
 

@@ -61,6 +61,12 @@ class FakeAbi:
             self.calls.append(("host", _read(spans, 3 * n, u64), label.decode(),
                                _read(ids, nids, u32)))
 
+        def block_alloc(address, size, device, stream):
+            self.calls.append(("block_alloc", address, size, device, stream))
+
+        def block_free(address):
+            self.calls.append(("block_free", address))
+
         self.streamsan_inject_torch_active = ctypes.CFUNCTYPE(ctypes.c_int)(
             lambda: self.active_value)
         self.streamsan_inject_torch_frame = ctypes.CFUNCTYPE(None, u32, cp, cp, u32)(frame)
@@ -68,6 +74,9 @@ class FakeAbi:
         self.streamsan_inject_torch_op_begin = ctypes.CFUNCTYPE(None, vp, sz, vp, sz, u32)(begin)
         self.streamsan_inject_torch_op_end = ctypes.CFUNCTYPE(None, vp, sz)(end)
         self.streamsan_inject_torch_host_access = ctypes.CFUNCTYPE(None, vp, sz, cp, vp, sz)(host)
+        self.streamsan_inject_torch_block_alloc = ctypes.CFUNCTYPE(
+            None, u64, u64, ctypes.c_int32, u64)(block_alloc)
+        self.streamsan_inject_torch_block_free = ctypes.CFUNCTYPE(None, u64)(block_free)
 
     def name(self, fid):
         return self.frames[fid][0]
@@ -342,6 +351,45 @@ class NativeHook(unittest.TestCase):
         self.assertEqual(host[2], "aten::fill_.Scalar on the CPU")
         self.assertEqual(frames[1], ones[2])
 
+    # ---- the caching allocator's tracker (Note [The caching allocator's
+    # blocks reach the engine]); no GPU here, so the tests hand it
+    # TraceEntry values made as the allocator makes them ----
+
+    def tracker(self):
+        if not self.hook.has_tracker():
+            self.skipTest("built without the allocator tracker: %s" % self.hook.no_tracker)
+
+    def test_the_tracker_forwards_allocs_and_completed_frees_only(self):
+        from streamsan_torch import _native_hook as n
+
+        self.tracker()
+        self.abi.calls = []
+        stream = 0x5a5a000
+        for action in (n.SEGMENT_ALLOC, n.ALLOC, n.FREE_REQUESTED, n.FREE_COMPLETED,
+                       n.SEGMENT_FREE):
+            self.assertTrue(self.hook.trace_for_test(action, 0x7f0000200000, 4096, 1, stream))
+        self.assertEqual(self.abi.calls, [("block_alloc", 0x7f0000200000, 4096, 1, stream),
+                                          ("block_free", 0x7f0000200000)])
+
+    def test_the_default_stream_is_stream_zero(self):
+        from streamsan_torch import _native_hook as n
+
+        self.tracker()
+        self.abi.calls = []
+        self.assertTrue(self.hook.trace_for_test(n.ALLOC, 0x7f0000000200, 512, 0, 0))
+        self.assertEqual(self.abi.calls, [("block_alloc", 0x7f0000000200, 512, 0, 0)])
+
+    def test_operators_run_while_no_cuda_allocator_exists(self):
+        # The CPU install: no CUDA allocator is initialized, so nothing is
+        # attached and nothing said; operators pass as before.
+        self.tracker()
+        t = self.torch
+        a = t.ones(4)
+        self.abi.calls = []
+        a.add_(a)
+        self.assertEqual(len(self.the("aten::add_.Tensor")), 5)
+        self.assertFalse([c for c in self.abi.calls if c[0].startswith("block")])
+
 
 def _run(script, env_extra):
     env = dict(os.environ)
@@ -365,6 +413,13 @@ INSTALL = '''
 '''
 
 
+def _ours(stderr):
+    """streamsan's lines, but the one saying the allocator's blocks are not
+    tracked (a machine without CUDA's headers says it at every run)."""
+    return [l for l in stderr.splitlines() if l.startswith("streamsan:") and
+            "caching allocator blocks are not tracked" not in l]
+
+
 class Loading(unittest.TestCase):
     def test_built_once_then_loaded_from_the_cache(self):
         with tempfile.TemporaryDirectory() as cache:
@@ -379,18 +434,61 @@ class Loading(unittest.TestCase):
             self.assertEqual(len(built), 1, os.listdir(cache))
             second = _run(INSTALL, {"STREAMSAN_CACHE_DIR": cache})
             self.assertEqual(second.returncode, 0, second.stderr)
-            self.assertNotIn("streamsan:", second.stderr)
+            self.assertEqual(_ours(second.stderr), [])
             self.assertIn("hosts ['aten::add_.Tensor on the CPU']", second.stdout)
+
+    def test_the_tracker_needs_a_torch_with_cuda(self):
+        import types
+
+        import torch
+        from streamsan_torch import _native_hook
+
+        cpu_only = types.SimpleNamespace(__version__="2.11.0+cpu", __file__=torch.__file__,
+                                         version=types.SimpleNamespace(cuda=None))
+        self.assertEqual(_native_hook._cuda_include(cpu_only),
+                         (None, "torch 2.11.0+cpu is built without CUDA"))
 
     def test_without_a_compiler_the_python_mode_takes_over(self):
         with tempfile.TemporaryDirectory() as cache:
             r = _run(INSTALL, {"STREAMSAN_CACHE_DIR": cache, "CXX": "/nonexistent"})
             self.assertEqual(r.returncode, 0, r.stderr)
-            ours = [l for l in r.stderr.splitlines() if l.startswith("streamsan:")]
+            ours = _ours(r.stderr)
             self.assertEqual(ours, [
                 "streamsan: the native PyTorch operator hook is not available (the C++ compiler "
                 "CXX=/nonexistent is not there); using the Python dispatch mode (slower)"])
             # The Python mode saw the operator: a CPU operator is a host access.
+            self.assertIn("hosts ['aten::add_.Tensor on the CPU']", r.stdout)
+
+    def test_without_the_tracker_the_hook_runs_and_says_why_once(self):
+        # Note [Building the allocator tracker]: a compiler that cannot build
+        # the tracker (as where CUDA's headers do not compile) builds the
+        # hook without it; the run says so once and the operators are seen.
+        import shutil
+
+        import torch
+        from streamsan_torch import _native_hook
+
+        real = shutil.which("c++") or shutil.which("g++")
+        if real is None:
+            self.skipTest("no C++ compiler")
+        if _native_hook._cuda_include(torch)[0] is None:
+            self.skipTest("the tracker is not tried here: %s" % _native_hook._cuda_include(torch)[1])
+        with tempfile.TemporaryDirectory() as cache:
+            cxx = os.path.join(cache, "no-tracker-c++")
+            with open(cxx, "w") as f:
+                f.write("#!/bin/sh\ncase \"$*\" in *STREAMSAN_ALLOCATOR_TRACKER*)\n"
+                        "  echo 'op_hook.cpp:1:1: error: no tracker' >&2; exit 1;;\nesac\n"
+                        "exec %s \"$@\"\n" % real)
+            os.chmod(cxx, 0o755)
+            r = _run(INSTALL, {"STREAMSAN_CACHE_DIR": cache, "CXX": cxx})
+            self.assertEqual(r.returncode, 0, r.stderr)
+            ours = [l for l in r.stderr.splitlines() if l.startswith("streamsan:")]
+            self.assertEqual(len(ours), 2, r.stderr)
+            self.assertTrue(ours[0].startswith("streamsan: building the PyTorch operator hook"))
+            self.assertRegex(ours[1], r"^streamsan: PyTorch's caching allocator blocks are not "
+                             r"tracked \(the allocator tracker did not build: no-tracker-c\+\+ "
+                             r"exited 1: op_hook.cpp:1:1: error: no tracker \(log: .*\)\); "
+                             r"reuse races are reported on the segments$")
             self.assertIn("hosts ['aten::add_.Tensor on the CPU']", r.stdout)
 
     def test_a_failed_build_is_said_and_not_tried_again(self):
@@ -402,7 +500,7 @@ class Loading(unittest.TestCase):
             env = {"STREAMSAN_CACHE_DIR": cache, "CXX": cxx}
             first = _run(INSTALL, env)
             self.assertEqual(first.returncode, 0, first.stderr)
-            ours = [l for l in first.stderr.splitlines() if l.startswith("streamsan:")]
+            ours = _ours(first.stderr)
             self.assertEqual(len(ours), 2, first.stderr)
             self.assertTrue(ours[0].startswith("streamsan: building the PyTorch operator hook"))
             self.assertRegex(ours[1], r"^streamsan: the native PyTorch operator hook is not "
@@ -410,7 +508,7 @@ class Loading(unittest.TestCase):
                              r"\(log: .*\.log\)\); using the Python dispatch mode \(slower\)$")
             self.assertIn("hosts ['aten::add_.Tensor on the CPU']", first.stdout)
             second = _run(INSTALL, env)
-            ours = [l for l in second.stderr.splitlines() if l.startswith("streamsan:")]
+            ours = _ours(second.stderr)
             self.assertEqual(len(ours), 1, second.stderr)
             self.assertRegex(ours[0], r"\(an earlier build failed: op_hook.cpp:1:1: error: boom "
                              r"\(log: .*; remove it to build again\)\)")
@@ -430,7 +528,7 @@ class Loading(unittest.TestCase):
             r = _run(INSTALL, {"STREAMSAN_CACHE_DIR": cache, "CXX": "/nonexistent",
                                "STREAMSAN_TORCH_HOOK": "native"})
             self.assertEqual(r.returncode, 0, r.stderr)
-            ours = [l for l in r.stderr.splitlines() if l.startswith("streamsan:")]
+            ours = _ours(r.stderr)
             self.assertEqual(ours, [
                 "streamsan: the native PyTorch operator hook is not available (the C++ compiler "
                 "CXX=/nonexistent is not there); STREAMSAN_TORCH_HOOK=native: no operator hook, "

@@ -264,6 +264,8 @@ class Support(unittest.TestCase):
         self.assertEqual(lib.streamsan_inject_torch_active(), 0)  # no CUDA: no session
         lib.streamsan_inject_torch_op_begin(None, 0, None, 0, 0)  # no-ops, no crash
         lib.streamsan_inject_torch_op_end(None, 0)
+        lib.streamsan_inject_torch_block_alloc(0x7f0000000000, 512, 0, 0)
+        lib.streamsan_inject_torch_block_free(0x7f0000000000)
 
     def test_in_place_op_spans_follow_the_schema(self):
         t = self.torch
