@@ -15,6 +15,13 @@ namespace {
 
 std::uintptr_t handle(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
+// One instance for the whole process, as the library has: its resolved
+// entry points live as long as the process (cuda_driver_queries::resolve).
+cuda_driver_queries& driver_queries_of_the_process() {
+  static auto* queries = new cuda_driver_queries;
+  return *queries;
+}
+
 bool has_edge(const raw_graph& g, std::uint32_t from, std::uint32_t to) {
   return std::find(g.edges.begin(), g.edges.end(), std::pair{from, to}) != g.edges.end();
 }
@@ -32,7 +39,7 @@ TEST(CudaDriverQueries, DescribesKernelAndMemsetNodesWithTheirEdges) {
   const auto function = reinterpret_cast<CUfunction>(0xf00);
   fake_cuda_graph_set_kernel(kernel, function);
 
-  cuda_driver_queries queries;
+  cuda_driver_queries& queries = driver_queries_of_the_process();
   const auto g = queries.describe_graph(handle(graph));
   ASSERT_TRUE(g.has_value());
   ASSERT_EQ(g->nodes.size(), 2u);
@@ -56,7 +63,7 @@ TEST(CudaDriverQueries, FlattensAChildGraphBetweenAnEntryAndAnExitNode) {
   fake_cuda_graph_set_child(c, child);
   const CUgraphNode b = fake_cuda_graph_add(parent, CU_GRAPH_NODE_TYPE_KERNEL, &c, 1);
 
-  cuda_driver_queries queries;
+  cuda_driver_queries& queries = driver_queries_of_the_process();
   const auto g = queries.describe_graph(handle(parent));
   ASSERT_TRUE(g.has_value());
   // a, c's entry, x, y, c's exit, b.
@@ -85,7 +92,7 @@ TEST(CudaDriverQueries, AChildGraphTheDriverDoesNotGiveIsItsEntryNodeAlone) {
   const CUgraphNode c = fake_cuda_graph_add(parent, CU_GRAPH_NODE_TYPE_GRAPH, nullptr, 0);
   const CUgraphNode b = fake_cuda_graph_add(parent, CU_GRAPH_NODE_TYPE_EMPTY, &c, 1);
 
-  cuda_driver_queries queries;
+  cuda_driver_queries& queries = driver_queries_of_the_process();
   const auto g = queries.describe_graph(handle(parent));
   ASSERT_TRUE(g.has_value());
   ASSERT_EQ(g->nodes.size(), 2u);
@@ -95,7 +102,7 @@ TEST(CudaDriverQueries, AChildGraphTheDriverDoesNotGiveIsItsEntryNodeAlone) {
 }
 
 TEST(CudaDriverQueries, AGraphTheDriverDoesNotKnowHasNoDescription) {
-  cuda_driver_queries queries;
+  cuda_driver_queries& queries = driver_queries_of_the_process();
   EXPECT_FALSE(queries.describe_graph(0x1234).has_value());
   EXPECT_FALSE(queries.describe_graph(0).has_value());
 }
