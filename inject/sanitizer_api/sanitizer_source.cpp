@@ -170,7 +170,10 @@ struct sanitizer_source::impl {
   bool capturing(CUstream stream) const;
   void on_resource(Sanitizer_CallbackId cbid, const void* data);
   kernel_entry look_up_kernel(std::uintptr_t handle) const;
-  kernel_entry kernel_of(std::uintptr_t handle);
+  // `f` of the kernel entry of `handle`, under `mutex`; a kernel not seen
+  // before is looked up first, outside it.
+  template <class F>
+  auto with_kernel(std::uintptr_t handle, F&& f);
   launch_facts decide(std::uintptr_t handle, CUstream stream);
   launch_facts decide_locked(const kernel_entry& k, CUstream stream);
   bool wants_locked(const kernel_entry& k, CUstream stream) const;
@@ -368,26 +371,19 @@ kernel_entry sanitizer_source::impl::look_up_kernel(std::uintptr_t handle) const
 
 // One lock for a kernel seen before, and nothing copied (the name stays in
 // the table): this runs at every launch.
-kernel_entry sanitizer_source::impl::kernel_of(std::uintptr_t handle) {
+template <class F>
+auto sanitizer_source::impl::with_kernel(std::uintptr_t handle, F&& f) {
   {
     std::lock_guard lock(mutex);
-    if (const auto it = kernels.find(handle); it != kernels.end()) return it->second;
+    if (const auto it = kernels.find(handle); it != kernels.end()) return f(it->second);
   }
   kernel_entry k = look_up_kernel(handle);
   std::lock_guard lock(mutex);
-  return kernels.emplace(handle, std::move(k)).first->second;
+  return f(kernels.emplace(handle, std::move(k)).first->second);
 }
 
 launch_facts sanitizer_source::impl::decide(std::uintptr_t handle, CUstream stream) {
-  {
-    std::lock_guard lock(mutex);
-    if (const auto it = kernels.find(handle); it != kernels.end()) {
-      return decide_locked(it->second, stream);
-    }
-  }
-  kernel_entry k = look_up_kernel(handle);
-  std::lock_guard lock(mutex);
-  return decide_locked(kernels.emplace(handle, std::move(k)).first->second, stream);
+  return with_kernel(handle, [&](const kernel_entry& k) { return decide_locked(k, stream); });
 }
 
 launch_facts sanitizer_source::impl::decide_locked(const kernel_entry& k, CUstream stream) {
@@ -628,14 +624,14 @@ void sanitizer_source::impl::patch_wanted_graph_kernels(std::uintptr_t exec) {
   CUcontext ctx = nullptr;
   if (driver.ctx_get_current(&ctx) != CUDA_SUCCESS || ctx == nullptr) return;
   for (const std::uintptr_t handle : model.graph_kernels(exec)) {
-    const kernel_entry k = kernel_of(handle);
-    bool want = false;
-    {
-      std::lock_guard lock(mutex);
-      want = k.module != nullptr && !failed_modules.contains(k.module) &&
-             (policy == measurement_policy::every_launch || wanted_by_name_locked(k.name));
+    const CUmodule wanted_module = with_kernel(handle, [&](const kernel_entry& k) -> CUmodule {
+      const bool want = k.module != nullptr && !failed_modules.contains(k.module) &&
+                        (policy == measurement_policy::every_launch || wanted_by_name_locked(k.name));
+      return want ? k.module : nullptr;
+    });
+    if (wanted_module != nullptr && !tracker.is_patched(wanted_module)) {
+      change_module(ctx, wanted_module, true);
     }
-    if (want && !tracker.is_patched(k.module)) change_module(ctx, k.module, true);
   }
 }
 
