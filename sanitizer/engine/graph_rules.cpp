@@ -282,12 +282,11 @@ void engine_impl::on(const record_header& h, const graph_instantiate& r) {
 void engine_impl::on(const record_header& h, const graph_launch& r) {
   thread_state& t = thread_of(h);
   stream_state& s = stream_for(h, t, r.stream, operation_kind::graph_launch);
-  stored_graph* const held = graphs_.find(r.graph);
-  if (held != nullptr && !held->held_candidates.empty()) [[unlikely]] {
+  stored_graph* const g = graphs_.find(r.graph);
+  if (g != nullptr && !g->held_candidates.empty()) [[unlikely]] {
     // Note [Graph candidates wait for a launch]
-    for (const diagnostic& d : std::exchange(held->held_candidates, {})) emit(d);
+    for (const diagnostic& d : std::exchange(g->held_candidates, {})) emit(d);
   }
-  const stored_graph* g = held;
   if (s.destroyed) return;  // Note [Work on a destroyed stream]
   if (s.capturing) {
     if (g != nullptr) {
