@@ -21,6 +21,8 @@ import sysconfig
 import threading
 from array import array
 
+from . import _say
+
 READ, WRITE, READ_WRITE = 1, 2, 3
 METADATA = 0  # the operator reads the tensor's shape only: no span
 MAX_FRAMES = 16
@@ -446,13 +448,6 @@ _HOOK_CHOICES = ("auto", "native", "python")
 # torch-gpu.sh (which runs the suite with STREAMSAN_TORCH_HOOK=auto) passes
 # with the native hook; then `auto` becomes the default.
 _DEFAULT_HOOK = "python"
-
-
-def _say(message):
-    try:
-        sys.stderr.write("streamsan: " + message + "\n")
-    except Exception:
-        pass
 
 
 def _native_enter(torch, lib):
