@@ -683,6 +683,15 @@ void restore_enclosing_frames() {
   }
 }
 
+// Enters `l` as an operator of plan `p`: its pseudo-frame, and in ts.frames
+// its frames for the library.
+void enter_level(level& l, const plan* p, level_kind kind) {
+  l.p = p;
+  l.op_frame = op_frame_of(*p);
+  l.kind = kind;
+  frames_of(l);
+}
+
 // Tells the library about the operator; the level's kind says what end owes.
 void begin(const at::RecordFunction& fn, level& l) {
   const plan* p = plan_of(fn);
@@ -704,20 +713,14 @@ void begin(const at::RecordFunction& fn, level& l) {
   }
   const bool factory = ts.host_spans.empty() && ts.shape_count == 0;
   if (!ts.device_spans.empty() || factory) {
-    l.p = p;
-    l.op_frame = op_frame_of(*p);
-    frames_of(l);
-    l.kind = level_kind::op;
+    enter_level(l, p, level_kind::op);
     abi.op_begin(ts.device_spans.data(), ts.device_spans.size() / 3, ts.frames.data(),
                  ts.frames.size(), p->flags);
     return;
   }
   if (!ts.host_spans.empty() && !inside_host_level()) {
     // A host operator: the host touches its tensors now.
-    l.p = p;
-    l.op_frame = op_frame_of(*p);
-    frames_of(l);
-    l.kind = level_kind::host;
+    enter_level(l, p, level_kind::host);
     abi.host_access(ts.host_spans.data(), ts.host_spans.size() / 3, p->host_label.c_str(),
                     ts.frames.data(), ts.frames.size());
     restore_enclosing_frames();  // host_access cleared them (torch.ones fills on the host)
