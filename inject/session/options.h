@@ -185,6 +185,18 @@ inline void set_option(sanitizer_options& o, std::string_view key, std::string_v
 
 // Parses "key=value:key=value" over `base`. Values may be quoted with ' or "
 // to hold ':' (a path); separators are ':' and whitespace.
+// STREAMSAN_GRAPH_NODES (Note [Graph node measurement is opt-in] in
+// inject/sanitizer_api/sanitizer_source.h): "measure" turns graph kernel
+// node measurement on; "off" or nothing leaves it off; anything else is an
+// error naming the variable, so that a misspelt switch is not a silent no.
+inline constexpr std::string_view graph_nodes_variable = "STREAMSAN_GRAPH_NODES";
+inline bool parse_graph_nodes(std::string_view value) {
+  if (value == "measure") return true;
+  if (value.empty() || value == "off") return false;
+  throw option_error(std::string(graph_nodes_variable) + "=" + detail::shown(value) +
+                     ": expected measure or off");
+}
+
 inline sanitizer_options parse_options(std::string_view text, sanitizer_options base = {}) {
   std::size_t i = 0;
   const auto is_separator = [](char c) { return c == ':' || c == ' ' || c == '\t' || c == '\n'; };

@@ -48,8 +48,12 @@ session_config read_config() {
   if (const char* engine_thread = std::getenv("STREAMSAN_ENGINE_THREAD")) {
     config.engine_thread = std::string_view(engine_thread) != "0";
   }
-  if (const char* graph_nodes = std::getenv("STREAMSAN_GRAPH_NODES")) {
-    config.measure_graph_nodes = std::string_view(graph_nodes) == "measure";
+  if (const char* graph_nodes = std::getenv(std::string(graph_nodes_variable).c_str())) {
+    try {
+      config.measure_graph_nodes = parse_graph_nodes(graph_nodes);
+    } catch (const option_error& e) {
+      fail(e.what(), exit_code::usage);
+    }
   }
   if (const char* debug = std::getenv("STREAMSAN_DEBUG"); debug && *debug && *debug != '0') {
     config.debug = std::string_view(debug) == "2" ? 2 : 1;

@@ -135,5 +135,17 @@ TEST(SanitizerOptions, LaterSettingsOverrideEarlierOnes) {
   EXPECT_EQ(o.print_limit, 7u);
 }
 
+TEST(SanitizerOptions, GraphNodesVariableTakesMeasureOrOffAndNamesABadValue) {
+  EXPECT_TRUE(parse_graph_nodes("measure"));
+  EXPECT_FALSE(parse_graph_nodes("off"));
+  EXPECT_FALSE(parse_graph_nodes(""));
+  try {
+    parse_graph_nodes("on");
+    FAIL() << "no error";
+  } catch (const option_error& e) {
+    EXPECT_STREQ(e.what(), "STREAMSAN_GRAPH_NODES=on: expected measure or off");
+  }
+}
+
 }  // namespace
 }  // namespace streamsan::injection
