@@ -353,9 +353,6 @@ class cuda_model {
   };
   void expect_measured_graph_launch(std::span<const measured_graph_node> nodes) noexcept;
   void clear_expected_measured_graph_launch() noexcept;
-  // The kernels (CUfunction or CUkernel handles) of exec's enabled kernel
-  // nodes, as last logged; empty for an exec the model does not know.
-  std::vector<std::uintptr_t> graph_kernels(std::uintptr_t exec) const;
   // Slots (pages x access kinds) a measured launch of `kernel` with `args`
   // may need: what its inferred footprint spans; 0 when unknown.
   std::uint32_t estimate_footprint_slots(std::uintptr_t kernel, const kernel_arguments& args);

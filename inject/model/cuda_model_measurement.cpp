@@ -56,19 +56,6 @@ cuda_model::take_expected_measured_graph_launch() noexcept {
   return {taken.data, taken.size};
 }
 
-std::vector<std::uintptr_t> cuda_model::graph_kernels(std::uintptr_t exec) const {
-  std::lock_guard lock(mutex_);
-  std::vector<std::uintptr_t> out;
-  const auto* e = graph_execs_.find(exec);
-  if (e == nullptr || e->destroyed) return out;
-  const auto g = exec_graphs_.find(raw(e->id));
-  if (g == exec_graphs_.end()) return out;
-  for (const exec_node& n : g->second.nodes) {
-    if (n.enabled && n.kernel != 0) out.push_back(n.kernel);
-  }
-  return out;
-}
-
 // Note [Measuring graph kernel nodes]
 // A graph kernel node runs inside a graph launch and no launch record of
 // its own carries its accesses: the engine applies, at each graph_launch,

@@ -242,7 +242,7 @@ void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measu
   const bool patched = patched_.count(launch.module) != 0;
   if (!measure || !patched) {
     // A patched module's launches that are not measured get no table.
-    if (patched) lib_.set_launch_callback_data(launch.hLaunch, launch.function, launch.hStream, nullptr);
+    if (patched) null_launch_data_locked(launch);
     return;
   }
   auto t = cleared_table_locked(launch, slot_estimate);
@@ -253,13 +253,21 @@ void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measu
     t.reset();
   }
   if (!t) {
-    lib_.set_launch_callback_data(launch.hLaunch, launch.function, launch.hStream, nullptr);
+    null_launch_data_locked(launch);
     return;
   }
   ++handed_out_[launch.module];
   this_thread = thread_launch{true,           false,          launch.function,
                               launch.module,  launch.stream,  launch.context,
                               launch.hStream, t->device,      t->layout};
+}
+
+// Patched code reads whatever data the launch carries: unless given a
+// table, it must carry null, never a stale pointer. A graph node left
+// without per-launch data got a wild one (illegal and misaligned addresses
+// on an H200, 2026-11-28), so unmeasured nodes get null too.
+void launch_tracker::null_launch_data_locked(const Sanitizer_LaunchData& launch) {
+  lib_.set_launch_callback_data(launch.hLaunch, launch.function, launch.hStream, nullptr);
 }
 
 void launch_tracker::launch_end(const Sanitizer_LaunchData& launch) {
@@ -356,13 +364,24 @@ void launch_tracker::enqueue_locked(launch_state s) {
 //  - another thread's graph launch in progress with a node of the function
 //    (counted in function_uses_) makes the table unusable: neither launch
 //    measures it, and one that set it first drops it at its exit.
-// The tables go in flight at the call's exit, behind one event recorded on
-// the launch's stream, after the whole graph: read back like launches'.
+// Every node of a patched module that is not measured gets null per-launch
+// data in its callback: without it the patched code read a wild pointer
+// (illegal and misaligned addresses in every graph of a patched module on
+// an H200, 2026-11-28). The tables go in flight at the call's exit, behind
+// one event recorded on the launch's stream, after the whole graph: read
+// back like launches'. A dropped table goes in flight too, unread: the
+// node that had it may write into it until that event completes, so it
+// returns to the pool only then.
 bool launch_tracker::graph_node_begin(const Sanitizer_LaunchData& launch, std::uintptr_t node,
                                       bool measure) {
   std::lock_guard lock(mutex_);
   graph_launch_state& mine = graph_launches_[std::this_thread::get_id()];
   const CUfunction f = launch.function;
+  const bool patched = patched_.count(launch.module) != 0;
+  const auto unmeasured = [&] {
+    if (patched) null_launch_data_locked(launch);
+    return false;
+  };
   if (!mine.functions.insert(f).second) {
     bool had_table = false;
     for (graph_node_table& n : mine.nodes) {
@@ -371,18 +390,18 @@ bool launch_tracker::graph_node_begin(const Sanitizer_LaunchData& launch, std::u
       had_table = true;
     }
     if (had_table) lib_.set_callback_data(f, nullptr);
-    return false;
+    return unmeasured();
   }
   function_use& use = function_uses_[f];
   if (++use.launches > 1) use.contended = true;
-  if (!measure || use.launches > 1 || patched_.count(launch.module) == 0) return false;
+  if (!measure || use.launches > 1 || !patched) return unmeasured();
   const auto t = cleared_table_locked(launch, 0);
-  if (!t) return false;
+  if (!t) return unmeasured();
   if (lib_.set_callback_data(f, t->device) != SANITIZER_SUCCESS) {
     ++stats_.failed;
     release_locked(*t);
     lib_.set_callback_data(f, nullptr);
-    return false;
+    return unmeasured();
   }
   ++handed_out_[launch.module];
   mine.nodes.push_back(graph_node_table{node, f, launch.module, launch.stream, launch.context,
@@ -393,6 +412,7 @@ bool launch_tracker::graph_node_begin(const Sanitizer_LaunchData& launch, std::u
 std::vector<launch_tracker::measured_node> launch_tracker::graph_launched() {
   graph_launch_state mine;
   std::vector<graph_node_table> kept;
+  std::vector<bool> dropped;
   {
     std::lock_guard lock(mutex_);
     const auto it = graph_launches_.find(std::this_thread::get_id());
@@ -406,13 +426,11 @@ std::vector<launch_tracker::measured_node> launch_tracker::graph_launched() {
       if (use->second.contended) contended.insert(f);
       if (--use->second.launches == 0) function_uses_.erase(use);
     }
+    // A dropped table is not released yet: its node may still write into
+    // it until the launch's event completes.
     for (const graph_node_table& n : mine.nodes) {
-      if (n.shared || contended.count(n.function) != 0) {
-        --handed_out_[n.module];
-        release_locked(n.t);
-      } else {
-        kept.push_back(n);
-      }
+      kept.push_back(n);
+      dropped.push_back(n.shared || contended.count(n.function) != 0);
     }
   }
   // The program's next graph launches get no table of ours.
@@ -432,8 +450,9 @@ std::vector<launch_tracker::measured_node> launch_tracker::graph_launched() {
     s.ctx = n.ctx;
     s.done = done;
     s.owns_event = i + 1 == kept.size();
+    s.discard = dropped[i];
     enqueue_locked(s);
-    out.push_back({last_id_, n.node});
+    if (!s.discard) out.push_back({last_id_, n.node});
   }
   return out;
 }
@@ -491,6 +510,10 @@ void launch_tracker::retire_locked(const launch_state& l, const precise::decoded
   } else {
     hint = std::max<std::uint32_t>(16, d.pages * 2);
   }
+  discard_locked(l);
+}
+
+void launch_tracker::discard_locked(const launch_state& l) {
   release_locked(l.t);
   if (l.done != nullptr && l.owns_event) free_events_.push_back(l.done);
 }
@@ -547,13 +570,24 @@ void launch_tracker::poll(bool wait_all, const footprint_callback& done) {
     }
   }
   std::vector<precise::decoded_footprint> footprints;
-  for (std::size_t i = 0; i < taken.size(); ++i) footprints.push_back(read_back(taken[i], hints[i]));
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    footprints.push_back(taken[i].discard ? precise::decoded_footprint{}
+                                          : read_back(taken[i], hints[i]));
+  }
   {
     std::lock_guard lock(mutex_);
-    for (std::size_t i = 0; i < taken.size(); ++i) retire_locked(taken[i], footprints[i]);
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+      if (taken[i].discard) {
+        discard_locked(taken[i]);
+      } else {
+        retire_locked(taken[i], footprints[i]);
+      }
+    }
   }
   // Handed on outside mutex_ (the callback feeds the log), still in order.
-  for (std::size_t i = 0; i < taken.size(); ++i) done(taken[i].id, footprints[i]);
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    if (!taken[i].discard) done(taken[i].id, footprints[i]);
+  }
 }
 
 tracker_stats launch_tracker::stats() const {

@@ -122,16 +122,17 @@ class launch_tracker {
   // gives the node's function a table through its per-function data when
   // `measure`, its module is patched, and no other node of this launch nor
   // of another graph launch in progress runs that function. Returns whether
-  // it did.
+  // it did; a node of a patched module that it does not measure gets null
+  // per-launch data (patched code must never read a stale pointer).
   bool graph_node_begin(const Sanitizer_LaunchData& launch, std::uintptr_t node, bool measure);
   struct measured_node {
     launch_id id = 0;
     std::uintptr_t node = 0;  // the CUgraphNode
   };
   // At the exit of the graph launch call, on its thread: takes the tables
-  // back from the functions (their data is null again), drops those whose
-  // function another node ran meanwhile, and puts the rest in flight behind
-  // one event on the launch's stream.
+  // back from the functions (their data is null again), and puts them in
+  // flight behind one event on the launch's stream; those whose function
+  // another node ran meanwhile are released unread once it completes.
   std::vector<measured_node> graph_launched();
 
   // Reads back every launch at the head of the queue whose kernel has
@@ -156,6 +157,10 @@ class launch_tracker {
     CUcontext ctx = nullptr;
     CUevent done = nullptr;
     bool owns_event = true;  // the graph nodes of one launch share its event
+    // A dropped graph node table: the node may still write into it, so it
+    // waits for the launch's event like the others, then is released
+    // unread (Note [Which graph nodes are measured]).
+    bool discard = false;
   };
   // A graph launch's measured nodes until the call's exit (by thread).
   struct graph_node_table {
@@ -191,6 +196,8 @@ class launch_tracker {
   std::optional<table> cleared_table_locked(const Sanitizer_LaunchData& launch,
                                             std::uint32_t slot_estimate);
   void release_locked(const table& t);
+  void null_launch_data_locked(const Sanitizer_LaunchData& launch);
+  void discard_locked(const launch_state& l);
   Sanitizer_StreamHandle private_stream(CUcontext ctx);
   CUevent new_event(CUcontext ctx);
   std::vector<launch_state> take_completed(bool wait_all);

@@ -154,7 +154,6 @@ struct sanitizer_source::impl {
   bool module_idle(CUmodule module);
   void change_module(CUcontext ctx, CUmodule module, bool patched);
   void on_graph_launch_entry(const call_facts& f, api_domain domain, std::uint32_t cbid);
-  void patch_wanted_graph_kernels(std::uintptr_t exec);
   // At the graph launch call's exit: the nodes it measured, for the model.
   std::vector<cuda_model::measured_graph_node> graph_launch_exit();
   void on_stream_destroy_entry(CUstream stream);
@@ -601,40 +600,25 @@ void sanitizer_source::impl::on_graph_launch_entry(const call_facts& f, api_doma
     me.graph_cbid = cbid;
     me.graph_nodes_seen = false;
     // Note [Nothing of ours while a stream captures]
+    // No module is patched here (Note [No patching for a graph launch]).
     me.measure_graph = graph_nodes && !model.any_capture_active();
-    if (me.measure_graph && (policy == measurement_policy::every_launch ||
-                             any_wanted.load(std::memory_order_acquire))) [[unlikely]] {
-      patch_wanted_graph_kernels(reinterpret_cast<std::uintptr_t>(f.graph_exec));
-    }
   }
   hold_launching(domain, cbid);
   me.pending = thread_state::pending_kind::graph_stream;
   me.pending_stream = static_cast<CUstream>(const_cast<void*>(f.stream));
 }
 
-// Note [Which launches are measured]: the default mode measures a graph's
-// kernel nodes that a candidate names on the exec's next launch, so their
-// modules are patched here, at the graph launch call's entry (never from
-// the node callbacks, where patching hangs the driver). --precise patches
-// modules when they load, except while a stream captures (Note [Nothing of
-// ours while a stream captures]): a kernel first launched into a capture,
-// which loads its module lazily then, may run only in graphs, so its module
-// is patched here too.
-void sanitizer_source::impl::patch_wanted_graph_kernels(std::uintptr_t exec) {
-  CUcontext ctx = nullptr;
-  if (driver.ctx_get_current(&ctx) != CUDA_SUCCESS || ctx == nullptr) return;
-  for (const std::uintptr_t handle : model.graph_kernels(exec)) {
-    const CUmodule wanted_module = with_kernel(handle, [&](const kernel_entry& k) -> CUmodule {
-      const bool want = k.module != nullptr && !failed_modules.contains(k.module) &&
-                        (policy == measurement_policy::every_launch || wanted_by_name_locked(k.name));
-      return want ? k.module : nullptr;
-    });
-    if (wanted_module != nullptr && !tracker.is_patched(wanted_module)) {
-      change_module(ctx, wanted_module, true);
-    }
-  }
-}
-
+// Note [No patching for a graph launch]
+// Patching a module whose kernels an instantiated graph already holds makes
+// that graph's nodes fault: with the module patched at the graph launch
+// call's entry, every graph of graph_capture_fork and graph_memory_capture
+// (kernels first launched into a capture, so their module loaded and was
+// left unpatched then) died with "an illegal instruction was encountered"
+// on an H200 (2026-11-28). So a graph node is measured only when its module
+// was already patched for ordinary launches (--precise: at load, unless a
+// stream was capturing; the default mode: while its first launches per
+// stream are measured); the nodes of other modules keep inferred footprints
+// and their candidates stay possible races.
 std::vector<cuda_model::measured_graph_node> sanitizer_source::impl::graph_launch_exit() {
   thread_state& me = tls_thread;
   me.in_graph_launch = false;

@@ -19,9 +19,10 @@
 // Graph kernel nodes (Note [Which graph nodes are measured] in
 // launch_tracker.cpp): --precise measures every node whose kernel no other
 // node of its graph launch runs; the default mode measures such a node on
-// its exec's next launch once a candidate names its kernel (the kernel's
-// module is patched at that graph launch call's entry), never on a graph's
-// first launch.
+// its exec's next launch once a candidate names its kernel, never on a
+// graph's first launch. Either way only while the kernel's module is
+// already patched: a graph launch patches nothing (Note [No patching for a
+// graph launch] in sanitizer_source.cpp).
 //
 // This header includes no sanitizer.h (it clashes with cupti.h): the
 // session includes both sources' headers.
@@ -47,11 +48,14 @@ enum class measurement_policy : std::uint8_t {
 // Note [Graph node measurement is opt-in]
 // Measuring graph kernel nodes (Note [Which graph nodes are measured]) rests
 // on the Compute Sanitizer API's per-function callback data, which a probe
-// on an H200 showed reaching node launches (docs/injection.md); the
-// measurement built on it has been checked only over the fake Sanitizer API.
-// Until a GPU run checks it (bench/precise/integration-gpu.sh turns it on),
-// it is off unless STREAMSAN_GRAPH_NODES=measure: graph kernel nodes keep
-// inferred footprints and their races stay possible races, as before.
+// on an H200 showed reaching node launches (docs/injection.md). Its first
+// GPU run (H200, 2026-11-28) found two faults, both fixed since: unmeasured
+// nodes of a patched module carried a wild pointer (Note [Which graph nodes
+// are measured]) and patching at a graph launch broke instantiated graphs
+// (Note [No patching for a graph launch]). Until a full GPU run of the
+// fixed build (examples, acceptance, torch) has it on, it stays off unless
+// STREAMSAN_GRAPH_NODES=measure: graph kernel nodes keep inferred
+// footprints and their races stay possible races, as before.
 enum class graph_node_measurement : std::uint8_t { off, on };
 
 struct sanitizer_source_stats {

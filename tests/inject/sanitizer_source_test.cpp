@@ -425,8 +425,10 @@ class SanitizerSourceGraphs : public SanitizerSource {
   std::vector<std::vector<std::uint64_t>> words;
   std::vector<std::vector<void*>> pointers;
   engine eng;
-  // What each node callback saw as its function's data.
+  // What each node callback saw as its function's data, and whether it
+  // left the node null per-launch data.
   std::vector<void*> seen_data;
+  std::vector<bool> null_launch_data;
 
   void start_graphs(measurement_policy policy,
                     graph_node_measurement measure = graph_node_measurement::on) {
@@ -465,6 +467,7 @@ class SanitizerSourceGraphs : public SanitizerSource {
     d.context = ctx;
     fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuGraphLaunch, &d);
     seen_data.clear();
+    null_launch_data.clear();
     std::vector<std::pair<const sp::table_view*, const node*>> bound;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       Sanitizer_GraphNodeLaunchData n{};
@@ -482,6 +485,8 @@ class SanitizerSourceGraphs : public SanitizerSource {
       // Bound at submission (the probe): the data as the callback left it.
       auto* table = static_cast<const sp::table_view*>(fake_sanitizer_function_data(nodes[i].function));
       seen_data.push_back(const_cast<sp::table_view*>(table));
+      null_launch_data.push_back(fake_sanitizer_userdata_set(n.launchData.hLaunch) &&
+                                 fake_sanitizer_userdata(n.launchData.hLaunch) == nullptr);
       bound.emplace_back(table, &nodes[i]);
     }
     const CUresult ok = CUDA_SUCCESS;
@@ -559,6 +564,44 @@ TEST_F(SanitizerSourceGraphs, AKernelRunByTwoNodesOfTheLaunchIsNotMeasured) {
   EXPECT_EQ(g[2].at(0).origin, access_origin::inferred);
 }
 
+// Patched code reads whatever data a node carries: a node that is not
+// measured must carry null per-launch data (Note [Which graph nodes are
+// measured]), and a measured one none, so that its function's table wins.
+TEST_F(SanitizerSourceGraphs, UnmeasuredNodesOfAPatchedModuleCarryNullLaunchData) {
+  start_graphs(measurement_policy::every_launch, graph_node_measurement::off);
+  nodes = {{fill, 0, 400}, {scale, 8192, 64}};
+  instantiate();
+  launch_graph();
+  EXPECT_EQ(null_launch_data, (std::vector<bool>{true, true}));
+}
+
+TEST_F(SanitizerSourceGraphs, OnlyTheMeasuredNodeCarriesNoLaunchData) {
+  start_graphs(measurement_policy::every_launch);
+  nodes = {{fill, 0, 400}, {scale, 8192, 64}, {fill, 4096, 400}};
+  instantiate();
+  launch_graph();
+  EXPECT_EQ(null_launch_data, (std::vector<bool>{false, false, true}));
+}
+
+// The first fill node was bound to a table before the second dropped it: it
+// may write into it until the graph has run, so no launch may get it back
+// meanwhile.
+TEST_F(SanitizerSourceGraphs, ADroppedTableIsNotReusedWhileTheGraphRuns) {
+  start_graphs(measurement_policy::every_launch);
+  nodes = {{fill, 0, 400}, {scale, 8192, 64}, {fill, 4096, 400}};
+  instantiate();
+  fake_cuda_hold_events(true);
+  launch_graph();
+  void* const dropped = seen_data[0];
+  ASSERT_NE(dropped, nullptr);
+  launch_graph();  // its first fill node asks the pool for a table alike
+  EXPECT_NE(seen_data[0], nullptr);
+  EXPECT_NE(seen_data[0], dropped);
+  fake_cuda_hold_events(false);
+  source->drain();
+  EXPECT_EQ(last_graph().at(0).at(0).origin, access_origin::inferred);
+}
+
 TEST_F(SanitizerSourceGraphs, PerFunctionDataIsNullAgainAfterTheLaunch) {
   start_graphs(measurement_policy::every_launch);
   nodes = {{fill, 0, 400}, {scale, 8192, 64}};
@@ -597,7 +640,9 @@ TEST_F(SanitizerSourceGraphs, MeasuredNodesOnDisjointHalvesLeaveNoCandidate) {
 // A kernel first launched into a capture loads its module then, unpatched
 // (Note [Nothing of ours while a stream captures]); --precise patches it at
 // the graph launch call's entry.
-TEST_F(SanitizerSourceGraphs, PreciseModeFirstPatchesAModuleLoadedDuringACapture) {
+// Note [No patching for a graph launch]: a module loaded while a stream
+// captured stays unpatched, and its graph nodes inferred.
+TEST_F(SanitizerSourceGraphs, AGraphLaunchPatchesNoModule) {
   start_graphs(measurement_policy::every_launch);
   const auto module_b = reinterpret_cast<CUmodule>(0xb000);
   fake_cuda_define_function(scale, module_b, "_Z5scalePfi");
@@ -612,10 +657,12 @@ TEST_F(SanitizerSourceGraphs, PreciseModeFirstPatchesAModuleLoadedDuringACapture
   nodes = {{fill, 0, 400}, {scale, 8192, 64, module_b}};
   instantiate();
   launch_graph();
-  EXPECT_TRUE(fake_sanitizer_is_patched(module_b));
-  EXPECT_NE(seen_data[1], nullptr);
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_b));
+  EXPECT_NE(seen_data[0], nullptr);
+  EXPECT_EQ(seen_data[1], nullptr);
   source->drain();
-  EXPECT_EQ(last_graph().at(1).at(0).origin, access_origin::measured);
+  EXPECT_EQ(last_graph().at(0).at(0).origin, access_origin::measured);
+  EXPECT_EQ(last_graph().at(1).at(0).origin, access_origin::inferred);
 }
 
 // The default mode measures the nodes a candidate names on the exec's next
