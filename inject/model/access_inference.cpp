@@ -137,7 +137,7 @@ std::vector<pointer_word> pointer_words(std::span<const param_plan> plans,
                                         const allocation_map& allocations) {
   std::vector<pointer_word> out;
   for_each_word(plans, args, [&](word_ref w, const param_plan&, std::uint64_t value) {
-    if (const auto hit = allocations.find(value)) out.push_back({w, hit->block.id, hit->offset});
+    if (const auto hit = allocations.find(value)) out.push_back({w, hit->block.id, hit->offset, value});
   });
   return out;
 }

@@ -109,7 +109,8 @@ class learned_modes {
 struct pointer_word {
   word_ref word;
   alloc_id alloc{};
-  std::uint64_t offset = 0;  // into the allocation
+  std::uint64_t offset = 0;   // into the allocation
+  std::uint64_t address = 0;  // the word's value
 };
 
 // The words of `args` that point into tracked allocations.

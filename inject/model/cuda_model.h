@@ -518,6 +518,7 @@ class cuda_model {
     std::uintptr_t updated = 0;    // the node of the graph of the last update
     std::uintptr_t event = 0;      // Note [Event nodes]: event record / wait nodes' CUevent
     std::uintptr_t kernel = 0;     // a kernel node's CUfunction or CUkernel
+    std::vector<pointer_word> words;  // a kernel node's, as described
     bool enabled = true;
   };
   struct exec_graph {
@@ -589,8 +590,14 @@ class cuda_model {
   exec_graph describe_exec_locked(model_lock& lock, const call_site& at,
                                   const raw_graph& described, std::uintptr_t graph,
                                   std::span<const string_id> host_names);
+  // `words`, when given: a kernel node's pointer words (Note [Measuring
+  // graph kernel nodes]: what a measurement of the node teaches its kernel).
   void describe_node_locked(model_lock& lock, const raw_graph_node& n, string_id host_name,
-                            graph_node& out, std::vector<access>& accesses);
+                            graph_node& out, std::vector<access>& accesses,
+                            std::vector<pointer_word>* words = nullptr);
+  // The words still pointing into the allocations they pointed into when the
+  // node was described; empty when any of them no longer does.
+  std::vector<pointer_word> words_still_valid_locked(std::span<const pointer_word> words) const;
   // Also refreshes g.event_nodes.
   void emit_exec_locked(const call_site& at, graph_id id, exec_graph& g);
   // Note [Event nodes]: the waits (before the launch) or records (after it)

@@ -221,9 +221,11 @@ void cuda_model::conditional_node_added(const call_site& at, std::uintptr_t node
 
 void cuda_model::describe_node_locked(model_lock& lock, const raw_graph_node& n,
                                       string_id host_name, graph_node& out,
-                                      std::vector<access>& accesses) {
+                                      std::vector<access>& accesses,
+                                      std::vector<pointer_word>* words) {
   out.kind = node_kind_of(n.kind);
   accesses.clear();
+  if (words != nullptr) words->clear();
   switch (n.kind) {
     case raw_node_kind::kernel: {
       // Used before anything else lets go of the lock.
@@ -231,6 +233,7 @@ void cuda_model::describe_node_locked(model_lock& lock, const raw_graph_node& n,
       const auto& info = kernel_info_for(lock, n.kernel, uncached);
       out.name = info.name;
       infer_accesses(info.plans, n.args, allocations_, accesses, &info.learned);
+      if (words != nullptr) *words = pointer_words(info.plans, n.args, allocations_);
       break;
     }
     case raw_node_kind::memcpy: {
@@ -293,7 +296,7 @@ cuda_model::exec_graph cuda_model::describe_exec_locked(model_lock& lock, const 
     node.handle = n.handle;
     node.event = n.event;
     node.kernel = n.kind == raw_node_kind::kernel ? n.kernel : 0;
-    describe_node_locked(lock, n, host_names[i], node.node, node.accesses);
+    describe_node_locked(lock, n, host_names[i], node.node, node.accesses, &node.words);
     // The node kinds the model cannot read are listed, never dropped silently.
     if (node.node.kind == graph_node_kind::other) {
       emit(at, unmodelled_call{rec_.intern("cudaGraphInstantiate (" + n.what + ")")});
@@ -385,13 +388,15 @@ void cuda_model::graph_exec_node_set(const call_site& at, std::uintptr_t exec, s
   model_lock lock(mutex_);
   graph_node described;
   std::vector<access> accesses;
-  describe_node_locked(lock, params, host_name, described, accesses);
+  std::vector<pointer_word> words;
+  describe_node_locked(lock, params, host_name, described, accesses, &words);
   graph_id id{};
   exec_node* n = find_exec_node_locked(at, exec, node, api, id);
   if (n == nullptr) return;
   described.stack = is_none(stack) ? n->node.stack : stack;
   n->node = described;
   n->accesses = std::move(accesses);
+  n->words = std::move(words);
   n->event = params.event;
   n->kernel = params.kind == raw_node_kind::kernel ? params.kernel : 0;
   emit_exec_locked(at, id, exec_graphs_.at(raw(id)));

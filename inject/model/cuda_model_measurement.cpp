@@ -76,8 +76,11 @@ cuda_model::take_expected_measured_graph_launch() noexcept {
 // data): the next launch that measures nothing logs the graph again with
 // its inferred accesses. Nodes are found by the handle the node callback
 // gives, the node of the graph that was instantiated (or of the last
-// update). Measured nodes teach their kernels nothing (Note [Learned access
-// modes] needs the arguments, which the exec does not keep).
+// update). A measured node teaches its kernel what its pointer words do
+// (Note [Learned access modes]) through the words described at
+// instantiation (or at the node's last exec edit), unless one of them no
+// longer points into the allocation it did then: a word whose buffer was
+// freed and handed out again would be learned as unused.
 bool cuda_model::await_graph_measurement_locked(const call_site& at, graph_id id, exec_graph& g,
                                                 std::span<const measured_graph_node> nodes) {
   if (nodes.empty() || resolver_ == nullptr) return false;
@@ -97,6 +100,7 @@ bool cuda_model::await_graph_measurement_locked(const call_site& at, graph_id id
   for (const auto& [tracker_id, index] : found) {
     pending_measurement p;
     p.kernel = g.nodes[index].kernel;
+    p.words = words_still_valid_locked(g.nodes[index].words);
     p.epoch = allocations_.epoch();
     p.graph_launch = key;
     p.node = index;
@@ -107,6 +111,15 @@ bool cuda_model::await_graph_measurement_locked(const call_site& at, graph_id id
   any_graph_measured_logged_ = true;
   emit_exec_locked(at, id, g);
   return true;
+}
+
+std::vector<pointer_word> cuda_model::words_still_valid_locked(
+    std::span<const pointer_word> words) const {
+  for (const pointer_word& w : words) {
+    const allocation* a = allocations_.find_live(w.address);
+    if (a == nullptr || a->id != w.alloc) return {};
+  }
+  return {words.begin(), words.end()};
 }
 
 void cuda_model::await_measurement_locked(std::uint64_t id, std::uintptr_t kernel,
@@ -164,7 +177,11 @@ void cuda_model::measured_launch_done(std::uint64_t id, const precise::decoded_f
       const auto g = pending_graphs_.find(p.graph_launch);
       if (g == pending_graphs_.end()) return;
       if (decoded.complete) {
-        g->second.measured.emplace_back(p.node, measured_accesses(decoded, allocations_, p.epoch));
+        auto accesses = measured_accesses(decoded, allocations_, p.epoch);
+        if (const auto k = kernels_.find(p.kernel); k != kernels_.end() && !p.words.empty()) {
+          learn_from_measurement(p.words, accesses, k->second.learned);
+        }
+        g->second.measured.emplace_back(p.node, std::move(accesses));
       }
       if (--g->second.remaining > 0) return;
       const pending_graph done = std::move(g->second);

@@ -168,6 +168,64 @@ TEST_F(MeasuredFootprint, AnUnknownMeasurementChangesNothing) {
   EXPECT_EQ(resolver.held(), 0u);
 }
 
+// Note [Measuring graph kernel nodes]: a measured node teaches its kernel
+// through the pointer words described at instantiation.
+class MeasuredGraphNode : public MeasuredFootprint {
+ protected:
+  static constexpr std::uintptr_t graph = 0x9000, exec = 0x9100, node = 0xa1;
+  struct {
+    std::uint64_t a, b;
+  } pair{base_a, base_b};
+  int n = 0;
+  void* params[2] = {&pair, &n};
+
+  void instantiate() {
+    raw_graph g;
+    raw_graph_node k;
+    k.kind = raw_node_kind::kernel;
+    k.handle = node;
+    k.kernel = kernel;
+    k.args = kernel_arguments::from_pointers(params);
+    g.nodes = {k};
+    driver.graphs[graph] = g;
+    model.graph_instantiated(here, exec, graph);
+  }
+  // One graph launch whose node wrote b only.
+  void launch_measured() {
+    const cuda_model::measured_graph_node nodes[] = {{1, node}};
+    model.expect_measured_graph_launch(nodes);
+    model.graph_launched(here, exec, {stream_a});
+    model.clear_expected_measured_graph_launch();
+    model.measured_launch_done(1, footprint({{base_b, base_b + 4096, sp::footprint_kind::write}}));
+  }
+};
+
+TEST_F(MeasuredGraphNode, TeachesItsKernelWhatItsPointerWordsDo) {
+  model.stream_created(here, stream_a, 1, 0);
+  instantiate();
+  launch_measured();
+  launch(base_a, base_b);
+  const auto accesses = last_launch();
+  ASSERT_EQ(accesses.size(), 1u);
+  EXPECT_EQ(accesses[0].mode, access_mode::write);
+  EXPECT_EQ(accesses[0].origin, access_origin::inferred);
+}
+
+// a was freed and handed out again after the instantiation: the node's word
+// no longer points into what it did, so nothing is learned (a would be
+// learned as unused).
+TEST_F(MeasuredGraphNode, TeachesNothingOnceABufferOfItsWordsWasReplaced) {
+  model.stream_created(here, stream_a, 1, 0);
+  instantiate();
+  model.freed(here, base_a, free_mode::synchronizing);
+  model.allocated(here, base_a, 1 << 20, memory_kind::device);
+  launch_measured();
+  launch(base_a, base_b);
+  const auto accesses = last_launch();
+  ASSERT_EQ(accesses.size(), 2u);
+  for (const auto& a : accesses) EXPECT_EQ(a.mode, access_mode::read_write);
+}
+
 TEST(AllocationMapEpochs, AnswersWithTheAllocationOfThen) {
   allocation_map map;
   map.insert({alloc_id{1}, 0x1000, 0x100});
