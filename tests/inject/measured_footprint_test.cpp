@@ -57,6 +57,16 @@ class MeasuredFootprint : public ::testing::Test {
     return d;
   }
   std::vector<access> last_launch() const { return sink.last<kernel_launch>().accesses; }
+  // An inferred launch of a kernel that learned it writes b and never
+  // touches a.
+  void expect_b_written_only() {
+    launch(base_a, base_b);
+    const auto accesses = last_launch();
+    ASSERT_EQ(accesses.size(), 1u);
+    EXPECT_EQ(accesses[0].range.offset, 0u);
+    EXPECT_EQ(accesses[0].mode, access_mode::write);
+    EXPECT_EQ(accesses[0].origin, access_origin::inferred);
+  }
 };
 
 TEST_F(MeasuredFootprint, InferredAccessesSayTheyAreInferred) {
@@ -96,12 +106,7 @@ TEST_F(MeasuredFootprint, KernelsLearnWhatTheirPointerWordsDo) {
   launch(base_a, base_b, 1);
   // The kernel wrote b and never touched a.
   model.measured_launch_done(1, footprint({{base_b, base_b + 4096, sp::footprint_kind::write}}));
-  launch(base_a, base_b);
-  const auto accesses = last_launch();
-  ASSERT_EQ(accesses.size(), 1u);
-  EXPECT_EQ(accesses[0].range.offset, 0u);
-  EXPECT_EQ(accesses[0].mode, access_mode::write);
-  EXPECT_EQ(accesses[0].origin, access_origin::inferred);
+  expect_b_written_only();
 }
 
 TEST_F(MeasuredFootprint, ReadOnlyThroughANonConstPointerIsLearnedAsARead) {
@@ -204,11 +209,7 @@ TEST_F(MeasuredGraphNode, TeachesItsKernelWhatItsPointerWordsDo) {
   model.stream_created(here, stream_a, 1, 0);
   instantiate();
   launch_measured();
-  launch(base_a, base_b);
-  const auto accesses = last_launch();
-  ASSERT_EQ(accesses.size(), 1u);
-  EXPECT_EQ(accesses[0].mode, access_mode::write);
-  EXPECT_EQ(accesses[0].origin, access_origin::inferred);
+  expect_b_written_only();
 }
 
 // a was freed and handed out again after the instantiation: the node's word
