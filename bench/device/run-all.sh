@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # On the GPU machine: the parts of a validation that stage-all.sh staged,
-# each with a time limit, their summaries on stdout (a device call brings
-# back only a few files; full logs go to $OUT when it is set).
+# each with a time limit. A device call brings back the last 12,000
+# characters of stdout and only a few files, so each part's full output
+# goes to a log, a short summary of it is printed when it ends and all the
+# summaries again at the end (never cut by a long report before them), and
+# every log (the parts' own files under $OUT, the torch results) goes into
+# one archive, $OUT/run-all-logs.tar.gz, when $OUT is set.
 #
 #   bash bench/device/run-all.sh DEST PART...
 #
@@ -18,19 +22,44 @@ if [[ ! -f $root/STAMP || $(cat "$root/STAMP") != "$stamp" ]]; then
   rm -rf "$root"; mkdir -p "$root"
   tar -C "$root" -xJf "$dest/all.tar.xz"
 fi
+logs=$(mktemp -d /tmp/run-all.XXXXXX)
+# Long lines (3,000-character kernel names) are cut in summaries.
+short() { cut -c1-240; }
+summarize() {  # summarize PART LOG
+  case $1 in
+    int) grep -E '^== |^FAIL|passed|failed' "$2" | short ;;
+    acc) grep -E '^=====|SUMMARY|possible race|^  [A-Za-z_]+:' "$2" | short ;;
+    torch) grep -E '^torch |native operator hook:|caching allocator blocks:' "$2" | short
+           echo "streamsan verdicts: $(grep -cE '^PASS ' "$root/torch/results/streamsan.txt" 2>/dev/null) PASS" \
+                "of $(wc -l < "$root/torch/results/streamsan.txt" 2>/dev/null)"
+           grep -vE '^PASS ' "$root/torch/results/streamsan.txt" 2>/dev/null | short
+           sed -n '/^== MLP overhead/,/^== failing logs/p' "$2" | grep -E '^\||CSAN /' ;;
+    probe) grep -E '^\||^== |exit [0-9]|every 1 M|^failures' "$2" | short ;;
+  esac
+}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for part in "$@"; do
   start=$(date +%s)
-  echo "################ $part"
+  log=$logs/$part.log
   case $part in
-    int) timeout 400 bash "$root/int/integration-gpu.sh" "$root/int" 2>&1 |
-           grep -E '^== |PASS|FAIL|passed|failed|verdict' | grep -v '^PASS' | tail -60 ;;
-    acc) if [[ -d $root/acc ]]; then timeout 500 bash "$root/acc/acceptance-gpu.sh" "$root/acc"
-         else echo "acc: not staged (stage-all.sh without SAMPLES_BIN)"; fi ;;
-    torch) timeout 540 bash "$root/torch/torch-gpu.sh" "${TORCH_ROUNDS:-3}" 2>&1 | tail -80 ;;
-    probe) ROUNDS=${ROUNDS:-7} timeout 500 bash "$root/probe/launch-overhead-gpu.sh" "$root/probe" 2>&1 |
-             tail -40 ;;
+    int) timeout 400 bash "$root/int/integration-gpu.sh" "$root/int" >"$log" 2>&1 ;;
+    acc) if [[ -d $root/acc ]]; then timeout 500 bash "$root/acc/acceptance-gpu.sh" "$root/acc" >"$log" 2>&1
+         else echo "acc: not staged (stage-all.sh without SAMPLES_BIN)" >"$log"; fi ;;
+    torch) timeout 540 bash "$root/torch/torch-gpu.sh" "${TORCH_ROUNDS:-3}" >"$log" 2>&1 ;;
+    probe) ROUNDS=${ROUNDS:-7} timeout 500 bash "$root/probe/launch-overhead-gpu.sh" "$root/probe" >"$log" 2>&1 ;;
     *) echo "run-all.sh: unknown part '$part' (int, acc, torch, probe)"; exit 2 ;;
   esac
-  echo "################ $part took $(( $(date +%s) - start )) s"
+  echo "exit $? after $(( $(date +%s) - start )) s" >>"$log"
+  { echo "################ $part: $(tail -1 "$log")"; summarize "$part" "$log"; } >"$logs/$part.summary"
+  cat "$logs/$part.summary"
 done
+echo
+echo "################ summaries"
+for part in "$@"; do [[ -f $logs/$part.summary ]] && cat "$logs/$part.summary"; done
+if [[ -n ${OUT:-} ]]; then
+  [[ -d $root/torch/results ]] && cp -r "$root/torch/results" "$logs/torch-results"
+  mkdir -p "$logs/out"
+  find "$OUT" -mindepth 1 -maxdepth 1 -exec mv {} "$logs/out/" \;
+  tar -C "$logs" -czf "$OUT/run-all-logs.tar.gz" .
+  echo "logs: \$OUT/run-all-logs.tar.gz ($(du -h "$OUT/run-all-logs.tar.gz" | cut -f1))"
+fi
