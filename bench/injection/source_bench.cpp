@@ -1,0 +1,196 @@
+// What the program's thread pays per kernel launch inside the Compute
+// Sanitizer API source, the default capture (issue #11: "our own work",
+// about 0.64 us a launch on an H200): the driver-API callbacks of one
+// cuLaunchKernel, entry and exit, through the source's dispatch, the
+// launch decoding, the model and the recorder, into an engine inline (no
+// stacks, no queue: model_bench.cpp measures those apart). Over the fake
+// Sanitizer API and the fake driver of tests/inject, in the default mode's
+// steady state: the kernel's first launches on both streams have been
+// measured and its module unpatched, so no launch callback comes. Every 16
+// launches an event record and wait hand over to the other stream, as in
+// launch_bound.cu.
+//
+// Run it with STREAMSAN_SANITIZER_LIB naming the fake library (meson's
+// benchmark() does), for instance under callgrind:
+//   STREAMSAN_SANITIZER_LIB=build/tests/inject/libfake_sanitizer_api.so \
+//     valgrind --tool=callgrind build/bench/injection/injection_source_bench \
+//     --benchmark_filter=BM_SourceLaunch --benchmark_min_time=0.2
+#include <benchmark/benchmark.h>
+#include <sanitizer.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "inject/sanitizer_api/sanitizer_source.h"
+#include "sanitizer/engine/engine.h"
+#include "tests/inject/fake_cuda_driver.h"
+#include "tests/inject/fake_driver.h"
+#include "tests/inject/fake_sanitizer_api.h"
+
+namespace streamsan::injection {
+namespace {
+
+const auto ctx = reinterpret_cast<CUcontext>(0xc0);
+const auto module_a = reinterpret_cast<CUmodule>(0xa000);
+const auto add = reinterpret_cast<CUfunction>(0xadd0);
+const auto stream_1 = reinterpret_cast<CUstream>(0x5001);
+const auto stream_2 = reinterpret_cast<CUstream>(0x5002);
+const auto handover = reinterpret_cast<CUevent>(0xe001);
+constexpr std::uint64_t buffers = 0x7e0000000000;
+
+// The driver calls' parameters as generated_cuda_meta.h lays them out
+// (that header cannot meet sanitizer.h in one translation unit).
+struct launch_params {
+  CUfunction f;
+  unsigned int grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+  CUstream hStream;
+  void** kernelParams;
+  void** extra;
+};
+struct event_record_params {
+  CUevent hEvent;
+  CUstream hStream;
+};
+struct stream_wait_event_params {
+  CUstream hStream;
+  CUevent hEvent;
+  unsigned int Flags;
+};
+struct event_create_params {
+  CUevent* phEvent;
+  unsigned int Flags;
+};
+struct stream_create_params {
+  CUstream* phStream;
+  unsigned int Flags;
+};
+
+class no_call_sites final : public call_site_source {
+ public:
+  call_site capture(std::uint64_t) noexcept override { return {}; }
+};
+
+class source_launches {
+ public:
+  source_launches() {
+    rec_.add_sink(eng_);
+    fake_sanitizer_reset();
+    // add(float* p, const float* q): p[i] += q[i], 8 buffers of 1 KiB.
+    driver_.kernels[reinterpret_cast<std::uintptr_t>(add)] =
+        kernel_description{"_Z3addPfPKf", {{0, 8}, {8, 8}}, true};
+    fake_cuda_define_function(add, module_a, "_Z3addPfPKf");
+    for (int b = 0; b < 8; ++b) model_.allocated({}, buffers + b * 1024, 1024, memory_kind::device);
+    std::string why;
+    source_ = sanitizer_source::create(dispatcher_, model_, measurement_policy::on_demand, why,
+                                       graph_node_measurement::off);
+    if (!source_) throw std::runtime_error(why);
+    source_->enable();
+    Sanitizer_ResourceModuleData m{};
+    m.context = ctx;
+    m.module = module_a;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_LOADED, &m);
+    CUstream s = stream_1;
+    stream_create_params sc{&s, CU_STREAM_NON_BLOCKING};
+    api(SANITIZER_CBID_DRIVER_API_cuStreamCreate, "cuStreamCreate", &sc);
+    s = stream_2;
+    api(SANITIZER_CBID_DRIVER_API_cuStreamCreate, "cuStreamCreate", &sc);
+    CUevent e = handover;
+    event_create_params ec{&e, CU_EVENT_DISABLE_TIMING};
+    api(SANITIZER_CBID_DRIVER_API_cuEventCreate, "cuEventCreate", &ec);
+    // The first launches on each stream are measured (launch callbacks on);
+    // the next ones let the module go unpatched.
+    for (int i = 0; i < 64; ++i) next(true);
+    source_->drain();
+  }
+  ~source_launches() { source_->drain(); }
+
+  // One launch on the current stream, and the handover every 16 launches.
+  void next(bool launch_callbacks = false) {
+    const std::uint64_t k = i_ % 8;
+    p_ = buffers + k * 1024;
+    q_ = buffers + ((k + 1) % 8) * 1024;
+    launch_params p{};
+    p.f = add;
+    p.grid_x = p.block_x = 256;
+    p.hStream = stream();
+    p.kernelParams = args_;
+    enter(SANITIZER_CBID_DRIVER_API_cuLaunchKernel, "cuLaunchKernel", &p);
+    if (launch_callbacks) launch_callbacks_of(p.hStream);
+    exit(SANITIZER_CBID_DRIVER_API_cuLaunchKernel, "cuLaunchKernel", &p);
+    if (++i_ % 16 == 0) {
+      event_record_params r{handover, stream()};
+      api(SANITIZER_CBID_DRIVER_API_cuEventRecord, "cuEventRecord", &r);
+      ++turn_;
+      stream_wait_event_params w{stream(), handover, 0};
+      api(SANITIZER_CBID_DRIVER_API_cuStreamWaitEvent, "cuStreamWaitEvent", &w);
+    }
+  }
+  const engine& eng() const { return eng_; }
+  sanitizer_source_stats stats() const { return source_->stats(); }
+
+ private:
+  CUstream stream() const { return turn_ % 2 == 0 ? stream_1 : stream_2; }
+  void enter(Sanitizer_CallbackId cbid, const char* name, const void* params) {
+    d_ = Sanitizer_CallbackData{};
+    d_.callbackSite = SANITIZER_API_ENTER;
+    d_.functionName = name;
+    d_.functionParams = params;
+    d_.context = ctx;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, cbid, &d_);
+  }
+  void exit(Sanitizer_CallbackId cbid, const char* name, const void* params) {
+    d_.callbackSite = SANITIZER_API_EXIT;
+    d_.functionName = name;
+    d_.functionParams = params;
+    d_.functionReturnValue = &ok_;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, cbid, &d_);
+  }
+  void api(Sanitizer_CallbackId cbid, const char* name, const void* params) {
+    enter(cbid, name, params);
+    exit(cbid, name, params);
+  }
+  void launch_callbacks_of(CUstream s) {
+    Sanitizer_LaunchData l{};
+    l.context = ctx;
+    l.stream = s;
+    l.hStream = reinterpret_cast<Sanitizer_StreamHandle>(s);
+    l.module = module_a;
+    l.function = add;
+    l.functionName = "_Z3addPfPKf";
+    l.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(next_launch_++);
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_BEGIN, &l);
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_END, &l);
+  }
+
+  recorder rec_{{.capture_stacks = false, .stack_depth = 0}};
+  engine eng_;
+  fake_driver driver_;
+  cuda_model model_{rec_, driver_};
+  no_call_sites sites_;
+  api_dispatcher dispatcher_{model_, sites_};
+  std::unique_ptr<sanitizer_source> source_;
+  Sanitizer_CallbackData d_{};
+  const CUresult ok_ = CUDA_SUCCESS;
+  std::uint64_t p_ = 0, q_ = 0;
+  void* args_[2] = {&p_, &q_};
+  std::uint64_t i_ = 0, turn_ = 0;
+  std::uintptr_t next_launch_ = 0x100;
+};
+
+void BM_SourceLaunch(benchmark::State& state) {
+  source_launches launches;
+  for (auto _ : state) launches.next();
+  const auto stats = launches.stats();
+  state.counters["measured"] = static_cast<double>(stats.measured);
+  state.counters["unpatched"] = static_cast<double>(stats.modules_unpatched);
+  if (!launches.eng().diagnostics().empty()) {
+    state.SkipWithError("the launch pattern must be race-free");
+  }
+}
+BENCHMARK(BM_SourceLaunch);
+
+}  // namespace
+}  // namespace streamsan::injection
+
+BENCHMARK_MAIN();
