@@ -12,7 +12,9 @@
 # PART: int (every example in both modes, about 2 minutes), acc (the 42
 # cuda-samples cases in both modes, about 3 minutes), torch (the torch
 # suite, CSAN beside it and the MLP overhead, about 5 minutes), probe (the
-# launch-bound overhead table of issue #11, about 4 minutes). The archive is
+# launch-bound overhead table of issue #11, about 4 minutes), prof (the MLP
+# loop's price list and sample profile, generic capture and operator hook,
+# about 2 minutes: bench/torch/profile-mlp.sh). The archive is
 # unpacked once per machine into /tmp/ss; a newer archive replaces it.
 set -u
 dest=$(cd "$1" && pwd); shift
@@ -35,6 +37,7 @@ summarize() {  # summarize PART LOG
            grep -vE '^PASS ' "$root/torch/results/streamsan.txt" 2>/dev/null | short
            sed -n '/^== MLP overhead/,/^== failing logs/p' "$2" | grep -E '^\||CSAN /' ;;
     probe) grep -E '^\||^== |exit [0-9]|every 1 M|^failures' "$2" | short ;;
+    prof) grep -E '^== |sampled|debug: most frequent' "$2" | cut -c1-600 ;;
   esac
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -47,7 +50,8 @@ for part in "$@"; do
          else echo "acc: not staged (stage-all.sh without SAMPLES_BIN)" >"$log"; fi ;;
     torch) timeout 540 bash "$root/torch/torch-gpu.sh" "${TORCH_ROUNDS:-3}" >"$log" 2>&1 ;;
     probe) ROUNDS=${ROUNDS:-7} timeout 500 bash "$root/probe/launch-overhead-gpu.sh" "$root/probe" >"$log" 2>&1 ;;
-    *) echo "run-all.sh: unknown part '$part' (int, acc, torch, probe)"; exit 2 ;;
+    prof) timeout 400 bash "$root/torch/profile-mlp.sh" "$root/probe/libpc_sampler.so" "$logs/prof" >"$log" 2>&1 ;;
+    *) echo "run-all.sh: unknown part '$part' (int, acc, torch, probe, prof)"; exit 2 ;;
   esac
   echo "exit $? after $(( $(date +%s) - start )) s" >>"$log"
   { echo "################ $part: $(tail -1 "$log")"; summarize "$part" "$log"; } >"$logs/$part.summary"
