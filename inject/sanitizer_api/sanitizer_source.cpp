@@ -147,6 +147,12 @@ struct sanitizer_source::impl {
   std::atomic<std::uint64_t> launch_seq{0};
   std::atomic<std::uint64_t> next_thread_id{0};
   std::atomic<std::uint64_t> transitions_deferred{0};
+  // Note [Unpatching backs off]: no unpatch is tried before launch_seq
+  // reaches unpatch_after; unpatch_deferrals counts the failed tries since
+  // the last success or context synchronize.
+  std::atomic<std::uint64_t> unpatch_after{0};
+  std::atomic<std::uint32_t> unpatch_deferrals{0};
+  void try_unpatch(CUmodule module);
   void hold_launching(api_domain domain, std::uint32_t cbid);
   void release_launching(api_domain domain, std::uint32_t cbid);
   bool stream_idle(CUstream stream) const;
@@ -448,7 +454,7 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
       change_module(ctx, module, true);
     }
   } else if (!want && policy == measurement_policy::on_demand && tracker.is_patched(module)) {
-    change_module(nullptr, module, false);  // retried at a later launch
+    try_unpatch(module);  // retried at a later launch
   }
   // From here to the call's exit no module changes: whether this launch
   // runs patched code is what is_patched says now.
@@ -591,6 +597,32 @@ void sanitizer_source::impl::change_module(CUcontext ctx, CUmodule module, bool 
   }
 }
 
+// Note [Unpatching backs off]
+// A module stays patched until none of its kernels can run (Note [A module
+// changes only while none of its kernels runs]), and a program that keeps
+// its streams busy (a launch-bound loop, a training loop between its
+// synchronizes) never shows them idle: each of its launches asked the
+// streams again (a cuStreamQuery per stream and launch, and 455 ns instead
+// of 205 ns a launch in bench/injection's BM_SourceLaunchBusyStreams, with
+// a fake driver whose query costs nothing). So after k failed tries in a
+// row the next one waits for 2^(k-1) - 1 more launches, at most 1,023: the
+// first retry is still the next launch, and a loop pays a query about every
+// thousand launches. A context synchronize, after which the streams are
+// idle, makes the next launch try again.
+void sanitizer_source::impl::try_unpatch(CUmodule module) {
+  const std::uint64_t now = launch_seq.load(std::memory_order_acquire);
+  if (now < unpatch_after.load(std::memory_order_acquire)) return;
+  change_module(nullptr, module, false);
+  if (!tracker.is_patched(module)) {
+    unpatch_deferrals.store(0, std::memory_order_release);
+    unpatch_after.store(0, std::memory_order_release);
+    return;
+  }
+  const std::uint32_t failed = unpatch_deferrals.fetch_add(1, std::memory_order_acq_rel) + 1;
+  const std::uint64_t skip = (std::uint64_t{1} << std::min<std::uint32_t>(failed - 1, 10)) - 1;
+  unpatch_after.store(now + skip + 1, std::memory_order_release);
+}
+
 void sanitizer_source::impl::on_graph_launch_entry(const call_facts& f, api_domain domain,
                                                    std::uint32_t cbid) {
   thread_state& me = tls_thread;
@@ -656,6 +688,9 @@ void sanitizer_source::impl::on_context_synchronized(std::uint64_t entered) {
   std::erase_if(ptds_pending, older);
   any_ptds_pending.store(!ptds_pending.empty(), std::memory_order_release);
   if (unseen_work <= entered) unseen_work = 0;
+  // Note [Unpatching backs off]
+  unpatch_deferrals.store(0, std::memory_order_release);
+  unpatch_after.store(0, std::memory_order_release);
 }
 
 void sanitizer_source::impl::on_launch(Sanitizer_CallbackId cbid, const Sanitizer_LaunchData& d) {
@@ -845,6 +880,7 @@ sanitizer_source_stats sanitizer_source::stats() const {
   s.bytes_read_back = t.bytes_read_back;
   s.modules_patched = t.modules_patched;
   s.modules_unpatched = t.modules_unpatched;
+  s.changes_deferred = impl_->transitions_deferred.load();
   return s;
 }
 

@@ -69,6 +69,8 @@ struct sanitizer_source_stats {
   std::uint64_t bytes_read_back = 0;
   std::uint64_t modules_patched = 0;
   std::uint64_t modules_unpatched = 0;
+  // Patches and unpatches put off because a kernel of the module may run.
+  std::uint64_t changes_deferred = 0;
 };
 
 class sanitizer_source {

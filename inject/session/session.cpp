@@ -349,7 +349,7 @@ void session::print_debug_counters() const {
   std::fprintf(stderr,
                "streamsan: debug: sanitizer api_callbacks=%llu launches=%llu measured=%llu "
                "incomplete=%llu failed=%llu waits=%llu slots=%llu read_back=%llu "
-               "modules_patched=%llu unpatched=%llu\n",
+               "modules_patched=%llu unpatched=%llu changes_deferred=%llu\n",
                static_cast<unsigned long long>(m.api_callbacks),
                static_cast<unsigned long long>(m.launches),
                static_cast<unsigned long long>(m.measured),
@@ -359,7 +359,8 @@ void session::print_debug_counters() const {
                static_cast<unsigned long long>(m.pages),
                static_cast<unsigned long long>(m.bytes_read_back),
                static_cast<unsigned long long>(m.modules_patched),
-               static_cast<unsigned long long>(m.modules_unpatched));
+               static_cast<unsigned long long>(m.modules_unpatched),
+               static_cast<unsigned long long>(m.changes_deferred));
 }
 
 // Note [Reports at exit]

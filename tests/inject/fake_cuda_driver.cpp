@@ -133,6 +133,11 @@ FAKE CUresult cuStreamQuery(CUstream stream) {
   return s().busy.count(stream) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 
+FAKE int fake_cuda_stream_queries() {
+  std::lock_guard lock(s().mutex);
+  return s().stream_queries;
+}
+
 FAKE void fake_cuda_set_stream_busy(CUstream stream, bool busy) {
   set_member(s().busy, stream, busy);
 }

@@ -16,6 +16,8 @@ void fake_cuda_define_function(CUfunction function, CUmodule module, const char*
 void fake_cuda_set_capturing(CUstream stream, bool capturing);
 // cuStreamQuery answers CUDA_ERROR_NOT_READY for a busy stream.
 void fake_cuda_set_stream_busy(CUstream stream, bool busy);
+// How many cuStreamQuery calls were made so far.
+int fake_cuda_stream_queries();
 // The next cuKernelGetFunction calls `hook(arg)` first, as the driver's lazy
 // module loading delivers a module-loaded callback from inside that call.
 void fake_cuda_on_next_kernel_lookup(void (*hook)(void*), void* arg);

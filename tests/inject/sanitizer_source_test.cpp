@@ -239,6 +239,28 @@ TEST_F(SanitizerSource, AModuleIsNotUnpatchedWhileItsKernelsMayRun) {
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
 }
 
+// Note [Unpatching backs off]: a loop that keeps its stream busy asks it
+// again only after ever longer gaps, and a context synchronize (after
+// which it is idle) makes the next launch try at once.
+TEST_F(SanitizerSource, UnpatchingBacksOffWhileTheStreamStaysBusy) {
+  start(measurement_policy::on_demand);
+  launch(stream_1, 0, 64);
+  source->drain();
+  fake_cuda_set_stream_busy(stream_1, true);
+  const int before = fake_cuda_stream_queries();
+  for (int i = 0; i < 1000; ++i) launch(stream_1, 0, 64);
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  // Tries at launches 1, 2, 4, 8, ..., 512: ten, one query each.
+  EXPECT_EQ(fake_cuda_stream_queries() - before, 10);
+  EXPECT_EQ(source->stats().changes_deferred, 10u);
+  fake_cuda_set_stream_busy(stream_1, false);
+  launch(stream_1, 0, 64);  // not due yet: the streams are not asked
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  synchronize();
+  launch(stream_1, 0, 64);
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+}
+
 TEST_F(SanitizerSource, AModuleIsNotPatchedWhileItsKernelsMayRunAndTheLaunchStaysInferred) {
   start(measurement_policy::on_demand);
   launch(stream_1, 0, 64);
