@@ -24,7 +24,15 @@ std::optional<launch_request> decode_launch(const api_call& call) noexcept;
 
 // What else the Sanitizer API source must know of a call at its entry
 // (Note [A module changes only while none of its kernels runs]).
-enum class call_role : std::uint8_t { other, graph_launch, stream_destroy, context_synchronize };
+// host_wait: a stream or event synchronize (the host waited for work to
+// end: Note [Unpatching backs off]).
+enum class call_role : std::uint8_t {
+  other,
+  graph_launch,
+  stream_destroy,
+  context_synchronize,
+  host_wait
+};
 struct call_facts {
   call_role role = call_role::other;
   const void* stream = nullptr;  // graph_launch, stream_destroy

@@ -216,6 +216,10 @@ call_facts decode_call_role(const api_call& call) noexcept {
       case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020:
       case CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020:
         return {call_role::context_synchronize};
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020:
+        return {call_role::host_wait};
       case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
       case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
         if (call.params == nullptr) return {};
@@ -235,6 +239,10 @@ call_facts decode_call_role(const api_call& call) noexcept {
     case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
     case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2:
       return {call_role::context_synchronize};
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize:
+      return {call_role::host_wait};
     case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
     case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
       if (call.params == nullptr) return {};

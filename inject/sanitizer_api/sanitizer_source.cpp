@@ -153,6 +153,10 @@ struct sanitizer_source::impl {
   std::atomic<std::uint64_t> unpatch_after{0};
   std::atomic<std::uint32_t> unpatch_deferrals{0};
   void try_unpatch(CUmodule module);
+  void retry_unpatch_now() noexcept {
+    unpatch_deferrals.store(0, std::memory_order_release);
+    unpatch_after.store(0, std::memory_order_release);
+  }
   void hold_launching(api_domain domain, std::uint32_t cbid);
   void release_launching(api_domain domain, std::uint32_t cbid);
   bool stream_idle(CUstream stream) const;
@@ -328,6 +332,7 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
         case call_role::context_synchronize:
           me.synchronize_entered = launch_seq.load(std::memory_order_acquire);
           break;
+        case call_role::host_wait: retry_unpatch_now(); break;
         case call_role::other: break;
       }
     }
@@ -607,15 +612,15 @@ void sanitizer_source::impl::change_module(CUcontext ctx, CUmodule module, bool 
 // a fake driver whose query costs nothing). So after k failed tries in a
 // row the next one waits for 2^(k-1) - 1 more launches, at most 1,023: the
 // first retry is still the next launch, and a loop pays a query about every
-// thousand launches. A context synchronize, after which the streams are
-// idle, makes the next launch try again.
+// thousand launches. A synchronize (of the context, a stream or an event:
+// a training loop's loss.item() waits on its stream), after which streams
+// may be idle, makes the next launch try again.
 void sanitizer_source::impl::try_unpatch(CUmodule module) {
   const std::uint64_t now = launch_seq.load(std::memory_order_acquire);
   if (now < unpatch_after.load(std::memory_order_acquire)) return;
   change_module(nullptr, module, false);
   if (!tracker.is_patched(module)) {
-    unpatch_deferrals.store(0, std::memory_order_release);
-    unpatch_after.store(0, std::memory_order_release);
+    retry_unpatch_now();
     return;
   }
   const std::uint32_t failed = unpatch_deferrals.fetch_add(1, std::memory_order_acq_rel) + 1;
@@ -688,9 +693,7 @@ void sanitizer_source::impl::on_context_synchronized(std::uint64_t entered) {
   std::erase_if(ptds_pending, older);
   any_ptds_pending.store(!ptds_pending.empty(), std::memory_order_release);
   if (unseen_work <= entered) unseen_work = 0;
-  // Note [Unpatching backs off]
-  unpatch_deferrals.store(0, std::memory_order_release);
-  unpatch_after.store(0, std::memory_order_release);
+  retry_unpatch_now();  // Note [Unpatching backs off]
 }
 
 void sanitizer_source::impl::on_launch(Sanitizer_CallbackId cbid, const Sanitizer_LaunchData& d) {

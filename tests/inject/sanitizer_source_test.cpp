@@ -261,6 +261,23 @@ TEST_F(SanitizerSource, UnpatchingBacksOffWhileTheStreamStaysBusy) {
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
 }
 
+// The same after a stream synchronize (a training loop's loss.item()).
+TEST_F(SanitizerSource, AStreamSynchronizeMakesTheNextLaunchTryToUnpatch) {
+  start(measurement_policy::on_demand);
+  launch(stream_1, 0, 64);
+  source->drain();
+  fake_cuda_set_stream_busy(stream_1, true);
+  for (int i = 0; i < 100; ++i) launch(stream_1, 0, 64);
+  fake_cuda_set_stream_busy(stream_1, false);
+  launch(stream_1, 0, 64);  // not due yet
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  const stream_destroy_params sync{stream_1};  // cuStreamSynchronize's one parameter
+  api(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuStreamSynchronize,
+      "cuStreamSynchronize", &sync);
+  launch(stream_1, 0, 64);
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+}
+
 TEST_F(SanitizerSource, AModuleIsNotPatchedWhileItsKernelsMayRunAndTheLaunchStaysInferred) {
   start(measurement_policy::on_demand);
   launch(stream_1, 0, 64);
