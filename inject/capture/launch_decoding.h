@@ -25,7 +25,7 @@ std::optional<launch_request> decode_launch(const api_call& call) noexcept;
 // What else the Sanitizer API source must know of a call at its entry
 // (Note [A module changes only while none of its kernels runs]).
 // host_wait: a stream or event synchronize (the host waited for work to
-// end: Note [Unpatching backs off]).
+// end: Note [Module changes back off]).
 enum class call_role : std::uint8_t {
   other,
   graph_launch,

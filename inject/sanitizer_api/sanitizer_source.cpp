@@ -147,15 +147,18 @@ struct sanitizer_source::impl {
   std::atomic<std::uint64_t> launch_seq{0};
   std::atomic<std::uint64_t> next_thread_id{0};
   std::atomic<std::uint64_t> transitions_deferred{0};
-  // Note [Unpatching backs off]: no unpatch is tried before launch_seq
-  // reaches unpatch_after; unpatch_deferrals counts the failed tries since
-  // the last success or context synchronize.
-  std::atomic<std::uint64_t> unpatch_after{0};
-  std::atomic<std::uint32_t> unpatch_deferrals{0};
-  void try_unpatch(CUmodule module);
-  void retry_unpatch_now() noexcept {
-    unpatch_deferrals.store(0, std::memory_order_release);
-    unpatch_after.store(0, std::memory_order_release);
+  // Note [Module changes back off]: no patch or unpatch of a launch's
+  // module is tried before launch_seq reaches change_after; change_deferrals
+  // counts the failed tries since the last success or synchronize.
+  std::atomic<std::uint64_t> change_after{0};
+  std::atomic<std::uint32_t> change_deferrals{0};
+  bool change_due() const noexcept {
+    return launch_seq.load(std::memory_order_acquire) >= change_after.load(std::memory_order_acquire);
+  }
+  void try_change(CUcontext ctx, CUmodule module, bool patched);
+  void retry_changes_now() noexcept {
+    change_deferrals.store(0, std::memory_order_release);
+    change_after.store(0, std::memory_order_release);
   }
   void hold_launching(api_domain domain, std::uint32_t cbid);
   void release_launching(api_domain domain, std::uint32_t cbid);
@@ -332,7 +335,7 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
         case call_role::context_synchronize:
           me.synchronize_entered = launch_seq.load(std::memory_order_acquire);
           break;
-        case call_role::host_wait: retry_unpatch_now(); break;
+        case call_role::host_wait: retry_changes_now(); break;
         case call_role::other: break;
       }
     }
@@ -455,11 +458,11 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   if (want && !tracker.is_patched(module)) {
     // The module of the launching thread's context.
     CUcontext ctx = nullptr;
-    if (driver.ctx_get_current(&ctx) == CUDA_SUCCESS && ctx != nullptr) {
-      change_module(ctx, module, true);
+    if (change_due() && driver.ctx_get_current(&ctx) == CUDA_SUCCESS && ctx != nullptr) {
+      try_change(ctx, module, true);
     }
   } else if (!want && policy == measurement_policy::on_demand && tracker.is_patched(module)) {
-    try_unpatch(module);  // retried at a later launch
+    if (change_due()) try_change(nullptr, module, false);  // retried at a later launch
   }
   // From here to the call's exit no module changes: whether this launch
   // runs patched code is what is_patched says now.
@@ -602,30 +605,32 @@ void sanitizer_source::impl::change_module(CUcontext ctx, CUmodule module, bool 
   }
 }
 
-// Note [Unpatching backs off]
-// A module stays patched until none of its kernels can run (Note [A module
+// Note [Module changes back off]
+// A module changes only when none of its kernels can run (Note [A module
 // changes only while none of its kernels runs]), and a program that keeps
 // its streams busy (a launch-bound loop, a training loop between its
 // synchronizes) never shows them idle: each of its launches asked the
-// streams again (a cuStreamQuery per stream and launch, and 455 ns instead
-// of 205 ns a launch in bench/injection's BM_SourceLaunchBusyStreams, with
-// a fake driver whose query costs nothing). So after k failed tries in a
-// row the next one waits for 2^(k-1) - 1 more launches, at most 1,023: the
-// first retry is still the next launch, and a loop pays a query about every
-// thousand launches. A synchronize (of the context, a stream or an event:
-// a training loop's loss.item() waits on its stream), after which streams
-// may be idle, makes the next launch try again.
-void sanitizer_source::impl::try_unpatch(CUmodule module) {
+// streams again (a cuStreamQuery per stream and launch), to unpatch a
+// module after its kernels' first launches were measured, or to patch it
+// for a first launch on another stream (455 ns instead of 205 ns a launch
+// in bench/injection's BM_SourceLaunchBusyStreams, with a fake driver whose
+// query costs nothing). So after k failed tries in a row the next one waits
+// for 2^(k-1) - 1 more launches, at most 1,023: the first retry is still
+// the next launch, and a loop pays a query about every thousand launches.
+// A launch that wanted a measurement meanwhile keeps its inferred
+// footprint, as when a change is deferred. A synchronize (of the context, a
+// stream or an event: a training loop's loss.item() waits on its stream),
+// after which streams may be idle, makes the next launch try again.
+void sanitizer_source::impl::try_change(CUcontext ctx, CUmodule module, bool patched) {
   const std::uint64_t now = launch_seq.load(std::memory_order_acquire);
-  if (now < unpatch_after.load(std::memory_order_acquire)) return;
-  change_module(nullptr, module, false);
-  if (!tracker.is_patched(module)) {
-    retry_unpatch_now();
+  change_module(ctx, module, patched);
+  if (tracker.is_patched(module) == patched) {
+    retry_changes_now();
     return;
   }
-  const std::uint32_t failed = unpatch_deferrals.fetch_add(1, std::memory_order_acq_rel) + 1;
+  const std::uint32_t failed = change_deferrals.fetch_add(1, std::memory_order_acq_rel) + 1;
   const std::uint64_t skip = (std::uint64_t{1} << std::min<std::uint32_t>(failed - 1, 10)) - 1;
-  unpatch_after.store(now + skip + 1, std::memory_order_release);
+  change_after.store(now + skip + 1, std::memory_order_release);
 }
 
 void sanitizer_source::impl::on_graph_launch_entry(const call_facts& f, api_domain domain,
@@ -693,7 +698,7 @@ void sanitizer_source::impl::on_context_synchronized(std::uint64_t entered) {
   std::erase_if(ptds_pending, older);
   any_ptds_pending.store(!ptds_pending.empty(), std::memory_order_release);
   if (unseen_work <= entered) unseen_work = 0;
-  retry_unpatch_now();  // Note [Unpatching backs off]
+  retry_changes_now();  // Note [Module changes back off]
 }
 
 void sanitizer_source::impl::on_launch(Sanitizer_CallbackId cbid, const Sanitizer_LaunchData& d) {

@@ -239,7 +239,7 @@ TEST_F(SanitizerSource, AModuleIsNotUnpatchedWhileItsKernelsMayRun) {
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
 }
 
-// Note [Unpatching backs off]: a loop that keeps its stream busy asks it
+// Note [Module changes back off]: a loop that keeps its stream busy asks it
 // again only after ever longer gaps, and a context synchronize (after
 // which it is idle) makes the next launch try at once.
 TEST_F(SanitizerSource, UnpatchingBacksOffWhileTheStreamStaysBusy) {
@@ -259,6 +259,25 @@ TEST_F(SanitizerSource, UnpatchingBacksOffWhileTheStreamStaysBusy) {
   synchronize();
   launch(stream_1, 0, 64);
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+}
+
+// Patching for a first launch on another stream backs off the same way;
+// the launches meanwhile keep their inferred footprints.
+TEST_F(SanitizerSource, PatchingForAFirstLaunchBacksOffWhileAStreamStaysBusy) {
+  start(measurement_policy::on_demand);
+  launch(stream_1, 0, 64);
+  source->drain();
+  launch(stream_1, 0, 64);  // unpatched now
+  ASSERT_FALSE(fake_sanitizer_is_patched(module_a));
+  fake_cuda_set_stream_busy(stream_1, true);
+  const int before = fake_cuda_stream_queries();
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(launch(stream_2, 4096, 64));
+  // Tries at launches 1, 2, 4, ..., 64 of the hundred: seven, each asking
+  // stream 1 first, which is busy.
+  EXPECT_EQ(fake_cuda_stream_queries() - before, 7);
+  fake_cuda_set_stream_busy(stream_1, false);
+  synchronize();
+  EXPECT_TRUE(launch(stream_2, 4096, 64));  // measured once it is safe
 }
 
 // The same after a stream synchronize (a training loop's loss.item()).
