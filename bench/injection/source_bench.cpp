@@ -73,7 +73,11 @@ class no_call_sites final : public call_site_source {
 
 class source_launches {
  public:
-  source_launches() {
+  // busy: the streams never drain (a launch-bound loop on a GPU), so the
+  // module patched for the first launches cannot be unpatched (Note
+  // [Unpatching waits for idle streams]) and every launch takes the launch
+  // callbacks too.
+  explicit source_launches(bool busy) : busy_(busy) {
     rec_.add_sink(eng_);
     fake_sanitizer_reset();
     // add(float* p, const float* q): p[i] += q[i], 8 buffers of 1 KiB.
@@ -98,6 +102,8 @@ class source_launches {
     CUevent e = handover;
     event_create_params ec{&e, CU_EVENT_DISABLE_TIMING};
     api(SANITIZER_CBID_DRIVER_API_cuEventCreate, "cuEventCreate", &ec);
+    fake_cuda_set_stream_busy(stream_1, busy_);
+    fake_cuda_set_stream_busy(stream_2, busy_);
     // The first launches on each stream are measured (launch callbacks on);
     // the next ones let the module go unpatched.
     for (int i = 0; i < 64; ++i) next(true);
@@ -116,7 +122,7 @@ class source_launches {
     p.hStream = stream();
     p.kernelParams = args_;
     enter(SANITIZER_CBID_DRIVER_API_cuLaunchKernel, "cuLaunchKernel", &p);
-    if (launch_callbacks) launch_callbacks_of(p.hStream);
+    if (launch_callbacks || busy_) launch_callbacks_of(p.hStream);
     exit(SANITIZER_CBID_DRIVER_API_cuLaunchKernel, "cuLaunchKernel", &p);
     if (++i_ % 16 == 0) {
       event_record_params r{handover, stream()};
@@ -163,6 +169,7 @@ class source_launches {
     fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_END, &l);
   }
 
+  bool busy_;
   recorder rec_{{.capture_stacks = false, .stack_depth = 0}};
   engine eng_;
   fake_driver driver_;
@@ -178,17 +185,26 @@ class source_launches {
   std::uintptr_t next_launch_ = 0x100;
 };
 
-void BM_SourceLaunch(benchmark::State& state) {
-  source_launches launches;
+void source_launch(benchmark::State& state, bool busy) {
+  source_launches launches(busy);
+  const int queries_before = fake_cuda_stream_queries();
   for (auto _ : state) launches.next();
   const auto stats = launches.stats();
   state.counters["measured"] = static_cast<double>(stats.measured);
   state.counters["unpatched"] = static_cast<double>(stats.modules_unpatched);
+  state.counters["stream_queries_per_launch"] =
+      static_cast<double>(fake_cuda_stream_queries() - queries_before) /
+      static_cast<double>(state.iterations());
   if (!launches.eng().diagnostics().empty()) {
     state.SkipWithError("the launch pattern must be race-free");
   }
 }
+
+void BM_SourceLaunch(benchmark::State& state) { source_launch(state, false); }
 BENCHMARK(BM_SourceLaunch);
+
+void BM_SourceLaunchBusyStreams(benchmark::State& state) { source_launch(state, true); }
+BENCHMARK(BM_SourceLaunchBusyStreams);
 
 }  // namespace
 }  // namespace streamsan::injection

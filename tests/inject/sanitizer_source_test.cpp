@@ -157,6 +157,16 @@ class SanitizerSource : public ::testing::Test {
         "cuCtxSynchronize", nullptr);
   }
 
+  // The default mode's first launch on stream 1, measured, and the next,
+  // which unpatches the module again: stream 1 is then known.
+  void measure_first_then_unpatch() {
+    start(measurement_policy::on_demand);
+    launch(stream_1, 0, 64);
+    source->drain();
+    launch(stream_1, 0, 64);  // unpatched now
+    ASSERT_FALSE(fake_sanitizer_is_patched(module_a));
+  }
+
   std::vector<std::vector<access>> launches() const {
     std::vector<std::vector<access>> out;
     for (const auto& c : sink.records) {
@@ -264,11 +274,7 @@ TEST_F(SanitizerSource, UnpatchingBacksOffWhileTheStreamStaysBusy) {
 // Patching for a first launch on another stream backs off the same way;
 // the launches meanwhile keep their inferred footprints.
 TEST_F(SanitizerSource, PatchingForAFirstLaunchBacksOffWhileAStreamStaysBusy) {
-  start(measurement_policy::on_demand);
-  launch(stream_1, 0, 64);
-  source->drain();
-  launch(stream_1, 0, 64);  // unpatched now
-  ASSERT_FALSE(fake_sanitizer_is_patched(module_a));
+  measure_first_then_unpatch();
   fake_cuda_set_stream_busy(stream_1, true);
   const int before = fake_cuda_stream_queries();
   for (int i = 0; i < 100; ++i) EXPECT_FALSE(launch(stream_2, 4096, 64));
@@ -298,11 +304,7 @@ TEST_F(SanitizerSource, AStreamSynchronizeMakesTheNextLaunchTryToUnpatch) {
 }
 
 TEST_F(SanitizerSource, AModuleIsNotPatchedWhileItsKernelsMayRunAndTheLaunchStaysInferred) {
-  start(measurement_policy::on_demand);
-  launch(stream_1, 0, 64);
-  source->drain();
-  launch(stream_1, 0, 64);  // unpatched now
-  ASSERT_FALSE(fake_sanitizer_is_patched(module_a));
+  measure_first_then_unpatch();
   fake_cuda_set_stream_busy(stream_1, true);
   EXPECT_FALSE(launch(stream_2, 4096, 64));  // wanted (first on stream 2), not measurable now
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
