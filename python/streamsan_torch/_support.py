@@ -443,7 +443,7 @@ _HOOK_CHOICES = ("auto", "native", "python")
 # `auto`: the native hook (op_hook.cpp) where it builds, else the Python
 # dispatch mode with one line saying why. The native hook costs +0.78 us an
 # operator against +11.6 us for the dispatch mode (CPU), and took the same
-# verdicts on the GPU: the torch suite's 36 runs passed with it on an H200
+# verdicts on the GPU: the torch suite's 34 runs passed with it on an H200
 # (torch 2.11.0+cu130, bench/torch/torch-gpu.sh, 2026-11-28), with the
 # caching allocator's blocks tracked. `python` keeps the dispatch mode.
 _DEFAULT_HOOK = "auto"
