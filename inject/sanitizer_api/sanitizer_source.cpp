@@ -651,16 +651,19 @@ void sanitizer_source::impl::on_graph_launch_entry(const call_facts& f, api_doma
 }
 
 // Note [No patching for a graph launch]
-// Patching a module whose kernels an instantiated graph already holds makes
-// that graph's nodes fault: with the module patched at the graph launch
-// call's entry, every graph of graph_capture_fork and graph_memory_capture
-// (kernels first launched into a capture, so their module loaded and was
-// left unpatched then) died with "an illegal instruction was encountered"
-// on an H200 (2026-11-28). So a graph node is measured only when its module
-// was already patched for ordinary launches (--precise: at load, unless a
-// stream was capturing; the default mode: while its first launches per
-// stream are measured); the nodes of other modules keep inferred footprints
-// and their candidates stay possible races.
+// With a module patched at the graph launch call's entry, under a graph
+// instantiated while it was unpatched, every graph of graph_capture_fork and
+// graph_memory_capture (kernels first launched into a capture, so their
+// module loaded and was left unpatched then) died with "an illegal
+// instruction was encountered" on an H200 (2026-11-28). Whether patching
+// between graph launches, for ordinary launches, can do the same is not
+// known: the torch suite's graphed training patches and unpatches modules
+// around its graphs (26 patches, 20 unpatches) and passed on the same H200.
+// So a graph launch patches nothing, and a graph node is measured only
+// when its module was already patched for ordinary launches (--precise: at
+// load, unless a stream was capturing; the default mode: while its first
+// launches per stream are measured); the nodes of other modules keep
+// inferred footprints and their candidates stay possible races.
 std::vector<cuda_model::measured_graph_node> sanitizer_source::impl::graph_launch_exit() {
   thread_state& me = tls_thread;
   me.in_graph_launch = false;
