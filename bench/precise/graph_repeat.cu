@@ -1,0 +1,58 @@
+// One kernel in two nodes of one graph, on the two halves of one buffer: the
+// probe of what a graph node given null per-launch data does with its
+// function's per-function data (bench/precise/probe_inject.cpp,
+// PROBE_MODE=graphs PROBE_GRAPH_FUNCDATA=1: the first kernel node of each
+// graph launch gets a table as its function's data, every later node null
+// per-launch data). Prints "half first BEGIN END" and "half second BEGIN
+// END"; the probe prints the function data's footprint after each launch.
+// If it holds the first half only, null per-launch data keeps a node out of
+// its function's table, and a graph that runs one kernel in several nodes
+// can be measured one node per launch without telling the nodes apart on
+// the device (Note [Which graph nodes are measured]).
+#include <cstdio>
+#include <cstdlib>
+
+#define CHECK(call)                                                              \
+  do {                                                                           \
+    cudaError_t e_ = (call);                                                     \
+    if (e_ != cudaSuccess) {                                                     \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      std::exit(1);                                                              \
+    }                                                                            \
+  } while (0)
+
+__global__ void fill(float* p, int n, float v) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] = v;
+}
+
+int main() {
+  constexpr int half = 4096;
+  float* a = nullptr;
+  CHECK(cudaMalloc(&a, 2 * half * sizeof(float)));
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  std::printf("half first 0x%llx 0x%llx\n", reinterpret_cast<unsigned long long>(a),
+              reinterpret_cast<unsigned long long>(a + half));
+  std::printf("half second 0x%llx 0x%llx\n", reinterpret_cast<unsigned long long>(a + half),
+              reinterpret_cast<unsigned long long>(a + 2 * half));
+  cudaGraph_t g;
+  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  fill<<<half / 256, 256, 0, s>>>(a, half, 1.0f);
+  fill<<<half / 256, 256, 0, s>>>(a + half, half, 2.0f);
+  CHECK(cudaStreamEndCapture(s, &g));
+  cudaGraphExec_t e;
+  CHECK(cudaGraphInstantiate(&e, g, 0));
+  for (int launch = 0; launch < 2; ++launch) {
+    CHECK(cudaGraphLaunch(e, s));
+    CHECK(cudaStreamSynchronize(s));
+  }
+  float first = 0, second = 0;
+  CHECK(cudaMemcpy(&first, a, sizeof first, cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(&second, a + half, sizeof second, cudaMemcpyDeviceToHost));
+  std::printf("values %.1f %.1f (expected 1.0 2.0)\n", first, second);
+  CHECK(cudaGraphExecDestroy(e));
+  CHECK(cudaGraphDestroy(g));
+  CHECK(cudaFree(a));
+  return 0;
+}
