@@ -23,6 +23,8 @@
 #   streamsan         streamsan run (default capture, engine on its thread)
 #   streamsan_cupti   streamsan run --capture cupti
 #   streamsan_inline  STREAMSAN_ENGINE_THREAD=0 streamsan run (engine inline)
+#   streamsan_drain   STREAMSAN_UNPATCH_WAIT_MS=50 streamsan run (Note
+#                     [Waiting for a module's streams to drain])
 #   streamsan_base    DIR/base/streamsan run: another build (with its own
 #                     libstreamsan_inject.so beside it), to compare two builds
 #                     in the same interleaved rounds
@@ -40,7 +42,7 @@ exec > >(tee "$out/launch-overhead.log") 2>&1
 if [[ ! -e /usr/local/cuda/lib64/libcupti.so.13 ]]; then export LD_LIBRARY_PATH=$dir/cupti; fi
 rounds=${ROUNDS:-7}
 launches=${LAUNCHES:-100000}
-configs=${CONFIGS:-"native bare_cupti streamsan streamsan_cupti streamsan_inline memcheck"}
+configs=${CONFIGS:-"native bare_cupti bare_sanitizer streamsan streamsan_drain streamsan_cupti memcheck"}
 rss_launches=${RSS_LAUNCHES:-10000000}
 cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 
@@ -60,6 +62,7 @@ command_of() {
     streamsan_base) echo "$dir/base/streamsan run -- ./launch_loop" ;;
     streamsan_cupti) echo "./streamsan run --capture cupti -- ./launch_loop" ;;
     streamsan_inline) echo "env STREAMSAN_ENGINE_THREAD=0 ./streamsan run -- ./launch_loop" ;;
+    streamsan_drain) echo "env STREAMSAN_UNPATCH_WAIT_MS=50 ./streamsan run -- ./launch_loop" ;;
     memcheck) echo "$cs --tool memcheck ./launch_loop" ;;
     *) echo "unknown configuration $1" >&2; return 1 ;;
   esac
@@ -131,7 +134,7 @@ if [[ $rss_launches -gt 0 ]]; then
     grep -E '^rss ' "$out/rss-$label.log" | awk '{ split($3, r, "="); printf "%s%s", (NR > 1 ? " " : "  every 1 M (KiB): "), r[2] } END { print "" }'
   }
   rss_run streamsan env STREAMSAN_DEBUG=1 ./streamsan run -- ./launch_loop
-  grep -E 'debug: engine thread' "$out/rss-streamsan.log" | sed 's/^/  /'
+  grep -E 'debug: (engine thread|sanitizer)' "$out/rss-streamsan.log" | sed 's/^/  /'
   [[ ${RSS_NATIVE:-1} == 1 ]] && rss_run native ./launch_loop
 fi
 echo "== done"

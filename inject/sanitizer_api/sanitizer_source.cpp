@@ -1,11 +1,13 @@
 #include "inject/sanitizer_api/sanitizer_source.h"
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
 #include <shared_mutex>
 #include <stdexcept>
+#include <thread>
 #include <unordered_map>
 
 #include "inject/capture/launch_decoding.h"
@@ -152,6 +154,9 @@ struct sanitizer_source::impl {
   // counts the failed tries since the last success or synchronize.
   std::atomic<std::uint64_t> change_after{0};
   std::atomic<std::uint32_t> change_deferrals{0};
+  // Note [Waiting for a module's streams to drain]; zero: never.
+  std::chrono::milliseconds unpatch_wait{0};
+  bool drained_within(CUmodule module, std::chrono::milliseconds limit);
   bool change_due() const noexcept {
     return launch_seq.load(std::memory_order_acquire) >= change_after.load(std::memory_order_acquire);
   }
@@ -594,7 +599,12 @@ bool sanitizer_source::impl::module_idle(CUmodule module) {
 
 void sanitizer_source::impl::change_module(CUcontext ctx, CUmodule module, bool patched) {
   std::unique_lock change(launching, std::try_to_lock);
-  if (!change.owns_lock() || !module_idle(module)) {
+  // Note [Waiting for a module's streams to drain]: an unpatch, on the
+  // first try of its round only.
+  const bool may_wait = !patched && unpatch_wait.count() > 0 &&
+                        change_deferrals.load(std::memory_order_acquire) == 0;
+  if (!change.owns_lock() ||
+      (!module_idle(module) && !(may_wait && drained_within(module, unpatch_wait)))) {
     transitions_deferred.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -603,6 +613,28 @@ void sanitizer_source::impl::change_module(CUcontext ctx, CUmodule module, bool 
   } else {
     unpatch(module);
   }
+}
+
+// Note [Waiting for a module's streams to drain]
+// A busy program keeps a module patched after its kernels' first launches
+// were measured (Note [Module changes back off]): every later launch of it
+// then takes the launch callbacks and runs patched code, which made a
+// bandwidth-bound kernel 42x slower with no table. Right after the
+// measured launch, only it and a few launches behind it are queued, so
+// with STREAMSAN_UNPATCH_WAIT_MS=N the first try of each round of unpatch
+// tries waits up to N ms for the module's streams to drain, polling them,
+// with `launching` held (other threads' launch calls wait meanwhile). The
+// wait is bounded because the queued work may wait on the host (a host
+// function, a stream memory wait) that this thread has yet to release. Off
+// by default: what it costs and saves is for a GPU run to show (bench/
+// precise/launch-overhead-gpu.sh, the triad and the pipeline).
+bool sanitizer_source::impl::drained_within(CUmodule module, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+    if (module_idle(module)) return true;
+  }
+  return false;
 }
 
 // Note [Module changes back off]
@@ -876,6 +908,10 @@ std::vector<std::string> sanitizer_source::patch_failures() const {
                                            : "; kernels " + kernels));
   }
   return out;
+}
+
+void sanitizer_source::set_unpatch_wait(std::chrono::milliseconds wait) noexcept {
+  impl_->unpatch_wait = wait;
 }
 
 sanitizer_source_stats sanitizer_source::stats() const {

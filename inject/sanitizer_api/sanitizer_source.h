@@ -28,6 +28,7 @@
 // session includes both sources' headers.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -87,6 +88,9 @@ class sanitizer_source {
   // Subscribes and starts the dispatcher; throws std::runtime_error with the
   // Sanitizer API's message on failure.
   void enable();
+  // Note [Waiting for a module's streams to drain]: how long an unpatch may
+  // wait, once, for the module's streams; zero (the default): not at all.
+  void set_unpatch_wait(std::chrono::milliseconds wait) noexcept;
   // The next `launches` launches of kernels with this name (the model's
   // short name) are measured (Note [Which launches are measured]).
   void measure_kernel(std::string_view name, unsigned launches);

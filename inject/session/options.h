@@ -197,6 +197,22 @@ inline bool parse_graph_nodes(std::string_view value) {
                      ": expected measure or off");
 }
 
+// STREAMSAN_UNPATCH_WAIT_MS (Note [Waiting for a module's streams to drain]
+// in inject/sanitizer_api/sanitizer_source.cpp): how long an unpatch may
+// wait, once, for the module's streams to drain; 0 (the default) or
+// nothing: not at all. Anything but an integer from 0 to 1000 is an error
+// naming the variable.
+inline constexpr std::string_view unpatch_wait_variable = "STREAMSAN_UNPATCH_WAIT_MS";
+inline std::uint32_t parse_unpatch_wait(std::string_view value) {
+  if (value.empty()) return 0;
+  try {
+    return detail::parse_count(unpatch_wait_variable, value, 1000);
+  } catch (const option_error&) {
+    throw option_error(std::string(unpatch_wait_variable) + "=" + detail::shown(value) +
+                       ": expected milliseconds from 0 to 1000");
+  }
+}
+
 inline sanitizer_options parse_options(std::string_view text, sanitizer_options base = {}) {
   std::size_t i = 0;
   const auto is_separator = [](char c) { return c == ':' || c == ' ' || c == '\t' || c == '\n'; };

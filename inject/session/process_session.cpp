@@ -55,6 +55,13 @@ session_config read_config() {
       fail(e.what(), exit_code::usage);
     }
   }
+  if (const char* wait = std::getenv(std::string(unpatch_wait_variable).c_str())) {
+    try {
+      config.unpatch_wait_ms = parse_unpatch_wait(wait);
+    } catch (const option_error& e) {
+      fail(e.what(), exit_code::usage);
+    }
+  }
   if (const char* debug = std::getenv("STREAMSAN_DEBUG"); debug && *debug && *debug != '0') {
     config.debug = std::string_view(debug) == "2" ? 2 : 1;
   }

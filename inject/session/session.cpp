@@ -152,6 +152,7 @@ void session::subscribe() {
         options.precise ? measurement_policy::every_launch : measurement_policy::on_demand, why,
         config_.measure_graph_nodes ? graph_node_measurement::on : graph_node_measurement::off);
     if (sanitizer_) {
+      sanitizer_->set_unpatch_wait(std::chrono::milliseconds(config_.unpatch_wait_ms));
       try {
         sanitizer_->enable();
         measuring_.store(sanitizer_.get(), std::memory_order_release);

@@ -71,6 +71,9 @@ struct session_config {
   // Graph kernel nodes measured (Note [Graph node measurement is opt-in]);
   // STREAMSAN_GRAPH_NODES=measure.
   bool measure_graph_nodes = false;
+  // STREAMSAN_UNPATCH_WAIT_MS: Note [Waiting for a module's streams to
+  // drain]; 0 = off.
+  std::uint32_t unpatch_wait_ms = 0;
 };
 
 // Note [Where the engine runs]

@@ -37,6 +37,7 @@ struct state {
   std::set<CUstream> capturing;
   std::set<CUstream> busy;
   int stream_queries = 0;
+  std::map<CUstream, int> draining;  // queries still answered NOT_READY
   void (*lookup_hook)(void*) = nullptr;  // once, at the next kernel lookup
   void* lookup_arg = nullptr;
   std::uintptr_t next = 0x1000;
@@ -130,7 +131,16 @@ FAKE CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status
 FAKE CUresult cuStreamQuery(CUstream stream) {
   std::lock_guard lock(s().mutex);
   ++s().stream_queries;
+  if (const auto it = s().draining.find(stream); it != s().draining.end() && it->second > 0) {
+    --it->second;
+    return CUDA_ERROR_NOT_READY;
+  }
   return s().busy.count(stream) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+
+FAKE void fake_cuda_set_stream_busy_for(CUstream stream, int queries) {
+  std::lock_guard lock(s().mutex);
+  s().draining[stream] = queries;
 }
 
 FAKE int fake_cuda_stream_queries() {

@@ -18,6 +18,9 @@ void fake_cuda_set_capturing(CUstream stream, bool capturing);
 void fake_cuda_set_stream_busy(CUstream stream, bool busy);
 // How many cuStreamQuery calls were made so far.
 int fake_cuda_stream_queries();
+// The stream answers CUDA_ERROR_NOT_READY to its next `queries` queries,
+// then is idle (work that drains).
+void fake_cuda_set_stream_busy_for(CUstream stream, int queries);
 // The next cuKernelGetFunction calls `hook(arg)` first, as the driver's lazy
 // module loading delivers a module-loaded callback from inside that call.
 void fake_cuda_on_next_kernel_lookup(void (*hook)(void*), void* arg);

@@ -147,5 +147,20 @@ TEST(SanitizerOptions, GraphNodesVariableTakesMeasureOrOffAndNamesABadValue) {
   }
 }
 
+TEST(SanitizerOptions, UnpatchWaitVariableTakesMillisecondsAndNamesABadValue) {
+  EXPECT_EQ(parse_unpatch_wait("50"), 50u);
+  EXPECT_EQ(parse_unpatch_wait("0"), 0u);
+  EXPECT_EQ(parse_unpatch_wait(""), 0u);
+  for (const char* bad : {"5ms", "1001", "-1"}) {
+    try {
+      parse_unpatch_wait(bad);
+      FAIL() << "no error for " << bad;
+    } catch (const option_error& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("STREAMSAN_UNPATCH_WAIT_MS=") + bad + ": expected milliseconds from 0 to 1000");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace streamsan::injection

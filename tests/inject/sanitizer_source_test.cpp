@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sanitizer.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -284,6 +285,44 @@ TEST_F(SanitizerSource, PatchingForAFirstLaunchBacksOffWhileAStreamStaysBusy) {
   fake_cuda_set_stream_busy(stream_1, false);
   synchronize();
   EXPECT_TRUE(launch(stream_2, 4096, 64));  // measured once it is safe
+}
+
+// Note [Waiting for a module's streams to drain]: asked to, the first try
+// of a round waits for work that drains; later tries of the round do not.
+TEST_F(SanitizerSource, AnUnpatchWaitsForTheStreamsToDrainWhenAsked) {
+  start(measurement_policy::on_demand);
+  source->set_unpatch_wait(std::chrono::milliseconds(1000));
+  launch(stream_1, 0, 64);
+  source->drain();
+  fake_cuda_set_stream_busy_for(stream_1, 3);  // the measured kernel still runs
+  launch(stream_1, 0, 64);
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+}
+
+TEST_F(SanitizerSource, AnUnpatchWaitsOnlyOnTheFirstTryOfItsRound) {
+  start(measurement_policy::on_demand);
+  source->set_unpatch_wait(std::chrono::milliseconds(2));
+  launch(stream_1, 0, 64);
+  source->drain();
+  fake_cuda_set_stream_busy(stream_1, true);  // never drains
+  launch(stream_1, 0, 64);                    // waits 2 ms in vain
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  const int before = fake_cuda_stream_queries();
+  for (int i = 0; i < 999; ++i) launch(stream_1, 0, 64);
+  // The round's later tries (launches 2, 4, ..., 512 of the thousand) ask
+  // once each.
+  EXPECT_EQ(fake_cuda_stream_queries() - before, 9);
+  fake_cuda_set_stream_busy(stream_1, false);
+}
+
+TEST_F(SanitizerSource, WithoutTheWaitAnUnpatchDoesNotWaitForDrainingWork) {
+  start(measurement_policy::on_demand);
+  launch(stream_1, 0, 64);
+  source->drain();
+  fake_cuda_set_stream_busy_for(stream_1, 3);
+  launch(stream_1, 0, 64);
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  fake_cuda_set_stream_busy_for(stream_1, 0);
 }
 
 // The same after a stream synchronize (a training loop's loss.item()).
