@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "inject/model/cuda_model.h"
+#include "inject/precise/footprint_resolver.h"
 #include "inject/stack/fast_unwinder.h"
 #include "sanitizer/engine/engine.h"
 #include "sanitizer/log/queued_sink.h"
@@ -139,6 +140,64 @@ BENCHMARK(BM_ModelledLaunchProgramThread)
     ->ArgsProduct({{0, 1}, {0}, {0}})
     ->ArgsProduct({{0, 1}, {2000}, {0, 16, 64}})
     ->UseManualTime();
+
+// What a PyTorch operator costs the model with the native operator hook
+// (issue #9 point 8): the caching allocator hands out the output's block,
+// the operator begins with two input spans, launches one kernel, ends
+// naming its output, and the previous output's block goes back to the pool;
+// through the footprint resolver into the live engine, no stack (range(0) =
+// 0) or a 16-frame one (1), as the native hook's calls would.
+class operator_pattern {
+ public:
+  explicit operator_pattern(recorder& rec, bool stacks) : stacks_(stacks), model_(rec, driver_) {
+    resolver_.add_downstream(eng_);
+    rec.add_sink(resolver_);
+    model_.set_footprint_resolver(&resolver_);
+    driver_.kernels[0x1000] = kernel_description{"_Z3addPfPKfS1_", {{0, 8}, {8, 8}, {16, 8}}, true};
+    const call_site here{};
+    model_.stream_created(here, 0xa, 1, 0);
+    model_.allocated(here, segment, 2 << 20, memory_kind::device);
+    model_.block_allocated(here, segment, 4096, 0, {0xa});
+    model_.block_allocated(here, segment + 4096, 4096, 0, {0xa});
+  }
+  void next() {
+    const std::uint64_t out = segment + 8192 + (i_ % 2) * 4096;
+    const call_site at{stacks_ ? std::span<const std::uint64_t>(frames_.data(),
+                                                                capture_stack(frames_))
+                               : std::span<const std::uint64_t>{}};
+    model_.block_allocated(at, out, 4096, 0, {0xa});
+    const annotated_range inputs[] = {{segment, 4096, access_mode::read},
+                                      {segment + 4096, 4096, access_mode::read}};
+    model_.op_began(inputs, true);
+    std::uint64_t words[3] = {out, segment, segment + 4096};
+    void* params[3] = {&words[0], &words[1], &words[2]};
+    model_.kernel_launched(at, {0xa}, 0x1000, kernel_arguments::from_pointers(params));
+    const annotated_range outputs[] = {{out, 4096, access_mode::write}};
+    model_.op_ended(outputs);
+    if (i_ > 0) model_.block_freed(call_site{}, segment + 8192 + ((i_ + 1) % 2) * 4096);
+    ++i_;
+  }
+  const engine& eng() const { return eng_; }
+
+ private:
+  static constexpr std::uint64_t segment = 0x700000000000;
+  bool stacks_;
+  fake_driver driver_;
+  engine eng_;
+  precise::footprint_resolver resolver_;
+  cuda_model model_;
+  std::array<std::uint64_t, 16> frames_{};
+  std::uint64_t i_ = 0;
+};
+
+void BM_ModelledOperator(benchmark::State& state) {
+  const bool stacks = state.range(0) != 0;
+  recorder rec({.capture_stacks = stacks, .stack_depth = 16});
+  operator_pattern ops(rec, stacks);
+  for (auto _ : state) ops.next();
+  state.counters["diagnostics"] = static_cast<double>(ops.eng().diagnostics().size());
+}
+BENCHMARK(BM_ModelledOperator)->Arg(0)->Arg(1);
 
 }  // namespace
 }  // namespace streamsan::injection

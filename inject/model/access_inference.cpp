@@ -132,13 +132,19 @@ void for_each_word(std::span<const param_plan> plans, const kernel_arguments& ar
 
 }  // namespace
 
+void pointer_words(std::span<const param_plan> plans, const kernel_arguments& args,
+                   const allocation_map& allocations, std::vector<pointer_word>& out) {
+  out.clear();
+  for_each_word(plans, args, [&](word_ref w, const param_plan&, std::uint64_t value) {
+    if (const auto hit = allocations.find(value)) out.push_back({w, hit->block.id, hit->offset, value});
+  });
+}
+
 std::vector<pointer_word> pointer_words(std::span<const param_plan> plans,
                                         const kernel_arguments& args,
                                         const allocation_map& allocations) {
   std::vector<pointer_word> out;
-  for_each_word(plans, args, [&](word_ref w, const param_plan&, std::uint64_t value) {
-    if (const auto hit = allocations.find(value)) out.push_back({w, hit->block.id, hit->offset, value});
-  });
+  pointer_words(plans, args, allocations, out);
   return out;
 }
 

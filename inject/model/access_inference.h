@@ -113,10 +113,13 @@ struct pointer_word {
   std::uint64_t address = 0;  // the word's value
 };
 
-// The words of `args` that point into tracked allocations.
+// The words of `args` that point into tracked allocations (into `out`,
+// cleared first: a launch's hot path reuses its buffer).
 std::vector<pointer_word> pointer_words(std::span<const param_plan> plans,
                                         const kernel_arguments& args,
                                         const allocation_map& allocations);
+void pointer_words(std::span<const param_plan> plans, const kernel_arguments& args,
+                   const allocation_map& allocations, std::vector<pointer_word>& out);
 
 // Attributes a complete measured footprint to the launch's pointer words
 // (Note [Learned access modes]).

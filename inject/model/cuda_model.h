@@ -408,7 +408,9 @@ class cuda_model {
   // kernel_launched() inside an operator (cuda_model_ops.cpp): the accesses
   // in scratch_, or a placeholder there and the launch awaits op_ended().
   void op_launch_accesses_locked(const kernel_info* info, const kernel_arguments& args);
-  std::vector<access> op_spans_locked(std::span<const annotated_range> ranges) const;
+  // Adds the spans of `ranges` (memory streamsan tracks) to `into`.
+  void add_op_spans_locked(std::span<const annotated_range> ranges,
+                           std::vector<access>& into) const;
   // A block freed on the calling thread leaves its operators' spans.
   void op_block_freed_locked(alloc_id block);
   using model_lock = std::unique_lock<std::mutex>;
@@ -662,6 +664,7 @@ class cuda_model {
   std::unordered_map<std::uint32_t, block_place> block_places_;
   void accesses_to_segments_locked(std::vector<access>& accesses) const;
   std::vector<access> scratch_;
+  std::vector<pointer_word> word_scratch_;  // op_launch_accesses_locked's
   host_function_listener* host_functions_ = nullptr;
   precise::footprint_resolver* resolver_ = nullptr;
   std::unordered_map<std::uint64_t, pending_measurement> pending_measurements_;

@@ -37,12 +37,24 @@ struct held_launch {
   std::vector<access> inferred;    // the generic footprint, per allocation
 };
 
+// The launches held are held[0 .. held_count): the elements past it keep
+// their buffers for the next operator's launches (an operator's hot path
+// allocates nothing once they have grown).
 struct operator_state {
   const cuda_model* model = nullptr;
   unsigned depth = 0;
   bool expects_outputs = false;
   std::vector<access> spans;  // inputs, then outputs
   std::vector<held_launch> held;
+  std::size_t held_count = 0;
+  held_launch& next_held() {
+    if (held_count == held.size()) held.emplace_back();
+    held_launch& h = held[held_count];
+    h.token = 0;
+    h.open.clear();
+    h.inferred.clear();
+    return h;
+  }
 };
 
 thread_local operator_state op;
@@ -68,26 +80,24 @@ void add_distinct(std::vector<access>& out, const access& a) {
   out.push_back(a);
 }
 
-// What a launch of the operator touches: every span, and the inferred
-// footprint of each allocation a word in no span points into.
-std::vector<access> settle(const held_launch& h, std::span<const access> spans) {
-  std::vector<access> out(spans.begin(), spans.end());
+// What a launch of the operator touches (into `out`): every span, and the
+// inferred footprint of each allocation a word in no span points into.
+void settle(const held_launch& h, std::span<const access> spans, std::vector<access>& out) {
+  out.assign(spans.begin(), spans.end());
   for (const auto& w : h.open) {
     if (span_holding(spans, w) != nullptr) continue;
     for (const auto& a : h.inferred) {
       if (a.range.alloc == w.alloc) add_distinct(out, a);
     }
   }
-  return out;
 }
 
 }  // namespace
 
 bool cuda_model::in_operator() noexcept { return op.depth > 0; }
 
-std::vector<access> cuda_model::op_spans_locked(std::span<const annotated_range> ranges) const {
-  std::vector<access> out;
-  out.reserve(ranges.size());
+void cuda_model::add_op_spans_locked(std::span<const annotated_range> ranges,
+                                     std::vector<access>& out) const {
   for (const auto& r : ranges) {
     const auto* a = allocations_.find_live(r.address);
     if (a == nullptr) continue;  // memory streamsan does not track
@@ -95,7 +105,6 @@ std::vector<access> cuda_model::op_spans_locked(std::span<const annotated_range>
     const std::uint64_t size = std::min(r.size, a->size - offset);
     add_distinct(out, access{byte_range{a->id, offset, size}, r.mode, access_origin::exact});
   }
-  return out;
 }
 
 void cuda_model::op_began(std::span<const annotated_range> inputs, bool expects_outputs) {
@@ -106,11 +115,11 @@ void cuda_model::op_began(std::span<const annotated_range> inputs, bool expects_
   }
   if (op.depth++ == 0) {
     op.spans.clear();
-    op.held.clear();
+    op.held_count = 0;
     op.expects_outputs = false;
   }
   op.expects_outputs = op.expects_outputs || expects_outputs;
-  for (const auto& a : op_spans_locked(inputs)) add_distinct(op.spans, a);
+  add_op_spans_locked(inputs, op.spans);
 }
 
 void cuda_model::op_ended(std::span<const annotated_range> outputs) {
@@ -119,11 +128,14 @@ void cuda_model::op_ended(std::span<const annotated_range> outputs) {
   {
     std::lock_guard lock(mutex_);
     if (op.model != this || op.depth == 0) return;  // unbalanced: ignored
-    for (const auto& a : op_spans_locked(outputs)) add_distinct(op.spans, a);
+    add_op_spans_locked(outputs, op.spans);
     if (--op.depth > 0) return;  // the outer operator settles
     resolver = resolver_;
-    for (auto& h : op.held) settled.emplace_back(h.token, settle(h, op.spans));
-    op.held.clear();
+    for (std::size_t i = 0; i < op.held_count; ++i) {
+      settled.emplace_back(op.held[i].token, std::vector<access>());
+      settle(op.held[i], op.spans, settled.back().second);
+    }
+    op.held_count = 0;
     op.spans.clear();
   }
   // Outside the model's lock: the resolver delivers to the engine.
@@ -141,24 +153,21 @@ void cuda_model::op_block_freed_locked(alloc_id block) {
 }
 
 void cuda_model::op_launch_accesses_locked(const kernel_info* info, const kernel_arguments& args) {
-  scratch_.clear();
-  held_launch h;
+  held_launch& h = op.next_held();
   if (info != nullptr) {
-    for (const auto& w : pointer_words(info->plans, args, allocations_)) {
+    pointer_words(info->plans, args, allocations_, word_scratch_);
+    for (const auto& w : word_scratch_) {
       if (span_holding(op.spans, w) == nullptr) h.open.push_back(w);
     }
     if (!h.open.empty()) {
       infer_accesses(info->plans, args, allocations_, h.inferred, &info->learned);
     }
   }
-  if (!op.expects_outputs || resolver_ == nullptr) {  // nothing to wait for
-    scratch_ = settle(h, op.spans);
-    return;
-  }
-  // The placeholder the resolver holds until op_ended().
-  scratch_ = settle(h, op.spans);
+  // Exact now, or the placeholder the resolver holds until op_ended().
+  settle(h, op.spans, scratch_);
+  if (!op.expects_outputs || resolver_ == nullptr) return;  // nothing to wait for
   h.token = resolver_->await_next_launch();
-  op.held.push_back(std::move(h));
+  ++op.held_count;
 }
 
 void cuda_model::symbol_defined(std::uint64_t address, std::string_view function,
