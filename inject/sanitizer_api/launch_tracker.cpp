@@ -386,7 +386,7 @@ bool launch_tracker::graph_node_begin(const Sanitizer_LaunchData& launch, std::u
     bool had_table = false;
     for (graph_node_table& n : mine.nodes) {
       if (n.function != f) continue;
-      n.shared = true;
+      n.dropped = true;
       had_table = true;
     }
     if (had_table) lib_.set_callback_data(f, nullptr);
@@ -411,8 +411,6 @@ bool launch_tracker::graph_node_begin(const Sanitizer_LaunchData& launch, std::u
 
 std::vector<launch_tracker::measured_node> launch_tracker::graph_launched() {
   graph_launch_state mine;
-  std::vector<graph_node_table> kept;
-  std::vector<bool> dropped;
   {
     std::lock_guard lock(mutex_);
     const auto it = graph_launches_.find(std::this_thread::get_id());
@@ -426,21 +424,19 @@ std::vector<launch_tracker::measured_node> launch_tracker::graph_launched() {
       if (use->second.contended) contended.insert(f);
       if (--use->second.launches == 0) function_uses_.erase(use);
     }
-    // A dropped table is not released yet: its node may still write into
-    // it until the launch's event completes.
-    for (const graph_node_table& n : mine.nodes) {
-      kept.push_back(n);
-      dropped.push_back(n.shared || contended.count(n.function) != 0);
-    }
+    for (graph_node_table& n : mine.nodes) n.dropped |= contended.count(n.function) != 0;
   }
   // The program's next graph launches get no table of ours.
   for (const graph_node_table& n : mine.nodes) lib_.set_callback_data(n.function, nullptr);
-  if (kept.empty()) return {};
-  const CUevent done = event_after(kept.front().ctx, kept.front().stream, kept.front().hstream);
+  if (mine.nodes.empty()) return {};
+  const graph_node_table& first = mine.nodes.front();
+  const CUevent done = event_after(first.ctx, first.stream, first.hstream);
   std::vector<measured_node> out;
   std::lock_guard lock(mutex_);
-  for (std::size_t i = 0; i < kept.size(); ++i) {
-    const graph_node_table& n = kept[i];
+  // A dropped table goes in flight too, unread: its node may still write
+  // into it until the launch's event completes.
+  for (std::size_t i = 0; i < mine.nodes.size(); ++i) {
+    const graph_node_table& n = mine.nodes[i];
     --handed_out_[n.module];
     launch_state s;
     s.t = n.t;
@@ -449,10 +445,10 @@ std::vector<launch_tracker::measured_node> launch_tracker::graph_launched() {
     s.stream = n.stream;
     s.ctx = n.ctx;
     s.done = done;
-    s.owns_event = i + 1 == kept.size();
-    s.discard = dropped[i];
+    s.owns_event = i + 1 == mine.nodes.size();
+    s.dropped = n.dropped;
     enqueue_locked(s);
-    if (!s.discard) out.push_back({last_id_, n.node});
+    if (!s.dropped) out.push_back({last_id_, n.node});
   }
   return out;
 }
@@ -510,10 +506,10 @@ void launch_tracker::retire_locked(const launch_state& l, const precise::decoded
   } else {
     hint = std::max<std::uint32_t>(16, d.pages * 2);
   }
-  discard_locked(l);
+  release_launch_locked(l);
 }
 
-void launch_tracker::discard_locked(const launch_state& l) {
+void launch_tracker::release_launch_locked(const launch_state& l) {
   release_locked(l.t);
   if (l.done != nullptr && l.owns_event) free_events_.push_back(l.done);
 }
@@ -559,7 +555,14 @@ void launch_tracker::poll(bool wait_all, const footprint_callback& done) {
   } else if (!order.try_lock()) {
     return;
   }
-  const std::vector<launch_state> taken = take_completed(wait_all);
+  std::vector<launch_state> taken = take_completed(wait_all);
+  if (std::any_of(taken.begin(), taken.end(), [](const launch_state& l) { return l.dropped; })) {
+    std::lock_guard lock(mutex_);
+    for (const launch_state& l : taken) {
+      if (l.dropped) release_launch_locked(l);
+    }
+    std::erase_if(taken, [](const launch_state& l) { return l.dropped; });
+  }
   if (taken.empty()) return;
   std::vector<std::uint32_t> hints;
   {
@@ -570,24 +573,13 @@ void launch_tracker::poll(bool wait_all, const footprint_callback& done) {
     }
   }
   std::vector<precise::decoded_footprint> footprints;
-  for (std::size_t i = 0; i < taken.size(); ++i) {
-    footprints.push_back(taken[i].discard ? precise::decoded_footprint{}
-                                          : read_back(taken[i], hints[i]));
-  }
+  for (std::size_t i = 0; i < taken.size(); ++i) footprints.push_back(read_back(taken[i], hints[i]));
   {
     std::lock_guard lock(mutex_);
-    for (std::size_t i = 0; i < taken.size(); ++i) {
-      if (taken[i].discard) {
-        discard_locked(taken[i]);
-      } else {
-        retire_locked(taken[i], footprints[i]);
-      }
-    }
+    for (std::size_t i = 0; i < taken.size(); ++i) retire_locked(taken[i], footprints[i]);
   }
   // Handed on outside mutex_ (the callback feeds the log), still in order.
-  for (std::size_t i = 0; i < taken.size(); ++i) {
-    if (!taken[i].discard) done(taken[i].id, footprints[i]);
-  }
+  for (std::size_t i = 0; i < taken.size(); ++i) done(taken[i].id, footprints[i]);
 }
 
 tracker_stats launch_tracker::stats() const {

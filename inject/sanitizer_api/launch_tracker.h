@@ -160,7 +160,7 @@ class launch_tracker {
     // A dropped graph node table: the node may still write into it, so it
     // waits for the launch's event like the others, then is released
     // unread (Note [Which graph nodes are measured]).
-    bool discard = false;
+    bool dropped = false;
   };
   // A graph launch's measured nodes until the call's exit (by thread).
   struct graph_node_table {
@@ -171,7 +171,9 @@ class launch_tracker {
     CUcontext ctx = nullptr;
     Sanitizer_StreamHandle hstream = nullptr;
     table t;
-    bool shared = false;  // another node of the launch runs the function
+    // Another node of the launch, or of another thread's graph launch in
+    // progress, runs the function: the table is released unread.
+    bool dropped = false;
   };
   struct graph_launch_state {
     std::vector<graph_node_table> nodes;
@@ -197,7 +199,8 @@ class launch_tracker {
                                             std::uint32_t slot_estimate);
   void release_locked(const table& t);
   void null_launch_data_locked(const Sanitizer_LaunchData& launch);
-  void discard_locked(const launch_state& l);
+  // Its table back to the pool, its event (when it owns it) to the free ones.
+  void release_launch_locked(const launch_state& l);
   Sanitizer_StreamHandle private_stream(CUcontext ctx);
   CUevent new_event(CUcontext ctx);
   std::vector<launch_state> take_completed(bool wait_all);
