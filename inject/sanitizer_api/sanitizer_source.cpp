@@ -170,7 +170,9 @@ struct sanitizer_source::impl {
   bool stream_idle(CUstream stream) const;
   void verify_own_default_stream();
   bool module_idle(CUmodule module);
-  void change_module(CUcontext ctx, CUmodule module, bool patched);
+  // `drain`: an unpatch may wait for the module's streams (Note [Waiting
+  // for a module's streams to drain]).
+  void change_module(CUcontext ctx, CUmodule module, bool patched, bool drain);
   void on_graph_launch_entry(const call_facts& f, api_domain domain, std::uint32_t cbid);
   // At the graph launch call's exit: the nodes it measured, for the model.
   std::vector<cuda_model::measured_graph_node> graph_launch_exit();
@@ -187,10 +189,6 @@ struct sanitizer_source::impl {
   bool capturing(CUstream stream) const;
   void on_resource(Sanitizer_CallbackId cbid, const void* data);
   kernel_entry look_up_kernel(std::uintptr_t handle) const;
-  // `f` of the kernel entry of `handle`, under `mutex`; a kernel not seen
-  // before is looked up first, outside it.
-  template <class F>
-  auto with_kernel(std::uintptr_t handle, F&& f);
   launch_facts decide(std::uintptr_t handle, CUstream stream);
   launch_facts decide_locked(const kernel_entry& k, CUstream stream);
   bool wants_locked(const kernel_entry& k, CUstream stream) const;
@@ -389,19 +387,16 @@ kernel_entry sanitizer_source::impl::look_up_kernel(std::uintptr_t handle) const
 
 // One lock for a kernel seen before, and nothing copied (the name stays in
 // the table): this runs at every launch.
-template <class F>
-auto sanitizer_source::impl::with_kernel(std::uintptr_t handle, F&& f) {
+launch_facts sanitizer_source::impl::decide(std::uintptr_t handle, CUstream stream) {
   {
     std::lock_guard lock(mutex);
-    if (const auto it = kernels.find(handle); it != kernels.end()) return f(it->second);
+    if (const auto it = kernels.find(handle); it != kernels.end()) {
+      return decide_locked(it->second, stream);
+    }
   }
   kernel_entry k = look_up_kernel(handle);
   std::lock_guard lock(mutex);
-  return f(kernels.emplace(handle, std::move(k)).first->second);
-}
-
-launch_facts sanitizer_source::impl::decide(std::uintptr_t handle, CUstream stream) {
-  return with_kernel(handle, [&](const kernel_entry& k) { return decide_locked(k, stream); });
+  return decide_locked(kernels.emplace(handle, std::move(k)).first->second, stream);
 }
 
 launch_facts sanitizer_source::impl::decide_locked(const kernel_entry& k, CUstream stream) {
@@ -597,14 +592,11 @@ bool sanitizer_source::impl::module_idle(CUmodule module) {
   return true;
 }
 
-void sanitizer_source::impl::change_module(CUcontext ctx, CUmodule module, bool patched) {
+void sanitizer_source::impl::change_module(CUcontext ctx, CUmodule module, bool patched,
+                                           bool drain) {
   std::unique_lock change(launching, std::try_to_lock);
-  // Note [Waiting for a module's streams to drain]: an unpatch, on the
-  // first try of its round only.
-  const bool may_wait = !patched && unpatch_wait.count() > 0 &&
-                        change_deferrals.load(std::memory_order_acquire) == 0;
   if (!change.owns_lock() ||
-      (!module_idle(module) && !(may_wait && drained_within(module, unpatch_wait)))) {
+      (!module_idle(module) && !(drain && drained_within(module, unpatch_wait)))) {
     transitions_deferred.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -655,7 +647,11 @@ bool sanitizer_source::impl::drained_within(CUmodule module, std::chrono::millis
 // after which streams may be idle, makes the next launch try again.
 void sanitizer_source::impl::try_change(CUcontext ctx, CUmodule module, bool patched) {
   const std::uint64_t now = launch_seq.load(std::memory_order_acquire);
-  change_module(ctx, module, patched);
+  // Note [Waiting for a module's streams to drain]: an unpatch, on the
+  // first try of its round only.
+  const bool drain = !patched && unpatch_wait.count() > 0 &&
+                     change_deferrals.load(std::memory_order_acquire) == 0;
+  change_module(ctx, module, patched, drain);
   if (tracker.is_patched(module) == patched) {
     retry_changes_now();
     return;
