@@ -24,6 +24,7 @@
 
 #include "inject/sanitizer_api/sanitizer_source.h"
 #include "sanitizer/engine/engine.h"
+#include "tests/inject/driver_call_params.h"
 #include "tests/inject/fake_cuda_driver.h"
 #include "tests/inject/fake_driver.h"
 #include "tests/inject/fake_sanitizer_api.h"
@@ -39,37 +40,7 @@ const auto stream_2 = reinterpret_cast<CUstream>(0x5002);
 const auto handover = reinterpret_cast<CUevent>(0xe001);
 constexpr std::uint64_t buffers = 0x7e0000000000;
 
-// The driver calls' parameters as generated_cuda_meta.h lays them out
-// (that header cannot meet sanitizer.h in one translation unit).
-struct launch_params {
-  CUfunction f;
-  unsigned int grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
-  CUstream hStream;
-  void** kernelParams;
-  void** extra;
-};
-struct event_record_params {
-  CUevent hEvent;
-  CUstream hStream;
-};
-struct stream_wait_event_params {
-  CUstream hStream;
-  CUevent hEvent;
-  unsigned int Flags;
-};
-struct event_create_params {
-  CUevent* phEvent;
-  unsigned int Flags;
-};
-struct stream_create_params {
-  CUstream* phStream;
-  unsigned int Flags;
-};
-
-class no_call_sites final : public call_site_source {
- public:
-  call_site capture(std::uint64_t) noexcept override { return {}; }
-};
+using namespace driver_calls;  // tests/inject/driver_call_params.h
 
 class source_launches {
  public:

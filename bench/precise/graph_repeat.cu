@@ -10,16 +10,8 @@
 // can be measured one node per launch without telling the nodes apart on
 // the device (Note [Which graph nodes are measured]).
 #include <cstdio>
-#include <cstdlib>
 
-#define CHECK(call)                                                              \
-  do {                                                                           \
-    cudaError_t e_ = (call);                                                     \
-    if (e_ != cudaSuccess) {                                                     \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                              \
-    }                                                                            \
-  } while (0)
+#include "../injection/bench_check.h"
 
 __global__ void fill(float* p, int n, float v) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;

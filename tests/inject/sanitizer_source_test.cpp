@@ -17,6 +17,7 @@
 #include "inject/precise/footprint_resolver.h"
 #include "sanitizer/engine/engine.h"
 #include "tests/inject/capture_sink.h"
+#include "tests/inject/driver_call_params.h"
 #include "tests/inject/fake_cuda_driver.h"
 #include "tests/inject/fake_driver.h"
 #include "tests/inject/fake_sanitizer_api.h"
@@ -33,25 +34,7 @@ const auto stream_1 = reinterpret_cast<CUstream>(0x5001);
 const auto stream_2 = reinterpret_cast<CUstream>(0x5002);
 constexpr std::uint64_t buffer = 0x7e0000000000;
 
-// cuStreamDestroy_v2's parameters, likewise.
-struct stream_destroy_params {
-  CUstream hStream;
-};
-
-// cuLaunchKernel's parameters as generated_cuda_meta.h lays them out (that
-// header cannot meet sanitizer.h in one translation unit).
-struct launch_params {
-  CUfunction f;
-  unsigned int grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
-  CUstream hStream;
-  void** kernelParams;
-  void** extra;
-};
-
-class no_call_sites final : public call_site_source {
- public:
-  call_site capture(std::uint64_t) noexcept override { return {}; }
-};
+using namespace driver_calls;  // tests/inject/driver_call_params.h
 
 class SanitizerSource : public ::testing::Test {
  protected:
@@ -335,7 +318,7 @@ TEST_F(SanitizerSource, AStreamSynchronizeMakesTheNextLaunchTryToUnpatch) {
   fake_cuda_set_stream_busy(stream_1, false);
   launch(stream_1, 0, 64);  // not due yet
   EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
-  const stream_destroy_params sync{stream_1};  // cuStreamSynchronize's one parameter
+  const stream_params sync{stream_1};
   api(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuStreamSynchronize,
       "cuStreamSynchronize", &sync);
   launch(stream_1, 0, 64);
@@ -362,7 +345,7 @@ TEST_F(SanitizerSource, AContextSynchronizeShowsEveryStreamIdle) {
   launch(stream_1, 0, 64);
   source->drain();
   fake_cuda_set_stream_busy(stream_1, true);
-  const stream_destroy_params destroy{stream_1};
+  const stream_params destroy{stream_1};
   api(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuStreamDestroy_v2,
       "cuStreamDestroy_v2", &destroy);  // destroyed busy: no query can see it end
   fake_cuda_set_stream_busy(stream_1, false);
@@ -428,7 +411,7 @@ TEST_F(SanitizerSource, NoModuleChangesWhileAStreamIsBeingDestroyed) {
   std::condition_variable cv;
   int step = 0;
   std::thread destroyer([&] {
-    const stream_destroy_params destroy{stream_2};
+    const stream_params destroy{stream_2};
     Sanitizer_CallbackData d{};
     d.callbackSite = SANITIZER_API_ENTER;
     d.functionName = "cuStreamDestroy_v2";
@@ -504,12 +487,6 @@ TEST_F(SanitizerSource, AModuleThatCannotBePatchedIsNamedWithItsKernels) {
 
 const auto scale = reinterpret_cast<CUfunction>(0x5ca1e);
 constexpr std::uintptr_t graph_handle = 0x9000, exec_handle = 0x9100;
-
-// cuGraphLaunch's parameters, likewise.
-struct graph_launch_params {
-  CUgraphExec hGraph;
-  CUstream hStream;
-};
 
 class SanitizerSourceGraphs : public SanitizerSource {
  protected:
