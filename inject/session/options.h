@@ -183,8 +183,6 @@ inline void set_option(sanitizer_options& o, std::string_view key, std::string_v
   }
 }
 
-// Parses "key=value:key=value" over `base`. Values may be quoted with ' or "
-// to hold ':' (a path); separators are ':' and whitespace.
 // STREAMSAN_GRAPH_NODES (Note [Graph node measurement is opt-in] in
 // inject/sanitizer_api/sanitizer_source.h): "measure" turns graph kernel
 // node measurement on; "off" or nothing leaves it off; anything else is an
@@ -213,6 +211,8 @@ inline std::uint32_t parse_unpatch_wait(std::string_view value) {
   }
 }
 
+// Parses "key=value:key=value" over `base`. Values may be quoted with ' or "
+// to hold ':' (a path); separators are ':' and whitespace.
 inline sanitizer_options parse_options(std::string_view text, sanitizer_options base = {}) {
   std::size_t i = 0;
   const auto is_separator = [](char c) { return c == ':' || c == ' ' || c == '\t' || c == '\n'; };
