@@ -26,6 +26,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "inject/precise/footprint_decode.h"
@@ -58,6 +59,17 @@ struct function_table {
   bool armed = false;
 };
 function_table func_table;
+// PROBE_GRAPH_FUNCDATA=pernode: every kernel node of a graph launch (up to
+// four) gets a table of its own, its function's data set again in each
+// node's callback: is the data bound per node at its submission, so that
+// nodes of one kernel can be told apart without the device's help?
+std::vector<function_table> node_tables;
+std::size_t node_tables_used = 0;
+
+bool per_node() {
+  const char* v = std::getenv("PROBE_GRAPH_FUNCDATA");
+  return v != nullptr && std::string_view(v) == "pernode";
+}
 using set_callback_data_fn = SanitizerResult (*)(CUfunction, const void*);
 set_callback_data_fn set_callback_data = nullptr;
 struct busy_guard {
@@ -119,34 +131,67 @@ void patch(probe& p, CUcontext ctx, CUmodule m) {
   if (!p.tracker->patch_module(ctx, m, why)) std::fprintf(stderr, "probe: %s\n", why.c_str());
 }
 
+SanitizerResult set_function_data(probe& p, CUfunction f, void* data) {
+  if (set_callback_data == nullptr) {
+    void* h = dlopen(p.lib->path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    set_callback_data =
+        h ? reinterpret_cast<set_callback_data_fn>(dlsym(h, "sanitizerSetCallbackData")) : nullptr;
+  }
+  return set_callback_data ? set_callback_data(f, data) : SANITIZER_ERROR_INVALID_PARAMETER;
+}
+
+// A cleared table of the probe's own as the node's function's data.
+SanitizerResult arm_table(probe& p, function_table& t, const Sanitizer_LaunchData& l) {
+  if (t.device == nullptr) {
+    t.layout = sp::layout_for(64);
+    p.lib->alloc(l.context, &t.device, t.layout.bytes);
+    t.view = sp::view_at(reinterpret_cast<std::uintptr_t>(t.device), t.layout);
+  }
+  p.lib->memcpy_to_device(t.device, &t.view, sizeof t.view, l.hApiStream);
+  auto* base = static_cast<char*>(t.device);
+  p.lib->memset(base + t.layout.cleared_offset, 0, t.layout.cleared_end - t.layout.cleared_offset,
+                l.hApiStream);
+  p.lib->stream_synchronize(l.hApiStream);
+  t.function = l.function;
+  t.stream = l.hApiStream;
+  t.armed = true;
+  return set_function_data(p, l.function, t.device);
+}
+
+// At the graph launch call's exit: the function's data taken back (before
+// the graph has run: is it bound at submission?) unless `keep` (does a
+// later ordinary launch, given null per-launch data, write into it?), the
+// graph waited for, and the table printed.
+void read_table(probe& p, function_table& t, bool keep) {
+  t.armed = false;
+  if (!keep) set_function_data(p, t.function, nullptr);
+  p.lib->stream_synchronize(t.stream);
+  const auto fetch = [&](void* dst, std::uint64_t src, std::size_t n) {
+    return p.lib->memcpy_to_host(dst, reinterpret_cast<void*>(src), n, t.stream) ==
+           SANITIZER_SUCCESS;
+  };
+  print_footprint(p, 0, sp::decode_footprint(t.layout, reinterpret_cast<std::uint64_t>(t.device), fetch));
+  if (keep) {  // cleared again for whatever launches next
+    auto* base = static_cast<char*>(t.device);
+    p.lib->memset(base + t.layout.cleared_offset, 0, t.layout.cleared_end - t.layout.cleared_offset,
+                  t.stream);
+    p.lib->stream_synchronize(t.stream);
+  }
+}
+
 void on_api(probe& p, const Sanitizer_CallbackData& d) {
   if (!p.tracker) return;
   if (d.callbackSite == SANITIZER_API_EXIT) {
+    const bool keep = std::getenv("PROBE_GRAPH_KEEP") != nullptr;
     if (func_table.armed) {
-      func_table.armed = false;
-      // PROBE_GRAPH_KEEP: the function keeps the table after the graph
-      // launch (does a later ordinary launch, given null per-launch data,
-      // write into it?); otherwise it is taken back before the graph has
-      // run (is the data bound at submission?).
-      const bool keep = std::getenv("PROBE_GRAPH_KEEP") != nullptr;
-      if (!keep) set_callback_data(func_table.function, nullptr);
-      p.lib->stream_synchronize(func_table.stream);
-      const auto fetch = [&](void* dst, std::uint64_t src, std::size_t n) {
-        return p.lib->memcpy_to_host(dst, reinterpret_cast<void*>(src), n, func_table.stream) ==
-               SANITIZER_SUCCESS;
-      };
-      const auto d = sp::decode_footprint(func_table.layout,
-                                          reinterpret_cast<std::uint64_t>(func_table.device), fetch);
       std::fprintf(stderr, "probe-graphs: function data: ");
-      print_footprint(p, 0, d);
-      if (keep) {  // cleared again for whatever launches next
-        auto* base = static_cast<char*>(func_table.device);
-        p.lib->memset(base + func_table.layout.cleared_offset, 0,
-                      func_table.layout.cleared_end - func_table.layout.cleared_offset,
-                      func_table.stream);
-        p.lib->stream_synchronize(func_table.stream);
-      }
+      read_table(p, func_table, keep);
     }
+    for (std::size_t i = 0; i < node_tables_used; ++i) {
+      std::fprintf(stderr, "probe-graphs: node %zu's table: ", i + 1);
+      read_table(p, node_tables[i], false);
+    }
+    node_tables_used = 0;
     const auto id = p.tracker->launched();
     if (p.mode == "graphs" && id && measured_node) {
       std::fprintf(stderr, "probe-graphs: %s exit: measured launch id %llu\n", d.functionName,
@@ -225,32 +270,16 @@ void SANITIZERAPI on_callback(void* userdata, Sanitizer_CallbackDomain domain,
                      static_cast<void*>(n->launchData.hLaunch),
                      static_cast<void*>(n->launchData.context));
         if (n->nodeType == CU_GRAPH_NODE_TYPE_KERNEL && p.tracker) {
-          if (!measured_node && std::getenv("PROBE_GRAPH_FUNCDATA") != nullptr) {
-            const auto& l = n->launchData;
-            if (set_callback_data == nullptr) {
-              void* h = dlopen(p.lib->path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-              set_callback_data = h ? reinterpret_cast<set_callback_data_fn>(
-                                          dlsym(h, "sanitizerSetCallbackData"))
-                                    : nullptr;
+          if (per_node()) {
+            if (node_tables.size() < 4) node_tables.resize(4);
+            if (node_tables_used < node_tables.size()) {
+              const auto r = arm_table(p, node_tables[node_tables_used++], n->launchData);
+              std::fprintf(stderr, "probe-graphs: node %zu: sanitizerSetCallbackData -> %d\n",
+                           node_tables_used, static_cast<int>(r));
             }
-            if (func_table.device == nullptr) {
-              func_table.layout = sp::layout_for(64);
-              p.lib->alloc(l.context, &func_table.device, func_table.layout.bytes);
-              func_table.view = sp::view_at(reinterpret_cast<std::uintptr_t>(func_table.device),
-                                            func_table.layout);
-            }
-            p.lib->memcpy_to_device(func_table.device, &func_table.view, sizeof func_table.view,
-                                    l.hApiStream);
-            auto* base = static_cast<char*>(func_table.device);
-            p.lib->memset(base + func_table.layout.cleared_offset, 0,
-                          func_table.layout.cleared_end - func_table.layout.cleared_offset,
-                          l.hApiStream);
-            p.lib->stream_synchronize(l.hApiStream);
-            const auto r = set_callback_data ? set_callback_data(l.function, func_table.device)
-                                             : SANITIZER_ERROR_INVALID_PARAMETER;
-            func_table.function = l.function;
-            func_table.stream = l.hApiStream;
-            func_table.armed = true;
+            measured_node = true;
+          } else if (!measured_node && std::getenv("PROBE_GRAPH_FUNCDATA") != nullptr) {
+            const auto r = arm_table(p, func_table, n->launchData);
             measured_node = true;
             std::fprintf(stderr, "probe-graphs: sanitizerSetCallbackData -> %d\n", static_cast<int>(r));
           } else if (!measured_node) {

@@ -25,10 +25,12 @@ std::optional<launch_request> decode_launch(const api_call& call) noexcept;
 // What else the Sanitizer API source must know of a call at its entry
 // (Note [A module changes only while none of its kernels runs]).
 // host_wait: a stream or event synchronize (the host waited for work to
-// end: Note [Module changes back off]).
+// end: Note [Module changes back off]). graph_instantiate: an executable
+// graph is about to be made (Note [Patched before a graph is instantiated]).
 enum class call_role : std::uint8_t {
   other,
   graph_launch,
+  graph_instantiate,
   stream_destroy,
   context_synchronize,
   host_wait

@@ -226,6 +226,12 @@ call_facts decode_call_role(const api_call& call) noexcept {
         return {call_role::graph_launch,
                 static_cast<const cudaGraphLaunch_v10000_params*>(call.params)->stream,
                 static_cast<const cudaGraphLaunch_v10000_params*>(call.params)->graphExec};
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v10000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithFlags_v11040:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithParams_v12000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithParams_ptsz_v12000:
+        return {call_role::graph_instantiate};
       case CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v3020:
       case CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v5050:
         if (call.params == nullptr) return {};
@@ -248,6 +254,12 @@ call_facts decode_call_role(const api_call& call) noexcept {
       if (call.params == nullptr) return {};
       return {call_role::graph_launch, static_cast<const cuGraphLaunch_params*>(call.params)->hStream,
               static_cast<const cuGraphLaunch_params*>(call.params)->hGraph};
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz:
+      return {call_role::graph_instantiate};
     case CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy:
     case CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy_v2:
       if (call.params == nullptr) return {};

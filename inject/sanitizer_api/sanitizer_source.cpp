@@ -130,6 +130,9 @@ struct sanitizer_source::impl {
     std::set<std::string> kernels;
   };
   std::map<CUmodule, failure> failed_modules;
+  // --precise: modules loaded while a stream captured, not patched yet, with
+  // their contexts (Note [Patched before a graph is instantiated]).
+  std::map<CUmodule, CUcontext> loaded_in_capture;
 
   // Note [A module changes only while none of its kernels runs]
   std::shared_mutex launching;
@@ -174,6 +177,7 @@ struct sanitizer_source::impl {
   // for a module's streams to drain]).
   void change_module(CUcontext ctx, CUmodule module, bool patched, bool drain);
   void on_graph_launch_entry(const call_facts& f, api_domain domain, std::uint32_t cbid);
+  void on_graph_instantiate_entry();
   // At the graph launch call's exit: the nodes it measured, for the model.
   std::vector<cuda_model::measured_graph_node> graph_launch_exit();
   void on_stream_destroy_entry(CUstream stream);
@@ -329,6 +333,7 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
     } else if (const call_facts f = decode_call_role(call); f.role != call_role::other) {
       switch (f.role) {
         case call_role::graph_launch: on_graph_launch_entry(f, domain, cbid); break;
+        case call_role::graph_instantiate: on_graph_instantiate_entry(); break;
         case call_role::stream_destroy:
           // Held to the call's exit: a change never asks a stream being
           // destroyed (cuStreamQuery on a freed handle crashed in the driver).
@@ -688,9 +693,10 @@ void sanitizer_source::impl::on_graph_launch_entry(const call_facts& f, api_doma
 // known: the torch suite's graphed training patches and unpatches modules
 // around its graphs (26 patches, 20 unpatches) and passed on the same H200.
 // So a graph launch patches nothing, and a graph node is measured only
-// when its module was already patched for ordinary launches (--precise: at
-// load, unless a stream was capturing; the default mode: while its first
-// launches per stream are measured); the nodes of other modules keep
+// when its module was patched before (--precise: at load, or before the
+// next graph instantiation when a stream was capturing at load: Note
+// [Patched before a graph is instantiated]; the default mode: while its
+// first launches per stream are measured); the nodes of other modules keep
 // inferred footprints and their candidates stay possible races.
 std::vector<cuda_model::measured_graph_node> sanitizer_source::impl::graph_launch_exit() {
   thread_state& me = tls_thread;
@@ -699,6 +705,37 @@ std::vector<cuda_model::measured_graph_node> sanitizer_source::impl::graph_launc
   if (!std::exchange(me.graph_nodes_seen, false)) return out;
   for (const auto& n : tracker.graph_launched()) out.push_back({n.id, n.node});
   return out;
+}
+
+// Note [Patched before a graph is instantiated]
+// --precise patches a module when it loads, unless a stream captures then
+// (Note [Nothing of ours while a stream captures]): a kernel first launched
+// into a capture loads its module lazily, unpatched. Patching it at the
+// graph launch broke the graph instantiated before (Note [No patching for a
+// graph launch]), and a kernel that only ever runs in graphs has no
+// ordinary launch to patch it at. So its module is patched at the entry of
+// the next graph instantiation, when no stream captures: the executable
+// graph is made from patched code, as it is for modules loaded outside a
+// capture. On an H200 (2026-11-28) this made graph_capture_fork_racy's
+// race confirmed with --precise (its nodes measured), with every example
+// and the 42 cuda-samples cases as before. A module whose change must wait (one of its kernels may run:
+// Note [A module changes only while none of its kernels runs]) is tried
+// again at the next instantiation or its first ordinary launch; a graph
+// instantiated meanwhile keeps inferred footprints for its nodes.
+void sanitizer_source::impl::on_graph_instantiate_entry() {
+  if (policy != measurement_policy::every_launch || model.any_capture_active()) return;
+  std::vector<std::pair<CUmodule, CUcontext>> pending;
+  {
+    std::lock_guard lock(mutex);
+    if (loaded_in_capture.empty()) return;
+    pending.assign(loaded_in_capture.begin(), loaded_in_capture.end());
+  }
+  for (const auto& [module, ctx] : pending) {
+    if (!tracker.is_patched(module)) change_module(ctx, module, true, false);
+    const bool done = tracker.is_patched(module);
+    std::lock_guard lock(mutex);
+    if (done || failed_modules.contains(module)) loaded_in_capture.erase(module);
+  }
 }
 
 // A destroyed stream's work still runs, and its handle can no longer be
@@ -838,8 +875,17 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
   switch (cbid) {
     case SANITIZER_CBID_RESOURCE_MODULE_LOADED: {
       const auto& m = *static_cast<const Sanitizer_ResourceModuleData*>(data);
-      // Patched at its first launch once the capture has ended instead.
-      if (!model.any_capture_active()) patch(m.context, m.module);
+      if (!model.any_capture_active()) {
+        patch(m.context, m.module);
+        return;
+      }
+      // Patched at its first launch once the capture has ended instead, or
+      // before a graph is instantiated (Note [Patched before a graph is
+      // instantiated]).
+      if (policy == measurement_policy::every_launch) {
+        std::lock_guard lock(mutex);
+        loaded_in_capture[m.module] = m.context;
+      }
       return;
     }
     case SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING: {
@@ -851,6 +897,7 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
         kernels.clear();
         measured_once.clear();
         failed_modules.erase(m.module);
+        loaded_in_capture.erase(m.module);
       }
       model.modules_unloaded();
       return;

@@ -530,8 +530,17 @@ class SanitizerSourceGraphs : public SanitizerSource {
       g.nodes.push_back(r);
     }
     driver.graphs[graph_handle] = g;
+    if (instantiate_through_the_api) {  // the entry callback, as the driver's
+      Sanitizer_CallbackData d{};
+      d.callbackSite = SANITIZER_API_ENTER;
+      d.functionName = "cuGraphInstantiateWithFlags";
+      d.context = ctx;
+      fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API,
+                             SANITIZER_CBID_DRIVER_API_cuGraphInstantiateWithFlags, &d);
+    }
     model.graph_instantiated({}, exec_handle, graph_handle);
   }
+  bool instantiate_through_the_api = false;
   // One cuGraphLaunch on stream_1: each node's callback, then the node
   // "runs" (writes its bytes through its function's data, if any).
   void launch_graph() {
@@ -714,22 +723,71 @@ TEST_F(SanitizerSourceGraphs, MeasuredNodesOnDisjointHalvesLeaveNoCandidate) {
 }
 
 // A kernel first launched into a capture loads its module then, unpatched
-// (Note [Nothing of ours while a stream captures]); --precise patches it at
-// the graph launch call's entry.
-// Note [No patching for a graph launch]: a module loaded while a stream
-// captured stays unpatched, and its graph nodes inferred.
-TEST_F(SanitizerSourceGraphs, AGraphLaunchPatchesNoModule) {
-  start_graphs(measurement_policy::every_launch);
-  const auto module_b = reinterpret_cast<CUmodule>(0xb000);
-  fake_cuda_define_function(scale, module_b, "_Z5scalePfi");
-  const auto capturing = stream_arg{reinterpret_cast<std::uintptr_t>(stream_2)};
-  model.capture_began({}, capturing);
-  Sanitizer_ResourceModuleData m{};
-  m.context = ctx;
-  m.module = module_b;
-  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_LOADED, &m);
-  model.capture_ended({}, capturing, 0);
+// (Note [Nothing of ours while a stream captures]).
+class SanitizerSourceCapturedModule : public SanitizerSourceGraphs {
+ protected:
+  const CUmodule module_b = reinterpret_cast<CUmodule>(0xb000);
+  void load_module_b_while_capturing(
+      measurement_policy policy = measurement_policy::every_launch) {
+    start_graphs(policy);
+    fake_cuda_define_function(scale, module_b, "_Z5scalePfi");
+    const auto capturing = stream_arg{reinterpret_cast<std::uintptr_t>(stream_2)};
+    model.capture_began({}, capturing);
+    Sanitizer_ResourceModuleData m{};
+    m.context = ctx;
+    m.module = module_b;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_LOADED, &m);
+    model.capture_ended({}, capturing, 0);
+    EXPECT_FALSE(fake_sanitizer_is_patched(module_b));
+  }
+};
+
+// Note [Patched before a graph is instantiated]: --precise patches it at
+// the next instantiation, and the graph's nodes of it are measured.
+TEST_F(SanitizerSourceCapturedModule, IsPatchedBeforeTheNextGraphIsInstantiated) {
+  load_module_b_while_capturing();
+  nodes = {{fill, 0, 400}, {scale, 8192, 64, module_b}};
+  instantiate_through_the_api = true;
+  instantiate();
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_b));
+  launch_graph();
+  EXPECT_NE(seen_data[1], nullptr);
+  source->drain();
+  EXPECT_EQ(last_graph().at(1).at(0).origin, access_origin::measured);
+  EXPECT_EQ(last_graph().at(1).at(0).range.offset, 8192u);
+}
+
+// Not while one of its kernels may run (here: a graph launched before, on
+// a stream not idle yet): the instantiation after it patches it.
+TEST_F(SanitizerSourceCapturedModule, WaitsForTheGraphsBeforeItToEnd) {
+  load_module_b_while_capturing();
+  nodes = {{fill, 0, 400}};
+  instantiate();
+  fake_cuda_set_stream_busy(stream_1, true);
+  launch_graph();
+  nodes = {{fill, 0, 400}, {scale, 8192, 64, module_b}};
+  instantiate_through_the_api = true;
+  instantiate();
   EXPECT_FALSE(fake_sanitizer_is_patched(module_b));
+  fake_cuda_set_stream_busy(stream_1, false);
+  instantiate();
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_b));
+}
+
+// The default mode patches only for a launch it measures, never here.
+TEST_F(SanitizerSourceCapturedModule, StaysUnpatchedInTheDefaultMode) {
+  load_module_b_while_capturing(measurement_policy::on_demand);
+  nodes = {{scale, 8192, 64, module_b}};
+  instantiate_through_the_api = true;
+  instantiate();
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_b));
+}
+
+// Note [No patching for a graph launch]: a graph instantiated while it was
+// unpatched (here: without the instantiation's callback) keeps it so, and
+// its nodes of it inferred.
+TEST_F(SanitizerSourceCapturedModule, AGraphLaunchPatchesNoModule) {
+  load_module_b_while_capturing();
   nodes = {{fill, 0, 400}, {scale, 8192, 64, module_b}};
   instantiate();
   launch_graph();
