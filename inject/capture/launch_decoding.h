@@ -27,10 +27,13 @@ std::optional<launch_request> decode_launch(const api_call& call) noexcept;
 // host_wait: a stream or event synchronize (the host waited for work to
 // end: Note [Module changes back off]). graph_instantiate: an executable
 // graph is about to be made (Note [Patched before a graph is instantiated]).
+// graph_exec_destroy: what is kept per executable graph goes (Note [Nodes
+// of one kernel take turns]).
 enum class call_role : std::uint8_t {
   other,
   graph_launch,
   graph_instantiate,
+  graph_exec_destroy,
   stream_destroy,
   context_synchronize,
   host_wait
@@ -38,7 +41,7 @@ enum class call_role : std::uint8_t {
 struct call_facts {
   call_role role = call_role::other;
   const void* stream = nullptr;  // graph_launch, stream_destroy
-  const void* graph_exec = nullptr;  // graph_launch
+  const void* graph_exec = nullptr;  // graph_launch, graph_exec_destroy
 };
 call_facts decode_call_role(const api_call& call) noexcept;
 

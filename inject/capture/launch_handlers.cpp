@@ -232,6 +232,10 @@ call_facts decode_call_role(const api_call& call) noexcept {
       case CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithParams_v12000:
       case CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithParams_ptsz_v12000:
         return {call_role::graph_instantiate};
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecDestroy_v10000:
+        if (call.params == nullptr) return {};
+        return {call_role::graph_exec_destroy, nullptr,
+                static_cast<const cudaGraphExecDestroy_v10000_params*>(call.params)->graphExec};
       case CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v3020:
       case CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v5050:
         if (call.params == nullptr) return {};
@@ -260,6 +264,10 @@ call_facts decode_call_role(const api_call& call) noexcept {
     case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams:
     case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz:
       return {call_role::graph_instantiate};
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy:
+      if (call.params == nullptr) return {};
+      return {call_role::graph_exec_destroy, nullptr,
+              static_cast<const cuGraphExecDestroy_params*>(call.params)->hGraphExec};
     case CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy:
     case CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy_v2:
       if (call.params == nullptr) return {};

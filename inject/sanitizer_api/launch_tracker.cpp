@@ -346,55 +346,68 @@ void launch_tracker::enqueue_locked(launch_state s) {
   in_flight_count_.store(in_flight_.size(), std::memory_order_release);
 }
 
+// Note [Nodes of one kernel take turns]: the next of `count` nodes.
+void launch_tracker::advance_turn_locked(std::uintptr_t exec, CUfunction f, std::uint32_t count) {
+  if (count < 2) {
+    node_turns_.erase({exec, f});
+    return;
+  }
+  std::uint32_t& turn = node_turns_[{exec, f}];
+  turn = turn + 1 < count ? turn + 1 : 0;
+}
+
 // Note [Which graph nodes are measured]
 // Per-launch callback data never reaches a graph node; per-function data
-// (sanitizerSetCallbackData) does, bound when the node is submitted inside
-// the graph launch call, and any per-launch data, even null, wins over it,
-// so the program's ordinary launches (each given per-launch data, null when
-// not measured) never write into it (docs/injection.md, the H200 probe of
-// 2026-11-27). So a node is measured by setting its function's data to a
-// table in the node callback and back to null at the graph launch call's
-// exit. Every node of that function that is submitted meanwhile writes into
-// that table, so a node is measured only when no other node runs its
-// function:
-//  - a second node of the function in the same launch sets the data back to
-//    null at once and drops the first one's table: both keep inferred
-//    footprints (telling them apart is the gridId directory's job, the
-//    next step);
-//  - another thread's graph launch in progress with a node of the function
-//    (counted in function_uses_) makes the table unusable: neither launch
-//    measures it, and one that set it first drops it at its exit.
-// Every node of a patched module that is not measured gets null per-launch
-// data in its callback: without it the patched code read a wild pointer
-// (illegal and misaligned addresses in every graph of a patched module on
-// an H200, 2026-11-28). The tables go in flight at the call's exit, behind
-// one event recorded on the launch's stream, after the whole graph: read
-// back like launches'. A dropped table goes in flight too, unread: the
-// node that had it may write into it until that event completes, so it
-// returns to the pool only then.
-bool launch_tracker::graph_node_begin(const Sanitizer_LaunchData& launch, std::uintptr_t node,
-                                      bool measure) {
+// (sanitizerSetCallbackData) does, and any per-launch data, even null, keeps
+// a node out of it (docs/injection.md, the H200 probes of 2026-11-27 and
+// -28). The function's data is bound once per graph launch, by the end of
+// the call: set in one node's callback and again in a later one's, the
+// later table got both nodes' writes and the earlier none. So a node is
+// measured by setting its function's data to a table in its callback and
+// back to null at the graph launch call's exit, while every other node of
+// that function in the launch gets null per-launch data: one node per
+// function and launch (Note [Nodes of one kernel take turns]). Every node
+// of a patched module that is not measured gets null per-launch data in its
+// callback: without it the patched code read a wild pointer (illegal and
+// misaligned addresses in every graph of a patched module on an H200,
+// 2026-11-28). A graph launch in progress on another thread with a node of
+// the function (counted in function_uses_) makes the table unusable:
+// neither launch measures it, and one that set it first drops it at its
+// exit. The tables go in flight at the call's exit, behind one event
+// recorded on the launch's stream, after the whole graph: read back like
+// launches'. A dropped table goes in flight too, unread: the node that had
+// it may write into it until that event completes, so it returns to the
+// pool only then.
+//
+// Note [Nodes of one kernel take turns]
+// A captured training step runs one kernel in many nodes. Only one of them
+// can have its function's table in a launch, so they take turns: per exec
+// and function, the k-th node of the function that a launch submits is
+// measured when k is that exec's turn for it, and the turn moves to the
+// next node (wrapping) at the launch's exit. A graph with n nodes of a
+// kernel has each of them measured once in n launches; a node not measured
+// in a launch keeps its inferred footprint there.
+bool launch_tracker::graph_node_begin(const Sanitizer_LaunchData& launch, std::uintptr_t exec,
+                                      std::uintptr_t node, bool measure) {
   std::lock_guard lock(mutex_);
   graph_launch_state& mine = graph_launches_[std::this_thread::get_id()];
+  mine.exec = exec;
   const CUfunction f = launch.function;
   const bool patched = patched_.count(launch.module) != 0;
   const auto unmeasured = [&] {
     if (patched) null_launch_data_locked(launch);
     return false;
   };
-  if (!mine.functions.insert(f).second) {
-    bool had_table = false;
-    for (graph_node_table& n : mine.nodes) {
-      if (n.function != f) continue;
-      n.dropped = true;
-      had_table = true;
-    }
-    if (had_table) lib_.set_callback_data(f, nullptr);
+  const std::uint32_t occurrence = mine.occurrences[f]++;
+  if (occurrence == 0) {
+    function_use& use = function_uses_[f];
+    if (++use.launches > 1) use.contended = true;
+  }
+  const auto turn = node_turns_.find({exec, f});
+  const std::uint32_t due = turn == node_turns_.end() ? 0 : turn->second;
+  if (!measure || occurrence != due || function_uses_[f].launches > 1 || !patched) {
     return unmeasured();
   }
-  function_use& use = function_uses_[f];
-  if (++use.launches > 1) use.contended = true;
-  if (!measure || use.launches > 1 || !patched) return unmeasured();
   const auto t = cleared_table_locked(launch, 0);
   if (!t) return unmeasured();
   if (lib_.set_callback_data(f, t->device) != SANITIZER_SUCCESS) {
@@ -409,6 +422,14 @@ bool launch_tracker::graph_node_begin(const Sanitizer_LaunchData& launch, std::u
   return true;
 }
 
+void launch_tracker::forget_graph_exec(std::uintptr_t exec) {
+  std::lock_guard lock(mutex_);
+  const auto first = node_turns_.lower_bound({exec, nullptr});
+  auto last = first;
+  while (last != node_turns_.end() && last->first.first == exec) ++last;
+  node_turns_.erase(first, last);
+}
+
 std::vector<launch_tracker::measured_node> launch_tracker::graph_launched() {
   graph_launch_state mine;
   {
@@ -418,7 +439,8 @@ std::vector<launch_tracker::measured_node> launch_tracker::graph_launched() {
     mine = std::move(it->second);
     graph_launches_.erase(it);
     std::set<CUfunction> contended;
-    for (const CUfunction f : mine.functions) {
+    for (const auto& [f, count] : mine.occurrences) {
+      advance_turn_locked(mine.exec, f, count);
       const auto use = function_uses_.find(f);
       if (use == function_uses_.end()) continue;
       if (use->second.contended) contended.insert(f);

@@ -118,13 +118,19 @@ class launch_tracker {
 
   // ---- graph kernel nodes (Note [Which graph nodes are measured]) ----
   // A graph node callback (GRAPHS_NODE_LAUNCH_BEGIN, kernel nodes), on the
-  // thread of the graph launch call, for every kernel node of the launch:
-  // gives the node's function a table through its per-function data when
-  // `measure`, its module is patched, and no other node of this launch nor
-  // of another graph launch in progress runs that function. Returns whether
-  // it did; a node of a patched module that it does not measure gets null
-  // per-launch data (patched code must never read a stale pointer).
-  bool graph_node_begin(const Sanitizer_LaunchData& launch, std::uintptr_t node, bool measure);
+  // thread of the graph launch call, for every kernel node of the launch of
+  // `exec`: gives the node's function a table through its per-function data
+  // when `measure`, its module is patched, it is the node of its function
+  // whose turn it is in this exec (Note [Nodes of one kernel take turns]),
+  // and no graph launch in progress on another thread runs that function.
+  // Returns whether it did; a node of a patched module that it does not
+  // measure gets null per-launch data (patched code must never read a stale
+  // pointer, and a node with per-launch data stays out of the function's).
+  bool graph_node_begin(const Sanitizer_LaunchData& launch, std::uintptr_t exec,
+                        std::uintptr_t node, bool measure);
+  // The exec was destroyed: its turns are forgotten (its handle may be
+  // reused by another exec).
+  void forget_graph_exec(std::uintptr_t exec);
   struct measured_node {
     launch_id id = 0;
     std::uintptr_t node = 0;  // the CUgraphNode
@@ -176,8 +182,9 @@ class launch_tracker {
     bool dropped = false;
   };
   struct graph_launch_state {
+    std::uintptr_t exec = 0;
     std::vector<graph_node_table> nodes;
-    std::set<CUfunction> functions;  // of every kernel node seen
+    std::map<CUfunction, std::uint32_t> occurrences;  // kernel nodes seen, by function
   };
   // Per function: the graph launches in progress with a node of it, and
   // whether two were at once (a table set then may hold either's accesses).
@@ -199,6 +206,7 @@ class launch_tracker {
                                             std::uint32_t slot_estimate);
   void release_locked(const table& t);
   void null_launch_data_locked(const Sanitizer_LaunchData& launch);
+  void advance_turn_locked(std::uintptr_t exec, CUfunction f, std::uint32_t count);
   // Its table back to the pool, its event (when it owns it) to the free ones.
   void release_launch_locked(const launch_state& l);
   Sanitizer_StreamHandle private_stream(CUcontext ctx);
@@ -225,6 +233,10 @@ class launch_tracker {
   std::deque<launch_state> in_flight_;
   std::map<std::thread::id, graph_launch_state> graph_launches_;
   std::map<CUfunction, function_use> function_uses_;
+  // Per exec and function: which of the function's kernel nodes (in the
+  // order the launch submits them) is measured next (Note [Nodes of one
+  // kernel take turns]). Erased when the exec is destroyed.
+  std::map<std::pair<std::uintptr_t, CUfunction>, std::uint32_t> node_turns_;
   std::size_t in_flight_bytes_ = 0;
   std::atomic<std::size_t> in_flight_count_{0};
   launch_id last_id_ = 0;

@@ -334,6 +334,9 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
       switch (f.role) {
         case call_role::graph_launch: on_graph_launch_entry(f, domain, cbid); break;
         case call_role::graph_instantiate: on_graph_instantiate_entry(); break;
+        case call_role::graph_exec_destroy:
+          tracker.forget_graph_exec(reinterpret_cast<std::uintptr_t>(f.graph_exec));
+          break;
         case call_role::stream_destroy:
           // Held to the call's exit: a change never asks a stream being
           // destroyed (cuStreamQuery on a freed handle crashed in the driver).
@@ -826,7 +829,8 @@ void sanitizer_source::impl::on_graph_node(const Sanitizer_GraphNodeLaunchData& 
   }
   me.graph_nodes_seen = true;
   const bool measured =
-      tracker.graph_node_begin(d.launchData, reinterpret_cast<std::uintptr_t>(d.node), want);
+      tracker.graph_node_begin(d.launchData, reinterpret_cast<std::uintptr_t>(d.graphExec),
+                               reinterpret_cast<std::uintptr_t>(d.node), want);
   if (measured && policy == measurement_policy::on_demand) {
     std::lock_guard lock(mutex);
     if (const auto it = wanted.find(name); it != wanted.end() && it->second > 0) --it->second;

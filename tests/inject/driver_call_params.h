@@ -43,6 +43,9 @@ struct graph_launch_params {  // cuGraphLaunch
   CUgraphExec hGraph;
   CUstream hStream;
 };
+struct graph_exec_params {  // cuGraphExecDestroy
+  CUgraphExec hGraphExec;
+};
 
 class no_call_sites final : public call_site_source {
  public:

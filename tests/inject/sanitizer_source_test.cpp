@@ -544,19 +544,38 @@ class SanitizerSourceGraphs : public SanitizerSource {
   // One cuGraphLaunch on stream_1: each node's callback, then the node
   // "runs" (writes its bytes through its function's data, if any).
   void launch_graph() {
-    graph_launch_params p{reinterpret_cast<CUgraphExec>(exec_handle), stream_1};
+    enter_graph_launch();
+    submit_nodes();
+    exit_graph_launch();
+  }
+  graph_launch_params params_{};
+  std::vector<std::pair<const sp::table_view*, const node*>> bound_;
+  void enter_graph_launch() {
+    params_ = graph_launch_params{reinterpret_cast<CUgraphExec>(exec_handle), stream_1};
+    deliver_graph_launch(SANITIZER_API_ENTER);
+  }
+  void deliver_graph_launch(Sanitizer_ApiCallbackSite site) {
+    static const CUresult ok = CUDA_SUCCESS;
     Sanitizer_CallbackData d{};
-    d.callbackSite = SANITIZER_API_ENTER;
+    d.callbackSite = site;
     d.functionName = "cuGraphLaunch";
-    d.functionParams = &p;
+    d.functionParams = &params_;
     d.context = ctx;
+    if (site == SANITIZER_API_EXIT) d.functionReturnValue = &ok;
     fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuGraphLaunch, &d);
+  }
+  // The node callbacks. As the H200 probes showed (Note [Which graph nodes
+  // are measured]), a node with per-launch data (even null) writes into
+  // nothing we see, and the others into their function's data as the last
+  // callback left it.
+  void submit_nodes() {
     seen_data.clear();
     null_launch_data.clear();
-    std::vector<std::pair<const sp::table_view*, const node*>> bound;
+    bound_.clear();
+    std::vector<Sanitizer_LaunchHandle> launches;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       Sanitizer_GraphNodeLaunchData n{};
-      n.graphExec = p.hGraph;
+      n.graphExec = params_.hGraph;
       n.node = reinterpret_cast<CUgraphNode>(0xa0 + i);
       n.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
       n.launchData.context = ctx;
@@ -567,22 +586,25 @@ class SanitizerSourceGraphs : public SanitizerSource {
       n.launchData.functionName = nodes[i].function == fill ? "_Z4fillPfi" : "_Z5scalePfi";
       n.launchData.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(next_launch++);
       fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_GRAPHS, SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN, &n);
-      // Bound at submission (the probe): the data as the callback left it.
-      auto* table = static_cast<const sp::table_view*>(fake_sanitizer_function_data(nodes[i].function));
-      seen_data.push_back(const_cast<sp::table_view*>(table));
-      null_launch_data.push_back(fake_sanitizer_userdata_set(n.launchData.hLaunch) &&
-                                 fake_sanitizer_userdata(n.launchData.hLaunch) == nullptr);
-      bound.emplace_back(table, &nodes[i]);
+      launches.push_back(n.launchData.hLaunch);
     }
-    const CUresult ok = CUDA_SUCCESS;
-    d.callbackSite = SANITIZER_API_EXIT;
-    d.functionReturnValue = &ok;
-    // The graph runs before the call returns here; what matters is the table
-    // each node was bound to.
-    for (const auto& [table, n] : bound) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const bool own_data = fake_sanitizer_userdata_set(launches[i]);
+      auto* table = own_data ? nullptr
+                             : static_cast<const sp::table_view*>(
+                                   fake_sanitizer_function_data(nodes[i].function));
+      seen_data.push_back(const_cast<sp::table_view*>(table));
+      null_launch_data.push_back(own_data && fake_sanitizer_userdata(launches[i]) == nullptr);
+      bound_.emplace_back(table, &nodes[i]);
+    }
+  }
+  // The graph runs before the call returns here; what matters is the table
+  // each node was bound to.
+  void exit_graph_launch() {
+    for (const auto& [table, n] : bound_) {
       if (table != nullptr) sp::record_span(*table, buffer + n->offset, n->bytes, sp::footprint_kind::write);
     }
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuGraphLaunch, &d);
+    deliver_graph_launch(SANITIZER_API_EXIT);
   }
   // The node accesses of the last graph logged.
   const std::vector<std::vector<access>>& last_graph() const {
@@ -635,18 +657,49 @@ TEST_F(SanitizerSourceGraphs, NodesAreNotMeasuredUnlessGraphNodeMeasurementIsOn)
   EXPECT_EQ(g[0][0].origin, access_origin::inferred);
 }
 
-TEST_F(SanitizerSourceGraphs, AKernelRunByTwoNodesOfTheLaunchIsNotMeasured) {
+// Note [Nodes of one kernel take turns]: one fill node per launch has the
+// table, the other null per-launch data; the next launch the other one.
+TEST_F(SanitizerSourceGraphs, NodesOfOneKernelAreMeasuredInTurn) {
   start_graphs(measurement_policy::every_launch);
   nodes = {{fill, 0, 400}, {scale, 8192, 64}, {fill, 4096, 400}};
   instantiate();
+  const auto measured_fill = [&] {
+    source->drain();
+    const auto& g = last_graph();
+    EXPECT_EQ(g.at(1).at(0).origin, access_origin::measured);
+    const bool first = g.at(0).at(0).origin == access_origin::measured;
+    const bool second = g.at(2).at(0).origin == access_origin::measured;
+    EXPECT_NE(first, second);
+    const auto& a = first ? g.at(0).at(0) : g.at(2).at(0);
+    EXPECT_EQ(a.range.size, 400u);
+    return a.range.offset;
+  };
   launch_graph();
-  EXPECT_EQ(seen_data[2], nullptr);  // the second fill node gets no table
-  source->drain();
-  const auto& g = last_graph();
-  ASSERT_EQ(g.size(), 3u);
-  EXPECT_EQ(g[0].at(0).origin, access_origin::inferred);
-  EXPECT_EQ(g[1].at(0).origin, access_origin::measured);
-  EXPECT_EQ(g[2].at(0).origin, access_origin::inferred);
+  EXPECT_EQ(null_launch_data, (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(measured_fill(), 0u);
+  launch_graph();
+  EXPECT_EQ(null_launch_data, (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(measured_fill(), 4096u);
+  launch_graph();
+  EXPECT_EQ(measured_fill(), 0u);
+}
+
+// Turns are kept per exec: a destroyed exec's handle, reused, starts over.
+TEST_F(SanitizerSourceGraphs, ADestroyedExecsTurnsAreForgotten) {
+  start_graphs(measurement_policy::every_launch);
+  nodes = {{fill, 0, 400}, {fill, 4096, 400}};
+  instantiate();
+  launch_graph();
+  graph_exec_params p{reinterpret_cast<CUgraphExec>(exec_handle)};
+  Sanitizer_CallbackData d{};
+  d.callbackSite = SANITIZER_API_ENTER;
+  d.functionName = "cuGraphExecDestroy";
+  d.functionParams = &p;
+  d.context = ctx;
+  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuGraphExecDestroy, &d);
+  instantiate();
+  launch_graph();
+  EXPECT_EQ(null_launch_data, (std::vector<bool>{false, true}));
 }
 
 // Patched code reads whatever data a node carries: a node that is not
@@ -668,23 +721,51 @@ TEST_F(SanitizerSourceGraphs, OnlyTheMeasuredNodeCarriesNoLaunchData) {
   EXPECT_EQ(null_launch_data, (std::vector<bool>{false, false, true}));
 }
 
-// The first fill node was bound to a table before the second dropped it: it
-// may write into it until the graph has run, so no launch may get it back
-// meanwhile.
+// A graph launch on another thread with a fill node, while this one's fill
+// node has the table: the table is dropped (Note [Which graph nodes are
+// measured]), and the node may write into it until the graph has run, so
+// no launch may get it back meanwhile.
 TEST_F(SanitizerSourceGraphs, ADroppedTableIsNotReusedWhileTheGraphRuns) {
   start_graphs(measurement_policy::every_launch);
-  nodes = {{fill, 0, 400}, {scale, 8192, 64}, {fill, 4096, 400}};
+  nodes = {{fill, 0, 400}, {scale, 8192, 64}};
   instantiate();
   fake_cuda_hold_events(true);
-  launch_graph();
+  enter_graph_launch();
+  submit_nodes();
   void* const dropped = seen_data[0];
   ASSERT_NE(dropped, nullptr);
-  launch_graph();  // its first fill node asks the pool for a table alike
+  std::thread([&] {
+    graph_launch_params p{reinterpret_cast<CUgraphExec>(exec_handle + 1), stream_2};
+    Sanitizer_CallbackData d{};
+    d.callbackSite = SANITIZER_API_ENTER;
+    d.functionName = "cuGraphLaunch";
+    d.functionParams = &p;
+    d.context = ctx;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuGraphLaunch, &d);
+    Sanitizer_GraphNodeLaunchData n{};
+    n.graphExec = p.hGraph;
+    n.node = reinterpret_cast<CUgraphNode>(0xf0);
+    n.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
+    n.launchData.context = ctx;
+    n.launchData.stream = stream_2;
+    n.launchData.module = module_a;
+    n.launchData.function = fill;
+    n.launchData.functionName = "_Z4fillPfi";
+    n.launchData.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(0xfff0);
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_GRAPHS, SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN, &n);
+    EXPECT_TRUE(fake_sanitizer_userdata_set(n.launchData.hLaunch));  // kept out of it
+    const CUresult ok = CUDA_SUCCESS;
+    d.callbackSite = SANITIZER_API_EXIT;
+    d.functionReturnValue = &ok;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuGraphLaunch, &d);
+  }).join();
+  exit_graph_launch();
+  launch_graph();  // its fill node asks the pool for a table alike
   EXPECT_NE(seen_data[0], nullptr);
   EXPECT_NE(seen_data[0], dropped);
   fake_cuda_hold_events(false);
   source->drain();
-  EXPECT_EQ(last_graph().at(0).at(0).origin, access_origin::inferred);
+  EXPECT_EQ(last_graph().at(0).at(0).origin, access_origin::measured);
 }
 
 TEST_F(SanitizerSourceGraphs, PerFunctionDataIsNullAgainAfterTheLaunch) {
