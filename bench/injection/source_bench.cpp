@@ -11,9 +11,9 @@
 // launch_bound.cu.
 //
 // Run it with STREAMSAN_SANITIZER_LIB naming the fake library (meson's
-// benchmark() does), for instance under callgrind:
-//   STREAMSAN_SANITIZER_LIB=build/tests/inject/libfake_sanitizer_api.so \
-//     valgrind --tool=callgrind build/bench/injection/injection_source_bench \
+// benchmark() does), for instance under callgrind (one command):
+//   STREAMSAN_SANITIZER_LIB=build/tests/inject/libfake_sanitizer_api.so
+//     valgrind --tool=callgrind build/bench/injection/injection_source_bench
 //     --benchmark_filter=BM_SourceLaunch --benchmark_min_time=0.2
 #include <benchmark/benchmark.h>
 #include <sanitizer.h>

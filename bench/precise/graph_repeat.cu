@@ -8,7 +8,10 @@
 // If it holds the first half only, null per-launch data keeps a node out of
 // its function's table, and a graph that runs one kernel in several nodes
 // can be measured one node per launch without telling the nodes apart on
-// the device (Note [Which graph nodes are measured]).
+// the device (Note [Which graph nodes are measured]). With
+// PROBE_GRAPH_FUNCDATA=pernode each node's callback sets a table of its
+// own: whether the function's data is bound per node or per graph launch
+// (H200, 2026-11-28: per launch, the last set winning).
 #include <cstdio>
 
 #include "../injection/bench_check.h"

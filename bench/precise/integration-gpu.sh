@@ -13,10 +13,8 @@ mkdir -p "$out"
 cd "$dir"
 exec > >(tee "$out/integration.log") 2>&1
 s=$dir/streamsan
-# Graph kernel nodes are measured here (Note [Graph node measurement is
-# opt-in]): the graph examples' --precise verdicts below expect it, and this
-# run is what validates it before it becomes the default.
-export STREAMSAN_GRAPH_NODES=${STREAMSAN_GRAPH_NODES:-measure}
+# Graph kernel nodes are measured (Note [Graph node measurement is on]):
+# the graph examples' --precise verdicts below expect it.
 nvidia-smi -L
 # real_cublas_two_streams needs cuBLAS and cuRAND: the machine may have them
 # only inside a Python package (torch's nvidia/cu13/lib).

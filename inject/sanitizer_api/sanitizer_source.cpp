@@ -110,7 +110,7 @@ struct sanitizer_source::impl {
   api_dispatcher& dispatcher;
   cuda_model& model;
   const measurement_policy policy;
-  const bool graph_nodes;  // Note [Graph node measurement is opt-in]
+  const bool graph_nodes;  // Note [Graph node measurement is on]
   sa::launch_tracker tracker;
   Sanitizer_SubscriberHandle subscriber = nullptr;
   std::atomic<std::uint64_t> api_callbacks{0};

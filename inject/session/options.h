@@ -183,14 +183,14 @@ inline void set_option(sanitizer_options& o, std::string_view key, std::string_v
   }
 }
 
-// STREAMSAN_GRAPH_NODES (Note [Graph node measurement is opt-in] in
-// inject/sanitizer_api/sanitizer_source.h): "measure" turns graph kernel
-// node measurement on; "off" or nothing leaves it off; anything else is an
+// STREAMSAN_GRAPH_NODES (Note [Graph node measurement is on] in
+// inject/sanitizer_api/sanitizer_source.h): "off" turns graph kernel node
+// measurement off; "measure" or nothing leaves it on; anything else is an
 // error naming the variable, so that a misspelt switch is not a silent no.
 inline constexpr std::string_view graph_nodes_variable = "STREAMSAN_GRAPH_NODES";
 inline bool parse_graph_nodes(std::string_view value) {
-  if (value == "measure") return true;
-  if (value.empty() || value == "off") return false;
+  if (value.empty() || value == "measure") return true;
+  if (value == "off") return false;
   throw option_error(std::string(graph_nodes_variable) + "=" + detail::shown(value) +
                      ": expected measure or off");
 }

@@ -68,9 +68,9 @@ struct session_config {
   // (Note [Where the engine runs]); STREAMSAN_ENGINE_THREAD=0 keeps them on
   // the program's threads.
   bool engine_thread = true;
-  // Graph kernel nodes measured (Note [Graph node measurement is opt-in]);
-  // STREAMSAN_GRAPH_NODES=measure.
-  bool measure_graph_nodes = false;
+  // Graph kernel nodes measured (Note [Graph node measurement is on]);
+  // STREAMSAN_GRAPH_NODES=off turns it off.
+  bool measure_graph_nodes = true;
   // STREAMSAN_UNPATCH_WAIT_MS: Note [Waiting for a module's streams to
   // drain]; 0 = off.
   std::uint32_t unpatch_wait_ms = 0;
