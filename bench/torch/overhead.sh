@@ -9,13 +9,19 @@
 # of each and the ratios.
 #   overhead.sh STREAMSAN [ROUNDS]
 # STREAMSAN's folder holds python/ (stage-torch.sh puts it there).
+# CONFIGS picks and orders the configurations; besides those above:
+# streamsan_generic_cupti (the generic capture through CUPTI: no patching
+# at all), and with PROBE_DIR (bench/precise/stage-probe.sh's folder) the
+# floors bare_cupti (a CUPTI subscriber that only counts) and
+# bare_sanitizer (a Compute Sanitizer API subscriber that only counts).
 set -u
 streamsan=$1 rounds=${2:-5}
 here=$(cd "$(dirname "$0")" && pwd)
 python=${STREAMSAN_PYTHON:-python3}
 bench=$here/mlp_bench.py
 declare -A times
-configs=(native streamsan streamsan_python streamsan_lazy streamsan_generic csan)
+read -r -a configs <<<"${CONFIGS:-native streamsan streamsan_python streamsan_lazy streamsan_generic csan}"
+probe=${PROBE_DIR:-}
 run_one() {
   case $1 in
     native) timeout 120 "$python" "$bench" ;;
@@ -24,6 +30,11 @@ run_one() {
       STREAMSAN_TORCH_HOOK=python timeout 120 "$streamsan" run -- "$python" "$bench" ;;
     streamsan_lazy) STREAMSAN_TORCH=lazy timeout 120 "$streamsan" run -- "$python" "$bench" ;;
     streamsan_generic) STREAMSAN_TORCH=0 timeout 120 "$streamsan" run -- "$python" "$bench" ;;
+    streamsan_generic_cupti)
+      STREAMSAN_TORCH=0 timeout 120 "$streamsan" run --capture cupti -- "$python" "$bench" ;;
+    bare_cupti) CUDA_INJECTION64_PATH=$probe/libbare_cupti.so timeout 120 "$python" "$bench" ;;
+    bare_sanitizer)
+      PROBE_MODE=api CUDA_INJECTION64_PATH=$probe/libprobe_inject.so timeout 120 "$python" "$bench" ;;
     csan) TORCH_CUDA_SANITIZER=1 timeout 120 "$python" "$bench" ;;
   esac
 }
@@ -57,19 +68,24 @@ times = {}
 $(for c in "${configs[@]}"; do echo "times['$c'] = [float(v) for v in '${times[$c]}'.split() if v != 'nan']"; done)
 native = statistics.median(times["native"]) if times["native"] else float("nan")
 print()
-print("| configuration | median ms (300 it.) | ratio to native | runs |")
-print("| --- | ---: | ---: | ---: |")
+print("| configuration | median ms (300 it.) | min-max ms | ratio to native | runs |")
+print("| --- | ---: | ---: | ---: | ---: |")
 labels = {"native": "native",
           "streamsan": "streamsan run, native operator hook (STREAMSAN_TORCH_HOOK=native)",
           "streamsan_python": "streamsan run, Python dispatch mode (STREAMSAN_TORCH_HOOK=python)",
           "streamsan_lazy": "streamsan run, STREAMSAN_TORCH=lazy",
           "streamsan_generic": "streamsan run, STREAMSAN_TORCH=0 (generic)",
+          "streamsan_generic_cupti": "streamsan run --capture cupti, STREAMSAN_TORCH=0",
+          "bare_cupti": "bare CUPTI subscriber (counting only)",
+          "bare_sanitizer": "bare Compute Sanitizer API subscriber (counting only)",
           "csan": "CSAN (TORCH_CUDA_SANITIZER=1)"}
 med = {}
 for c in sys.argv[1:]:
     v = times[c]
     med[c] = statistics.median(v) if v else float("nan")
-    print("| %s | %.1f | %.3f | %d |" % (labels[c], med[c], med[c] / native, len(v)))
-print()
-print("CSAN / streamsan = %.2f" % (med["csan"] / med["streamsan"]))
+    spread = "%.1f-%.1f" % (min(v), max(v)) if v else "-"
+    print("| %s | %.1f | %s | %.3f | %d |" % (labels[c], med[c], spread, med[c] / native, len(v)))
+if "csan" in med and "streamsan" in med:
+    print()
+    print("CSAN / streamsan = %.2f" % (med["csan"] / med["streamsan"]))
 PY

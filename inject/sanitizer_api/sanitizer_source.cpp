@@ -44,6 +44,7 @@ struct thread_state {
   pending_kind pending = pending_kind::none;
   CUmodule pending_module = nullptr;
   CUstream pending_stream = nullptr;
+  bool pending_wanted = false;  // the launch wanted a measurement
   std::uint64_t id = 0;      // for ptds_pending; assigned at first need
   std::uint64_t synchronize_entered = 0;  // launch_seq at a synchronize's entry
   // The graph launch call in progress (Note [Which graph nodes are
@@ -143,6 +144,9 @@ struct sanitizer_source::impl {
   // Each entry is stamped with launch_seq when last added, so that a
   // synchronize forgets only what was launched before it began.
   std::unordered_map<CUmodule, std::map<CUstream, std::uint64_t>> launched_on;
+  // Per module: whether its last launch wanted a measurement (Note
+  // [Unpatched at a synchronize]).
+  std::unordered_map<CUmodule, bool> wanted_at_last_launch;
   std::map<CUstream, std::uint64_t> graph_streams;
   std::uint64_t unseen_work = 0;  // stamp of the last, 0 for none
   // Threads (by thread_state::id) with per-thread default stream work not
@@ -182,6 +186,7 @@ struct sanitizer_source::impl {
   std::vector<cuda_model::measured_graph_node> graph_launch_exit();
   void on_stream_destroy_entry(CUstream stream);
   void on_context_synchronized(std::uint64_t entered);
+  void unpatch_unwanted_modules();
 
   static void SANITIZERAPI trampoline(void* self, Sanitizer_CallbackDomain domain,
                                       Sanitizer_CallbackId cbid, const void* data);
@@ -368,9 +373,45 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
     me.ptds_launch = false;
   }
   release_launching(domain, cbid);
-  if (outcome_of(call) == api_outcome::succeeded &&
-      decode_call_role(call).role == call_role::context_synchronize) {
-    on_context_synchronized(std::exchange(me.synchronize_entered, 0));
+  if (outcome_of(call) != api_outcome::succeeded) return;
+  switch (decode_call_role(call).role) {
+    case call_role::context_synchronize:
+      on_context_synchronized(std::exchange(me.synchronize_entered, 0));
+      unpatch_unwanted_modules();
+      return;
+    case call_role::host_wait: unpatch_unwanted_modules(); return;
+    case call_role::other:
+    case call_role::graph_launch:
+    case call_role::graph_instantiate:
+    case call_role::graph_exec_destroy:
+    case call_role::stream_destroy: return;
+  }
+}
+
+// Note [Unpatched at a synchronize]
+// The default mode patches a module for its kernels' first launches per
+// stream and unpatches it at a later launch that wants nothing, when none
+// of its kernels can run (Note [Module changes back off]). A loop that
+// keeps its streams busy (a training step between two synchronizes) gives
+// that chance to the first launch after a synchronize only, so every other
+// module stayed patched: its kernels ran patched code and every launch
+// took the launch callbacks (the MLP loop of bench/torch: 15 modules
+// patched, 4 still patched at its end, the launch callbacks on throughout).
+// So the exit of a synchronize (of the context, a stream or an event), when
+// streams are likeliest idle, tries to unpatch every patched module whose
+// last launch wanted no measurement; one whose kernels may still run stays
+// patched until its next chance.
+void sanitizer_source::impl::unpatch_unwanted_modules() {
+  if (policy != measurement_policy::on_demand || tracker.patched_modules().empty()) return;
+  std::vector<CUmodule> unwanted;
+  {
+    std::lock_guard lock(mutex);
+    for (const auto& [module, wanted] : wanted_at_last_launch) {
+      if (!wanted) unwanted.push_back(module);
+    }
+  }
+  for (const CUmodule module : unwanted) {
+    if (tracker.is_patched(module)) change_module(nullptr, module, false, false);
   }
 }
 
@@ -483,6 +524,7 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
                               : thread_state::pending_kind::module_stream;
   me.pending_module = module;
   me.pending_stream = s;
+  me.pending_wanted = want;
 }
 
 // Note [Stamped at the launch call's exit]
@@ -502,6 +544,7 @@ void sanitizer_source::impl::add_pending_work() {
   switch (kind) {
     case thread_state::pending_kind::module_stream:
       launched_on[me.pending_module][me.pending_stream] = stamp;
+      wanted_at_last_launch[me.pending_module] = me.pending_wanted;
       return;
     case thread_state::pending_kind::own_default_stream:
       if (me.id == 0) me.id = next_thread_id.fetch_add(1) + 1;
@@ -902,6 +945,7 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
         measured_once.clear();
         failed_modules.erase(m.module);
         loaded_in_capture.erase(m.module);
+        wanted_at_last_launch.erase(m.module);
       }
       model.modules_unloaded();
       return;
@@ -911,6 +955,7 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
         std::lock_guard lock(mutex);
         kernels.clear();
         measured_once.clear();
+        wanted_at_last_launch.clear();
       }
       model.modules_unloaded();
       return;

@@ -325,6 +325,46 @@ TEST_F(SanitizerSource, AStreamSynchronizeMakesTheNextLaunchTryToUnpatch) {
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
 }
 
+// Note [Unpatched at a synchronize]: the synchronize itself unpatches a
+// module whose last launch wanted nothing, with no launch of it after.
+TEST_F(SanitizerSource, ASynchronizeUnpatchesAModuleWhoseLastLaunchWantedNothing) {
+  start(measurement_policy::on_demand);
+  launch(stream_1, 0, 64);
+  source->drain();
+  fake_cuda_set_stream_busy(stream_1, true);
+  launch(stream_1, 0, 64);  // wants nothing; not now
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  fake_cuda_set_stream_busy(stream_1, false);
+  const stream_params sync{stream_1};
+  api(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuStreamSynchronize,
+      "cuStreamSynchronize", &sync);
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+  EXPECT_FALSE(fake_sanitizer_domain_enabled(SANITIZER_CB_DOMAIN_LAUNCH));
+}
+
+// A module whose last launch was measured may have more first launches to
+// come (the next stream's): it stays patched.
+TEST_F(SanitizerSource, ASynchronizeLeavesAModuleWhoseLastLaunchWasMeasured) {
+  start(measurement_policy::on_demand);
+  EXPECT_TRUE(launch(stream_1, 0, 64));
+  synchronize();
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+}
+
+// Nor while its kernels may run: a synchronize of another stream.
+TEST_F(SanitizerSource, ASynchronizeLeavesAModuleWhoseKernelsMayRun) {
+  start(measurement_policy::on_demand);
+  launch(stream_1, 0, 64);
+  source->drain();
+  fake_cuda_set_stream_busy(stream_1, true);
+  launch(stream_1, 0, 64);
+  const stream_params sync{stream_2};
+  api(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuStreamSynchronize,
+      "cuStreamSynchronize", &sync);
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  fake_cuda_set_stream_busy(stream_1, false);
+}
+
 TEST_F(SanitizerSource, AModuleIsNotPatchedWhileItsKernelsMayRunAndTheLaunchStaysInferred) {
   measure_first_then_unpatch();
   fake_cuda_set_stream_busy(stream_1, true);
