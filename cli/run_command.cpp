@@ -309,6 +309,11 @@ int run_command(std::span<const std::string> args) {
   const auto req = parse_run_request(args, env ? std::optional<std::string_view>(env) : std::nullopt,
                                      std::cout, std::cerr, status);
   if (!req) return status;
+  if (const auto bad = check_library_variables(
+          [](std::string_view name) { return std::getenv(std::string(name).c_str()); })) {
+    std::cerr << "streamsan run: " << *bad << '\n';
+    return exit_code::usage;
+  }
 
   std::string error;
   const auto library = find_injection_library(req->library, error);

@@ -48,6 +48,17 @@ po::options_description describe_options() {
 
 }  // namespace
 
+std::optional<std::string> check_library_variables(
+    const std::function<const char*(std::string_view)>& lookup) {
+  try {
+    if (const char* v = lookup(injection::graph_nodes_variable)) injection::parse_graph_nodes(v);
+    if (const char* v = lookup(injection::unpatch_wait_variable)) injection::parse_unpatch_wait(v);
+  } catch (const injection::option_error& e) {
+    return e.what();
+  }
+  return std::nullopt;
+}
+
 // Options come from STREAMSAN_OPTIONS first; the command line overrides.
 std::optional<run_request> parse_run_request(std::span<const std::string> args,
                                              std::optional<std::string_view> env_options,

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 
 #include "cli/exit_codes.h"
@@ -82,6 +83,25 @@ TEST(RunRequest, ProgramArgumentsAreNotRead) {
   const auto p = parse({"--", "./app", "--%value%", "--format", "xml"});
   ASSERT_TRUE(p.request) << p.err;
   EXPECT_EQ(p.request->program.size(), 4u);
+}
+
+// The library's own variables are checked before the program starts: a bad
+// one is named with its value, unset and good ones pass.
+TEST(LibraryVariables, ABadValueIsNamedBeforeTheProgramStarts) {
+  std::map<std::string, std::string, std::less<>> env;
+  const auto lookup = [&](std::string_view name) -> const char* {
+    const auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  EXPECT_EQ(check_library_variables(lookup), std::nullopt);
+  env["STREAMSAN_GRAPH_NODES"] = "off";
+  env["STREAMSAN_UNPATCH_WAIT_MS"] = "50";
+  EXPECT_EQ(check_library_variables(lookup), std::nullopt);
+  env["STREAMSAN_UNPATCH_WAIT_MS"] = "5ms";
+  EXPECT_EQ(check_library_variables(lookup),
+            "STREAMSAN_UNPATCH_WAIT_MS=5ms: expected milliseconds from 0 to 1000");
+  env["STREAMSAN_GRAPH_NODES"] = "yes";
+  EXPECT_EQ(check_library_variables(lookup), "STREAMSAN_GRAPH_NODES=yes: expected measure or off");
 }
 
 }  // namespace

@@ -165,6 +165,17 @@ TEST(RunCommand, BadOptionsAreUsageErrors) {
   EXPECT_THAT(o.err, HasSubstr("--injection-library /nonexistent/lib.so: no such file"));
 }
 
+// The library's own variables are checked before the program starts
+// (check_library_variables), not at its first CUDA call.
+TEST(RunCommand, ABadLibraryVariableStopsTheRunBeforeTheProgram) {
+  const auto o = run(with_library({"--", "/bin/sh", "-c", "echo started"}),
+                     {"STREAMSAN_UNPATCH_WAIT_MS=5ms"});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_EQ(o.out, "");
+  EXPECT_EQ(o.err, "streamsan run: STREAMSAN_UNPATCH_WAIT_MS=5ms: expected milliseconds from 0 "
+                   "to 1000\n");
+}
+
 TEST(RunCommand, ProgramThatCannotBeStarted) {
   const auto o = run(with_library({"--", "/nonexistent/program"}));
   EXPECT_EQ(o.status, 127);
