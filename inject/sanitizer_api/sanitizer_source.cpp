@@ -1,5 +1,6 @@
 #include "inject/sanitizer_api/sanitizer_source.h"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -55,7 +56,26 @@ struct thread_state {
   bool graph_nodes_seen = false;
   api_domain graph_domain = api_domain::runtime;
   std::uint32_t graph_cbid = 0;
+  // Note [Settled launches]: kernels (by launch handle) and streams whose
+  // launches this thread found needing no measurement, valid while
+  // `settled_generation` is the source's decision generation.
+  struct settled_launch {
+    std::uintptr_t handle = 0;
+    CUstream stream = nullptr;
+    CUfunction function = nullptr;
+    CUmodule module = nullptr;
+  };
+  std::array<settled_launch, 8> settled{};
+  std::uint64_t settled_generation = 0;
+  std::uint32_t settled_next = 0;
 };
+
+// Decision generations are unique across sources (tests make several in
+// one thread), so that a thread's settled launches never outlive theirs.
+std::atomic<std::uint64_t> last_decision_generation{0};
+std::uint64_t new_decision_generation() noexcept {
+  return last_decision_generation.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 // The _ptsz/_ptds variants: stream 0 is then the per-thread default stream.
 bool is_per_thread_variant(const char* name) noexcept {
@@ -124,6 +144,14 @@ struct sanitizer_source::impl {
   std::set<std::pair<CUfunction, CUstream>> measured_once;
   std::map<std::string, unsigned, std::less<>> wanted;  // name -> launches to measure
   std::atomic<bool> any_wanted{false};
+  // Note [Settled launches]: a new value whenever a settled launch may no
+  // longer be (kernels and measured_once forgotten), under `mutex`.
+  std::atomic<std::uint64_t> decision_generation{new_decision_generation()};
+  void forget_decisions_locked() {
+    kernels.clear();
+    measured_once.clear();
+    decision_generation.store(new_decision_generation(), std::memory_order_release);
+  }
   // Modules the Sanitizer API would not patch: why, and the kernels of
   // theirs that were launched (they keep inferred footprints).
   struct failure {
@@ -199,6 +227,7 @@ struct sanitizer_source::impl {
   void on_resource(Sanitizer_CallbackId cbid, const void* data);
   kernel_entry look_up_kernel(std::uintptr_t handle) const;
   launch_facts decide(std::uintptr_t handle, CUstream stream);
+  launch_facts decide_settling(std::uintptr_t handle, CUstream stream);
   launch_facts decide_locked(const kernel_entry& k, CUstream stream);
   bool wants_locked(const kernel_entry& k, CUstream stream) const;
   bool wanted_by_name_locked(std::string_view name) const;
@@ -434,9 +463,40 @@ kernel_entry sanitizer_source::impl::look_up_kernel(std::uintptr_t handle) const
   return k;
 }
 
-// One lock for a kernel seen before, and nothing copied (the name stays in
-// the table): this runs at every launch.
+// Note [Settled launches]
+// In the default mode's steady state every launch's kernel was measured on
+// its stream before and no candidate names a kernel: nothing is wanted, and
+// the answer for a (kernel, stream) pair stays no until the source forgets
+// what it measured (a module unloaded, a context destroyed) or a candidate
+// asks for a kernel (any_wanted). So each thread keeps the last few pairs
+// it was told no for, with the decision generation they were told under,
+// and answers them without the lock: one lock less per launch. A pair
+// answered yes never settles, so a first launch on a new stream is always
+// decided under the lock.
 launch_facts sanitizer_source::impl::decide(std::uintptr_t handle, CUstream stream) {
+  thread_state& me = tls_thread;
+  const bool may_settle = policy == measurement_policy::on_demand &&
+                          !any_wanted.load(std::memory_order_acquire);
+  const std::uint64_t generation = decision_generation.load(std::memory_order_acquire);
+  if (may_settle && me.settled_generation == generation) {
+    for (const auto& s : me.settled) {
+      if (s.handle == handle && s.stream == stream) return {s.function, s.module, false};
+    }
+  }
+  launch_facts f = decide_settling(handle, stream);
+  if (may_settle && !f.want && generation == decision_generation.load(std::memory_order_acquire)) {
+    if (me.settled_generation != generation) {
+      me.settled = {};
+      me.settled_generation = generation;
+    }
+    me.settled[me.settled_next++ % me.settled.size()] = {handle, stream, f.function, f.module};
+  }
+  return f;
+}
+
+// One lock for a kernel seen before, and nothing copied (the name stays in
+// the table).
+launch_facts sanitizer_source::impl::decide_settling(std::uintptr_t handle, CUstream stream) {
   {
     std::lock_guard lock(mutex);
     if (const auto it = kernels.find(handle); it != kernels.end()) {
@@ -941,8 +1001,7 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
       update_launch_callbacks();
       {
         std::lock_guard lock(mutex);
-        kernels.clear();
-        measured_once.clear();
+        forget_decisions_locked();
         failed_modules.erase(m.module);
         loaded_in_capture.erase(m.module);
         wanted_at_last_launch.erase(m.module);
@@ -953,8 +1012,7 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
     case SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
       {
         std::lock_guard lock(mutex);
-        kernels.clear();
-        measured_once.clear();
+        forget_decisions_locked();
         wanted_at_last_launch.clear();
       }
       model.modules_unloaded();

@@ -496,6 +496,23 @@ TEST_F(SanitizerSource, KernelsNamedByACandidateAreMeasuredAgain) {
   EXPECT_FALSE(launch(stream_1, 0, 64));
 }
 
+// Note [Settled launches]: a kernel whose module was unloaded and loaded
+// again is a new kernel, whose first launch on a stream is measured, though
+// this thread had settled its handle and stream before.
+TEST_F(SanitizerSource, AnUnloadUnsettlesTheThreadsLaunches) {
+  start(measurement_policy::on_demand);
+  EXPECT_TRUE(launch(stream_1, 0, 64));
+  source->drain();
+  EXPECT_FALSE(launch(stream_1, 0, 64));  // settled
+  Sanitizer_ResourceModuleData m{};
+  m.context = ctx;
+  m.module = module_a;
+  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
+                         &m);
+  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_LOADED, &m);
+  EXPECT_TRUE(launch(stream_1, 0, 64));
+}
+
 // Outside a graph launch call the source saw (an upload, a launch from the
 // device), a node is not measured: nothing gets a table.
 TEST_F(SanitizerSource, AGraphNodeOutsideAGraphLaunchCallGetsNoTable) {
