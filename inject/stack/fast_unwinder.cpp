@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,10 +86,22 @@ constexpr unsigned reg_rbp = 6;
 constexpr unsigned reg_rsp = 7;
 constexpr unsigned reg_ra = 16;
 
+// Note [Realigned frames]
+// GCC realigns the stack of a function that needs more than 16-byte
+// alignment and also reads its stack arguments or calls alloca through a
+// "DRAP" register: in the body, the CFA is the word saved just below the
+// frame pointer (DW_CFA_def_cfa_expression: DW_OP_breg6 (rbp) k;
+// DW_OP_deref) and rbp is saved where rbp points (DW_CFA_expression: r6
+// (DW_OP_breg6 (rbp) j)). Those two expression shapes are followed with one
+// more load; any other expression still sends the capture to
+// _Unwind_Backtrace.
+constexpr std::uint8_t cfa_at_rbp_word = 0xff;  // cfa_reg: CFA = *(rbp + cfa_offset)
+
 struct unwind_rule {
   std::uint8_t status = rule_empty;
-  std::uint8_t cfa_reg = reg_rsp;
+  std::uint8_t cfa_reg = reg_rsp;  // or cfa_at_rbp_word
   bool rbp_saved = false;
+  bool rbp_at_rbp = false;  // saved at rbp + rbp_offset, not CFA + rbp_offset
   bool internal = false;    // frame is hidden from reports
   bool after_call = false;  // the address follows a call instruction
   std::int32_t cfa_offset = 0;
@@ -182,11 +195,12 @@ class cfi_reader {
 
 // The register rules we track while running a CFA program.
 struct cfa_row {
-  unsigned cfa_reg = reg_rsp;
+  unsigned cfa_reg = reg_rsp;  // or cfa_at_rbp_word (Note [Realigned frames])
   std::int64_t cfa_offset = 8;
   bool cfa_unsupported = false;
   // For RA and RBP: 0 = same value / undefined-for-rbp, 1 = saved at
-  // CFA+offset, 2 = undefined (RA: outermost), 3 = unsupported rule.
+  // CFA+offset, 2 = undefined (RA: outermost), 3 = unsupported rule, 4 =
+  // saved at rbp+offset (RBP only: Note [Realigned frames]).
   std::uint8_t ra_how = 1;
   std::int64_t ra_offset = -8;
   std::uint8_t rbp_how = 0;
@@ -342,10 +356,18 @@ class cfa_program {
         row_.cfa_unsupported = false;
         break;
       case 0x0e: row_.cfa_offset = static_cast<std::int64_t>(r_.uleb()); break;
-      case 0x0f:
-        row_.cfa_unsupported = true;
-        r_.skip(r_.uleb());
+      case 0x0f: {
+        const std::uint64_t length = r_.uleb();
+        const std::uint8_t* at = r_.pos();
+        r_.skip(length);
+        const auto k = r_.ok() ? rbp_relative(at, length, /*deref=*/true) : std::nullopt;
+        row_.cfa_unsupported = !k;
+        if (k) {
+          row_.cfa_reg = cfa_at_rbp_word;
+          row_.cfa_offset = *k;
+        }
         break;
+      }
       case 0x12:
         row_.cfa_reg = static_cast<unsigned>(r_.uleb());
         row_.cfa_offset = r_.sleb() * cie_.data_align;
@@ -370,7 +392,20 @@ class cfa_program {
       case 0x07: undefine(r_.uleb()); return step::go_on;
       case 0x08: set_reg(r_.uleb(), 0, 0); return step::go_on;
       case 0x09: unsupported_rule(r_.uleb(), [this] { r_.uleb(); }); return step::go_on;
-      case 0x10:
+      case 0x10: {  // expression: saved at the address it computes
+        const auto reg = r_.uleb();
+        const std::uint64_t length = r_.uleb();
+        const std::uint8_t* at = r_.pos();
+        r_.skip(length);
+        const auto j = reg == reg_rbp && r_.ok() ? rbp_relative(at, length, /*deref=*/false)
+                                                 : std::nullopt;
+        if (j) {
+          set_reg(reg, 4, *j);
+        } else if (reg == cie_.ra_reg || reg == reg_rbp) {
+          set_reg(reg, 3, 0);
+        }
+        return step::go_on;
+      }
       case 0x16: unsupported_rule(r_.uleb(), [this] { r_.skip(r_.uleb()); }); return step::go_on;
       case 0x11: {
         const auto reg = r_.uleb();
@@ -412,6 +447,21 @@ class cfa_program {
   void undefine(std::uint64_t reg) {
     if (reg == cie_.ra_reg) row_.ra_how = 2;
     if (reg == reg_rbp) row_.rbp_how = 0;
+  }
+
+  // Note [Realigned frames]: the offset k of an expression that is exactly
+  // DW_OP_breg6 k (then DW_OP_deref when `deref`); nullopt for any other.
+  std::optional<std::int64_t> rbp_relative(const std::uint8_t* at, std::uint64_t length,
+                                           bool deref) const {
+    if (length < 2 || at == nullptr || at[0] != 0x76) return std::nullopt;
+    cfi_reader e(at + 1, at + length);
+    const std::int64_t k = e.sleb();
+    if (!e.ok()) return std::nullopt;
+    if (deref) {
+      if (e.at_end() || e.u8() != 0x06) return std::nullopt;
+    }
+    if (!e.at_end()) return std::nullopt;
+    return k;
   }
 
   // A rule the walk cannot follow (in another register, or an expression):
@@ -476,7 +526,8 @@ unwind_rule compute_rule(std::uint64_t lookup_pc) {
     rule.status = rule_outermost;
     return rule;
   }
-  if (row.cfa_unsupported || (row.cfa_reg != reg_rsp && row.cfa_reg != reg_rbp) ||
+  if (row.cfa_unsupported ||
+      (row.cfa_reg != reg_rsp && row.cfa_reg != reg_rbp && row.cfa_reg != cfa_at_rbp_word) ||
       row.ra_how != 1 || row.rbp_how == 3) {
     return rule;
   }
@@ -484,7 +535,8 @@ unwind_rule compute_rule(std::uint64_t lookup_pc) {
   rule.cfa_reg = static_cast<std::uint8_t>(row.cfa_reg);
   rule.cfa_offset = static_cast<std::int32_t>(row.cfa_offset);
   rule.ra_offset = static_cast<std::int32_t>(row.ra_offset);
-  rule.rbp_saved = row.rbp_how == 1;
+  rule.rbp_saved = row.rbp_how == 1 || row.rbp_how == 4;
+  rule.rbp_at_rbp = row.rbp_how == 4;
   rule.rbp_offset = static_cast<std::int32_t>(row.rbp_offset);
   return rule;
 }
@@ -785,12 +837,17 @@ enum class step_outcome : std::uint8_t { next, done, slow };
 [[gnu::always_inline]] inline step_outcome step_to_caller(const unwind_rule& rule, stack_walk& w) noexcept {
   if (rule.status != rule_ok) return step_outcome::slow;
   const std::uint64_t base = rule.cfa_reg == reg_rsp ? w.sp : w.bp;
-  const std::uint64_t cfa = base + static_cast<std::int64_t>(rule.cfa_offset);
+  std::uint64_t cfa = base + static_cast<std::int64_t>(rule.cfa_offset);
+  if (rule.cfa_reg == cfa_at_rbp_word) {  // Note [Realigned frames]
+    if (!w.in_stack(cfa)) return step_outcome::done;
+    cfa = w.word_at(cfa);
+  }
   const std::uint64_t ra_at = cfa + static_cast<std::int64_t>(rule.ra_offset);
   if (cfa <= w.sp || cfa > w.hi || !w.in_stack(ra_at)) return step_outcome::done;
   const std::uint64_t ra = w.word_at(ra_at);
   if (rule.rbp_saved) {
-    const std::uint64_t bp_at = cfa + static_cast<std::int64_t>(rule.rbp_offset);
+    const std::uint64_t bp_at =
+        (rule.rbp_at_rbp ? w.bp : cfa) + static_cast<std::int64_t>(rule.rbp_offset);
     if (!w.in_stack(bp_at)) return step_outcome::done;
     w.bp = w.word_at(bp_at);
     w.bp_slot = static_cast<std::int64_t>(bp_at - w.sp0);

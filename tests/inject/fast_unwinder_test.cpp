@@ -59,6 +59,33 @@ TEST(FastUnwinder, AgreesWithUnwindBacktrace) {
   }
 }
 
+// Note [Realigned frames]: an over-aligned local, stack arguments and alloca
+// make GCC realign the frame through a DRAP register, whose CFA in the body
+// is an expression (checked below: the slow fallback would hide a wrong
+// guess, so the test asks that no capture fell back).
+__attribute__((noinline)) both realigned(long a, long b, long c, long d, long e, long f,
+                                         long g, long h, int n) {
+  alignas(64) volatile char aligned[64];
+  aligned[0] = static_cast<char>(a + b + c + d + e + f + g + h);
+  volatile char* v = static_cast<volatile char*>(__builtin_alloca(16 + n));
+  v[0] = aligned[0];
+  both out = capture_at_depth(n, v);
+  asm volatile("" ::: "memory");
+  return out;
+}
+
+TEST(FastUnwinder, FollowsAFrameRealignedThroughADrapRegister) {
+  std::thread([] {
+    const auto before = current_thread_unwinder_stats();
+    const both b = realigned(1, 2, 3, 4, 5, 6, 7, 8, 2);
+    const auto after = current_thread_unwinder_stats();
+    // One slow capture is the comparison's own.
+    EXPECT_EQ(after.slow_captures, before.slow_captures + 1);
+    ASSERT_EQ(b.fast.size(), b.slow.size());
+    EXPECT_TRUE(std::equal(b.fast.begin() + 1, b.fast.end(), b.slow.begin() + 1));
+  }).join();
+}
+
 TEST(FastUnwinder, RespectsTheOutputSize) {
   std::array<std::uint64_t, 3> out{};
   EXPECT_EQ(capture_stack(out), 3u);
