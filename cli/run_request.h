@@ -32,7 +32,8 @@ std::optional<run_request> parse_run_request(std::span<const std::string> args,
                                              std::ostream& out, std::ostream& err, int& status);
 
 // The injection library's own variables besides STREAMSAN_OPTIONS
-// (STREAMSAN_GRAPH_NODES, STREAMSAN_UNPATCH_WAIT_MS), read through `lookup`
+// (STREAMSAN_GRAPH_NODES, STREAMSAN_UNPATCH_WAIT_MS,
+// STREAMSAN_RUNTIME_LAUNCH_CALLBACKS), read through `lookup`
 // (null: unset). The library checks them where it starts, at the program's
 // first CUDA call, and a bad value stops the program there; checked before
 // the program starts, a misspelt value costs nothing. Returns the error

@@ -17,9 +17,11 @@
 # about 2 minutes: bench/torch/profile-mlp.sh), nodes (whether a graph node
 # given null per-launch data stays out of its function's per-function table:
 # bench/precise/graph_repeat.cu under the probe, seconds), mlp (the MLP
-# loop against its floors: native, bare CUPTI and Sanitizer API
-# subscribers, the generic capture through each source, the default;
-# MLP_ROUNDS interleaved rounds, default 5, about 3 minutes). The archive is
+# loop against its floors: native, the bare Sanitizer API subscriber, the
+# generic capture through each source, the generic capture and the default
+# each with and without STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off; MLP_CONFIGS
+# picks others, MLP_ROUNDS interleaved rounds, default 5, about 4 minutes).
+# The archive is
 # unpacked once per machine into /tmp/ss; a newer archive replaces it.
 set -u
 dest=$(cd "$1" && pwd); shift
@@ -58,7 +60,7 @@ for part in "$@"; do
     torch) timeout 540 bash "$root/torch/torch-gpu.sh" "${TORCH_ROUNDS:-3}" >"$log" 2>&1 ;;
     probe) ROUNDS=${ROUNDS:-7} timeout 500 bash "$root/probe/launch-overhead-gpu.sh" "$root/probe" >"$log" 2>&1 ;;
     prof) timeout 400 bash "$root/torch/profile-mlp.sh" "$root/probe/libpc_sampler.so" "$logs/prof" >"$log" 2>&1 ;;
-    mlp) CONFIGS="native bare_cupti bare_sanitizer streamsan_generic_cupti streamsan_generic streamsan" \
+    mlp) CONFIGS=${MLP_CONFIGS:-"native bare_sanitizer streamsan_generic_cupti streamsan_generic streamsan_generic_driver_launches streamsan streamsan_driver_launches"} \
            PROBE_DIR=$root/probe timeout 500 bash "$root/torch/bench/overhead.sh" "$root/torch/streamsan" \
            "${MLP_ROUNDS:-5}" >"$log" 2>&1 ;;
     nodes) (cd "$root/probe" && CUDA_INJECTION64_PATH=$root/probe/libprobe_inject.so PROBE_MODE=graphs \

@@ -25,6 +25,9 @@
 #   streamsan_inline  STREAMSAN_ENGINE_THREAD=0 streamsan run (engine inline)
 #   streamsan_drain   STREAMSAN_UNPATCH_WAIT_MS=50 streamsan run (Note
 #                     [Waiting for a module's streams to drain])
+#   streamsan_driver_launches  STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off
+#                     streamsan run (Note [Runtime launch callbacks on
+#                     request]: no runtime callback for <<<>>>)
 #   streamsan_base    DIR/base/streamsan run: another build (with its own
 #                     libstreamsan_inject.so beside it), to compare two builds
 #                     in the same interleaved rounds
@@ -42,7 +45,7 @@ exec > >(tee "$out/launch-overhead.log") 2>&1
 if [[ ! -e /usr/local/cuda/lib64/libcupti.so.13 ]]; then export LD_LIBRARY_PATH=$dir/cupti; fi
 rounds=${ROUNDS:-7}
 launches=${LAUNCHES:-100000}
-configs=${CONFIGS:-"native bare_cupti bare_sanitizer streamsan streamsan_drain streamsan_cupti memcheck"}
+configs=${CONFIGS:-"native bare_cupti bare_sanitizer streamsan streamsan_driver_launches streamsan_cupti memcheck"}
 rss_launches=${RSS_LAUNCHES:-10000000}
 cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 
@@ -63,6 +66,8 @@ command_of() {
     streamsan_cupti) echo "./streamsan run --capture cupti -- ./launch_loop" ;;
     streamsan_inline) echo "env STREAMSAN_ENGINE_THREAD=0 ./streamsan run -- ./launch_loop" ;;
     streamsan_drain) echo "env STREAMSAN_UNPATCH_WAIT_MS=50 ./streamsan run -- ./launch_loop" ;;
+    streamsan_driver_launches)
+      echo "env STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off ./streamsan run -- ./launch_loop" ;;
     memcheck) echo "$cs --tool memcheck ./launch_loop" ;;
     *) echo "unknown configuration $1" >&2; return 1 ;;
   esac

@@ -11,7 +11,9 @@
 # STREAMSAN's folder holds python/ (stage-torch.sh puts it there).
 # CONFIGS picks and orders the configurations; besides those above:
 # streamsan_generic_cupti (the generic capture through CUPTI: no patching
-# at all), and with PROBE_DIR (bench/precise/stage-probe.sh's folder) the
+# at all), streamsan_driver_launches and streamsan_generic_driver_launches
+# (the default and the generic capture with
+# STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off), and with PROBE_DIR (bench/precise/stage-probe.sh's folder) the
 # floors bare_cupti (a CUPTI subscriber that only counts) and
 # bare_sanitizer (a Compute Sanitizer API subscriber that only counts).
 set -u
@@ -30,6 +32,10 @@ run_one() {
       STREAMSAN_TORCH_HOOK=python timeout 120 "$streamsan" run -- "$python" "$bench" ;;
     streamsan_lazy) STREAMSAN_TORCH=lazy timeout 120 "$streamsan" run -- "$python" "$bench" ;;
     streamsan_generic) STREAMSAN_TORCH=0 timeout 120 "$streamsan" run -- "$python" "$bench" ;;
+    streamsan_driver_launches) STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off STREAMSAN_TORCH_HOOK=native \
+      timeout 120 "$streamsan" run -- "$python" "$bench" ;;
+    streamsan_generic_driver_launches) STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off STREAMSAN_TORCH=0 \
+      timeout 120 "$streamsan" run -- "$python" "$bench" ;;
     streamsan_generic_cupti)
       STREAMSAN_TORCH=0 timeout 120 "$streamsan" run --capture cupti -- "$python" "$bench" ;;
     bare_cupti) CUDA_INJECTION64_PATH=$probe/libbare_cupti.so timeout 120 "$python" "$bench" ;;
@@ -76,6 +82,9 @@ labels = {"native": "native",
           "streamsan_lazy": "streamsan run, STREAMSAN_TORCH=lazy",
           "streamsan_generic": "streamsan run, STREAMSAN_TORCH=0 (generic)",
           "streamsan_generic_cupti": "streamsan run --capture cupti, STREAMSAN_TORCH=0",
+          "streamsan_driver_launches": "streamsan run, STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off",
+          "streamsan_generic_driver_launches":
+              "streamsan run, STREAMSAN_TORCH=0, STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off",
           "bare_cupti": "bare CUPTI subscriber (counting only)",
           "bare_sanitizer": "bare Compute Sanitizer API subscriber (counting only)",
           "csan": "CSAN (TORCH_CUDA_SANITIZER=1)"}

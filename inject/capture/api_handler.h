@@ -54,6 +54,10 @@ struct api_handler {
   // (Note [Launches without their runtime callback]); the handler still runs
   // where a source delivers the callback anyway (the fakes in tests).
   bool modelled_by_driver_call = false;
+  // The same, but its handler lists a launch whose driver call never showed:
+  // switched off only when the dispatcher is told (Note [Runtime launch
+  // callbacks on request] in dispatcher.h).
+  bool driver_call_suffices = false;
 };
 
 // One callback being modelled.

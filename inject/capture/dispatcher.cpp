@@ -47,7 +47,8 @@ bool api_dispatcher::is_inert(api_domain domain, std::uint32_t cbid) const noexc
 
 bool api_dispatcher::switched_off(api_domain domain, std::uint32_t cbid) const noexcept {
   const api_entry& e = tables_[domain][cbid];
-  return e.inert() || e.handler.modelled_by_driver_call;
+  return e.inert() || e.handler.modelled_by_driver_call ||
+         (!runtime_launch_callbacks_ && e.handler.driver_call_suffices);
 }
 
 void api_dispatcher::count_callbacks_per_call() {

@@ -33,6 +33,21 @@
 // theirs too: the cooperative flag comes from the runtime call's name, and
 // their fallback lists a launch whose driver call never showed.
 //
+// Note [Runtime launch callbacks on request]
+// With the statically linked CUDA 13 runtime, `kernel<<<...>>>` reaches the
+// callbacks as cudaLaunchKernel, not __cudaLaunchKernel (a 16-byte thunk in
+// bench/precise/launch_loop): under `streamsan run` on an H200
+// (2026-11-28) launch_loop took 20,000 cudaLaunchKernel and 20,000
+// cuLaunchKernel callbacks, the MLP loop 39,392 and 48,482, and 30,300 of
+// each for cudaLaunchKernelExC and cuLaunchKernelEx. So the switch above
+// saves nothing there, and every launch pays the runtime callback that
+// CUPTI's pricing put at about 0.5 us. The plain cudaLaunchKernel and
+// cudaLaunchKernelExC (not _ptsz, not cooperative by name) add nothing to
+// their driver launch but the listing of a launch whose driver call never
+// showed; with STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off
+// (set_runtime_launch_callbacks(false)) the sources switch them off too.
+// Off by default until a GPU run has priced it and rerun the suites.
+//
 // Note [The call that loads the library]
 // The driver loads the library inside cuInit, which the CUDA runtime calls
 // from inside the program's first runtime call. The source never reports
@@ -107,6 +122,9 @@ class api_dispatcher {
   // driver call they make models (Note [Launches without their runtime
   // callback]).
   bool switched_off(api_domain domain, std::uint32_t cbid) const noexcept;
+  // Note [Runtime launch callbacks on request]; call before a source
+  // subscribes.
+  void set_runtime_launch_callbacks(bool on) noexcept { runtime_launch_callbacks_ = on; }
 
  private:
   void on_runtime(const api_call& call);
@@ -123,6 +141,7 @@ class api_dispatcher {
   cuda_model& model_;
   call_site_source& call_sites_;
   const api_tables& tables_;
+  bool runtime_launch_callbacks_ = true;
   std::atomic<bool> started_{false};
   std::atomic<bool> active_{false};
   std::atomic<std::uint64_t> api_calls_{0};

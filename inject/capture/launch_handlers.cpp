@@ -289,13 +289,18 @@ void add_launch_handlers(api_tables& t) {
                  .modelled_by_driver_call = true});
   t.runtime.add({CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000},
                 {.on_exit = runtime_launch_kernel_handle, .kernel_launch = true});
-  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-                 CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+  // Note [Runtime launch callbacks on request]: the plain ones on request.
+  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000},
+                {.on_exit = runtime_launch_kernel, .kernel_launch = true,
+                 .driver_call_suffices = true});
+  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
                  CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
                  CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000},
                 {.on_exit = runtime_launch_kernel, .kernel_launch = true});
-  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-                 CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060},
+  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060},
+                {.on_exit = runtime_launch_kernel_ex, .kernel_launch = true,
+                 .driver_call_suffices = true});
+  t.runtime.add({CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060},
                 {.on_exit = runtime_launch_kernel_ex, .kernel_launch = true});
 
   constexpr auto nested = api_level::in_runtime_launch;

@@ -195,6 +195,19 @@ inline bool parse_graph_nodes(std::string_view value) {
                      ": expected measure or off");
 }
 
+// STREAMSAN_RUNTIME_LAUNCH_CALLBACKS (Note [Runtime launch callbacks on
+// request] in inject/capture/dispatcher.h): "off" switches the plain
+// runtime launch callbacks off; "on" or nothing leaves them on; anything
+// else is an error naming the variable.
+inline constexpr std::string_view runtime_launch_callbacks_variable =
+    "STREAMSAN_RUNTIME_LAUNCH_CALLBACKS";
+inline bool parse_runtime_launch_callbacks(std::string_view value) {
+  if (value.empty() || value == "on") return true;
+  if (value == "off") return false;
+  throw option_error(std::string(runtime_launch_callbacks_variable) + "=" + detail::shown(value) +
+                     ": expected on or off");
+}
+
 // STREAMSAN_UNPATCH_WAIT_MS (Note [Waiting for a module's streams to drain]
 // in inject/sanitizer_api/sanitizer_source.cpp): how long an unpatch may
 // wait, once, for the module's streams to drain; 0 (the default) or

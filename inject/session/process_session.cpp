@@ -63,6 +63,8 @@ session_config read_config() {
   }
   read_variable(graph_nodes_variable, config.measure_graph_nodes, parse_graph_nodes);
   read_variable(unpatch_wait_variable, config.unpatch_wait_ms, parse_unpatch_wait);
+  read_variable(runtime_launch_callbacks_variable, config.runtime_launch_callbacks,
+                parse_runtime_launch_callbacks);
   if (const char* debug = std::getenv("STREAMSAN_DEBUG"); debug && *debug && *debug != '0') {
     config.debug = std::string_view(debug) == "2" ? 2 : 1;
   }

@@ -74,6 +74,7 @@ session::session(session_config config, driver_queries& driver)
     }
   }
   if (config_.debug > 0) dispatcher_.count_callbacks_per_call();
+  dispatcher_.set_runtime_launch_callbacks(config_.runtime_launch_callbacks);
   // The user's rules first, then the built-in ones (as `streamsan analyze`).
   if (options.builtin_suppressions) suppressions_.append(suppressions::builtin());
   engine_.set_diagnostic_callback([this](const diagnostic& d) { on_diagnostic(d); });

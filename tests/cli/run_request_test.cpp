@@ -102,6 +102,10 @@ TEST(LibraryVariables, ABadValueIsNamedBeforeTheProgramStarts) {
             "STREAMSAN_UNPATCH_WAIT_MS=5ms: expected milliseconds from 0 to 1000");
   env["STREAMSAN_GRAPH_NODES"] = "yes";
   EXPECT_EQ(check_library_variables(lookup), "STREAMSAN_GRAPH_NODES=yes: expected measure or off");
+  env.clear();
+  env["STREAMSAN_RUNTIME_LAUNCH_CALLBACKS"] = "no";
+  EXPECT_EQ(check_library_variables(lookup),
+            "STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=no: expected on or off");
 }
 
 }  // namespace

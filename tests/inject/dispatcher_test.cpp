@@ -470,6 +470,24 @@ TEST_F(Dispatcher, OnlyThePlainTripleChevronLaunchHasItsRuntimeCallbackSwitchedO
   EXPECT_TRUE(dispatcher.switched_off(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
 }
 
+// Note [Runtime launch callbacks on request]: the plain cudaLaunchKernel and
+// cudaLaunchKernelExC too, when asked; never the per-thread or cooperative
+// ones, whose names say what the driver launch does not.
+TEST_F(Dispatcher, ThePlainRuntimeLaunchCallbacksAreSwitchedOffOnRequest) {
+  dispatcher.set_runtime_launch_callbacks(false);
+  EXPECT_TRUE(dispatcher.switched_off(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  EXPECT_TRUE(dispatcher.switched_off(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060));
+  for (const auto cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+                          CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+                          CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+                          CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000}) {
+    EXPECT_FALSE(dispatcher.switched_off(runtime, cbid)) << cbid;
+  }
+  EXPECT_FALSE(dispatcher.switched_off(driver_api, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+  dispatcher.set_runtime_launch_callbacks(true);
+  EXPECT_FALSE(dispatcher.switched_off(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+}
+
 // What a source that switched __cudaLaunchKernel off delivers: the driver
 // launch alone, modelled as the program's own call.
 TEST_F(Dispatcher, ADriverLaunchWithoutItsRuntimeCallbackIsModelledWhole) {

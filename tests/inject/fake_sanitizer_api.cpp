@@ -17,6 +17,8 @@ struct state {
   std::set<CUmodule> patched;
   std::set<CUmodule> refused;
   std::map<Sanitizer_CallbackDomain, bool> domains;
+  // Callbacks switched off one by one (sanitizerEnableCallback(0, ...)).
+  std::set<std::pair<Sanitizer_CallbackDomain, Sanitizer_CallbackId>> switched_off;
 };
 state& s() {
   static auto* st = new state;
@@ -41,8 +43,15 @@ FAKE SanitizerResult sanitizerEnableDomain(uint32_t enable, Sanitizer_Subscriber
   s().domains[domain] = enable != 0;
   return SANITIZER_SUCCESS;
 }
-FAKE SanitizerResult sanitizerEnableCallback(uint32_t, Sanitizer_SubscriberHandle,
-                                             Sanitizer_CallbackDomain, Sanitizer_CallbackId) {
+FAKE SanitizerResult sanitizerEnableCallback(uint32_t enable, Sanitizer_SubscriberHandle,
+                                             Sanitizer_CallbackDomain domain,
+                                             Sanitizer_CallbackId cbid) {
+  std::lock_guard lock(s().mutex);
+  if (enable != 0) {
+    s().switched_off.erase({domain, cbid});
+  } else {
+    s().switched_off.insert({domain, cbid});
+  }
   return SANITIZER_SUCCESS;
 }
 FAKE SanitizerResult sanitizerGetResultString(SanitizerResult, const char** text) {
@@ -141,4 +150,10 @@ FAKE void fake_sanitizer_reset() {
   s().function_data.clear();
   s().patched.clear();
   s().refused.clear();
+  s().switched_off.clear();
+}
+FAKE bool fake_sanitizer_callback_switched_off(Sanitizer_CallbackDomain domain,
+                                               Sanitizer_CallbackId cbid) {
+  std::lock_guard lock(s().mutex);
+  return s().switched_off.count({domain, cbid}) != 0;
 }

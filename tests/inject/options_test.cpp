@@ -147,6 +147,18 @@ TEST(SanitizerOptions, GraphNodesVariableTakesMeasureOrOffAndNamesABadValue) {
   }
 }
 
+TEST(SanitizerOptions, RuntimeLaunchCallbacksVariableTakesOnOrOffAndNamesABadValue) {
+  EXPECT_TRUE(parse_runtime_launch_callbacks(""));
+  EXPECT_TRUE(parse_runtime_launch_callbacks("on"));
+  EXPECT_FALSE(parse_runtime_launch_callbacks("off"));
+  try {
+    parse_runtime_launch_callbacks("0");
+    FAIL() << "no error";
+  } catch (const option_error& e) {
+    EXPECT_STREQ(e.what(), "STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=0: expected on or off");
+  }
+}
+
 TEST(SanitizerOptions, UnpatchWaitVariableTakesMillisecondsAndNamesABadValue) {
   EXPECT_EQ(parse_unpatch_wait("50"), 50u);
   EXPECT_EQ(parse_unpatch_wait("0"), 0u);

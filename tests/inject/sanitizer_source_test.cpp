@@ -208,6 +208,22 @@ TEST_F(SanitizerSource, LaunchesIntoACapturingStreamAreNotMeasured) {
   EXPECT_TRUE(launch(stream_2, 0, 64));
 }
 
+// Note [Runtime launch callbacks on request]: what the dispatcher switches
+// off, the source does not subscribe to.
+TEST_F(SanitizerSource, RuntimeLaunchCallbacksAreSwitchedOffWhenTheDispatcherSaysSo) {
+  start(measurement_policy::on_demand);
+  EXPECT_FALSE(fake_sanitizer_callback_switched_off(SANITIZER_CB_DOMAIN_RUNTIME_API,
+                                                    SANITIZER_CBID_RUNTIME_API_cudaLaunchKernel));
+  source.reset();
+  dispatcher.set_runtime_launch_callbacks(false);
+  start(measurement_policy::on_demand);
+  EXPECT_TRUE(fake_sanitizer_callback_switched_off(SANITIZER_CB_DOMAIN_RUNTIME_API,
+                                                   SANITIZER_CBID_RUNTIME_API_cudaLaunchKernel));
+  EXPECT_FALSE(fake_sanitizer_callback_switched_off(
+      SANITIZER_CB_DOMAIN_RUNTIME_API, SANITIZER_CBID_RUNTIME_API_cudaLaunchKernel_ptsz));
+  EXPECT_TRUE(launch(stream_1, 0, 64));  // the driver launch alone is measured
+}
+
 TEST_F(SanitizerSource, UnwantedModulesAreUnpatchedAndLaunchCallbacksFollow) {
   start(measurement_policy::on_demand);
   EXPECT_TRUE(fake_sanitizer_domain_enabled(SANITIZER_CB_DOMAIN_LAUNCH));
