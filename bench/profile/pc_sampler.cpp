@@ -8,6 +8,10 @@
 // handler stores the interrupted PC, whether the thread is the main thread,
 // and with PCSAMPLE_DEPTH > 0 that many return addresses from backtrace()
 // (glibc's unwinder: not async-signal-safe in general, so off by default).
+// With PCSAMPLE_ON_SIGNAL=1 sampling starts at the first SIGUSR1 the
+// process receives and stops at SIGUSR2, so that a program can have only
+// its timed region sampled (bench/torch/mlp_bench.py sends them around its
+// timed loop when the variable is set), not its start-up.
 // At exit each address is written as "object+offset" (dladdr) to
 // $PCSAMPLE_DIR/pcs.<pid>, one sample a line; bench/profile/fold.py
 // symbolizes and sums them where the binaries have their symbols.
@@ -87,6 +91,25 @@ __attribute__((destructor)) void finish() {
   std::fclose(out);
 }
 
+itimerspec interval() {
+  const char* us_text = std::getenv("PCSAMPLE_US");
+  const long us = us_text != nullptr ? std::atol(us_text) : 1000;
+  itimerspec spec{};
+  spec.it_interval.tv_sec = us / 1000000;
+  spec.it_interval.tv_nsec = (us % 1000000) * 1000;
+  spec.it_value = spec.it_interval;
+  return spec;
+}
+
+itimerspec armed{};
+
+// SIGUSR1 arms the timer, SIGUSR2 disarms it (timer_settime is
+// async-signal-safe).
+void on_sigusr(int signal) {
+  const itimerspec off{};
+  timer_settime(timer, 0, signal == SIGUSR1 ? &armed : &off, nullptr);
+}
+
 __attribute__((constructor)) void start() {
   main_pid = getpid();
   if (const char* d = std::getenv("PCSAMPLE_DEPTH")) depth = std::min(std::atoi(d) + 2, max_depth);
@@ -104,13 +127,17 @@ __attribute__((constructor)) void start() {
   ev.sigev_notify = SIGEV_SIGNAL;
   ev.sigev_signo = SIGPROF;
   if (timer_create(CLOCK_PROCESS_CPUTIME_ID, &ev, &timer) != 0) return;
-  const char* us_text = std::getenv("PCSAMPLE_US");
-  const long us = us_text != nullptr ? std::atol(us_text) : 1000;
-  itimerspec spec{};
-  spec.it_interval.tv_sec = us / 1000000;
-  spec.it_interval.tv_nsec = (us % 1000000) * 1000;
-  spec.it_value = spec.it_interval;
-  timer_settime(timer, 0, &spec, nullptr);
+  armed = interval();
+  const char* on_signal = std::getenv("PCSAMPLE_ON_SIGNAL");
+  if (on_signal != nullptr && *on_signal == '1') {
+    struct sigaction su {};
+    su.sa_handler = on_sigusr;
+    su.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &su, nullptr);
+    sigaction(SIGUSR2, &su, nullptr);
+    return;
+  }
+  timer_settime(timer, 0, &armed, nullptr);
 }
 
 }  // namespace

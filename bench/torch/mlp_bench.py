@@ -7,8 +7,12 @@ WARMUP iterations (default 30) are run first, then ITERATIONS (default 300)
 are timed between two torch.cuda.synchronize() calls. Prints one line:
 `mlp_ms <milliseconds of the timed iterations>`. The same program runs
 natively, under `streamsan run` and under CSAN (TORCH_CUDA_SANITIZER=1):
-overhead.sh compares them side by side.
+overhead.sh compares them side by side. With PCSAMPLE_ON_SIGNAL=1 the
+process sends itself SIGUSR1 before the timed iterations and SIGUSR2 after
+them, for bench/profile/pc_sampler.cpp to sample that region only.
 """
+import os
+import signal
 import sys
 import time
 
@@ -38,11 +42,16 @@ def main():
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
+    sampled = os.environ.get("PCSAMPLE_ON_SIGNAL") == "1"
+    if sampled:
+        os.kill(os.getpid(), signal.SIGUSR1)
     start = time.perf_counter()
     for _ in range(iterations):
         loss = step()
     torch.cuda.synchronize()
     elapsed = (time.perf_counter() - start) * 1000.0
+    if sampled:
+        os.kill(os.getpid(), signal.SIGUSR2)
     print("mlp_ms %.3f loss %.6f" % (elapsed, float(loss)))
 
 

@@ -24,7 +24,9 @@ run() {  # run LABEL ENV... : one debug run and one sampled run
   echo "== $label (exit $?): $(grep -m1 '^mlp_ms' "$out/debug-$label.log")"
   grep -E 'debug: (sanitizer|most frequent)' "$out/debug-$label.log" | cut -c1-900
   mkdir -p "$out/pcs-$label"
-  env "$@" LD_PRELOAD="$sampler" PCSAMPLE_DIR="$out/pcs-$label" PCSAMPLE_DEPTH=12 timeout 300 \
+  # Only the timed loop is sampled (PCSAMPLE_ON_SIGNAL: mlp_bench.py marks it).
+  env "$@" LD_PRELOAD="$sampler" PCSAMPLE_DIR="$out/pcs-$label" PCSAMPLE_DEPTH=12 \
+    PCSAMPLE_ON_SIGNAL=1 timeout 300 \
     ./streamsan run -- "$python" bench/mlp_bench.py "$iterations" >"$out/sampled-$label.log" 2>&1
   echo "   sampled (exit $?): $(grep -m1 '^mlp_ms' "$out/sampled-$label.log"), $(cat "$out/pcs-$label"/pcs.* 2>/dev/null | wc -l) samples"
 }
