@@ -184,6 +184,7 @@ struct sanitizer_source::impl {
   std::atomic<std::uint64_t> launch_seq{0};
   std::atomic<std::uint64_t> next_thread_id{0};
   std::atomic<std::uint64_t> transitions_deferred{0};
+  std::atomic<std::uint64_t> unpatched_at_synchronize{0};
   // Note [Module changes back off]: no patch or unpatch of a launch's
   // module is tried before launch_seq reaches change_after; change_deferrals
   // counts the failed tries since the last success or synchronize.
@@ -440,7 +441,9 @@ void sanitizer_source::impl::unpatch_unwanted_modules() {
     }
   }
   for (const CUmodule module : unwanted) {
-    if (tracker.is_patched(module)) change_module(nullptr, module, false, false);
+    if (!tracker.is_patched(module)) continue;
+    change_module(nullptr, module, false, false);
+    if (!tracker.is_patched(module)) unpatched_at_synchronize.fetch_add(1, std::memory_order_relaxed);
   }
 }
 
@@ -1078,6 +1081,8 @@ sanitizer_source_stats sanitizer_source::stats() const {
   s.modules_patched = t.modules_patched;
   s.modules_unpatched = t.modules_unpatched;
   s.changes_deferred = impl_->transitions_deferred.load();
+  s.unpatched_at_synchronize = impl_->unpatched_at_synchronize.load();
+  s.modules_patched_now = impl_->tracker.patched_modules().size();
   return s;
 }
 

@@ -74,6 +74,11 @@ struct sanitizer_source_stats {
   std::uint64_t modules_unpatched = 0;
   // Patches and unpatches put off because a kernel of the module may run.
   std::uint64_t changes_deferred = 0;
+  // Of modules_unpatched, those unpatched at a synchronize's exit (Note
+  // [Unpatched at a synchronize]).
+  std::uint64_t unpatched_at_synchronize = 0;
+  // Patched modules when the stats were taken.
+  std::uint64_t modules_patched_now = 0;
 };
 
 class sanitizer_source {

@@ -351,7 +351,8 @@ void session::print_debug_counters() const {
   std::fprintf(stderr,
                "streamsan: debug: sanitizer api_callbacks=%llu launches=%llu measured=%llu "
                "incomplete=%llu failed=%llu waits=%llu slots=%llu read_back=%llu "
-               "modules_patched=%llu unpatched=%llu changes_deferred=%llu\n",
+               "modules_patched=%llu unpatched=%llu (at a synchronize %llu) patched_at_exit=%llu "
+               "changes_deferred=%llu\n",
                static_cast<unsigned long long>(m.api_callbacks),
                static_cast<unsigned long long>(m.launches),
                static_cast<unsigned long long>(m.measured),
@@ -362,6 +363,8 @@ void session::print_debug_counters() const {
                static_cast<unsigned long long>(m.bytes_read_back),
                static_cast<unsigned long long>(m.modules_patched),
                static_cast<unsigned long long>(m.modules_unpatched),
+               static_cast<unsigned long long>(m.unpatched_at_synchronize),
+               static_cast<unsigned long long>(m.modules_patched_now),
                static_cast<unsigned long long>(m.changes_deferred));
 }
 

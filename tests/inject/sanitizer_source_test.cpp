@@ -356,6 +356,8 @@ TEST_F(SanitizerSource, ASynchronizeUnpatchesAModuleWhoseLastLaunchWantedNothing
       "cuStreamSynchronize", &sync);
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
   EXPECT_FALSE(fake_sanitizer_domain_enabled(SANITIZER_CB_DOMAIN_LAUNCH));
+  EXPECT_EQ(source->stats().unpatched_at_synchronize, 1u);
+  EXPECT_EQ(source->stats().modules_patched_now, 0u);
 }
 
 // A module whose last launch was measured may have more first launches to
