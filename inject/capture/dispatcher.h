@@ -35,8 +35,10 @@
 //
 // Note [Runtime launch callbacks on request]
 // With the statically linked CUDA 13 runtime, `kernel<<<...>>>` reaches the
-// callbacks as cudaLaunchKernel, not __cudaLaunchKernel (a 16-byte thunk in
-// bench/precise/launch_loop): under `streamsan run` on an H200
+// callbacks as cudaLaunchKernel, not __cudaLaunchKernel (in
+// bench/precise/launch_loop a 16-byte thunk that jumps to cudaLaunchKernel,
+// as __cudaLaunchKernel_ptsz does to cudaLaunchKernel_ptsz): under
+// `streamsan run` on an H200
 // (2026-11-28) launch_loop took 20,000 cudaLaunchKernel and 20,000
 // cuLaunchKernel callbacks, the MLP loop 39,392 and 48,482, and 30,300 of
 // each for cudaLaunchKernelExC and cuLaunchKernelEx. So the switch above
