@@ -359,9 +359,11 @@ class cuda_model {
   // The measured intervals as accesses of the allocations that held them at
   // `epoch` (Note [Looking up the past]); memory streamsan does not track is
   // left out.
+  // With `starts`, also the address each access begins at.
   static std::vector<access> measured_accesses(const precise::decoded_footprint& decoded,
                                                const allocation_map& allocations,
-                                               std::uint64_t epoch);
+                                               std::uint64_t epoch,
+                                               std::vector<std::uint64_t>* starts = nullptr);
 
  private:
   struct kernel_info {
@@ -386,6 +388,7 @@ class cuda_model {
   // Note [Measuring graph kernel nodes]: a graph logged again for a
   // measured launch, waiting for its nodes' footprints.
   struct pending_graph {
+    graph_id exec{};  // whose nodes are measured
     precise::footprint_resolver::token token = 0;
     std::size_t remaining = 0;
     precise::footprint_resolver::node_accesses measured;
@@ -522,6 +525,11 @@ class cuda_model {
     std::uintptr_t kernel = 0;     // a kernel node's CUfunction or CUkernel
     std::vector<pointer_word> words;  // a kernel node's, as described
     bool enabled = true;
+    // Note [Earlier measurements of graph nodes]: its last measured
+    // accesses (origin: inferred) and the address each began at; cleared
+    // when the node is edited.
+    std::vector<access> earlier;
+    std::vector<std::uint64_t> earlier_starts;
   };
   struct exec_graph {
     std::vector<exec_node> nodes;
@@ -538,6 +546,13 @@ class cuda_model {
   // nodes; false (nothing logged) when none of them is a node of it.
   bool await_graph_measurement_locked(const call_site& at, graph_id id, exec_graph& g,
                                       std::span<const measured_graph_node> nodes);
+  // Note [Earlier measurements of graph nodes]
+  void remember_measured_node_locked(graph_id exec, std::uint32_t node,
+                                     std::span<const access> accesses,
+                                     std::span<const std::uint64_t> starts);
+  // The accesses a node is logged with: its earlier measurement while every
+  // allocation of it is still the one measured, else `n.accesses`.
+  std::span<const access> logged_accesses_locked(const exec_node& n) const;
   // Note [Graph allocations] (cuda_model_graph_memory.cpp): what each live
   // exec's memory nodes allocate and free, by raw(graph_id), to map the
   // addresses at each launch.

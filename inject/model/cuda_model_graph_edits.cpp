@@ -322,7 +322,8 @@ void cuda_model::emit_exec_locked(const call_site& at, graph_id id, exec_graph& 
       g.event_nodes.push_back(static_cast<std::uint32_t>(nodes.size()));
     }
     graph_node out = n.node;
-    out.accesses = n.enabled ? std::span<const access>(n.accesses) : std::span<const access>{};
+    // Note [Earlier measurements of graph nodes]
+    out.accesses = n.enabled ? logged_accesses_locked(n) : std::span<const access>{};
     nodes.push_back(out);
   }
   emit(at, graph_instantiate{id, nodes, g.edges});
@@ -397,6 +398,8 @@ void cuda_model::graph_exec_node_set(const call_site& at, std::uintptr_t exec, s
   n->node = described;
   n->accesses = std::move(accesses);
   n->words = std::move(words);
+  n->earlier.clear();  // Note [Earlier measurements of graph nodes]
+  n->earlier_starts.clear();
   n->event = params.event;
   n->kernel = params.kind == raw_node_kind::kernel ? params.kernel : 0;
   emit_exec_locked(at, id, exec_graphs_.at(raw(id)));

@@ -96,6 +96,7 @@ bool cuda_model::await_graph_measurement_locked(const call_site& at, graph_id id
   }
   if (found.empty()) return false;
   pending_graph& pg = pending_graphs_[key];
+  pg.exec = id;
   pg.remaining = found.size();
   for (const auto& [tracker_id, index] : found) {
     pending_measurement p;
@@ -111,6 +112,39 @@ bool cuda_model::await_graph_measurement_locked(const call_site& at, graph_id id
   any_graph_measured_logged_ = true;
   emit_exec_locked(at, id, g);
   return true;
+}
+
+// Note [Earlier measurements of graph nodes]
+// Nodes of one kernel in a graph are measured one per launch (Note [Nodes
+// of one kernel take turns] in inject/sanitizer_api/launch_tracker.cpp),
+// so in every launch all but one of them would be logged with their
+// inferred footprints, from each pointer to the end of its allocation: a
+// graph that runs a kernel in several nodes beside other work would leave a
+// candidate at every launch, even with --precise. So a node keeps its last
+// measured accesses, and a launch that does not measure it logs it with
+// them, as inferred ones: a conflict through them is a candidate, never a
+// confirmed race (a measurement holds for its launch: a footprint may
+// depend on data), but where they do not overlap, nothing is listed. They
+// stand only while every allocation they name is still the one measured
+// (none freed and handed out again), and a node edit forgets them.
+void cuda_model::remember_measured_node_locked(graph_id exec, std::uint32_t node,
+                                               std::span<const access> accesses,
+                                               std::span<const std::uint64_t> starts) {
+  const auto g = exec_graphs_.find(raw(exec));
+  if (g == exec_graphs_.end() || node >= g->second.nodes.size()) return;
+  exec_node& n = g->second.nodes[node];
+  n.earlier.assign(accesses.begin(), accesses.end());
+  for (access& a : n.earlier) a.origin = access_origin::inferred;
+  n.earlier_starts.assign(starts.begin(), starts.end());
+}
+
+std::span<const access> cuda_model::logged_accesses_locked(const exec_node& n) const {
+  if (n.earlier.empty() || n.earlier.size() != n.earlier_starts.size()) return n.accesses;
+  for (std::size_t i = 0; i < n.earlier.size(); ++i) {
+    const allocation* a = allocations_.find_live(n.earlier_starts[i]);
+    if (a == nullptr || a->id != n.earlier[i].range.alloc) return n.accesses;
+  }
+  return n.earlier;
 }
 
 std::vector<pointer_word> cuda_model::words_still_valid_locked(
@@ -137,7 +171,8 @@ void cuda_model::await_measurement_locked(std::uint64_t id, std::uintptr_t kerne
 
 std::vector<access> cuda_model::measured_accesses(const precise::decoded_footprint& decoded,
                                                   const allocation_map& allocations,
-                                                  std::uint64_t epoch) {
+                                                  std::uint64_t epoch,
+                                                  std::vector<std::uint64_t>* starts) {
   std::vector<access> out;
   for (const auto& interval : decoded.intervals) {
     const access_mode mode = mode_of(interval.kind);
@@ -147,6 +182,7 @@ std::vector<access> cuda_model::measured_accesses(const precise::decoded_footpri
         const std::uint64_t end = std::min(interval.end, a->base + std::max<std::uint64_t>(a->size, 1));
         out.push_back(access{byte_range{a->id, pos - a->base, end - pos}, mode,
                              access_origin::measured});
+        if (starts != nullptr) starts->push_back(pos);
         pos = end;
         continue;
       }
@@ -177,10 +213,12 @@ void cuda_model::measured_launch_done(std::uint64_t id, const precise::decoded_f
       const auto g = pending_graphs_.find(p.graph_launch);
       if (g == pending_graphs_.end()) return;
       if (decoded.complete) {
-        auto accesses = measured_accesses(decoded, allocations_, p.epoch);
+        std::vector<std::uint64_t> starts;
+        auto accesses = measured_accesses(decoded, allocations_, p.epoch, &starts);
         if (const auto k = kernels_.find(p.kernel); k != kernels_.end() && !p.words.empty()) {
           learn_from_measurement(p.words, accesses, k->second.learned);
         }
+        remember_measured_node_locked(g->second.exec, p.node, accesses, starts);
         g->second.measured.emplace_back(p.node, std::move(accesses));
       }
       if (--g->second.remaining > 0) return;

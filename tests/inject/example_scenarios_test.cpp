@@ -217,8 +217,9 @@ INSTANTIATE_TEST_SUITE_P(Examples, GraphExample, ::testing::Bool());
 // nodes' inferred footprints are all of A. Replayed as the measuring source
 // hands the model a measured graph launch (Note [Measuring graph kernel
 // nodes]): --precise on a GPU.
-class GraphHalvesExample : public Examples,
-                           public ::testing::WithParamInterface<std::tuple<bool, bool>> {
+// Examples whose graph nodes are measured: the log goes through the
+// footprint resolver, as with the Compute Sanitizer API source.
+class MeasuredGraphExamples : public Examples {
  protected:
   precise::footprint_resolver resolver;
   void connect() override {
@@ -227,6 +228,9 @@ class GraphHalvesExample : public Examples,
     model.set_footprint_resolver(&resolver);
   }
 };
+
+class GraphHalvesExample : public MeasuredGraphExamples,
+                           public ::testing::WithParamInterface<std::tuple<bool, bool>> {};
 
 TEST_P(GraphHalvesExample, FillAndScaleNodesOnTheTwoHalvesOfOneBuffer) {
   const auto [fixed, measured] = GetParam();
@@ -271,6 +275,57 @@ TEST_P(GraphHalvesExample, FillAndScaleNodesOnTheTwoHalvesOfOneBuffer) {
 }
 INSTANTIATE_TEST_SUITE_P(Examples, GraphHalvesExample,
                          ::testing::Combine(::testing::Bool(), ::testing::Bool()));
+
+// Note [Earlier measurements of graph nodes]: two fill nodes of one kernel
+// on the first two quarters of A, measured in turn (one per launch), and a
+// sum node reading A's last half, without edges. Inferred, either fill node
+// reaches the sum node's half. The first launch measures the first fill
+// node only: the second one's candidate stands (a possible race). From the
+// second launch on, the fill node not measured stands in with its earlier
+// measurement, so no launch adds a candidate (the first fill node's,
+// inferred, would be a second one).
+TEST_F(MeasuredGraphExamples, NodesOfOneKernelMeasuredInTurnLeaveNoCandidate) {
+  constexpr std::uint64_t quarter = bytes / 4;
+  model.allocated(at, a, bytes, memory_kind::device);
+  model.allocated(at, sum, 4, memory_kind::device);
+  raw_graph g;
+  raw_graph_node f1, f2, reader;
+  f1.kind = f2.kind = reader.kind = raw_node_kind::kernel;
+  f1.handle = 0xa1;
+  f1.kernel = f2.kernel = fill_kernel;
+  f1.args = args({a, quarter / 4, 0, 0});
+  f2.handle = 0xa2;
+  f2.args = args({a + quarter, quarter / 4, 0, 0});
+  reader.handle = 0xa3;
+  reader.kernel = sum_kernel;
+  reader.args = args({a + 2 * quarter, 2 * quarter / 4, sum, 0});
+  g.nodes = {f1, f2, reader};
+  driver.graphs[0x9000] = g;
+  model.graph_instantiated(at, 0x9100, 0x9000);
+  model.stream_created(at, s1, 1, 0);
+  precise::decoded_footprint read_fp;
+  read_fp.intervals = {{a + 2 * quarter, a + bytes, precise::footprint_kind::read},
+                       {sum, sum + 4, precise::footprint_kind::write}};
+  std::uint64_t id = 0;
+  const auto launch_measuring = [&](std::uintptr_t fill_node, std::uint64_t fill_at) {
+    const cuda_model::measured_graph_node nodes[] = {{id + 1, fill_node}, {id + 2, 0xa3}};
+    model.expect_measured_graph_launch(nodes);
+    model.graph_launched(at, 0x9100, {s1});
+    model.clear_expected_measured_graph_launch();
+    precise::decoded_footprint fill_fp;
+    fill_fp.intervals = {{fill_at, fill_at + quarter, precise::footprint_kind::write}};
+    model.measured_launch_done(id + 1, fill_fp);
+    model.measured_launch_done(id + 2, read_fp);
+    id += 2;
+    model.stream_synchronized(at, {s1});
+  };
+  launch_measuring(0xa1, a);  // the second fill node inferred: a candidate
+  launch_measuring(0xa2, a + quarter);
+  launch_measuring(0xa1, a);
+  resolver.release_all();
+  EXPECT_EQ(kinds(), kinds_t{"graph-node-race"});
+  EXPECT_EQ(confirmed_kinds(), kinds_t{});
+}
 
 class StructExample : public Examples, public ::testing::WithParamInterface<bool> {};
 
