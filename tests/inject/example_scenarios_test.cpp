@@ -222,10 +222,38 @@ INSTANTIATE_TEST_SUITE_P(Examples, GraphExample, ::testing::Bool());
 class MeasuredGraphExamples : public Examples {
  protected:
   precise::footprint_resolver resolver;
+  std::uint64_t last_id = 0;
   void connect() override {
     resolver.add_downstream(eng);
     rec.add_sink(resolver);
     model.set_footprint_resolver(&resolver);
+  }
+  using measured_node = std::pair<std::uintptr_t, precise::decoded_footprint>;
+  // One launch of exec 0x9100 on s1 that measured `measured` (node handle,
+  // footprint), then a synchronize of s1.
+  void launch_measured(const std::vector<measured_node>& measured) {
+    std::vector<cuda_model::measured_graph_node> nodes;
+    for (const auto& m : measured) nodes.push_back({last_id + nodes.size() + 1, m.first});
+    model.expect_measured_graph_launch(nodes);
+    model.graph_launched(at, 0x9100, {s1});
+    model.clear_expected_measured_graph_launch();
+    for (const auto& m : measured) model.measured_launch_done(++last_id, m.second);
+    model.stream_synchronized(at, {s1});
+  }
+  static raw_graph_node kernel_node(std::uintptr_t handle, std::uintptr_t kernel,
+                                    kernel_arguments arguments) {
+    raw_graph_node n;
+    n.kind = raw_node_kind::kernel;
+    n.handle = handle;
+    n.kernel = kernel;
+    n.args = arguments;
+    return n;
+  }
+  static precise::decoded_footprint footprint(
+      std::vector<precise::measured_interval> intervals) {
+    precise::decoded_footprint d;
+    d.intervals = std::move(intervals);
+    return d;
   }
 };
 
@@ -289,43 +317,62 @@ TEST_F(MeasuredGraphExamples, NodesOfOneKernelMeasuredInTurnLeaveNoCandidate) {
   model.allocated(at, a, bytes, memory_kind::device);
   model.allocated(at, sum, 4, memory_kind::device);
   raw_graph g;
-  raw_graph_node f1, f2, reader;
-  f1.kind = f2.kind = reader.kind = raw_node_kind::kernel;
-  f1.handle = 0xa1;
-  f1.kernel = f2.kernel = fill_kernel;
-  f1.args = args({a, quarter / 4, 0, 0});
-  f2.handle = 0xa2;
-  f2.args = args({a + quarter, quarter / 4, 0, 0});
-  reader.handle = 0xa3;
-  reader.kernel = sum_kernel;
-  reader.args = args({a + 2 * quarter, 2 * quarter / 4, sum, 0});
-  g.nodes = {f1, f2, reader};
+  g.nodes = {kernel_node(0xa1, fill_kernel, args({a, quarter / 4, 0, 0})),
+             kernel_node(0xa2, fill_kernel, args({a + quarter, quarter / 4, 0, 0})),
+             kernel_node(0xa3, sum_kernel, args({a + 2 * quarter, 2 * quarter / 4, sum, 0}))};
   driver.graphs[0x9000] = g;
   model.graph_instantiated(at, 0x9100, 0x9000);
   model.stream_created(at, s1, 1, 0);
-  precise::decoded_footprint read_fp;
-  read_fp.intervals = {{a + 2 * quarter, a + bytes, precise::footprint_kind::read},
-                       {sum, sum + 4, precise::footprint_kind::write}};
-  std::uint64_t id = 0;
-  const auto launch_measuring = [&](std::uintptr_t fill_node, std::uint64_t fill_at) {
-    const cuda_model::measured_graph_node nodes[] = {{id + 1, fill_node}, {id + 2, 0xa3}};
-    model.expect_measured_graph_launch(nodes);
-    model.graph_launched(at, 0x9100, {s1});
-    model.clear_expected_measured_graph_launch();
-    precise::decoded_footprint fill_fp;
-    fill_fp.intervals = {{fill_at, fill_at + quarter, precise::footprint_kind::write}};
-    model.measured_launch_done(id + 1, fill_fp);
-    model.measured_launch_done(id + 2, read_fp);
-    id += 2;
-    model.stream_synchronized(at, {s1});
+  const auto read = footprint({{a + 2 * quarter, a + bytes, precise::footprint_kind::read},
+                               {sum, sum + 4, precise::footprint_kind::write}});
+  const auto fill_at = [&](std::uint64_t at_address) {
+    return footprint({{at_address, at_address + quarter, precise::footprint_kind::write}});
   };
-  launch_measuring(0xa1, a);  // the second fill node inferred: a candidate
-  launch_measuring(0xa2, a + quarter);
-  launch_measuring(0xa1, a);
+  launch_measured({{0xa1, fill_at(a)}, {0xa3, read}});  // the second fill node inferred
+  launch_measured({{0xa2, fill_at(a + quarter)}, {0xa3, read}});
+  launch_measured({{0xa1, fill_at(a)}, {0xa3, read}});
   resolver.release_all();
   EXPECT_EQ(kinds(), kinds_t{"graph-node-race"});
   EXPECT_EQ(confirmed_kinds(), kinds_t{});
 }
+
+// examples/programs/graph_repeated_kernel: fill on A (origin) and on B
+// (side), one kernel in two nodes, and the origin's sum reading B, joined to
+// the side's fill only in the fixed version. As --precise measures them:
+// one fill node per launch (the first, then the second), the sum node every
+// launch. The racy version's race is confirmed at the second launch.
+class GraphRepeatedKernelExample : public MeasuredGraphExamples,
+                                   public ::testing::WithParamInterface<bool> {};
+
+TEST_P(GraphRepeatedKernelExample, TheSecondFillNodeIsMeasuredAtTheSecondLaunch) {
+  const bool fixed = GetParam();
+  constexpr std::uint64_t n = bytes / 4;
+  model.allocated(at, a, bytes, memory_kind::device);
+  model.allocated(at, b, bytes, memory_kind::device);
+  model.allocated(at, sum, 4, memory_kind::device);
+  raw_graph g;
+  g.nodes = {kernel_node(0xa1, fill_kernel, args({a, n, 0, 0})),
+             kernel_node(0xa2, fill_kernel, args({b, n, 0, 0})),
+             kernel_node(0xa3, sum_kernel, args({b, n, sum, 0}))};
+  g.edges = {{0, 2}};
+  if (fixed) g.edges.push_back({1, 2});
+  driver.graphs[0x9000] = g;
+  model.graph_instantiated(at, 0x9100, 0x9000);
+  model.stream_created(at, s1, 1, 0);
+  const auto read = footprint({{b, b + bytes, precise::footprint_kind::read},
+                               {sum, sum + 4, precise::footprint_kind::atomic}});
+  const auto fill_a = footprint({{a, a + bytes, precise::footprint_kind::write}});
+  launch_measured({{0xa1, fill_a}, {0xa3, read}});
+  launch_measured({{0xa2, footprint({{b, b + bytes, precise::footprint_kind::write}})}, {0xa3, read}});
+  launch_measured({{0xa1, fill_a}, {0xa3, read}});
+  resolver.release_all();
+  if (fixed) {
+    EXPECT_EQ(kinds(), kinds_t{});
+  } else {
+    EXPECT_EQ(confirmed_kinds(), kinds_t{"graph-node-race"});
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Examples, GraphRepeatedKernelExample, ::testing::Bool());
 
 class StructExample : public Examples, public ::testing::WithParamInterface<bool> {};
 
