@@ -51,11 +51,7 @@ po::options_description describe_options() {
 std::optional<std::string> check_library_variables(
     const std::function<const char*(std::string_view)>& lookup) {
   try {
-    if (const char* v = lookup(injection::graph_nodes_variable)) injection::parse_graph_nodes(v);
-    if (const char* v = lookup(injection::unpatch_wait_variable)) injection::parse_unpatch_wait(v);
-    if (const char* v = lookup(injection::runtime_launch_callbacks_variable)) {
-      injection::parse_runtime_launch_callbacks(v);
-    }
+    injection::read_library_settings(lookup);
   } catch (const injection::option_error& e) {
     return e.what();
   }

@@ -31,13 +31,12 @@ std::optional<run_request> parse_run_request(std::span<const std::string> args,
                                              std::optional<std::string_view> env_options,
                                              std::ostream& out, std::ostream& err, int& status);
 
-// The injection library's own variables besides STREAMSAN_OPTIONS
-// (STREAMSAN_GRAPH_NODES, STREAMSAN_UNPATCH_WAIT_MS,
-// STREAMSAN_RUNTIME_LAUNCH_CALLBACKS), read through `lookup`
-// (null: unset). The library checks them where it starts, at the program's
-// first CUDA call, and a bad value stops the program there; checked before
-// the program starts, a misspelt value costs nothing. Returns the error
-// naming the variable and its value, or nullopt.
+// The injection library's own variables besides STREAMSAN_OPTIONS, read as
+// the library reads them (injection::read_library_settings) through
+// `lookup` (null: unset). The library reads them where it starts, at the
+// program's first CUDA call, and a bad value stops the program there;
+// checked before the program starts, a misspelt value costs nothing.
+// Returns the error naming the variable and its value, or nullopt.
 std::optional<std::string> check_library_variables(
     const std::function<const char*(std::string_view)>& lookup);
 

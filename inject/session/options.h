@@ -183,29 +183,33 @@ inline void set_option(sanitizer_options& o, std::string_view key, std::string_v
   }
 }
 
+namespace detail {
+// A switch that is on by default: `on` or nothing leaves it on, "off" turns
+// it off, anything else is an error naming the variable, so that a
+// misspelt switch is not a silent no.
+inline bool parse_switch(std::string_view variable, std::string_view value, std::string_view on) {
+  if (value.empty() || value == on) return true;
+  if (value == "off") return false;
+  throw option_error(std::string(variable) + "=" + shown(value) + ": expected " +
+                     std::string(on) + " or off");
+}
+}  // namespace detail
+
 // STREAMSAN_GRAPH_NODES (Note [Graph node measurement is on] in
 // inject/sanitizer_api/sanitizer_source.h): "off" turns graph kernel node
-// measurement off; "measure" or nothing leaves it on; anything else is an
-// error naming the variable, so that a misspelt switch is not a silent no.
+// measurement off; "measure" or nothing leaves it on.
 inline constexpr std::string_view graph_nodes_variable = "STREAMSAN_GRAPH_NODES";
 inline bool parse_graph_nodes(std::string_view value) {
-  if (value.empty() || value == "measure") return true;
-  if (value == "off") return false;
-  throw option_error(std::string(graph_nodes_variable) + "=" + detail::shown(value) +
-                     ": expected measure or off");
+  return detail::parse_switch(graph_nodes_variable, value, "measure");
 }
 
 // STREAMSAN_RUNTIME_LAUNCH_CALLBACKS (Note [Runtime launch callbacks on
 // request] in inject/capture/dispatcher.h): "off" switches the plain
-// runtime launch callbacks off; "on" or nothing leaves them on; anything
-// else is an error naming the variable.
+// runtime launch callbacks off; "on" or nothing leaves them on.
 inline constexpr std::string_view runtime_launch_callbacks_variable =
     "STREAMSAN_RUNTIME_LAUNCH_CALLBACKS";
 inline bool parse_runtime_launch_callbacks(std::string_view value) {
-  if (value.empty() || value == "on") return true;
-  if (value == "off") return false;
-  throw option_error(std::string(runtime_launch_callbacks_variable) + "=" + detail::shown(value) +
-                     ": expected on or off");
+  return detail::parse_switch(runtime_launch_callbacks_variable, value, "on");
 }
 
 // STREAMSAN_UNPATCH_WAIT_MS (Note [Waiting for a module's streams to drain]
@@ -222,6 +226,30 @@ inline std::uint32_t parse_unpatch_wait(std::string_view value) {
     throw option_error(std::string(unpatch_wait_variable) + "=" + detail::shown(value) +
                        ": expected milliseconds from 0 to 1000");
   }
+}
+
+// The library's own variables beside STREAMSAN_OPTIONS: read where it
+// starts, and checked by `streamsan run` before the program starts.
+struct library_settings {
+  // Graph kernel nodes measured (Note [Graph node measurement is on]).
+  bool measure_graph_nodes = true;
+  // Note [Runtime launch callbacks on request] (inject/capture/dispatcher.h).
+  bool runtime_launch_callbacks = true;
+  // Note [Waiting for a module's streams to drain]; 0 = off.
+  std::uint32_t unpatch_wait_ms = 0;
+};
+
+// Reads them through `lookup` (a variable's name -> its value, null when
+// unset); a bad value throws option_error naming the variable.
+template <class Lookup>
+library_settings read_library_settings(Lookup&& lookup) {
+  library_settings s;
+  if (const char* v = lookup(graph_nodes_variable)) s.measure_graph_nodes = parse_graph_nodes(v);
+  if (const char* v = lookup(runtime_launch_callbacks_variable)) {
+    s.runtime_launch_callbacks = parse_runtime_launch_callbacks(v);
+  }
+  if (const char* v = lookup(unpatch_wait_variable)) s.unpatch_wait_ms = parse_unpatch_wait(v);
+  return s;
 }
 
 // Parses "key=value:key=value" over `base`. Values may be quoted with ' or "

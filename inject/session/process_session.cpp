@@ -29,19 +29,6 @@ std::once_flag start_once;
   std::_Exit(status);
 }
 
-// `into` = parse(the variable's value) when it is set; a value `parse`
-// refuses (its error names the variable) ends the process.
-template <class T, class Parse>
-void read_variable(std::string_view variable, T& into, Parse parse) {
-  const char* value = std::getenv(std::string(variable).c_str());
-  if (value == nullptr) return;
-  try {
-    into = parse(value);
-  } catch (const option_error& e) {
-    fail(e.what(), exit_code::usage);
-  }
-}
-
 session_config read_config() {
   session_config config;
   if (const char* text = std::getenv(std::string(options_variable).c_str())) {
@@ -61,10 +48,12 @@ session_config read_config() {
   if (const char* engine_thread = std::getenv("STREAMSAN_ENGINE_THREAD")) {
     config.engine_thread = std::string_view(engine_thread) != "0";
   }
-  read_variable(graph_nodes_variable, config.measure_graph_nodes, parse_graph_nodes);
-  read_variable(unpatch_wait_variable, config.unpatch_wait_ms, parse_unpatch_wait);
-  read_variable(runtime_launch_callbacks_variable, config.runtime_launch_callbacks,
-                parse_runtime_launch_callbacks);
+  try {
+    config.library = read_library_settings(
+        [](std::string_view name) { return std::getenv(std::string(name).c_str()); });
+  } catch (const option_error& e) {
+    fail(e.what(), exit_code::usage);  // it names the variable
+  }
   if (const char* debug = std::getenv("STREAMSAN_DEBUG"); debug && *debug && *debug != '0') {
     config.debug = std::string_view(debug) == "2" ? 2 : 1;
   }

@@ -74,7 +74,7 @@ session::session(session_config config, driver_queries& driver)
     }
   }
   if (config_.debug > 0) dispatcher_.count_callbacks_per_call();
-  dispatcher_.set_runtime_launch_callbacks(config_.runtime_launch_callbacks);
+  dispatcher_.set_runtime_launch_callbacks(config_.library.runtime_launch_callbacks);
   // The user's rules first, then the built-in ones (as `streamsan analyze`).
   if (options.builtin_suppressions) suppressions_.append(suppressions::builtin());
   engine_.set_diagnostic_callback([this](const diagnostic& d) { on_diagnostic(d); });
@@ -151,9 +151,9 @@ void session::subscribe() {
     sanitizer_ = sanitizer_source::create(
         dispatcher_, model_,
         options.precise ? measurement_policy::every_launch : measurement_policy::on_demand, why,
-        config_.measure_graph_nodes ? graph_node_measurement::on : graph_node_measurement::off);
+        config_.library.measure_graph_nodes ? graph_node_measurement::on : graph_node_measurement::off);
     if (sanitizer_) {
-      sanitizer_->set_unpatch_wait(std::chrono::milliseconds(config_.unpatch_wait_ms));
+      sanitizer_->set_unpatch_wait(std::chrono::milliseconds(config_.library.unpatch_wait_ms));
       try {
         sanitizer_->enable();
         measuring_.store(sanitizer_.get(), std::memory_order_release);

@@ -68,15 +68,9 @@ struct session_config {
   // (Note [Where the engine runs]); STREAMSAN_ENGINE_THREAD=0 keeps them on
   // the program's threads.
   bool engine_thread = true;
-  // Graph kernel nodes measured (Note [Graph node measurement is on]);
-  // STREAMSAN_GRAPH_NODES=off turns it off.
-  bool measure_graph_nodes = true;
-  // STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off: Note [Runtime launch callbacks
-  // on request] (inject/capture/dispatcher.h).
-  bool runtime_launch_callbacks = true;
-  // STREAMSAN_UNPATCH_WAIT_MS: Note [Waiting for a module's streams to
-  // drain]; 0 = off.
-  std::uint32_t unpatch_wait_ms = 0;
+  // STREAMSAN_GRAPH_NODES, STREAMSAN_RUNTIME_LAUNCH_CALLBACKS,
+  // STREAMSAN_UNPATCH_WAIT_MS.
+  library_settings library;
 };
 
 // Note [Where the engine runs]
