@@ -553,6 +553,9 @@ class cuda_model {
   // The accesses a node is logged with: its earlier measurement while every
   // allocation of it is still the one measured, else `n.accesses`.
   std::span<const access> logged_accesses_locked(const exec_node& n) const;
+  // Whether `address` lies in the live allocation `id` (not in one handed
+  // out there since).
+  bool still_allocated_locked(std::uint64_t address, alloc_id id) const;
   // Note [Graph allocations] (cuda_model_graph_memory.cpp): what each live
   // exec's memory nodes allocate and free, by raw(graph_id), to map the
   // addresses at each launch.

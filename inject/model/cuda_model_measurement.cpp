@@ -141,17 +141,20 @@ void cuda_model::remember_measured_node_locked(graph_id exec, std::uint32_t node
 std::span<const access> cuda_model::logged_accesses_locked(const exec_node& n) const {
   if (n.earlier.empty() || n.earlier.size() != n.earlier_starts.size()) return n.accesses;
   for (std::size_t i = 0; i < n.earlier.size(); ++i) {
-    const allocation* a = allocations_.find_live(n.earlier_starts[i]);
-    if (a == nullptr || a->id != n.earlier[i].range.alloc) return n.accesses;
+    if (!still_allocated_locked(n.earlier_starts[i], n.earlier[i].range.alloc)) return n.accesses;
   }
   return n.earlier;
+}
+
+bool cuda_model::still_allocated_locked(std::uint64_t address, alloc_id id) const {
+  const allocation* a = allocations_.find_live(address);
+  return a != nullptr && a->id == id;
 }
 
 std::vector<pointer_word> cuda_model::words_still_valid_locked(
     std::span<const pointer_word> words) const {
   for (const pointer_word& w : words) {
-    const allocation* a = allocations_.find_live(w.address);
-    if (a == nullptr || a->id != w.alloc) return {};
+    if (!still_allocated_locked(w.address, w.alloc)) return {};
   }
   return {words.begin(), words.end()};
 }
