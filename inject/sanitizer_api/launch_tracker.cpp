@@ -386,7 +386,9 @@ void launch_tracker::advance_turn_locked(std::uintptr_t exec, CUfunction f, std:
 // measured when k is that exec's turn for it, and the turn moves to the
 // next node (wrapping) at the launch's exit. A graph with n nodes of a
 // kernel has each of them measured once in n launches; a node not measured
-// in a launch keeps its inferred footprint there.
+// in a launch is logged there with its earlier measurement, or its
+// inferred footprint before it has one (Note [Earlier measurements of graph
+// nodes] in inject/model/cuda_model_measurement.cpp).
 bool launch_tracker::graph_node_begin(const Sanitizer_LaunchData& launch, std::uintptr_t exec,
                                       std::uintptr_t node, bool measure) {
   std::lock_guard lock(mutex_);
@@ -399,13 +401,11 @@ bool launch_tracker::graph_node_begin(const Sanitizer_LaunchData& launch, std::u
     return false;
   };
   const std::uint32_t occurrence = mine.occurrences[f]++;
-  if (occurrence == 0) {
-    function_use& use = function_uses_[f];
-    if (++use.launches > 1) use.contended = true;
-  }
+  function_use& use = function_uses_[f];
+  if (occurrence == 0 && ++use.launches > 1) use.contended = true;
   const auto turn = node_turns_.find({exec, f});
   const std::uint32_t due = turn == node_turns_.end() ? 0 : turn->second;
-  if (!measure || occurrence != due || function_uses_[f].launches > 1 || !patched) {
+  if (!measure || occurrence != due || use.launches > 1 || !patched) {
     return unmeasured();
   }
   const auto t = cleared_table_locked(launch, 0);

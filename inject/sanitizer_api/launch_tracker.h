@@ -138,7 +138,8 @@ class launch_tracker {
   // At the exit of the graph launch call, on its thread: takes the tables
   // back from the functions (their data is null again), and puts them in
   // flight behind one event on the launch's stream; those whose function
-  // another node ran meanwhile are released unread once it completes.
+  // another thread's graph launch ran meanwhile are released unread once it
+  // completes.
   std::vector<measured_node> graph_launched();
 
   // Reads back every launch at the head of the queue whose kernel has
@@ -177,8 +178,8 @@ class launch_tracker {
     CUcontext ctx = nullptr;
     Sanitizer_StreamHandle hstream = nullptr;
     table t;
-    // Another node of the launch, or of another thread's graph launch in
-    // progress, runs the function: the table is released unread.
+    // Another thread's graph launch in progress runs the function: the
+    // table is released unread.
     bool dropped = false;
   };
   struct graph_launch_state {

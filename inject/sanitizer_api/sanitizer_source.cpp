@@ -432,16 +432,17 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
 // last launch wanted no measurement; one whose kernels may still run stays
 // patched until its next chance.
 void sanitizer_source::impl::unpatch_unwanted_modules() {
-  if (policy != measurement_policy::on_demand || tracker.patched_modules().empty()) return;
-  std::vector<CUmodule> unwanted;
+  if (policy != measurement_policy::on_demand) return;
+  std::vector<CUmodule> unwanted = tracker.patched_modules();
+  if (unwanted.empty()) return;
   {
     std::lock_guard lock(mutex);
-    for (const auto& [module, wanted] : wanted_at_last_launch) {
-      if (!wanted) unwanted.push_back(module);
-    }
+    std::erase_if(unwanted, [&](CUmodule module) {
+      const auto it = wanted_at_last_launch.find(module);
+      return it == wanted_at_last_launch.end() || it->second;
+    });
   }
   for (const CUmodule module : unwanted) {
-    if (!tracker.is_patched(module)) continue;
     change_module(nullptr, module, false, false);
     if (!tracker.is_patched(module)) unpatched_at_synchronize.fetch_add(1, std::memory_order_relaxed);
   }
@@ -827,10 +828,11 @@ std::vector<cuda_model::measured_graph_node> sanitizer_source::impl::graph_launc
 // graph is made from patched code, as it is for modules loaded outside a
 // capture. On an H200 (2026-11-28) this made graph_capture_fork_racy's
 // race confirmed with --precise (its nodes measured), with every example
-// and the 42 cuda-samples cases as before. A module whose change must wait (one of its kernels may run:
-// Note [A module changes only while none of its kernels runs]) is tried
-// again at the next instantiation or its first ordinary launch; a graph
-// instantiated meanwhile keeps inferred footprints for its nodes.
+// and the 42 cuda-samples cases as before. A module whose change must wait
+// (one of its kernels may run: Note [A module changes only while none of
+// its kernels runs]) is tried again at the next instantiation or its first
+// ordinary launch; a graph instantiated meanwhile keeps inferred footprints
+// for its nodes.
 void sanitizer_source::impl::on_graph_instantiate_entry() {
   if (policy != measurement_policy::every_launch || model.any_capture_active()) return;
   std::vector<std::pair<CUmodule, CUcontext>> pending;
