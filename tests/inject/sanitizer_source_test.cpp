@@ -36,6 +36,14 @@ constexpr std::uint64_t buffer = 0x7e0000000000;
 
 using namespace driver_calls;  // tests/inject/driver_call_params.h
 
+// A resource callback of `module` in ctx: loaded, or about to unload.
+void deliver_module(Sanitizer_CallbackId cbid, CUmodule module) {
+  Sanitizer_ResourceModuleData m{};
+  m.context = ctx;
+  m.module = module;
+  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, cbid, &m);
+}
+
 class SanitizerSource : public ::testing::Test {
  protected:
   recorder rec{{.capture_stacks = false, .stack_depth = 0}};
@@ -64,10 +72,7 @@ class SanitizerSource : public ::testing::Test {
     source = sanitizer_source::create(dispatcher, model, policy, why, graph_nodes);
     ASSERT_NE(source, nullptr) << why;
     source->enable();
-    Sanitizer_ResourceModuleData m{};
-    m.context = ctx;
-    m.module = module_a;
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_LOADED, &m);
+    deliver_module(SANITIZER_CBID_RESOURCE_MODULE_LOADED, module_a);
   }
 
   void api(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const char* name,
@@ -139,6 +144,11 @@ class SanitizerSource : public ::testing::Test {
   void synchronize() {
     api(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuCtxSynchronize,
         "cuCtxSynchronize", nullptr);
+  }
+  void synchronize_stream(CUstream stream) {
+    const stream_params sync{stream};
+    api(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuStreamSynchronize,
+        "cuStreamSynchronize", &sync);
   }
 
   // The default mode's first launch on stream 1, measured, and the next,
@@ -334,9 +344,7 @@ TEST_F(SanitizerSource, AStreamSynchronizeMakesTheNextLaunchTryToUnpatch) {
   fake_cuda_set_stream_busy(stream_1, false);
   launch(stream_1, 0, 64);  // not due yet
   EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
-  const stream_params sync{stream_1};
-  api(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuStreamSynchronize,
-      "cuStreamSynchronize", &sync);
+  synchronize_stream(stream_1);
   launch(stream_1, 0, 64);
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
 }
@@ -351,9 +359,7 @@ TEST_F(SanitizerSource, ASynchronizeUnpatchesAModuleWhoseLastLaunchWantedNothing
   launch(stream_1, 0, 64);  // wants nothing; not now
   EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
   fake_cuda_set_stream_busy(stream_1, false);
-  const stream_params sync{stream_1};
-  api(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuStreamSynchronize,
-      "cuStreamSynchronize", &sync);
+  synchronize_stream(stream_1);
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
   EXPECT_FALSE(fake_sanitizer_domain_enabled(SANITIZER_CB_DOMAIN_LAUNCH));
   EXPECT_EQ(source->stats().unpatched_at_synchronize, 1u);
@@ -376,9 +382,7 @@ TEST_F(SanitizerSource, ASynchronizeLeavesAModuleWhoseKernelsMayRun) {
   source->drain();
   fake_cuda_set_stream_busy(stream_1, true);
   launch(stream_1, 0, 64);
-  const stream_params sync{stream_2};
-  api(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuStreamSynchronize,
-      "cuStreamSynchronize", &sync);
+  synchronize_stream(stream_2);
   EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
   fake_cuda_set_stream_busy(stream_1, false);
 }
@@ -522,12 +526,8 @@ TEST_F(SanitizerSource, AnUnloadUnsettlesTheThreadsLaunches) {
   EXPECT_TRUE(launch(stream_1, 0, 64));
   source->drain();
   EXPECT_FALSE(launch(stream_1, 0, 64));  // settled
-  Sanitizer_ResourceModuleData m{};
-  m.context = ctx;
-  m.module = module_a;
-  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
-                         &m);
-  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_LOADED, &m);
+  deliver_module(SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING, module_a);
+  deliver_module(SANITIZER_CBID_RESOURCE_MODULE_LOADED, module_a);
   EXPECT_TRUE(launch(stream_1, 0, 64));
 }
 
@@ -889,10 +889,7 @@ class SanitizerSourceCapturedModule : public SanitizerSourceGraphs {
     fake_cuda_define_function(scale, module_b, "_Z5scalePfi");
     const auto capturing = stream_arg{reinterpret_cast<std::uintptr_t>(stream_2)};
     model.capture_began({}, capturing);
-    Sanitizer_ResourceModuleData m{};
-    m.context = ctx;
-    m.module = module_b;
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_LOADED, &m);
+    deliver_module(SANITIZER_CBID_RESOURCE_MODULE_LOADED, module_b);
     model.capture_ended({}, capturing, 0);
     EXPECT_FALSE(fake_sanitizer_is_patched(module_b));
   }
@@ -986,10 +983,7 @@ namespace streamsan::injection {
 namespace {
 
 void load_module_b(void*) {
-  Sanitizer_ResourceModuleData m{};
-  m.context = ctx;
-  m.module = reinterpret_cast<CUmodule>(0xb000);
-  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_LOADED, &m);
+  deliver_module(SANITIZER_CBID_RESOURCE_MODULE_LOADED, reinterpret_cast<CUmodule>(0xb000));
 }
 
 // The driver loads modules lazily: the first lookup of a kernel's function
