@@ -401,8 +401,8 @@ class cfa_program {
                                                  : std::nullopt;
         if (j) {
           set_reg(reg, 4, *j);
-        } else if (reg == cie_.ra_reg || reg == reg_rbp) {
-          set_reg(reg, 3, 0);
+        } else {
+          unsupported_rule(reg, [] {});  // its operands are skipped already
         }
         return step::go_on;
       }
