@@ -140,6 +140,21 @@ SanitizerResult set_function_data(probe& p, CUfunction f, void* data) {
   return set_callback_data ? set_callback_data(f, data) : SANITIZER_ERROR_INVALID_PARAMETER;
 }
 
+void clear_table(probe& p, const function_table& t, Sanitizer_StreamHandle stream) {
+  auto* base = static_cast<char*>(t.device);
+  p.lib->memset(base + t.layout.cleared_offset, 0, t.layout.cleared_end - t.layout.cleared_offset,
+                stream);
+  p.lib->stream_synchronize(stream);
+}
+
+void print_table(probe& p, const function_table& t) {
+  const auto fetch = [&](void* dst, std::uint64_t src, std::size_t n) {
+    return p.lib->memcpy_to_host(dst, reinterpret_cast<void*>(src), n, t.stream) ==
+           SANITIZER_SUCCESS;
+  };
+  print_footprint(p, 0, sp::decode_footprint(t.layout, reinterpret_cast<std::uint64_t>(t.device), fetch));
+}
+
 // A cleared table of the probe's own as the node's function's data.
 SanitizerResult arm_table(probe& p, function_table& t, const Sanitizer_LaunchData& l) {
   if (t.device == nullptr) {
@@ -148,10 +163,7 @@ SanitizerResult arm_table(probe& p, function_table& t, const Sanitizer_LaunchDat
     t.view = sp::view_at(reinterpret_cast<std::uintptr_t>(t.device), t.layout);
   }
   p.lib->memcpy_to_device(t.device, &t.view, sizeof t.view, l.hApiStream);
-  auto* base = static_cast<char*>(t.device);
-  p.lib->memset(base + t.layout.cleared_offset, 0, t.layout.cleared_end - t.layout.cleared_offset,
-                l.hApiStream);
-  p.lib->stream_synchronize(l.hApiStream);
+  clear_table(p, t, l.hApiStream);
   t.function = l.function;
   t.stream = l.hApiStream;
   t.armed = true;
@@ -166,17 +178,8 @@ void read_table(probe& p, function_table& t, bool keep) {
   t.armed = false;
   if (!keep) set_function_data(p, t.function, nullptr);
   p.lib->stream_synchronize(t.stream);
-  const auto fetch = [&](void* dst, std::uint64_t src, std::size_t n) {
-    return p.lib->memcpy_to_host(dst, reinterpret_cast<void*>(src), n, t.stream) ==
-           SANITIZER_SUCCESS;
-  };
-  print_footprint(p, 0, sp::decode_footprint(t.layout, reinterpret_cast<std::uint64_t>(t.device), fetch));
-  if (keep) {  // cleared again for whatever launches next
-    auto* base = static_cast<char*>(t.device);
-    p.lib->memset(base + t.layout.cleared_offset, 0, t.layout.cleared_end - t.layout.cleared_offset,
-                  t.stream);
-    p.lib->stream_synchronize(t.stream);
-  }
+  print_table(p, t);
+  if (keep) clear_table(p, t, t.stream);  // for whatever launches next
 }
 
 void on_api(probe& p, const Sanitizer_CallbackData& d) {
@@ -331,14 +334,8 @@ void at_exit() {
   busy_guard guard;
   poll(p, true);
   if (func_table.device != nullptr && std::getenv("PROBE_GRAPH_KEEP") != nullptr) {
-    const auto fetch = [&](void* dst, std::uint64_t src, std::size_t n) {
-      return p.lib->memcpy_to_host(dst, reinterpret_cast<void*>(src), n, func_table.stream) ==
-             SANITIZER_SUCCESS;
-    };
-    const auto d = sp::decode_footprint(func_table.layout,
-                                        reinterpret_cast<std::uint64_t>(func_table.device), fetch);
     std::fprintf(stderr, "probe-graphs: function data at exit: ");
-    print_footprint(p, 0, d);
+    print_table(p, func_table);
   }
   if (p.census_table != nullptr) {
     std::vector<std::uint32_t> cells(256);
