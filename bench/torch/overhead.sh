@@ -13,9 +13,10 @@
 # streamsan_generic_cupti (the generic capture through CUPTI: no patching
 # at all), streamsan_driver_launches and streamsan_generic_driver_launches
 # (the default and the generic capture with
-# STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off), and with PROBE_DIR (bench/precise/stage-probe.sh's folder) the
-# floors bare_cupti (a CUPTI subscriber that only counts) and
-# bare_sanitizer (a Compute Sanitizer API subscriber that only counts).
+# STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off), and with PROBE_DIR
+# (bench/precise/stage-probe.sh's folder) the floors bare_cupti (a CUPTI
+# subscriber that only counts) and bare_sanitizer (a Compute Sanitizer API
+# subscriber that only counts).
 set -u
 streamsan=$1 rounds=${2:-5}
 here=$(cd "$(dirname "$0")" && pwd)
