@@ -30,7 +30,9 @@ for r in reports:
 # Possible races (candidates) are listed but are no verdict.
 confirmed = [d for d in diagnostics if d.get("certainty", "confirmed") == "confirmed"]
 kinds = sorted({d["kind"] for d in confirmed})
-possible = sorted({d["kind"] for d in diagnostics if d not in confirmed})
+# A report lists candidates apart, under "possible_races".
+possible = sorted({d["kind"] for d in diagnostics if d not in confirmed} |
+                  {d["kind"] for r in reports for d in r.get("possible_races", [])})
 print(len(confirmed), ",".join(kinds) or "-", ",".join(possible) or "-",
       ",".join(f"{k}={v}" for k, v in unmodelled.items()) or "-")
 PY
