@@ -66,6 +66,33 @@ function_table func_table;
 std::vector<function_table> node_tables;
 std::size_t node_tables_used = 0;
 
+// PROBE_GRAPH_FUNCDATA=turns: the nodes take turns, as the source's once
+// did: in the k-th graph launch the
+// (k mod 2)-th kernel node gets the table as its function's data, the other
+// null per-launch data. Does null per-launch data given to a node in one
+// launch keep it out of its function's data in the next launches too? With
+// PROBE_TURN_SET=table the measured node also gets the table as its
+// per-launch data: does that bring it back?
+bool funcdata_is(std::string_view mode) {
+  const char* v = std::getenv("PROBE_GRAPH_FUNCDATA");
+  return v != nullptr && std::string_view(v) == mode;
+}
+bool turns() { return funcdata_is("turns"); }
+// PROBE_GRAPH_FUNCDATA=fnull: every kernel node's callback sets its
+// function's data to null and gives it no per-launch data; =nothing: the
+// callbacks do nothing at all. Does patched code then run (a null
+// function's data is skipped by our patches), or read a wild pointer?
+// PROBE_GRAPH_FUNCDATA=slot (with GRAPH_OTHER=1: a third node, of another
+// kernel): the first fill node is measured through the function's data;
+// the second gets null per-launch data at the first launch and a table of
+// its own at the later ones; the other kernel's node null per-launch data
+// after it. Is the per-launch value of graph nodes shared per function (the
+// second table holds the second half) or by the whole launch (it is empty:
+// the other node's null, set last, won)?
+function_table slot_table;
+unsigned turn_launches = 0;   // graph launches that ran kernel nodes so far
+unsigned turn_node = 0;       // kernel nodes seen in this launch
+
 bool per_node() {
   const char* v = std::getenv("PROBE_GRAPH_FUNCDATA");
   return v != nullptr && std::string_view(v) == "pernode";
@@ -156,7 +183,7 @@ void print_table(probe& p, const function_table& t) {
 }
 
 // A cleared table of the probe's own as the node's function's data.
-SanitizerResult arm_table(probe& p, function_table& t, const Sanitizer_LaunchData& l) {
+void prepare_table(probe& p, function_table& t, const Sanitizer_LaunchData& l) {
   if (t.device == nullptr) {
     t.layout = sp::layout_for(64);
     p.lib->alloc(l.context, &t.device, t.layout.bytes);
@@ -167,7 +194,45 @@ SanitizerResult arm_table(probe& p, function_table& t, const Sanitizer_LaunchDat
   t.function = l.function;
   t.stream = l.hApiStream;
   t.armed = true;
+}
+
+SanitizerResult arm_table(probe& p, function_table& t, const Sanitizer_LaunchData& l) {
+  prepare_table(p, t, l);
   return set_function_data(p, l.function, t.device);
+}
+
+void take_slot(probe& p, const Sanitizer_LaunchData& l) {
+  const unsigned node = turn_node++;
+  if (node == 0) {
+    const auto r = arm_table(p, func_table, l);
+    std::fprintf(stderr, "probe-slot: launch %u node 0: function data -> %d\n", turn_launches,
+                 static_cast<int>(r));
+  } else if (node == 1 && turn_launches > 0) {
+    prepare_table(p, slot_table, l);
+    const auto r = p.lib->set_launch_callback_data(l.hLaunch, l.function, l.hStream, slot_table.device);
+    std::fprintf(stderr, "probe-slot: launch %u node 1: launch data table -> %d\n", turn_launches,
+                 static_cast<int>(r));
+  } else {
+    p.lib->set_launch_callback_data(l.hLaunch, l.function, l.hStream, nullptr);
+    std::fprintf(stderr, "probe-slot: launch %u node %u: null launch data\n", turn_launches, node);
+  }
+}
+
+void take_turn(probe& p, const Sanitizer_LaunchData& l) {
+  const unsigned node = turn_node++;
+  if (node == turn_launches % 2) {
+    const auto r = arm_table(p, func_table, l);
+    SanitizerResult lr = SANITIZER_SUCCESS;
+    const char* set = std::getenv("PROBE_TURN_SET");
+    if (set != nullptr && std::string_view(set) == "table") {
+      lr = p.lib->set_launch_callback_data(l.hLaunch, l.function, l.hStream, func_table.device);
+    }
+    std::fprintf(stderr, "probe-turns: launch %u node %u measured (function data -> %d, launch data -> %d)\n",
+                 turn_launches, node, static_cast<int>(r), static_cast<int>(lr));
+  } else {
+    p.lib->set_launch_callback_data(l.hLaunch, l.function, l.hStream, nullptr);
+    std::fprintf(stderr, "probe-turns: launch %u node %u null launch data\n", turn_launches, node);
+  }
 }
 
 // At the graph launch call's exit: the function's data taken back (before
@@ -190,11 +255,20 @@ void on_api(probe& p, const Sanitizer_CallbackData& d) {
       std::fprintf(stderr, "probe-graphs: function data: ");
       read_table(p, func_table, keep);
     }
+    if (slot_table.armed) {
+      std::fprintf(stderr, "probe-slot: second node's launch data table: ");
+      read_table(p, slot_table, true);
+      slot_table.armed = false;
+    }
     for (std::size_t i = 0; i < node_tables_used; ++i) {
       std::fprintf(stderr, "probe-graphs: node %zu's table: ", i + 1);
       read_table(p, node_tables[i], false);
     }
     node_tables_used = 0;
+    if (turn_node > 0) {
+      ++turn_launches;
+      turn_node = 0;
+    }
     const auto id = p.tracker->launched();
     if (p.mode == "graphs" && id && measured_node) {
       std::fprintf(stderr, "probe-graphs: %s exit: measured launch id %llu\n", d.functionName,
@@ -273,7 +347,14 @@ void SANITIZERAPI on_callback(void* userdata, Sanitizer_CallbackDomain domain,
                      static_cast<void*>(n->launchData.hLaunch),
                      static_cast<void*>(n->launchData.context));
         if (n->nodeType == CU_GRAPH_NODE_TYPE_KERNEL && p.tracker) {
-          if (per_node()) {
+          if (turns()) {
+            take_turn(p, n->launchData);
+          } else if (funcdata_is("slot")) {
+            take_slot(p, n->launchData);
+          } else if (funcdata_is("fnull")) {
+            set_function_data(p, n->launchData.function, nullptr);
+          } else if (funcdata_is("nothing")) {
+          } else if (per_node()) {
             if (node_tables.size() < 4) node_tables.resize(4);
             if (node_tables_used < node_tables.size()) {
               const auto r = arm_table(p, node_tables[node_tables_used++], n->launchData);
