@@ -3,9 +3,11 @@
 // the origin's sum reads B while the side's fill may still write it (nothing
 // joins the side before the read: S-GRAPH-2). The fix makes the origin wait
 // for an event recorded after the side's fill. The graph is launched three
-// times: with --precise each launch measures one of the two fill nodes
-// (Note [Nodes of one kernel take turns]), so the race is confirmed at the
-// launch that measures the side's fill, and the fixed version gets no report.
+// times. Of the two fill nodes only the first (the origin's) is ever
+// measured (Note [A graph node keeps its per-launch data]), so even with
+// --precise the race stays a possible race (the side's fill keeps its
+// inferred footprint) and never a confirmed one on an empty measurement;
+// the fixed version gets no report in either mode.
 #include "example_common.h"
 
 __attribute__((noinline)) void enqueue_fill(float* p, int n, float value, cudaStream_t s) {

@@ -27,8 +27,8 @@ std::optional<launch_request> decode_launch(const api_call& call) noexcept;
 // host_wait: a stream or event synchronize (the host waited for work to
 // end: Note [Module changes back off]). graph_instantiate: an executable
 // graph is about to be made (Note [Patched before a graph is instantiated]).
-// graph_exec_destroy: what is kept per executable graph goes (Note [Nodes
-// of one kernel take turns]).
+// graph_exec_destroy: what is kept per executable graph goes (Note [A graph
+// node keeps its per-launch data]).
 enum class call_role : std::uint8_t {
   other,
   graph_launch,

@@ -115,12 +115,13 @@ bool cuda_model::await_graph_measurement_locked(const call_site& at, graph_id id
 }
 
 // Note [Earlier measurements of graph nodes]
-// Nodes of one kernel in a graph are measured one per launch (Note [Nodes
-// of one kernel take turns] in inject/sanitizer_api/launch_tracker.cpp),
-// so in every launch all but one of them would be logged with their
-// inferred footprints, from each pointer to the end of its allocation: a
-// graph that runs a kernel in several nodes beside other work would leave a
-// candidate at every launch, even with --precise. So a node keeps its last
+// A graph node is not measured at every launch: the default mode measures
+// it only at a launch a candidate asked for, and of the nodes of one kernel
+// in an exec only one can ever be measured (Note [A graph node keeps its
+// per-launch data] in inject/sanitizer_api/launch_tracker.cpp). Logged
+// with its inferred footprint, from each pointer to the end of its
+// allocation, at every launch that does not measure it, a node beside other
+// work would leave a candidate at every launch. So a node keeps its last
 // measured accesses, and a launch that does not measure it logs it with
 // them, as inferred ones: a conflict through them is a candidate, never a
 // confirmed race (a measurement holds for its launch: a footprint may

@@ -134,6 +134,8 @@ bool launch_tracker::patch_module(CUcontext ctx, CUmodule module, std::string& w
   std::lock_guard lock(mutex_);
   patched_.insert(module);
   patched_count_.store(patched_.size(), std::memory_order_release);
+  // Whether patching keeps a function's data is not known: set it again.
+  null_function_data_.clear();
   ++stats_.modules_patched;
   return true;
 }
@@ -346,31 +348,19 @@ void launch_tracker::enqueue_locked(launch_state s) {
   in_flight_count_.store(in_flight_.size(), std::memory_order_release);
 }
 
-// Note [Nodes of one kernel take turns]: the next of `count` nodes.
-void launch_tracker::advance_turn_locked(std::uintptr_t exec, CUfunction f, std::uint32_t count) {
-  if (count < 2) {
-    node_turns_.erase({exec, f});
-    return;
-  }
-  std::uint32_t& turn = node_turns_[{exec, f}];
-  turn = turn + 1 < count ? turn + 1 : 0;
-}
-
 // Note [Which graph nodes are measured]
-// Per-launch callback data never reaches a graph node; per-function data
-// (sanitizerSetCallbackData) does, and any per-launch data, even null, keeps
-// a node out of it (docs/injection.md, the H200 probes of 2026-11-27 and
-// -28). The function's data is bound once per graph launch, by the end of
-// the call: set in one node's callback and again in a later one's, the
-// later table got both nodes' writes and the earlier none. So a node is
-// measured by setting its function's data to a table in its callback and
-// back to null at the graph launch call's exit, while every other node of
-// that function in the launch gets null per-launch data: one node per
-// function and launch (Note [Nodes of one kernel take turns]). Every node
-// of a patched module that is not measured gets null per-launch data in its
-// callback: without it the patched code read a wild pointer (illegal and
-// misaligned addresses in every graph of a patched module on an H200,
-// 2026-11-28). A graph launch in progress on another thread with a node of
+// Per-launch callback data never reaches a graph node as a table of its
+// own; per-function data (sanitizerSetCallbackData) does, and any
+// per-launch data, even null, keeps a node out of it (docs/injection.md,
+// the H200 probes of 2026-11-27 and -28). The function's data is bound once
+// per graph launch, by the end of the call: set in one node's callback and
+// again in a later one's, the later table got both nodes' writes and the
+// earlier none. So a node is measured by setting its function's data to a
+// table in its callback and back to null at the graph launch call's exit,
+// while every other node of that function in the launch gets null
+// per-launch data: at most one node per function and launch. Every node of
+// a patched module that is not measured reads null (Note [Unmeasured graph
+// nodes read null]). A graph launch in progress on another thread with a node of
 // the function (counted in function_uses_) makes the table unusable:
 // neither launch measures it, and one that set it first drops it at its
 // exit. The tables go in flight at the call's exit, behind one event
@@ -379,42 +369,61 @@ void launch_tracker::advance_turn_locked(std::uintptr_t exec, CUfunction f, std:
 // it may write into it until that event completes, so it returns to the
 // pool only then.
 //
-// Note [Nodes of one kernel take turns]
-// A captured training step runs one kernel in many nodes. Only one of them
-// can have its function's table in a launch, so they take turns: per exec
-// and function, the k-th node of the function that a launch submits is
-// measured when k is that exec's turn for it, and the turn moves to the
-// next node (wrapping) at the launch's exit. A graph with n nodes of a
-// kernel has each of them measured once in n launches; a node not measured
-// in a launch is logged there with its earlier measurement, or its
-// inferred footprint before it has one (Note [Earlier measurements of graph
-// nodes] in inject/model/cuda_model_measurement.cpp).
+// Note [A graph node keeps its per-launch data]
+// Per-launch data given to a graph node stays with that node of the exec
+// for its later launches: it then never reads its function's data again.
+// On an H200 (2026-11-28, bench/precise/graph_repeat.cu, probe
+// PROBE_GRAPH_FUNCDATA=turns) two nodes of one kernel taking turns (one
+// measured through the function's data, the other given null per-launch
+// data, swapped at every launch) gave the first node's footprint at the
+// first launch and empty tables at the three after it; the nodes had
+// written their halves. An empty table reads as "measured: touched
+// nothing", which hid the race of graph_repeated_kernel_racy with
+// --precise. So the tracker remembers every (exec, node) it gave
+// per-launch data and never measures one of them: of the nodes of one
+// kernel in an exec, the first one submitted at the first launch that
+// measures the kernel is the one measured from then on; its siblings keep
+// their inferred footprints (the model logs them so: Note [Earlier
+// measurements of graph nodes] in inject/model/cuda_model_measurement.cpp).
+// Per-launch data is no second channel either: a table given so to the
+// second node stayed empty (PROBE_GRAPH_FUNCDATA=slot, docs/injection.md).
 bool launch_tracker::graph_node_begin(const Sanitizer_LaunchData& launch, std::uintptr_t exec,
                                       std::uintptr_t node, bool measure) {
   std::lock_guard lock(mutex_);
   graph_launch_state& mine = graph_launches_[std::this_thread::get_id()];
   mine.exec = exec;
   const CUfunction f = launch.function;
-  const bool patched = patched_.count(launch.module) != 0;
-  const auto unmeasured = [&] {
-    if (patched) null_launch_data_locked(launch);
-    return false;
-  };
   const std::uint32_t occurrence = mine.occurrences[f]++;
   function_use& use = function_uses_[f];
   if (occurrence == 0 && ++use.launches > 1) use.contended = true;
-  const auto turn = node_turns_.find({exec, f});
-  const std::uint32_t due = turn == node_turns_.end() ? 0 : turn->second;
-  if (!measure || occurrence != due || use.launches > 1 || !patched) {
-    return unmeasured();
+  if (patched_.count(launch.module) == 0) return false;
+  if (nodes_with_launch_data_.count({exec, node}) != 0) {
+    null_launch_data_locked(launch);  // what it has, again (Note [A graph node keeps ...])
+    return false;
   }
+  // Note [Unmeasured graph nodes read null]: the first node of f without
+  // per-launch data decides for all of them in this launch.
+  if (const auto d = mine.measured.find(f); d != mine.measured.end()) {
+    if (d->second) null_node_launch_data_locked(launch, exec, node);  // out of the table
+    return false;
+  }
+  const bool measured = measure && use.launches == 1 && measure_node_locked(launch, node);
+  mine.measured[f] = measured;
+  if (!measured) null_function_data_locked(f);
+  return measured;
+}
+
+// The node's function's data set to a cleared table for this launch.
+bool launch_tracker::measure_node_locked(const Sanitizer_LaunchData& launch, std::uintptr_t node) {
+  graph_launch_state& mine = graph_launches_[std::this_thread::get_id()];
+  const CUfunction f = launch.function;
   const auto t = cleared_table_locked(launch, 0);
-  if (!t) return unmeasured();
+  if (!t) return false;
+  null_function_data_.erase(f);
   if (lib_.set_callback_data(f, t->device) != SANITIZER_SUCCESS) {
     ++stats_.failed;
     release_locked(*t);
-    lib_.set_callback_data(f, nullptr);
-    return unmeasured();
+    return false;
   }
   ++handed_out_[launch.module];
   mine.nodes.push_back(graph_node_table{node, f, launch.module, launch.stream, launch.context,
@@ -422,12 +431,45 @@ bool launch_tracker::graph_node_begin(const Sanitizer_LaunchData& launch, std::u
   return true;
 }
 
+// Note [Unmeasured graph nodes read null]
+// A kernel node of a patched module runs the patched code, which reads the
+// node's per-launch data if it ever had any, else its function's data.
+// With neither set the code read a wild pointer (H200, 2026-11-28: an
+// illegal address in every graph of a patched module; the probe's
+// PROBE_GRAPH_FUNCDATA=nothing). Null per-launch data would do, but a node
+// keeps it (Note [A graph node keeps its per-launch data]) and could then
+// never be measured; the function's data set to null does too (the probe's
+// PROBE_GRAPH_FUNCDATA=fnull: the graph ran, values right) and costs the
+// node nothing. The function's data is bound once per launch for all of its
+// nodes without per-launch data, so the first of them decides: measured,
+// and every later one of the launch gets null per-launch data (kept) to
+// stay out of its table; not measured, and the function's data is null for
+// all of them. Set once per function while it stays null (patching a
+// module sets it again: whether patching keeps it is not known).
+void launch_tracker::null_function_data_locked(CUfunction f) {
+  if (null_function_data_.count(f) != 0) return;
+  if (lib_.set_callback_data(f, nullptr) == SANITIZER_SUCCESS) null_function_data_.insert(f);
+}
+
+void launch_tracker::graph_node_unmeasured(const Sanitizer_LaunchData& launch,
+                                           std::uintptr_t exec, std::uintptr_t node) {
+  this_thread = thread_launch{};
+  std::lock_guard lock(mutex_);
+  if (patched_.count(launch.module) != 0) null_node_launch_data_locked(launch, exec, node);
+}
+
+void launch_tracker::null_node_launch_data_locked(const Sanitizer_LaunchData& launch,
+                                                  std::uintptr_t exec, std::uintptr_t node) {
+  null_launch_data_locked(launch);
+  nodes_with_launch_data_.insert({exec, node});
+}
+
 void launch_tracker::forget_graph_exec(std::uintptr_t exec) {
   std::lock_guard lock(mutex_);
-  const auto first = node_turns_.lower_bound({exec, nullptr});
+  const auto first = nodes_with_launch_data_.lower_bound({exec, 0});
   auto last = first;
-  while (last != node_turns_.end() && last->first.first == exec) ++last;
-  node_turns_.erase(first, last);
+  while (last != nodes_with_launch_data_.end() && last->first == exec) ++last;
+  nodes_with_launch_data_.erase(first, last);
 }
 
 std::vector<launch_tracker::measured_node> launch_tracker::graph_launched() {
@@ -439,8 +481,8 @@ std::vector<launch_tracker::measured_node> launch_tracker::graph_launched() {
     mine = std::move(it->second);
     graph_launches_.erase(it);
     std::set<CUfunction> contended;
-    for (const auto& [f, count] : mine.occurrences) {
-      advance_turn_locked(mine.exec, f, count);
+    for (const auto& seen : mine.occurrences) {
+      const CUfunction f = seen.first;
       const auto use = function_uses_.find(f);
       if (use == function_uses_.end()) continue;
       if (use->second.contended) contended.insert(f);
@@ -449,7 +491,14 @@ std::vector<launch_tracker::measured_node> launch_tracker::graph_launched() {
     for (graph_node_table& n : mine.nodes) n.dropped |= contended.count(n.function) != 0;
   }
   // The program's next graph launches get no table of ours.
-  for (const graph_node_table& n : mine.nodes) lib_.set_callback_data(n.function, nullptr);
+  std::vector<CUfunction> nulled;
+  for (const graph_node_table& n : mine.nodes) {
+    if (lib_.set_callback_data(n.function, nullptr) == SANITIZER_SUCCESS) nulled.push_back(n.function);
+  }
+  if (!nulled.empty()) {
+    std::lock_guard lock(mutex_);
+    null_function_data_.insert(nulled.begin(), nulled.end());
+  }
   if (mine.nodes.empty()) return {};
   const graph_node_table& first = mine.nodes.front();
   const CUevent done = event_after(first.ctx, first.stream, first.hstream);

@@ -120,16 +120,22 @@ class launch_tracker {
   // A graph node callback (GRAPHS_NODE_LAUNCH_BEGIN, kernel nodes), on the
   // thread of the graph launch call, for every kernel node of the launch of
   // `exec`: gives the node's function a table through its per-function data
-  // when `measure`, its module is patched, it is the node of its function
-  // whose turn it is in this exec (Note [Nodes of one kernel take turns]),
-  // and no graph launch in progress on another thread runs that function.
-  // Returns whether it did; a node of a patched module that it does not
-  // measure gets null per-launch data (patched code must never read a stale
-  // pointer, and a node with per-launch data stays out of the function's).
+  // when `measure`, its module is patched, the node never had per-launch
+  // data (Note [A graph node keeps its per-launch data]), no earlier node of
+  // its function in this launch has the table, and no graph launch in
+  // progress on another thread runs that function. Returns whether it did;
+  // a node of a patched module that it does not measure gets null
+  // per-launch data (patched code must never read a stale pointer, and a
+  // node with per-launch data stays out of the function's).
   bool graph_node_begin(const Sanitizer_LaunchData& launch, std::uintptr_t exec,
                         std::uintptr_t node, bool measure);
-  // The exec was destroyed: its turns are forgotten (its handle may be
-  // reused by another exec).
+  // A kernel node launched outside a graph launch call that we saw (an
+  // upload, a launch from the device): never measured; null per-launch
+  // data when its module is patched.
+  void graph_node_unmeasured(const Sanitizer_LaunchData& launch, std::uintptr_t exec,
+                             std::uintptr_t node);
+  // The exec was destroyed: what is known of its nodes is forgotten (its
+  // handle may be reused by another exec).
   void forget_graph_exec(std::uintptr_t exec);
   struct measured_node {
     launch_id id = 0;
@@ -186,6 +192,10 @@ class launch_tracker {
     std::uintptr_t exec = 0;
     std::vector<graph_node_table> nodes;
     std::map<CUfunction, std::uint32_t> occurrences;  // kernel nodes seen, by function
+    // Whether a node of the function measures it in this launch, decided at
+    // its first node without per-launch data (Note [Unmeasured graph nodes
+    // read null]).
+    std::map<CUfunction, bool> measured;
   };
   // Per function: the graph launches in progress with a node of it, and
   // whether two were at once (a table set then may hold either's accesses).
@@ -207,7 +217,13 @@ class launch_tracker {
                                             std::uint32_t slot_estimate);
   void release_locked(const table& t);
   void null_launch_data_locked(const Sanitizer_LaunchData& launch);
-  void advance_turn_locked(std::uintptr_t exec, CUfunction f, std::uint32_t count);
+  // Null per-launch data for a node of a patched module, remembered (Note
+  // [A graph node keeps its per-launch data]).
+  void null_node_launch_data_locked(const Sanitizer_LaunchData& launch, std::uintptr_t exec,
+                                    std::uintptr_t node);
+  bool measure_node_locked(const Sanitizer_LaunchData& launch, std::uintptr_t node);
+  // The function's data null (Note [Unmeasured graph nodes read null]).
+  void null_function_data_locked(CUfunction f);
   // Its table back to the pool, its event (when it owns it) to the free ones.
   void release_launch_locked(const launch_state& l);
   Sanitizer_StreamHandle private_stream(CUcontext ctx);
@@ -234,10 +250,12 @@ class launch_tracker {
   std::deque<launch_state> in_flight_;
   std::map<std::thread::id, graph_launch_state> graph_launches_;
   std::map<CUfunction, function_use> function_uses_;
-  // Per exec and function: which of the function's kernel nodes (in the
-  // order the launch submits them) is measured next (Note [Nodes of one
-  // kernel take turns]). Erased when the exec is destroyed.
-  std::map<std::pair<std::uintptr_t, CUfunction>, std::uint32_t> node_turns_;
+  // The (exec, node) pairs given per-launch data, which they keep (Note [A
+  // graph node keeps its per-launch data]). Erased when the exec is
+  // destroyed.
+  std::set<std::pair<std::uintptr_t, std::uintptr_t>> nodes_with_launch_data_;
+  // Functions whose data we set to null and have not set since.
+  std::set<CUfunction> null_function_data_;
   std::size_t in_flight_bytes_ = 0;
   std::atomic<std::size_t> in_flight_count_{0};
   launch_id last_id_ = 0;

@@ -916,7 +916,8 @@ void sanitizer_source::impl::on_graph_node(const Sanitizer_GraphNodeLaunchData& 
   if (d.nodeType != CU_GRAPH_NODE_TYPE_KERNEL) return;
   thread_state& me = tls_thread;
   if (!me.in_graph_launch || d.isGraphUpload != 0) {
-    tracker.launch_begin(d.launchData, false);
+    tracker.graph_node_unmeasured(d.launchData, reinterpret_cast<std::uintptr_t>(d.graphExec),
+                                  reinterpret_cast<std::uintptr_t>(d.node));
     return;
   }
   bool want = me.measure_graph;

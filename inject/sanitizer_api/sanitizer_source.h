@@ -17,10 +17,10 @@
 // patched at the entry of the launch call (or when it loads inside it),
 // never from a launch callback, where patching hangs the driver.
 // Graph kernel nodes (Note [Which graph nodes are measured] in
-// launch_tracker.cpp): --precise measures every node whose kernel no other
-// node of its graph launch runs; the default mode measures such a node on
-// its exec's next launch once a candidate names its kernel, never on a
-// graph's first launch. Either way only while the kernel's module is
+// launch_tracker.cpp): --precise measures, per kernel and exec, its first
+// node (Note [A graph node keeps its per-launch data]) at every launch; the
+// default mode measures it on its exec's next launch once a candidate names
+// its kernel, never on a graph's first launch. Either way only while the kernel's module is
 // already patched: a graph launch patches nothing (Note [No patching for a
 // graph launch] in sanitizer_source.cpp).
 //

@@ -132,6 +132,10 @@ FAKE void* fake_sanitizer_function_data(CUfunction function) {
   const auto it = s().function_data.find(function);
   return it == s().function_data.end() ? nullptr : it->second;
 }
+FAKE bool fake_sanitizer_function_data_set(CUfunction function) {
+  std::lock_guard lock(s().mutex);
+  return s().function_data.count(function) != 0;
+}
 FAKE bool fake_sanitizer_is_patched(CUmodule module) {
   std::lock_guard lock(s().mutex);
   return s().patched.count(module) != 0;

@@ -18,6 +18,10 @@ void* fake_sanitizer_userdata(Sanitizer_LaunchHandle launch);
 bool fake_sanitizer_userdata_set(Sanitizer_LaunchHandle launch);
 // The per-function userdata (sanitizerSetCallbackData) of `function` now.
 void* fake_sanitizer_function_data(CUfunction function);
+// Whether the source ever set it (a patched graph node without per-launch
+// data, whose function's data was never set, reads a wild pointer: H200,
+// 2026-11-28).
+bool fake_sanitizer_function_data_set(CUfunction function);
 bool fake_sanitizer_is_patched(CUmodule module);
 // Patching `module` fails from now on.
 void fake_sanitizer_refuse_module(CUmodule module);

@@ -592,6 +592,7 @@ class SanitizerSourceGraphs : public SanitizerSource {
   }
   // Instantiates a graph of `nodes` without edges (node i's handle 0xa0 + i).
   void instantiate() {
+    node_launch_base_ += 0x1000;
     raw_graph g;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       raw_graph_node r;
@@ -616,6 +617,25 @@ class SanitizerSourceGraphs : public SanitizerSource {
     model.graph_instantiated({}, exec_handle, graph_handle);
   }
   bool instantiate_through_the_api = false;
+  // A node callback's data for a fill node of the exec launched by `p`.
+  Sanitizer_GraphNodeLaunchData fill_node(const graph_launch_params& p, std::uintptr_t node,
+                                          std::uintptr_t launch) const {
+    Sanitizer_GraphNodeLaunchData n{};
+    n.graphExec = p.hGraph;
+    n.node = reinterpret_cast<CUgraphNode>(node);
+    n.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
+    n.launchData.context = ctx;
+    n.launchData.stream = p.hStream;
+    n.launchData.hStream = reinterpret_cast<Sanitizer_StreamHandle>(p.hStream);
+    n.launchData.module = module_a;
+    n.launchData.function = fill;
+    n.launchData.functionName = "_Z4fillPfi";
+    n.launchData.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(launch);
+    return n;
+  }
+  // A node's hLaunch is the same at every launch of one exec, so per-launch
+  // data given to it stays (Note [A graph node keeps its per-launch data]).
+  std::uintptr_t node_launch_base_ = 0x100000;
   // One cuGraphLaunch on stream_1: each node's callback, then the node
   // "runs" (writes its bytes through its function's data, if any).
   void launch_graph() {
@@ -659,12 +679,17 @@ class SanitizerSourceGraphs : public SanitizerSource {
       n.launchData.module = nodes[i].module;
       n.launchData.function = nodes[i].function;
       n.launchData.functionName = nodes[i].function == fill ? "_Z4fillPfi" : "_Z5scalePfi";
-      n.launchData.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(next_launch++);
+      n.launchData.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(node_launch_base_ + i);
       fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_GRAPHS, SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN, &n);
       launches.push_back(n.launchData.hLaunch);
     }
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const bool own_data = fake_sanitizer_userdata_set(launches[i]);
+      if (fake_sanitizer_is_patched(nodes[i].module) && !own_data &&
+          !fake_sanitizer_function_data_set(nodes[i].function)) {
+        ADD_FAILURE() << "node " << i << " runs patched code with neither per-launch data nor "
+                      << "its function's data set: a wild pointer";
+      }
       auto* table = own_data ? nullptr
                              : static_cast<const sp::table_view*>(
                                    fake_sanitizer_function_data(nodes[i].function));
@@ -732,39 +757,70 @@ TEST_F(SanitizerSourceGraphs, NodesAreNotMeasuredUnlessGraphNodeMeasurementIsOn)
   EXPECT_EQ(g[0][0].origin, access_origin::inferred);
 }
 
-// Note [Nodes of one kernel take turns]: one fill node per launch has the
-// table, the other null per-launch data; the next launch the other one.
-TEST_F(SanitizerSourceGraphs, NodesOfOneKernelAreMeasuredInTurn) {
+// Note [A graph node keeps its per-launch data]: the second fill node got
+// null per-launch data at the first launch and keeps it, so it is never
+// measured (its table would stay empty); the first one is measured at
+// every launch.
+TEST_F(SanitizerSourceGraphs, ANodeGivenLaunchDataIsNeverMeasured) {
   start_graphs(measurement_policy::every_launch);
   nodes = {{fill, 0, 400}, {scale, 8192, 64}, {fill, 4096, 400}};
   instantiate();
-  const auto measured_fill = [&] {
+  for (int launch = 0; launch < 3; ++launch) {
+    launch_graph();
+    EXPECT_EQ(null_launch_data, (std::vector<bool>{false, false, true}));
     source->drain();
     const auto& g = last_graph();
+    EXPECT_EQ(g.at(0).at(0).origin, access_origin::measured);
+    EXPECT_EQ(g.at(0).at(0).range.offset, 0u);
+    EXPECT_EQ(g.at(0).at(0).range.size, 400u);
     EXPECT_EQ(g.at(1).at(0).origin, access_origin::measured);
-    const bool first = g.at(0).at(0).origin == access_origin::measured;
-    const bool second = g.at(2).at(0).origin == access_origin::measured;
-    EXPECT_NE(first, second);
-    const auto& a = first ? g.at(0).at(0) : g.at(2).at(0);
-    EXPECT_EQ(a.range.size, 400u);
-    return a.range.offset;
-  };
-  launch_graph();
-  EXPECT_EQ(null_launch_data, (std::vector<bool>{false, false, true}));
-  EXPECT_EQ(measured_fill(), 0u);
-  launch_graph();
-  EXPECT_EQ(null_launch_data, (std::vector<bool>{true, false, false}));
-  EXPECT_EQ(measured_fill(), 4096u);
-  launch_graph();
-  EXPECT_EQ(measured_fill(), 0u);
+    EXPECT_EQ(g.at(2).at(0).origin, access_origin::inferred);
+  }
 }
 
-// Turns are kept per exec: a destroyed exec's handle, reused, starts over.
-TEST_F(SanitizerSourceGraphs, ADestroyedExecsTurnsAreForgotten) {
+// Note [Unmeasured graph nodes read null]: a launch that measures nothing
+// leaves every node without per-launch data, so a later launch that a
+// candidate asks for can still measure the kernel's first node.
+TEST_F(SanitizerSourceGraphs, ALaunchThatMeasuresNothingLeavesTheNodesMeasurable) {
+  start_graphs(measurement_policy::on_demand);
+  nodes = {{fill, 0, 400}, {fill, 4096, 400}};
+  instantiate();
+  launch_graph();
+  EXPECT_EQ(null_launch_data, (std::vector<bool>{false, false}));
+  EXPECT_EQ(seen_data, (std::vector<void*>{nullptr, nullptr}));
+  source->measure_kernel("fill(float*, int)", 1);
+  launch_graph();
+  EXPECT_EQ(null_launch_data, (std::vector<bool>{false, true}));
+  EXPECT_NE(seen_data[0], nullptr);
+  source->drain();
+  EXPECT_EQ(last_graph().at(0).at(0).origin, access_origin::measured);
+}
+
+// A node that got null per-launch data outside a graph launch call (an
+// upload submitted it) is not measured later either.
+TEST_F(SanitizerSourceGraphs, ANodeNulledWhileUnmeasuredStaysUnmeasured) {
+  start_graphs(measurement_policy::every_launch);
+  nodes = {{scale, 8192, 64}, {fill, 0, 400}};
+  instantiate();
+  graph_launch_params p{reinterpret_cast<CUgraphExec>(exec_handle), stream_1};
+  // An upload submits the nodes outside a graph launch call: null, kept.
+  Sanitizer_GraphNodeLaunchData n = fill_node(p, 0xa1, node_launch_base_ + 1);
+  n.isGraphUpload = 1;
+  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_GRAPHS, SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN, &n);
+  launch_graph();
+  EXPECT_EQ(null_launch_data, (std::vector<bool>{false, true}));
+  source->drain();
+  EXPECT_EQ(last_graph().at(1).at(0).origin, access_origin::inferred);
+}
+
+// What the nodes of an exec were given is kept per exec: a destroyed exec's
+// handle, reused, starts over.
+TEST_F(SanitizerSourceGraphs, ADestroyedExecsNodesAreForgotten) {
   start_graphs(measurement_policy::every_launch);
   nodes = {{fill, 0, 400}, {fill, 4096, 400}};
   instantiate();
   launch_graph();
+  EXPECT_EQ(null_launch_data, (std::vector<bool>{false, true}));
   graph_exec_params p{reinterpret_cast<CUgraphExec>(exec_handle)};
   Sanitizer_CallbackData d{};
   d.callbackSite = SANITIZER_API_ENTER;
@@ -772,20 +828,25 @@ TEST_F(SanitizerSourceGraphs, ADestroyedExecsTurnsAreForgotten) {
   d.functionParams = &p;
   d.context = ctx;
   fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuGraphExecDestroy, &d);
+  // Node 0xa1 is now the first fill node of a new exec under that handle.
+  nodes = {{scale, 8192, 64}, {fill, 4096, 400}};
   instantiate();
   launch_graph();
-  EXPECT_EQ(null_launch_data, (std::vector<bool>{false, true}));
+  EXPECT_EQ(null_launch_data, (std::vector<bool>{false, false}));
 }
 
 // Patched code reads whatever data a node carries: a node that is not
-// measured must carry null per-launch data (Note [Which graph nodes are
-// measured]), and a measured one none, so that its function's table wins.
-TEST_F(SanitizerSourceGraphs, UnmeasuredNodesOfAPatchedModuleCarryNullLaunchData) {
+// measured reads its function's data, set to null (Note [Unmeasured graph
+// nodes read null]), and gets no per-launch data, which it would keep.
+TEST_F(SanitizerSourceGraphs, UnmeasuredNodesOfAPatchedModuleReadNullFunctionData) {
   start_graphs(measurement_policy::every_launch, graph_node_measurement::off);
   nodes = {{fill, 0, 400}, {scale, 8192, 64}};
   instantiate();
   launch_graph();
-  EXPECT_EQ(null_launch_data, (std::vector<bool>{true, true}));
+  EXPECT_EQ(null_launch_data, (std::vector<bool>{false, false}));
+  EXPECT_EQ(seen_data, (std::vector<void*>{nullptr, nullptr}));
+  EXPECT_TRUE(fake_sanitizer_function_data_set(fill));
+  EXPECT_TRUE(fake_sanitizer_function_data_set(scale));
 }
 
 TEST_F(SanitizerSourceGraphs, OnlyTheMeasuredNodeCarriesNoLaunchData) {
@@ -817,18 +878,11 @@ TEST_F(SanitizerSourceGraphs, ADroppedTableIsNotReusedWhileTheGraphRuns) {
     d.functionParams = &p;
     d.context = ctx;
     fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuGraphLaunch, &d);
-    Sanitizer_GraphNodeLaunchData n{};
-    n.graphExec = p.hGraph;
-    n.node = reinterpret_cast<CUgraphNode>(0xf0);
-    n.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
-    n.launchData.context = ctx;
-    n.launchData.stream = stream_2;
-    n.launchData.module = module_a;
-    n.launchData.function = fill;
-    n.launchData.functionName = "_Z4fillPfi";
-    n.launchData.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(0xfff0);
+    const Sanitizer_GraphNodeLaunchData n = fill_node(p, 0xf0, 0xfff0);
     fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_GRAPHS, SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN, &n);
-    EXPECT_TRUE(fake_sanitizer_userdata_set(n.launchData.hLaunch));  // kept out of it
+    // Not measured (another launch runs fill): its function's data is null.
+    EXPECT_FALSE(fake_sanitizer_userdata_set(n.launchData.hLaunch));
+    EXPECT_EQ(fake_sanitizer_function_data(fill), nullptr);
     const CUresult ok = CUDA_SUCCESS;
     d.callbackSite = SANITIZER_API_EXIT;
     d.functionReturnValue = &ok;
