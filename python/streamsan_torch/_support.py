@@ -3,10 +3,10 @@ _native_hook.py builds it) or, where it cannot be built, a TorchDispatchMode
 that reports each ATen operator's tensor spans and the user's Python frames
 to the injection library; and the host accesses of CPU tensors.
 
-STREAMSAN_TORCH_HOOK selects: `python` (the default: the Python mode),
-`auto` (native, else the Python mode, saying why in one line), `native`
-(native or no operator hook: for measuring). Note [Which operator hook by
-default] says why the default is not yet the native hook.
+STREAMSAN_TORCH_HOOK selects: `auto` (the default: native, else the Python
+mode, saying why in one line), `python` (the Python mode), `native` (native
+or no operator hook: for measuring). Note [Which operator hook by default]
+says why.
 
 The Python mode is cheap by construction: one dict lookup for the
 operator's plan (modes per argument, from its schema, made once), a few
