@@ -14,7 +14,9 @@
 # suite, CSAN beside it and the MLP overhead, about 5 minutes), probe (the
 # launch-bound overhead table of issue #11, about 4 minutes), prof (the MLP
 # loop's price list and sample profile, generic capture and operator hook,
-# about 2 minutes: bench/torch/profile-mlp.sh), nodes (whether a graph node
+# about 2 minutes: bench/torch/profile-mlp.sh), profloop (the launch-bound
+# loop's sample profile under streamsan and the bare Sanitizer API
+# subscriber, about 1 minute: bench/precise/profile-loop.sh), nodes (whether a graph node
 # given null per-launch data stays out of its function's per-function table:
 # bench/precise/graph_repeat.cu under the probe, seconds), mlp (the MLP
 # loop against its floors: native, the bare Sanitizer API subscriber, the
@@ -45,6 +47,7 @@ summarize() {  # summarize PART LOG
            sed -n '/^== MLP overhead/,/^== failing logs/p' "$2" | grep -E '^\||CSAN /' ;;
     probe) grep -E '^\||^== |exit [0-9]|every 1 M|^failures' "$2" | short ;;
     prof) grep -E '^== |sampled|debug: most frequent' "$2" | cut -c1-600 ;;
+    profloop) grep -E '^== |sampled|debug: (sanitizer|callbacks)' "$2" | cut -c1-600 ;;
     mlp) grep -E '^\||^round .*(nan|no timing)' "$2" | short ;;
     nodes) grep -E '^half|^values|function data|^  (read|write|atomic) |SetCallbackData|^probe:' "$2" | short ;;
   esac
@@ -60,12 +63,13 @@ for part in "$@"; do
     torch) timeout 540 bash "$root/torch/torch-gpu.sh" "${TORCH_ROUNDS:-3}" >"$log" 2>&1 ;;
     probe) ROUNDS=${ROUNDS:-7} timeout 500 bash "$root/probe/launch-overhead-gpu.sh" "$root/probe" >"$log" 2>&1 ;;
     prof) timeout 400 bash "$root/torch/profile-mlp.sh" "$root/probe/libpc_sampler.so" "$logs/prof" >"$log" 2>&1 ;;
+    profloop) timeout 300 bash "$root/probe/profile-loop.sh" "$root/probe" "$logs/profloop" >"$log" 2>&1 ;;
     mlp) CONFIGS=${MLP_CONFIGS:-"native bare_sanitizer streamsan_generic_cupti streamsan_generic streamsan_generic_driver_launches streamsan streamsan_driver_launches"} \
            PROBE_DIR=$root/probe timeout 500 bash "$root/torch/bench/overhead.sh" "$root/torch/streamsan" \
            "${MLP_ROUNDS:-5}" >"$log" 2>&1 ;;
     nodes) (cd "$root/probe" && CUDA_INJECTION64_PATH=$root/probe/libprobe_inject.so PROBE_MODE=graphs \
               PROBE_PRINT=1 PROBE_GRAPH_FUNCDATA=1 timeout 60 ./graph_repeat) >"$log" 2>&1 ;;
-    *) echo "run-all.sh: unknown part '$part' (int, acc, torch, probe, prof, nodes, mlp)"; exit 2 ;;
+    *) echo "run-all.sh: unknown part '$part' (int, acc, torch, probe, prof, profloop, nodes, mlp)"; exit 2 ;;
   esac
   echo "exit $? after $(( $(date +%s) - start )) s" >>"$log"
   { echo "################ $part: $(tail -1 "$log")"; summarize "$part" "$log"; } >"$logs/$part.summary"

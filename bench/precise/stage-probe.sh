@@ -13,5 +13,5 @@ install -m 755 "$build"/runtime/injection/libstreamsan_inject.so "$dest/" 2>/dev
   install -m 755 "$build"/inject/libstreamsan_inject.so "$dest/"
 strip --strip-debug "$dest"/*.so "$dest/streamsan"
 cp -L "$(dirname "$(readlink -f "$(command -v nvcc)")")/../lib64/libcupti.so.13" "$dest/cupti/"
-install -m 755 "$src/probe-gpu.sh" "$src/launch-overhead-gpu.sh" "$src/check_footprints.py" "$dest/"
+install -m 755 "$src/probe-gpu.sh" "$src/launch-overhead-gpu.sh" "$src/profile-loop.sh" "$src/check_footprints.py" "$dest/"
 du -sh "$dest"
