@@ -1085,7 +1085,25 @@ sanitizer_source_stats sanitizer_source::stats() const {
   s.modules_unpatched = t.modules_unpatched;
   s.changes_deferred = impl_->transitions_deferred.load();
   s.unpatched_at_synchronize = impl_->unpatched_at_synchronize.load();
-  s.modules_patched_now = impl_->tracker.patched_modules().size();
+  const std::vector<CUmodule> patched = impl_->tracker.patched_modules();
+  s.modules_patched_now = patched.size();
+  std::lock_guard lock(impl_->mutex);
+  for (const CUmodule m : patched) {
+    sanitizer_source_stats::patched_module p{"?", false, 0};
+    for (const auto& [handle, k] : impl_->kernels) {
+      if (k.module == m) {
+        p.kernel = k.name;
+        break;
+      }
+    }
+    if (const auto w = impl_->wanted_at_last_launch.find(m); w != impl_->wanted_at_last_launch.end()) {
+      p.wanted_at_last_launch = w->second;
+    }
+    if (const auto l = impl_->launched_on.find(m); l != impl_->launched_on.end()) {
+      p.busy_streams = l->second.size();
+    }
+    s.patched_now.push_back(std::move(p));
+  }
   return s;
 }
 

@@ -79,6 +79,16 @@ struct sanitizer_source_stats {
   std::uint64_t unpatched_at_synchronize = 0;
   // Patched modules when the stats were taken.
   std::uint64_t modules_patched_now = 0;
+  // Each of them, for STREAMSAN_DEBUG: a kernel of it launched, whether its
+  // last launch wanted a measurement, and how many streams its kernels were
+  // launched on since last seen idle (why it is still patched: Note
+  // [Unpatched at a synchronize]).
+  struct patched_module {
+    std::string kernel;  // "?" when none of its kernels was launched
+    bool wanted_at_last_launch = false;
+    std::size_t busy_streams = 0;
+  };
+  std::vector<patched_module> patched_now;
 };
 
 class sanitizer_source {

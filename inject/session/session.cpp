@@ -366,6 +366,12 @@ void session::print_debug_counters() const {
                static_cast<unsigned long long>(m.unpatched_at_synchronize),
                static_cast<unsigned long long>(m.modules_patched_now),
                static_cast<unsigned long long>(m.changes_deferred));
+  for (const auto& p : m.patched_now) {
+    std::fprintf(stderr,
+                 "streamsan: debug: still patched: a module of kernel %.120s (last launch "
+                 "wanted a measurement: %s; streams not seen idle: %zu)\n",
+                 p.kernel.c_str(), p.wanted_at_last_launch ? "yes" : "no", p.busy_streams);
+  }
 }
 
 // Note [Reports at exit]

@@ -358,6 +358,12 @@ TEST_F(SanitizerSource, ASynchronizeUnpatchesAModuleWhoseLastLaunchWantedNothing
   fake_cuda_set_stream_busy(stream_1, true);
   launch(stream_1, 0, 64);  // wants nothing; not now
   EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  // STREAMSAN_DEBUG says why it is still patched.
+  const auto now = source->stats().patched_now;
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_EQ(now[0].kernel, "fill(float*, int)");
+  EXPECT_FALSE(now[0].wanted_at_last_launch);
+  EXPECT_EQ(now[0].busy_streams, 1u);
   fake_cuda_set_stream_busy(stream_1, false);
   synchronize_stream(stream_1);
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
