@@ -79,6 +79,7 @@ class _Frames:
     def __init__(self, torch, lib):
         self._lib = lib
         self._ids = {}      # (code, line) -> id, of the user's frames only
+        self._by_offset = {}  # (code, f_lasti) -> id, the same frames
         # code -> whether its file is folded: most frames above an operator
         # are torch's own (nn.Module calls, dispatch wrappers), and this
         # skips them without a line number or a (code, line) key.
@@ -132,6 +133,7 @@ class _Frames:
         except ValueError:
             return
         ids = self._ids
+        by_offset = self._by_offset
         folded_code = self._folded_code
         n = 0
         while f is not None:
@@ -142,10 +144,17 @@ class _Frames:
             if folded:
                 f = f.f_back
                 continue
-            line = f.f_lineno
-            fid = ids.get((code, line))
+            # By (code, instruction offset) first: f_lineno reads the code's
+            # line table from its start (Note [Frames by offset] in
+            # op_hook.cpp).
+            at = (code, f.f_lasti)
+            fid = by_offset.get(at)
             if fid is None:
-                fid = self._define(code, line)
+                line = f.f_lineno
+                fid = ids.get((code, line))
+                if fid is None:
+                    fid = self._define(code, line)
+                by_offset[at] = fid
             out.append(fid)
             n += 1
             if n >= MAX_FRAMES:

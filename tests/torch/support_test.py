@@ -316,6 +316,28 @@ class Support(unittest.TestCase):
             self.assertEqual(files[0], "support_test.py", files)
         self.assertEqual(begins[0][2][1:], begins[1][2][1:])
 
+    # Note [Frames by offset]: frames found again by their instruction
+    # offset keep their own lines; two sites on one line are one frame.
+    def test_call_sites_found_again_keep_their_lines(self):
+        t = self.torch
+        lib = FakeLib()
+        mode = self.mode(lib)
+        a = t.Tensor(0x1000, (2, 2))
+        scope = {"mode": mode, "t": t, "a": a}
+        exec(compile("def step():\n"
+                     "    mode.__torch_dispatch__(t.ops.aten.mul.Tensor, (), (a, a), {}); "
+                     "mode.__torch_dispatch__(t.ops.aten.mul.Tensor, (), (a, a), {})\n"
+                     "    mode.__torch_dispatch__(t.ops.aten.mul.Tensor, (), (a, a), {})\n",
+                     "<sites>", "exec"), scope)
+        for _ in range(2):
+            scope["step"]()
+        begins = [c for c in lib.calls if c[0] == "begin"]
+        self.assertEqual(len(begins), 6)
+        named = {c[1]: c for c in lib.calls if c[0] == "frame"}
+        lines = [named[b[2][1]][4] for b in begins]
+        self.assertEqual(lines, [2, 2, 3] * 2)
+        self.assertEqual(len({b[2][1] for b in begins}), 2)
+
     def test_fresh_outputs_are_named_at_the_end(self):
         t = self.torch
         lib = FakeLib()
