@@ -391,11 +391,9 @@ bool launch_tracker::graph_node_begin(const Sanitizer_LaunchData& launch, std::u
                                       std::uintptr_t node, bool measure) {
   std::lock_guard lock(mutex_);
   graph_launch_state& mine = graph_launches_[std::this_thread::get_id()];
-  mine.exec = exec;
   const CUfunction f = launch.function;
-  const std::uint32_t occurrence = mine.occurrences[f]++;
   function_use& use = function_uses_[f];
-  if (occurrence == 0 && ++use.launches > 1) use.contended = true;
+  if (mine.functions.insert(f).second && ++use.launches > 1) use.contended = true;
   if (patched_.count(launch.module) == 0) return false;
   if (nodes_with_launch_data_.count({exec, node}) != 0) {
     null_launch_data_locked(launch);  // what it has, again (Note [A graph node keeps ...])
@@ -407,15 +405,15 @@ bool launch_tracker::graph_node_begin(const Sanitizer_LaunchData& launch, std::u
     if (d->second) null_node_launch_data_locked(launch, exec, node);  // out of the table
     return false;
   }
-  const bool measured = measure && use.launches == 1 && measure_node_locked(launch, node);
+  const bool measured = measure && use.launches == 1 && measure_node_locked(mine, launch, node);
   mine.measured[f] = measured;
   if (!measured) null_function_data_locked(f);
   return measured;
 }
 
 // The node's function's data set to a cleared table for this launch.
-bool launch_tracker::measure_node_locked(const Sanitizer_LaunchData& launch, std::uintptr_t node) {
-  graph_launch_state& mine = graph_launches_[std::this_thread::get_id()];
+bool launch_tracker::measure_node_locked(graph_launch_state& mine,
+                                         const Sanitizer_LaunchData& launch, std::uintptr_t node) {
   const CUfunction f = launch.function;
   const auto t = cleared_table_locked(launch, 0);
   if (!t) return false;
@@ -481,8 +479,7 @@ std::vector<launch_tracker::measured_node> launch_tracker::graph_launched() {
     mine = std::move(it->second);
     graph_launches_.erase(it);
     std::set<CUfunction> contended;
-    for (const auto& seen : mine.occurrences) {
-      const CUfunction f = seen.first;
+    for (const CUfunction f : mine.functions) {
       const auto use = function_uses_.find(f);
       if (use == function_uses_.end()) continue;
       if (use->second.contended) contended.insert(f);

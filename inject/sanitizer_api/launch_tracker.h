@@ -120,13 +120,13 @@ class launch_tracker {
   // A graph node callback (GRAPHS_NODE_LAUNCH_BEGIN, kernel nodes), on the
   // thread of the graph launch call, for every kernel node of the launch of
   // `exec`: gives the node's function a table through its per-function data
-  // when `measure`, its module is patched, the node never had per-launch
-  // data (Note [A graph node keeps its per-launch data]), no earlier node of
-  // its function in this launch has the table, and no graph launch in
-  // progress on another thread runs that function. Returns whether it did;
-  // a node of a patched module that it does not measure gets null
-  // per-launch data (patched code must never read a stale pointer, and a
-  // node with per-launch data stays out of the function's).
+  // when `measure`, its module is patched, it is the first node of its
+  // function in this launch that never had per-launch data (Note [A graph
+  // node keeps its per-launch data]), and no graph launch in progress on
+  // another thread runs that function. Returns whether it did. A node of a
+  // patched module that it does not measure reads null (Note [Unmeasured
+  // graph nodes read null]): its function's data, or, after a measured
+  // sibling, null per-launch data, which keeps it out of the table.
   bool graph_node_begin(const Sanitizer_LaunchData& launch, std::uintptr_t exec,
                         std::uintptr_t node, bool measure);
   // A kernel node launched outside a graph launch call that we saw (an
@@ -189,9 +189,8 @@ class launch_tracker {
     bool dropped = false;
   };
   struct graph_launch_state {
-    std::uintptr_t exec = 0;
     std::vector<graph_node_table> nodes;
-    std::map<CUfunction, std::uint32_t> occurrences;  // kernel nodes seen, by function
+    std::set<CUfunction> functions;  // of every kernel node seen
     // Whether a node of the function measures it in this launch, decided at
     // its first node without per-launch data (Note [Unmeasured graph nodes
     // read null]).
@@ -221,7 +220,8 @@ class launch_tracker {
   // [A graph node keeps its per-launch data]).
   void null_node_launch_data_locked(const Sanitizer_LaunchData& launch, std::uintptr_t exec,
                                     std::uintptr_t node);
-  bool measure_node_locked(const Sanitizer_LaunchData& launch, std::uintptr_t node);
+  bool measure_node_locked(graph_launch_state& mine, const Sanitizer_LaunchData& launch,
+                           std::uintptr_t node);
   // The function's data null (Note [Unmeasured graph nodes read null]).
   void null_function_data_locked(CUfunction f);
   // Its table back to the pool, its event (when it owns it) to the free ones.
