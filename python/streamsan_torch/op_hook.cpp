@@ -429,8 +429,7 @@ std::uint32_t user_frame(void* code, int line) {
   return id;
 }
 
-// Appends the calling thread's user frames, innermost first.
-// Note [Frames by offset]
+// The user frame of `frame`, running `code` (Note [Frames by offset]).
 std::uint32_t user_frame_of(void* code, void* frame) {
   if (py.frame_lasti == nullptr) return user_frame(code, py.frame_line(frame));
   const auto key = std::make_pair(code, py.frame_lasti(frame));
@@ -441,6 +440,7 @@ std::uint32_t user_frame_of(void* code, void* frame) {
   return id;
 }
 
+// Appends the calling thread's user frames, innermost first.
 void python_stack(std::vector<std::uint32_t>& out) {
   if (!py.ok || py.this_thread_state() == nullptr) return;  // no Python here
   if (py.finalizing != nullptr && py.finalizing() != 0) return;
