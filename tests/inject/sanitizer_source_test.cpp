@@ -804,7 +804,7 @@ TEST_F(SanitizerSourceGraphs, ALaunchThatMeasuresNothingLeavesTheNodesMeasurable
 
 // A node that got null per-launch data outside a graph launch call (an
 // upload submitted it) is not measured later either.
-TEST_F(SanitizerSourceGraphs, ANodeNulledWhileUnmeasuredStaysUnmeasured) {
+TEST_F(SanitizerSourceGraphs, ANodeAnUploadGaveNullLaunchDataIsNeverMeasured) {
   start_graphs(measurement_policy::every_launch);
   nodes = {{scale, 8192, 64}, {fill, 0, 400}};
   instantiate();
