@@ -431,6 +431,16 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
 // streams are likeliest idle, tries to unpatch every patched module whose
 // last launch wanted no measurement; one whose kernels may still run stays
 // patched until its next chance.
+//
+// A module patched when it loaded and never launched from (cuBLAS loads
+// modules it may never use; an occupancy query loads a kernel's module
+// without a launch) wants nothing either: the same MLP loop on an H200
+// (2026-11-28) ended with 3 such modules patched ("kernel ?", no launch),
+// which kept the launch callbacks on for all of its 78,781 launches. Its
+// first launch patches it again if it wants a measurement. A module whose
+// kernels ran as graph nodes keeps its patch as before (its nodes can be
+// measured only while it is patched: Note [No patching for a graph
+// launch]), until an ordinary launch of it wants nothing.
 void sanitizer_source::impl::unpatch_unwanted_modules() {
   if (policy != measurement_policy::on_demand) return;
   std::vector<CUmodule> unwanted = tracker.patched_modules();
@@ -439,7 +449,7 @@ void sanitizer_source::impl::unpatch_unwanted_modules() {
     std::lock_guard lock(mutex);
     std::erase_if(unwanted, [&](CUmodule module) {
       const auto it = wanted_at_last_launch.find(module);
-      return it == wanted_at_last_launch.end() || it->second;
+      return it != wanted_at_last_launch.end() && it->second;
     });
   }
   for (const CUmodule module : unwanted) {
@@ -928,6 +938,9 @@ void sanitizer_source::impl::on_graph_node(const Sanitizer_GraphNodeLaunchData& 
     if (want) name = parse_kernel_signature(d.launchData.functionName).name;
     std::lock_guard lock(mutex);
     want = want && wanted_by_name_locked(name);
+    // Note [Unpatched at a synchronize]: a module of graph nodes stays
+    // patched unless an ordinary launch of it says otherwise.
+    wanted_at_last_launch.try_emplace(d.launchData.module, true);
   }
   if (want) {
     std::lock_guard lock(mutex);

@@ -372,6 +372,21 @@ TEST_F(SanitizerSource, ASynchronizeUnpatchesAModuleWhoseLastLaunchWantedNothing
   EXPECT_EQ(source->stats().modules_patched_now, 0u);
 }
 
+// Note [Unpatched at a synchronize]: a module patched when it loaded and
+// never launched from wants nothing; its first launch patches it again.
+TEST_F(SanitizerSource, ASynchronizeUnpatchesAModuleNeverLaunchedFrom) {
+  start(measurement_policy::on_demand);
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  EXPECT_TRUE(fake_sanitizer_domain_enabled(SANITIZER_CB_DOMAIN_LAUNCH));
+  synchronize();
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+  EXPECT_FALSE(fake_sanitizer_domain_enabled(SANITIZER_CB_DOMAIN_LAUNCH));
+  EXPECT_EQ(source->stats().unpatched_at_synchronize, 1u);
+  EXPECT_TRUE(launch(stream_1, 0, 64));  // its first launch is still measured
+  source->drain();
+  EXPECT_EQ(launches().at(0).at(0).origin, access_origin::measured);
+}
+
 // A module whose last launch was measured may have more first launches to
 // come (the next stream's): it stays patched.
 TEST_F(SanitizerSource, ASynchronizeLeavesAModuleWhoseLastLaunchWasMeasured) {
@@ -800,6 +815,21 @@ TEST_F(SanitizerSourceGraphs, ALaunchThatMeasuresNothingLeavesTheNodesMeasurable
   EXPECT_NE(seen_data[0], nullptr);
   source->drain();
   EXPECT_EQ(last_graph().at(0).at(0).origin, access_origin::measured);
+}
+
+// Note [Unpatched at a synchronize]: a module whose kernels ran only as
+// graph nodes keeps its patch, so that a candidate can still have one of
+// them measured (a graph launch patches nothing).
+TEST_F(SanitizerSourceGraphs, ASynchronizeLeavesAModuleOfGraphNodesPatched) {
+  start_graphs(measurement_policy::on_demand);
+  nodes = {{fill, 0, 400}};
+  instantiate();
+  launch_graph();
+  synchronize();
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  source->measure_kernel("fill(float*, int)", 1);
+  launch_graph();
+  EXPECT_NE(seen_data[0], nullptr);
 }
 
 // A node that got null per-launch data outside a graph launch call (an
