@@ -4,6 +4,7 @@
 // launch_bound.cu. The GPU-side table is produced by overhead.sh.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <memory>
@@ -146,14 +147,23 @@ BENCHMARK(BM_ModelledLaunchProgramThread)
 // the operator begins with two input spans, launches one kernel, ends
 // naming its output, and the previous output's block goes back to the pool;
 // through the footprint resolver into the live engine, no stack (range(0) =
-// 0) or a 16-frame one (1), as the native hook's calls would.
+// 0) or a 16-frame one (1), as the native hook's calls would. The kernel
+// takes its three pointers as parameters of their own (range(1) = 0), or
+// in one 512-byte struct beside sizes, strides and a float (1), as
+// PyTorch's elementwise kernels do (Note [Most words are not addresses]).
 class operator_pattern {
  public:
-  explicit operator_pattern(recorder& rec, bool stacks) : stacks_(stacks), model_(rec, driver_) {
+  operator_pattern(recorder& rec, bool stacks, bool wide)
+      : stacks_(stacks), wide_(wide), model_(rec, driver_) {
     resolver_.add_downstream(eng_);
     rec.add_sink(resolver_);
     model_.set_footprint_resolver(&resolver_);
-    driver_.kernels[0x1000] = kernel_description{"_Z3addPfPKfS1_", {{0, 8}, {8, 8}, {16, 8}}, true};
+    driver_.kernels[0x1000] =
+        wide ? kernel_description{"_Z4loop6params", {{0, sizeof wide_words_}}, true}
+             : kernel_description{"_Z3addPfPKfS1_", {{0, 8}, {8, 8}, {16, 8}}, true};
+    for (std::size_t i = 3; i < wide_words_.size(); ++i) {
+      wide_words_[i] = i % 4 == 0 ? 0x3f800000 : 1u << (i % 12);  // 1.0f, sizes, strides
+    }
     const call_site here{};
     model_.stream_created(here, 0xa, 1, 0);
     model_.allocated(here, segment, 2 << 20, memory_kind::device);
@@ -171,6 +181,10 @@ class operator_pattern {
     model_.op_began(inputs, true);
     std::uint64_t words[3] = {out, segment, segment + 4096};
     void* params[3] = {&words[0], &words[1], &words[2]};
+    if (wide_) {
+      std::copy(std::begin(words), std::end(words), wide_words_.begin());
+      params[0] = wide_words_.data();
+    }
     model_.kernel_launched(at, {0xa}, 0x1000, kernel_arguments::from_pointers(params));
     const annotated_range outputs[] = {{out, 4096, access_mode::write}};
     model_.op_ended(outputs);
@@ -182,6 +196,8 @@ class operator_pattern {
  private:
   static constexpr std::uint64_t segment = 0x700000000000;
   bool stacks_;
+  bool wide_;
+  std::array<std::uint64_t, 64> wide_words_{};
   fake_driver driver_;
   engine eng_;
   precise::footprint_resolver resolver_;
@@ -193,11 +209,11 @@ class operator_pattern {
 void BM_ModelledOperator(benchmark::State& state) {
   const bool stacks = state.range(0) != 0;
   recorder rec({.capture_stacks = stacks, .stack_depth = 16});
-  operator_pattern ops(rec, stacks);
+  operator_pattern ops(rec, stacks, state.range(1) != 0);
   for (auto _ : state) ops.next();
   state.counters["diagnostics"] = static_cast<double>(ops.eng().diagnostics().size());
 }
-BENCHMARK(BM_ModelledOperator)->Arg(0)->Arg(1);
+BENCHMARK(BM_ModelledOperator)->ArgsProduct({{0, 1}, {0, 1}});
 
 }  // namespace
 }  // namespace streamsan::injection

@@ -179,6 +179,10 @@ void infer_accesses(std::span<const param_plan> plans, const kernel_arguments& a
                     const learned_modes* learned) {
   out.clear();
   for_each_word(plans, args, [&](word_ref w, const param_plan& p, std::uint64_t value) {
+    // Looked up first: most words of a by-value struct are no address
+    // (Note [Most words are not addresses]), and the map says so cheaply.
+    const auto hit = allocations.find(value);
+    if (!hit) return;
     access_mode mode =
         p.kind == param_class::pointer_to_const ? access_mode::read : access_mode::read_write;
     if (learned != nullptr) {
@@ -187,8 +191,6 @@ void infer_accesses(std::span<const param_plan> plans, const kernel_arguments& a
         mode = static_cast<access_mode>(*bits);
       }
     }
-    const auto hit = allocations.find(value);
-    if (!hit) return;
     const std::uint64_t size = hit->block.size > hit->offset ? hit->block.size - hit->offset : 0;
     add_access(out, access{byte_range{hit->block.id, hit->offset, size}, mode,
                            access_origin::inferred});

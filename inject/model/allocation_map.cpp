@@ -48,6 +48,7 @@ std::size_t allocation_map::insert(const allocation& a) {
   allocation entry = a;
   entry.born = ++epoch_;
   entry.died = ~std::uint64_t{0};
+  widen_bounds(entry);
   live_.emplace(entry.base, entry);
   return retired;
 }
@@ -67,6 +68,7 @@ std::size_t allocation_map::insert_block(const allocation& a) {
   allocation entry = a;
   entry.born = ++epoch_;
   entry.died = ~std::uint64_t{0};
+  widen_bounds(entry);
   blocks_.emplace(entry.base, entry);
   return retired;
 }
@@ -91,12 +93,19 @@ std::optional<allocation> allocation_map::erase(std::uint64_t base, alloc_id id)
   return erase(base);
 }
 
+void allocation_map::widen_bounds(const allocation& a) noexcept {
+  lowest_ = std::min(lowest_, a.base);
+  highest_ = std::max(highest_, end_of(a));
+}
+
 const allocation* allocation_map::find_live_segment(std::uint64_t address) const {
+  if (outside_every_entry(address)) return nullptr;
   const auto it = containing(live_, address);
   return it == live_.end() ? nullptr : &it->second;
 }
 
 const allocation* allocation_map::find_live(std::uint64_t address) const {
+  if (outside_every_entry(address)) return nullptr;
   if (!blocks_.empty()) {
     if (const auto b = containing(blocks_, address); b != blocks_.end()) return &b->second;
   }
@@ -104,6 +113,7 @@ const allocation* allocation_map::find_live(std::uint64_t address) const {
 }
 
 std::optional<address_hit> allocation_map::find(std::uint64_t address) const {
+  if (outside_every_entry(address)) return std::nullopt;
   if (const auto* a = find_live(address)) return address_hit{*a, address - a->base, false};
   const auto it = containing(freed_, address);
   if (it == freed_.end()) return std::nullopt;
@@ -130,6 +140,7 @@ const allocation* allocation_map::find_block_at(std::uint64_t address,
 }
 
 const allocation* allocation_map::find_at(std::uint64_t address, std::uint64_t epoch) const {
+  if (outside_every_entry(address)) return nullptr;
   if (!blocks_.empty() || !freed_blocks_.empty()) {
     if (const auto* b = find_block_at(address, epoch)) return b;
   }

@@ -126,6 +126,18 @@ class allocation_map {
   std::size_t live_block_count() const noexcept { return blocks_.size(); }
 
  private:
+  // Note [Most words are not addresses]
+  // A kernel's by-value structs (PyTorch's elementwise kernels pass sizes,
+  // strides and offsets beside their pointers: hundreds of words) are looked
+  // up word by word, twice per launch, and most words are small integers or
+  // float bits far from any allocation. Every entry the map has ever held
+  // lies in [lowest_, highest_) (never narrowed: freed entries stay looked
+  // up), so a word outside it is answered without a tree walk.
+  bool outside_every_entry(std::uint64_t address) const noexcept {
+    return address < lowest_ || address >= highest_;
+  }
+  void widen_bounds(const allocation& a) noexcept;
+
   void remember_freed(allocation a);
   void remember_freed_block(allocation a);
   // Retires the live blocks overlapping [begin, end); returns how many.
@@ -144,6 +156,8 @@ class allocation_map {
   freed_blocks freed_blocks_;  // by base, every one kept
   std::deque<freed_blocks::iterator> freed_blocks_order_;  // oldest first
   std::uint64_t largest_freed_block_ = 0;  // bounds find_block_at's walk
+  std::uint64_t lowest_ = ~std::uint64_t{0};  // Note [Most words are not addresses]
+  std::uint64_t highest_ = 0;
 };
 
 }  // namespace streamsan::injection

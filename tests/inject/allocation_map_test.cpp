@@ -33,6 +33,28 @@ TEST(AllocationMap, FreedMemoryResolvesToTheFreedAllocationUntilReused) {
   EXPECT_EQ(m.find_live(1010)->id, alloc_id{7});
 }
 
+// Note [Most words are not addresses]: the bounds that answer words far
+// from every entry never narrow, so the highest and lowest allocations,
+// freed, are still found, and at their epochs.
+TEST(AllocationMap, TheOutermostAllocationsFreedAreStillFound) {
+  allocation_map m;
+  EXPECT_FALSE(m.find(0).has_value());
+  EXPECT_EQ(m.find_live(~std::uint64_t{0}), nullptr);
+  m.insert({alloc_id{1}, 1000, 100, memory_kind::device, 0});
+  const std::uint64_t epoch = m.epoch();
+  m.insert({alloc_id{2}, 5000, 100, memory_kind::device, 0});
+  m.insert({alloc_id{3}, 9000, 100, memory_kind::device, 0});
+  ASSERT_TRUE(m.erase(1000).has_value());
+  ASSERT_TRUE(m.erase(9000).has_value());
+  EXPECT_EQ(m.find(1000)->block.id, alloc_id{1});
+  EXPECT_TRUE(m.find(9099)->freed);
+  EXPECT_EQ(m.find_at(1050, epoch)->id, alloc_id{1});
+  EXPECT_FALSE(m.find(9100).has_value());
+  EXPECT_FALSE(m.find(999).has_value());
+  EXPECT_EQ(m.find_live(9050), nullptr);
+  EXPECT_EQ(m.find_live_segment(5050)->id, alloc_id{2});
+}
+
 TEST(AllocationMap, EraseOfAnUnknownBaseChangesNothing) {
   allocation_map m;
   m.insert({alloc_id{1}, 1000, 100, memory_kind::device, 0});
