@@ -39,22 +39,15 @@ kernel_arguments kernel_arguments::from_launch(void* const* kernel_params,
   return buffer != nullptr ? from_buffer(buffer, size) : kernel_arguments{};
 }
 
-bool kernel_arguments::read_word(std::size_t index, const param_plan& p, std::uint32_t at,
-                                 std::uint64_t& out) const noexcept {
-  if (at + sizeof out > p.size) return false;
+std::span<const unsigned char> kernel_arguments::param_bytes(std::size_t index,
+                                                             const param_plan& p) const noexcept {
   if (params_ != nullptr) {
     const void* value = params_[index];
-    if (value == nullptr) return false;
-    std::memcpy(&out, static_cast<const unsigned char*>(value) + at, sizeof out);
-    return true;
+    if (value == nullptr) return {};
+    return {static_cast<const unsigned char*>(value), p.size};
   }
-  if (buffer_ != nullptr) {
-    const std::size_t pos = std::size_t{p.offset} + at;
-    if (pos + sizeof out > buffer_size_) return false;
-    std::memcpy(&out, buffer_ + pos, sizeof out);
-    return true;
-  }
-  return false;
+  if (buffer_ == nullptr || p.offset >= buffer_size_) return {};
+  return {buffer_ + p.offset, std::min<std::size_t>(p.size, buffer_size_ - p.offset)};
 }
 
 void add_access(std::vector<access>& out, const access& a) {
@@ -90,10 +83,14 @@ void for_each_word_of(std::span<const param_plan> plans, const kernel_arguments&
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const param_plan& p = plans[i];
     if (!visits(p.kind)) continue;
+    // Each parameter's bytes are found once (hundreds of words in a
+    // by-value struct: Note [Most words are not addresses]).
+    const std::span<const unsigned char> bytes = args.param_bytes(i, p);
     const std::uint32_t first = (8 - p.offset % 8) % 8;
-    for (std::uint32_t at = first; at + 8 <= p.size; at += 8) {
+    for (std::uint32_t at = first; std::size_t{at} + 8 <= bytes.size(); at += 8) {
       std::uint64_t word = 0;
-      if (!args.read_word(i, p, at, word) || word == 0) continue;
+      std::memcpy(&word, bytes.data() + at, sizeof word);
+      if (word == 0) continue;
       f(word_ref{static_cast<std::uint32_t>(i), at}, p, word);
     }
   }
@@ -136,7 +133,10 @@ void pointer_words(std::span<const param_plan> plans, const kernel_arguments& ar
                    const allocation_map& allocations, std::vector<pointer_word>& out) {
   out.clear();
   for_each_word(plans, args, [&](word_ref w, const param_plan&, std::uint64_t value) {
-    if (const auto hit = allocations.find(value)) out.push_back({w, hit->block.id, hit->offset, value});
+    if (const auto hit = allocations.find(value)) {
+      const std::uint64_t rest = hit->block.size > hit->offset ? hit->block.size - hit->offset : 0;
+      out.push_back({w, hit->block.id, hit->offset, value, rest});
+    }
   });
 }
 
@@ -195,6 +195,23 @@ void infer_accesses(std::span<const param_plan> plans, const kernel_arguments& a
     add_access(out, access{byte_range{hit->block.id, hit->offset, size}, mode,
                            access_origin::inferred});
   });
+}
+
+void infer_accesses(std::span<const param_plan> plans, std::span<const pointer_word> words,
+                    std::vector<access>& out, const learned_modes* learned) {
+  out.clear();
+  for (const auto& w : words) {
+    access_mode mode = plans[w.word.param].kind == param_class::pointer_to_const
+                           ? access_mode::read
+                           : access_mode::read_write;
+    if (learned != nullptr) {
+      if (const auto bits = learned->mode_of(w.word)) {
+        if (*bits == 0) continue;  // measured: this word's memory is not used
+        mode = static_cast<access_mode>(*bits);
+      }
+    }
+    add_access(out, access{byte_range{w.alloc, w.offset, w.rest}, mode, access_origin::inferred});
+  }
 }
 
 void object_words(std::span<const param_plan> plans, const kernel_arguments& args,

@@ -64,9 +64,10 @@ class kernel_arguments {
   // What cuLaunchKernel takes: kernelParams, else the `extra` array's
   // CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE pairs; empty when neither.
   static kernel_arguments from_launch(void* const* kernel_params, void* const* extra) noexcept;
-  // Reads 8 bytes of parameter `index` starting `at` bytes into it.
-  bool read_word(std::size_t index, const param_plan& p, std::uint32_t at,
-                 std::uint64_t& out) const noexcept;
+  // The bytes of parameter `index` (p.size of them, or fewer where a
+  // buffer ends early); empty when they are not there.
+  std::span<const unsigned char> param_bytes(std::size_t index,
+                                             const param_plan& p) const noexcept;
   bool empty() const noexcept { return params_ == nullptr && buffer_ == nullptr; }
 
  private:
@@ -111,6 +112,7 @@ struct pointer_word {
   alloc_id alloc{};
   std::uint64_t offset = 0;   // into the allocation
   std::uint64_t address = 0;  // the word's value
+  std::uint64_t rest = 0;     // the allocation's bytes from `offset` on
 };
 
 // The words of `args` that point into tracked allocations (into `out`,
@@ -131,6 +133,10 @@ void learn_from_measurement(std::span<const pointer_word> words,
 void infer_accesses(std::span<const param_plan> plans, const kernel_arguments& args,
                     const allocation_map& allocations, std::vector<access>& out,
                     const learned_modes* learned = nullptr);
+// The same from the launch's pointer words, found before (pointer_words):
+// no second walk of the arguments.
+void infer_accesses(std::span<const param_plan> plans, std::span<const pointer_word> words,
+                    std::vector<access>& out, const learned_modes* learned = nullptr);
 
 // A word that may carry a texture or surface object: the word of an
 // unsigned long long parameter (`typed`), or any word of a parameter of

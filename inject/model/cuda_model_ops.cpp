@@ -160,7 +160,7 @@ void cuda_model::op_launch_accesses_locked(const kernel_info* info, const kernel
       if (span_holding(op.spans, w) == nullptr) h.open.push_back(w);
     }
     if (!h.open.empty()) {
-      infer_accesses(info->plans, args, allocations_, h.inferred, &info->learned);
+      infer_accesses(info->plans, word_scratch_, h.inferred, &info->learned);
     }
   }
   // Exact now, or the placeholder the resolver holds until op_ended().

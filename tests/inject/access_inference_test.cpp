@@ -167,6 +167,60 @@ TEST(AccessInference, PackedBufferArguments) {
   EXPECT_EQ(out[0].range.offset, 4u);
 }
 
+// A buffer that ends before the layout says: no word past its end is read.
+TEST(AccessInference, APackedBufferIsReadNoFurtherThanItsSize) {
+  const auto m = two_allocations();
+  const param_layout layout[] = {{0, 8}, {8, 16}};  // the second ends at 24
+  const kernel_signature untyped;
+  unsigned char buffer[24] = {};
+  const std::uint64_t a = base_a, b = base_b;
+  std::memcpy(buffer, &a, 8);
+  std::memcpy(buffer + 16, &b, 8);
+  std::vector<access> out;
+  infer_accesses(make_param_plans(layout, untyped), kernel_arguments::from_buffer(buffer, 16), m,
+                 out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].range.alloc, alloc_id{1});
+  infer_accesses(make_param_plans(layout, untyped), kernel_arguments::from_buffer(buffer, 24), m,
+                 out);
+  EXPECT_EQ(out.size(), 2u);
+}
+
+// An operator's launch is inferred from the pointer words already found:
+// the same accesses, learned modes included, as from its arguments.
+TEST(AccessInference, InferringFromPointerWordsMatchesInferringFromArguments) {
+  const auto m = two_allocations();
+  const auto sig = parse_kernel_signature("_Z4axpyPKfPfS1_i");  // (const float*, float*, float*, int)
+  const param_layout layout[] = {{0, 8}, {8, 8}, {16, 8}, {24, 4}};
+  const auto plans = make_param_plans(layout, sig);
+  launch_args args;
+  args.add(base_a + 64);
+  args.add(base_b + 8);
+  args.add(base_a + 1024);
+  args.add(int{5});
+  learned_modes learned;
+  learned.learn(word_ref{1, 0}, static_cast<std::uint8_t>(access_mode::write));
+  learned.learn(word_ref{2, 0}, 0);  // measured unused
+  const learned_modes* choices[] = {nullptr, &learned};
+  for (const learned_modes* l : choices) {
+    std::vector<access> from_args, from_words;
+    infer_accesses(plans, args.view(), m, from_args, l);
+    infer_accesses(plans, pointer_words(plans, args.view(), m), from_words, l);
+    ASSERT_EQ(from_words.size(), from_args.size());
+    for (std::size_t i = 0; i < from_args.size(); ++i) {
+      EXPECT_EQ(from_words[i].range.alloc, from_args[i].range.alloc);
+      EXPECT_EQ(from_words[i].range.offset, from_args[i].range.offset);
+      EXPECT_EQ(from_words[i].range.size, from_args[i].range.size);
+      EXPECT_EQ(from_words[i].mode, from_args[i].mode);
+    }
+  }
+  std::vector<access> out;
+  infer_accesses(plans, pointer_words(plans, args.view(), m), out, &learned);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].mode, access_mode::read);   // the const pointer, as typed
+  EXPECT_EQ(out[1].mode, access_mode::write);  // learned
+}
+
 TEST(AccessInference, LaunchExtraArrayCarriesAPackedBuffer) {
   const auto m = two_allocations();
   unsigned char buffer[8];
