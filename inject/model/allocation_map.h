@@ -139,7 +139,9 @@ class allocation_map {
   void widen_bounds(const allocation& a) noexcept;
 
   void remember_freed(allocation a);
-  void remember_freed_block(allocation a);
+  // Note [Block nodes are recycled]
+  using block_node = std::map<std::uint64_t, allocation>::node_type;
+  void remember_freed_block(block_node node);
   // Retires the live blocks overlapping [begin, end); returns how many.
   std::size_t retire_blocks(std::uint64_t begin, std::uint64_t end);
   const allocation* find_block_at(std::uint64_t address, std::uint64_t epoch) const;
@@ -155,6 +157,7 @@ class allocation_map {
   using freed_blocks = std::multimap<std::uint64_t, allocation>;
   freed_blocks freed_blocks_;  // by base, every one kept
   std::deque<freed_blocks::iterator> freed_blocks_order_;  // oldest first
+  block_node spare_block_;  // the last evicted, for the next insert_block
   std::uint64_t largest_freed_block_ = 0;  // bounds find_block_at's walk
   std::uint64_t lowest_ = ~std::uint64_t{0};  // Note [Most words are not addresses]
   std::uint64_t highest_ = 0;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace streamsan::injection {
 namespace {
 
@@ -113,6 +115,31 @@ TEST(AllocationMap, AnAddressInALiveBlockResolvesToTheBlockElseToItsSegment) {
   EXPECT_EQ(hit->block.id, alloc_id{1});
   EXPECT_EQ(hit->offset, 250u);
   EXPECT_FALSE(m.erase_block(1200).has_value());
+}
+
+// Note [Block nodes are recycled]: with the history full, every block
+// reuses the node evicted last; each block is still found while live, at
+// its epoch from the history, and not once evicted.
+TEST(AllocationMap, BlocksPastAFullHistoryAreFoundAtTheirEpochs) {
+  allocation_map m(4);
+  m.insert({alloc_id{1}, 1000, 1000, memory_kind::device, 0});
+  std::vector<std::uint64_t> epochs;
+  for (std::uint32_t i = 0; i < 12; ++i) {
+    const std::uint64_t base = 1000 + (i % 3) * 100;
+    m.insert_block({alloc_id{10 + i}, base, 64, memory_kind::cached_block, 0});
+    epochs.push_back(m.epoch());
+    EXPECT_EQ(m.find_live(base + 10)->id, alloc_id{10 + i});
+    ASSERT_TRUE(m.erase_block(base).has_value());
+  }
+  EXPECT_EQ(m.live_block_count(), 0u);
+  EXPECT_EQ(m.freed_count(), 4u);
+  for (std::uint32_t i = 0; i < 12; ++i) {
+    const std::uint64_t base = 1000 + (i % 3) * 100;
+    const allocation* at = m.find_at(base + 10, epochs[i]);
+    ASSERT_NE(at, nullptr);
+    // The last four are in the history; older ones resolve to the segment.
+    EXPECT_EQ(at->id, i >= 8 ? alloc_id{10 + i} : alloc_id{1}) << i;
+  }
 }
 
 TEST(AllocationMap, EveryBlockCarvedFromTheSameBytesIsFoundAtItsEpoch) {
