@@ -11,7 +11,9 @@ the work of a CUDA operator less the second call.
 Prints, per configuration, the median over ROUNDS (default 5) runs in fresh
 processes of microseconds per operator; the hooks walk the Python stack once
 per operator, so the operators also run 8 frames deeper (a training loop
-under nn.Module calls is deeper still).
+under nn.Module calls is deeper still), in frames kept across operators or
+made anew for each (as nn.Module calls make them); native_fast walks the
+stack without frame objects (STREAMSAN_TORCH_FAST_FRAMES=1).
 """
 import os
 import statistics
@@ -49,6 +51,9 @@ lib.streamsan_inject_torch_frame.argtypes = [u32, ctypes.c_char_p, ctypes.c_char
 lib.streamsan_inject_torch_op_begin.argtypes = [vp, sz, vp, sz, u32]
 lib.streamsan_inject_torch_op_end.argtypes = [vp, sz]
 lib.streamsan_inject_torch_host_access.argtypes = [vp, sz, ctypes.c_char_p, vp, sz]
+if config.endswith("_fast"):  # Note [Frames without frame objects]
+    os.environ["STREAMSAN_TORCH_FAST_FRAMES"] = "1"
+    config = config[:-len("_fast")]
 if config != "none":
     os.environ["STREAMSAN_TORCH_HOOK"] = config
     _support.install(torch, lib)
@@ -65,8 +70,22 @@ def nested(depth, n):
     # A training loop's stack: the loop, nn.Module's __call__ and forward.
     return step(n) if depth == 0 else nested(depth - 1, n)
 
+def fresh(depth):
+    # Each operator through `depth` calls made for it, as nn.Module calls
+    # make new frames at every operator (Note [Frames without frame objects]).
+    if depth == 0:
+        a.add_(b)
+        a.mul_(b)
+        c = a + b
+        return
+    fresh(depth - 1)
+
 def user(n):
-    nested(int(sys.argv[4]), n)
+    if sys.argv[5] == "fresh":
+        for _ in range(n):
+            fresh(int(sys.argv[4]))
+    else:
+        nested(int(sys.argv[4]), n)
 
 user(1000)
 t = time.perf_counter()
@@ -84,12 +103,16 @@ def main():
             f.write(NOOP_ABI)
         subprocess.run([os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", src, "-o", lib],
                        check=True)
-        # (hook, frames between user() and the operators)
-        configs = [("none", 0), ("native", 0), ("python", 0), ("none", 8), ("native", 8)]
+        # (hook, frames between user() and the operators, whether they are
+        # new at every operator)
+        configs = [("none", 0, "kept"), ("native", 0, "kept"), ("python", 0, "kept"),
+                   ("none", 8, "kept"), ("native", 8, "kept"), ("none", 8, "fresh"),
+                   ("native", 8, "fresh"), ("native_fast", 8, "fresh")]
         times = {c: [] for c in configs}
         for r in range(rounds):
             for c in configs:
-                out = subprocess.run([sys.executable, "-c", CHILD, c[0], lib, PYDIR, str(c[1])],
+                out = subprocess.run([sys.executable, "-c", CHILD, c[0], lib, PYDIR, str(c[1]),
+                                      c[2]],
                                      capture_output=True, text=True, timeout=600)
                 if out.returncode != 0:
                     sys.exit("%s failed:\n%s" % (c, out.stderr[-2000:]))
@@ -97,10 +120,11 @@ def main():
         print("| configuration | stack | us/op (median of %d) | added us/op | runs |" % rounds)
         print("| --- | ---: | ---: | ---: | --- |")
         for c in configs:
-            base = statistics.median(times[("none", c[1])])
+            base = statistics.median(times[("none", c[1], c[2])])
             m = statistics.median(times[c])
-            print("| %s | %d frames deeper | %.2f | %.2f | %s |" % (
-                c[0], c[1], m, m - base, ", ".join("%.2f" % v for v in times[c])))
+            print("| %s | %d frames deeper%s | %.2f | %.2f | %s |" % (
+                c[0], c[1], ", new at every operator" if c[2] == "fresh" else "", m, m - base,
+                ", ".join("%.2f" % v for v in times[c])))
 
 
 if __name__ == "__main__":

@@ -294,6 +294,13 @@ class Hook:
     def has_tracker(self):
         return self._lib.streamsan_torch_hook_has_tracker() == 1
 
+    def fast_frames(self):
+        """'on', 'off' or 'untried': whether the Python stack is walked
+        without frame objects (Note [Frames without frame objects])."""
+        f = self._lib.streamsan_torch_hook_fast_frames
+        f.restype = ctypes.c_int
+        return ("untried", "on", "off")[f()]
+
     def trace_for_test(self, action, address, size, device, stream):
         """Hands the allocator tracker a synthetic TraceEntry (the tests have
         no GPU, so no allocator to attach it to); False without a tracker."""

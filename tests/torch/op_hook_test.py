@@ -264,6 +264,72 @@ class NativeHook(unittest.TestCase):
         self.assertEqual([f[2] for f in seen], [lines[0], lines[0], lines[1]] * 3)
         self.assertEqual(len({tuple(b[2]) for b in begins}), 2)
 
+    # Note [Frames without frame objects]: opt-in.
+    def test_frames_are_walked_through_frame_objects_unless_asked(self):
+        a = self.torch.ones(4)
+        a.add_(a)
+        self.assertEqual(self.hook.fast_frames(), "off")
+
+    # Note [Frames without frame objects]: after the first walk through
+    # frame objects teaches the call sites, fresh calls (new frames at
+    # every operator, from two call sites, and a generator's) are walked
+    # without frame objects (STREAMSAN_TORCH_FAST_FRAMES) and give the same
+    # frames; on CPython 3.11-3.13 that walk must be on.
+    def test_fresh_calls_keep_their_frames_when_walked_without_frame_objects(self):
+        t = self.torch
+        os.environ["STREAMSAN_TORCH_FAST_FRAMES"] = "1"
+        try:
+            self.use(CPU, NO_HOST)
+        finally:
+            del os.environ["STREAMSAN_TORCH_FAST_FRAMES"]
+        a = t.ones(4)
+        lines = {}
+
+        def inner():
+            lines["inner"] = _line()
+            a.add_(a)
+
+        def outer(site):
+            if site:
+                lines["outer1"] = _line()
+                inner()
+            else:
+                lines["outer0"] = _line()
+                inner()
+
+        def numbers():
+            for i in range(2):
+                lines["gen"] = _line()
+                a.add_(a)
+                yield i
+
+        self.abi.calls = []
+        for _ in range(4):
+            lines["loop0"] = _line()
+            outer(0)
+            lines["loop1"] = _line()
+            outer(1)
+            for _ in numbers():
+                pass
+        begins = self.abi.begins("aten::add_.Tensor")
+        self.assertEqual(len(begins), 16)
+        name = "NativeHook.test_fresh_calls_keep_their_frames_when_walked_without_frame_objects"
+        here = os.path.abspath(__file__)
+        want = [
+            [(name + ".<locals>.inner", lines["inner"]), (name + ".<locals>.outer", lines["outer0"]),
+             (name, lines["loop0"])],
+            [(name + ".<locals>.inner", lines["inner"]), (name + ".<locals>.outer", lines["outer1"]),
+             (name, lines["loop1"])],
+            [(name + ".<locals>.numbers", lines["gen"])],
+            [(name + ".<locals>.numbers", lines["gen"])],
+        ] * 4
+        for i, b in enumerate(begins):
+            seen = [self.abi.frames[f] for f in b[2][1:]]
+            self.assertTrue(all(f[1] == here for f in seen[:len(want[i])]), seen)
+            self.assertEqual([(f[0], f[2]) for f in seen[:len(want[i])]], want[i], i)
+        if (3, 11) <= sys.version_info[:2] <= (3, 13) and "free-threading" not in sys.version:
+            self.assertEqual(self.hook.fast_frames(), "on")
+
     def test_a_python_thread_has_its_own_frames(self):
         t = self.torch
         a = t.ones(4)
