@@ -556,91 +556,111 @@ bool raw_codes(void* tstate, std::vector<void*>& out) {
   return f == nullptr;
 }
 
+// The index of the first of the first 8 words of `frame` for which
+// `is` holds; -1 when none does.
+template <class F>
+int word_where(const void* frame, F&& is) {
+  for (int k = 0; k < 8; ++k) {
+    if (is(word_at(frame, static_cast<std::size_t>(k)), k)) return k;
+  }
+  return -1;
+}
+
+// The code and previous-frame words of the interpreter frames i0 (of frame
+// object f0, running c0) and i1 (its caller, running c1), checked by the
+// words that must hold f0 and an instruction inside c0; -1 for previous
+// when i0 does not link to i1 (a shim frame between them).
+bool find_frame_words(void* f0, void* i0, void* i1, void* c0, void* c1, int& previous) {
+  const int code = word_where(i0, [&](void* w, int k) { return w == c0 && word_at(i1, k) == c1; });
+  previous = word_where(i0, [&](void* w, int) { return w == i1; });
+  const bool frame_object = word_where(i0, [&](void* w, int) { return w == f0; }) >= 0;
+  const auto instr = reinterpret_cast<std::uintptr_t>(word_at(i0, raw.instr_word));
+  const auto code_at = reinterpret_cast<std::uintptr_t>(c0);
+  if (code < 0 || !frame_object || instr <= code_at || instr >= code_at + (1u << 24)) return false;
+  raw.code_word = static_cast<std::size_t>(code);
+  if (previous >= 0) raw.previous_word = static_cast<std::size_t>(previous);
+  return true;
+}
+
+// The thread state's word that leads to the current frame i0: 3.13 keeps
+// the frame there, 3.11 and 3.12 in a C frame on this thread's stack
+// (followed only there).
+bool find_thread_state_word(void* tstate, void* i0) {
+  const auto [low, high] = this_stack();
+  for (std::size_t k = 0; k < 128; ++k) {
+    void* w = word_at(tstate, k);
+    const auto* at = static_cast<const char*>(w);
+    if (w == i0) {
+      raw.direct = true, raw.state_word = k;
+      return true;
+    }
+    if (at < low || at + 2 * sizeof(void*) > high) continue;
+    for (std::size_t c = 0; c < 2; ++c) {
+      if (word_at(w, c) == i0) {
+        raw.direct = false, raw.state_word = k, raw.cframe_word = c;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Whether the raw walk names the code objects that frame objects do.
+bool walks_agree(void* tstate) {
+  std::vector<void*> codes, objects;
+  for (void* f = py.thread_state_frame(tstate); f != nullptr;) {
+    void* c = py.frame_code(f);
+    objects.push_back(c);
+    py.dec_ref(c);
+    void* back = py.frame_back(f);
+    py.dec_ref(f);
+    f = back;
+  }
+  return raw_codes(tstate, codes) && codes == objects;
+}
+
+// Why frames f0 and f1 (its caller), running c0 and c1, show no usable
+// layout; nullptr when they do, "" when this pair cannot tell (try later).
+const char* layout_from(void* tstate, void* f0, void* f1, void* c0, void* c1, int minor) {
+  if (word_at(f0, 1) != py.frame_type || word_at(f1, 1) != py.frame_type) {
+    return "frame objects are not laid out as in CPython 3.11-3.13";
+  }
+  void* i0 = interpreter_frame(f0);
+  int previous = -1;
+  raw.owner_byte = minor >= 12 ? 70 : -1;
+  if (!find_frame_words(f0, i0, interpreter_frame(f1), c0, c1, previous) ||
+      !find_thread_state_word(tstate, i0)) {
+    return "the interpreter's frames are not where CPython 3.11-3.13 keeps them";
+  }
+  if (previous < 0) return ++raw.tries < 8 ? "" : "no link between two frames was found";
+  return walks_agree(tstate) ? nullptr : "the two walks disagreed";
+}
+
 // Finds where the fields are (Note [Frames without frame objects]) from
-// the top two frame objects; true once decided (on or off).
-bool discover_layout(void* tstate) {
+// the top two frame objects, once there are two.
+void discover_layout(void* tstate) {
   const int minor = python_minor();
   if (minor < 11 || minor > 13 || py.frame_type == nullptr || py.frame_lasti == nullptr) {
     raw.status = raw_layout::state::off;  // nothing to find: frame objects, silently
-    return true;
+    return;
   }
   void* f0 = py.thread_state_frame(tstate);
-  if (f0 == nullptr) return false;
+  if (f0 == nullptr) return;
   void* f1 = py.frame_back(f0);
-  bool decided = false;
   if (f1 != nullptr) {
-    decided = true;
-    const char* why = nullptr;
     void* c0 = py.frame_code(f0);
     void* c1 = py.frame_code(f1);
-    if (word_at(f0, 1) != py.frame_type || word_at(f1, 1) != py.frame_type) {
-      why = "frame objects are not laid out as in CPython 3.11-3.13";
-    } else {
-      void* i0 = interpreter_frame(f0);
-      void* i1 = interpreter_frame(f1);
-      bool code = false, previous = false, owner = false;
-      for (std::size_t k = 0; k < 8 && !code; ++k) {
-        code = word_at(i0, k) == c0 && word_at(i1, k) == c1;
-        if (code) raw.code_word = k;
-      }
-      for (std::size_t k = 0; k < 8 && !previous; ++k) {
-        previous = word_at(i0, k) == i1;
-        if (previous) raw.previous_word = k;
-      }
-      for (std::size_t k = 0; k < 8 && !owner; ++k) owner = word_at(i0, k) == f0;  // frame_obj
-      const auto instr = reinterpret_cast<std::uintptr_t>(word_at(i0, raw.instr_word));
-      const auto code_at = reinterpret_cast<std::uintptr_t>(c0);
-      const bool instr_in_code = instr > code_at && instr < code_at + (std::uintptr_t{1} << 24);
-      raw.owner_byte = minor >= 12 ? 70 : -1;
-      // 3.13 keeps the frame in the thread state; 3.11 and 3.12 in a C
-      // frame on this thread's stack (followed only there).
-      bool state = false;
-      const auto [low, high] = this_stack();
-      for (std::size_t k = 0; k < 128 && !state; ++k) {
-        void* w = word_at(tstate, k);
-        const auto* at = static_cast<const char*>(w);
-        if (w == i0) {
-          state = true, raw.direct = true, raw.state_word = k;
-        } else if (at >= low && at + 2 * sizeof(void*) <= high) {
-          for (std::size_t c = 0; c < 2 && !state; ++c) {
-            if (word_at(w, c) == i0) state = true, raw.direct = false, raw.state_word = k, raw.cframe_word = c;
-          }
-        }
-      }
-      if (!previous) {
-        decided = ++raw.tries >= 8;  // a shim frame between them: try at a later walk
-        why = decided ? "no link between two frames was found" : nullptr;
-      } else if (!code || !owner || !instr_in_code || !state) {
-        why = "the interpreter's frames are not where CPython 3.11-3.13 keeps them";
-      }
-      if (why == nullptr && decided) {
-        // Both walks must name the same code objects.
-        std::vector<void*> codes;
-        std::vector<void*> objects;
-        for (void* f = py.thread_state_frame(tstate); f != nullptr;) {
-          void* c = py.frame_code(f);
-          objects.push_back(c);
-          py.dec_ref(c);
-          void* back = py.frame_back(f);
-          py.dec_ref(f);
-          f = back;
-        }
-        if (!raw_codes(tstate, codes) || codes != objects) why = "the two walks disagreed";
-      }
+    const char* why = layout_from(tstate, f0, f1, c0, c1, minor);
+    if (why == nullptr) {
+      raw.status = raw_layout::state::on;
+    } else if (*why != '\0') {
+      raw_off(why);
     }
     if (c0 != nullptr) py.dec_ref(c0);
     if (c1 != nullptr) py.dec_ref(c1);
     py.dec_ref(f1);
-    if (decided) {
-      if (why == nullptr) {
-        raw.status = raw_layout::state::on;
-      } else {
-        raw_off(why);
-      }
-    }
   }
   py.dec_ref(f0);
-  return decided;
 }
 
 // The calling thread's user frames by the raw walk; false (out cleared)
