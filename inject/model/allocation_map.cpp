@@ -18,11 +18,12 @@ auto containing(const Map& m, std::uint64_t address) {
 
 std::uint64_t end_of(const allocation& a) { return a.base + (a.size == 0 ? 1 : a.size); }
 
-// Takes the entries of `m` overlapping [begin, end) out, handing each to
-// `retire`; returns how many.
+// Takes the entries of `m` overlapping [begin, end) out: `take_out(it)`
+// removes the entry at `it` and returns the iterator after it. Returns how
+// many.
 template <class F>
 std::size_t retire_overlapping(std::map<std::uint64_t, allocation>& m, std::uint64_t begin,
-                               std::uint64_t end, F&& retire) {
+                               std::uint64_t end, F&& take_out) {
   std::size_t retired = 0;
   // The first may start before begin.
   auto it = m.upper_bound(begin);
@@ -31,8 +32,7 @@ std::size_t retire_overlapping(std::map<std::uint64_t, allocation>& m, std::uint
     if (end_of(prev->second) > begin) it = prev;
   }
   while (it != m.end() && it->first < end) {
-    retire(it->second);
-    it = m.erase(it);
+    it = take_out(it);
     ++retired;
   }
   return retired;
@@ -41,9 +41,11 @@ std::size_t retire_overlapping(std::map<std::uint64_t, allocation>& m, std::uint
 }  // namespace
 
 std::size_t allocation_map::insert(const allocation& a) {
-  const std::size_t retired = retire_overlapping(live_, a.base, end_of(a), [&](const allocation& old) {
+  const std::size_t retired = retire_overlapping(live_, a.base, end_of(a), [&](auto it) {
+    const allocation old = it->second;
     if (!blocks_.empty()) retire_blocks(old.base, end_of(old));
     remember_freed(old);
+    return live_.erase(it);
   });
   allocation entry = a;
   entry.born = ++epoch_;
@@ -89,20 +91,11 @@ std::optional<allocation> allocation_map::erase_block(std::uint64_t base) {
 }
 
 std::size_t allocation_map::retire_blocks(std::uint64_t begin, std::uint64_t end) {
-  std::size_t retired = 0;
-  // The first may start before begin.
-  auto it = blocks_.upper_bound(begin);
-  if (it != blocks_.begin()) {
-    auto prev = std::prev(it);
-    if (end_of(prev->second) > begin) it = prev;
-  }
-  while (it != blocks_.end() && it->first < end) {
+  return retire_overlapping(blocks_, begin, end, [this](auto it) {
     const auto next = std::next(it);
     remember_freed_block(blocks_.extract(it));
-    it = next;
-    ++retired;
-  }
-  return retired;
+    return next;
+  });
 }
 
 std::optional<allocation> allocation_map::erase(std::uint64_t base, alloc_id id) {
