@@ -10,7 +10,9 @@
 #   overhead.sh STREAMSAN [ROUNDS]
 # STREAMSAN's folder holds python/ (stage-torch.sh puts it there).
 # CONFIGS picks and orders the configurations; besides those above:
-# streamsan_generic_cupti (the generic capture through CUPTI: no patching
+# streamsan_fast_frames (the native hook walking CPython's own frames:
+# Note [Frames without frame objects] in op_hook.cpp), streamsan_generic_cupti
+# (the generic capture through CUPTI: no patching
 # at all), streamsan_driver_launches and streamsan_generic_driver_launches
 # (the default and the generic capture with
 # STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off), and with PROBE_DIR
@@ -32,6 +34,8 @@ run_one() {
     streamsan_python)
       STREAMSAN_TORCH_HOOK=python timeout 120 "$streamsan" run -- "$python" "$bench" ;;
     streamsan_lazy) STREAMSAN_TORCH=lazy timeout 120 "$streamsan" run -- "$python" "$bench" ;;
+    streamsan_fast_frames) STREAMSAN_TORCH_FAST_FRAMES=1 STREAMSAN_TORCH_HOOK=native \
+      timeout 120 "$streamsan" run -- "$python" "$bench" ;;
     streamsan_generic) STREAMSAN_TORCH=0 timeout 120 "$streamsan" run -- "$python" "$bench" ;;
     streamsan_driver_launches) STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off STREAMSAN_TORCH_HOOK=native \
       timeout 120 "$streamsan" run -- "$python" "$bench" ;;
@@ -81,6 +85,8 @@ labels = {"native": "native",
           "streamsan": "streamsan run, native operator hook (STREAMSAN_TORCH_HOOK=native)",
           "streamsan_python": "streamsan run, Python dispatch mode (STREAMSAN_TORCH_HOOK=python)",
           "streamsan_lazy": "streamsan run, STREAMSAN_TORCH=lazy",
+          "streamsan_fast_frames":
+              "streamsan run, native operator hook, STREAMSAN_TORCH_FAST_FRAMES=1",
           "streamsan_generic": "streamsan run, STREAMSAN_TORCH=0 (generic)",
           "streamsan_generic_cupti": "streamsan run --capture cupti, STREAMSAN_TORCH=0",
           "streamsan_driver_launches": "streamsan run, STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off",
