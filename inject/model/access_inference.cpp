@@ -127,6 +127,25 @@ void for_each_word(std::span<const param_plan> plans, const kernel_arguments& ar
   for_each_word_of(plans, args, may_hold_address, std::forward<F>(f));
 }
 
+// The allocation's bytes from the hit on: an inferred access's extent.
+std::uint64_t bytes_from(const address_hit& hit) {
+  return hit.block.size > hit.offset ? hit.block.size - hit.offset : 0;
+}
+
+// The mode a word's memory is inferred to be accessed in: its parameter's
+// type, else what measurements taught (Note [Learned access modes]);
+// nullopt when measured unused.
+std::optional<access_mode> inferred_mode(const param_plan& p, word_ref w,
+                                         const learned_modes* learned) {
+  if (learned != nullptr) {
+    if (const auto bits = learned->mode_of(w)) {
+      if (*bits == 0) return std::nullopt;
+      return static_cast<access_mode>(*bits);
+    }
+  }
+  return p.kind == param_class::pointer_to_const ? access_mode::read : access_mode::read_write;
+}
+
 }  // namespace
 
 void pointer_words(std::span<const param_plan> plans, const kernel_arguments& args,
@@ -134,8 +153,7 @@ void pointer_words(std::span<const param_plan> plans, const kernel_arguments& ar
   out.clear();
   for_each_word(plans, args, [&](word_ref w, const param_plan&, std::uint64_t value) {
     if (const auto hit = allocations.find(value)) {
-      const std::uint64_t rest = hit->block.size > hit->offset ? hit->block.size - hit->offset : 0;
-      out.push_back({w, hit->block.id, hit->offset, value, rest});
+      out.push_back({w, hit->block.id, hit->offset, value, bytes_from(*hit)});
     }
   });
 }
@@ -183,16 +201,9 @@ void infer_accesses(std::span<const param_plan> plans, const kernel_arguments& a
     // (Note [Most words are not addresses]), and the map says so cheaply.
     const auto hit = allocations.find(value);
     if (!hit) return;
-    access_mode mode =
-        p.kind == param_class::pointer_to_const ? access_mode::read : access_mode::read_write;
-    if (learned != nullptr) {
-      if (const auto bits = learned->mode_of(w)) {
-        if (*bits == 0) return;  // measured: this word's memory is not used
-        mode = static_cast<access_mode>(*bits);
-      }
-    }
-    const std::uint64_t size = hit->block.size > hit->offset ? hit->block.size - hit->offset : 0;
-    add_access(out, access{byte_range{hit->block.id, hit->offset, size}, mode,
+    const auto mode = inferred_mode(p, w, learned);
+    if (!mode) return;  // measured: this word's memory is not used
+    add_access(out, access{byte_range{hit->block.id, hit->offset, bytes_from(*hit)}, *mode,
                            access_origin::inferred});
   });
 }
@@ -201,16 +212,9 @@ void infer_accesses(std::span<const param_plan> plans, std::span<const pointer_w
                     std::vector<access>& out, const learned_modes* learned) {
   out.clear();
   for (const auto& w : words) {
-    access_mode mode = plans[w.word.param].kind == param_class::pointer_to_const
-                           ? access_mode::read
-                           : access_mode::read_write;
-    if (learned != nullptr) {
-      if (const auto bits = learned->mode_of(w.word)) {
-        if (*bits == 0) continue;  // measured: this word's memory is not used
-        mode = static_cast<access_mode>(*bits);
-      }
-    }
-    add_access(out, access{byte_range{w.alloc, w.offset, w.rest}, mode, access_origin::inferred});
+    const auto mode = inferred_mode(plans[w.word.param], w.word, learned);
+    if (!mode) continue;  // measured: this word's memory is not used
+    add_access(out, access{byte_range{w.alloc, w.offset, w.rest}, *mode, access_origin::inferred});
   }
 }
 
