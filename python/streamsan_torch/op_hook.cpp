@@ -98,6 +98,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -543,14 +544,17 @@ void* raw_current(void* tstate) {
   return raw.direct || w == nullptr ? w : word_at(w, raw.cframe_word);
 }
 
+// A 3.12+ shim frame, owned by the C stack: PyFrame_GetBack skips it.
+bool c_stack_shim(const void* f) {
+  return raw.owner_byte >= 0 &&
+         static_cast<const unsigned char*>(f)[raw.owner_byte] == owned_by_c_stack;
+}
+
 // The code objects of the raw walk from the current frame, or false.
 bool raw_codes(void* tstate, std::vector<void*>& out) {
   void* f = raw_current(tstate);
   for (std::size_t walked = 0; f != nullptr && walked < max_walked_frames; ++walked) {
-    if (raw.owner_byte < 0 ||
-        static_cast<const unsigned char*>(f)[raw.owner_byte] != owned_by_c_stack) {
-      out.push_back(word_at(f, raw.code_word));
-    }
+    if (!c_stack_shim(f)) out.push_back(word_at(f, raw.code_word));
     f = word_at(f, raw.previous_word);
   }
   return f == nullptr;
@@ -663,17 +667,15 @@ void discover_layout(void* tstate) {
   py.dec_ref(f0);
 }
 
-// The calling thread's user frames by the raw walk; false (out cleared)
-// where a call site or code object is not known yet.
+// Appends the calling thread's user frames by the raw walk; false (and
+// nothing appended) where a call site or code object is not known yet.
 bool raw_stack(void* tstate, std::vector<std::uint32_t>& out) {
+  const std::size_t first = out.size();
   std::size_t users = 0;
   void* f = raw_current(tstate);
   for (std::size_t walked = 0; f != nullptr && walked < max_walked_frames;
        ++walked, f = word_at(f, raw.previous_word)) {
-    if (raw.owner_byte >= 0 &&
-        static_cast<const unsigned char*>(f)[raw.owner_byte] == owned_by_c_stack) {
-      continue;
-    }
+    if (c_stack_shim(f)) continue;
     void* code = word_at(f, raw.code_word);
     const auto folded = folded_code.find(code);
     if (folded == folded_code.end()) break;
@@ -684,12 +686,12 @@ bool raw_stack(void* tstate, std::vector<std::uint32_t>& out) {
     if (++users >= max_user_frames) return true;
   }
   if (f == nullptr) return true;
-  out.clear();
+  out.resize(first);
   return false;
 }
 
-// The same through frame objects (the stable ABI); teaches the raw walk
-// each call site it passes.
+// Appends the same through frame objects (the stable ABI); teaches the raw
+// walk each call site it passes.
 void object_stack(void* tstate, std::vector<std::uint32_t>& out) {
   void* f = py.thread_state_frame(tstate);
   std::size_t users = 0;
@@ -723,21 +725,19 @@ void python_stack(std::vector<std::uint32_t>& out) {
   void* tstate = py.thread_state_get();
   if (raw.status == raw_layout::state::untried) discover_layout(tstate);
   const std::size_t first = out.size();
-  bool done = false;
-  if (raw.status == raw_layout::state::on) {
-    std::vector<std::uint32_t> mine;
-    done = raw_stack(tstate, mine);
-    if (done && (++raw.walks % compare_every == 0 || check_every_walk)) {
-      std::vector<std::uint32_t> objects;
-      object_stack(tstate, objects);
-      if (objects != mine) raw_off("the two walks disagreed");
-      mine = std::move(objects);
-    }
-    if (done) out.insert(out.end(), mine.begin(), mine.end());
-  }
-  if (!done) {
+  const bool raw_done = raw.status == raw_layout::state::on && raw_stack(tstate, out);
+  if (!raw_done) {
+    object_stack(tstate, out);
+  } else if (++raw.walks % compare_every == 0 || check_every_walk) {
+    // The frame objects' answer is the one kept.
+    const std::vector<std::uint32_t> mine(out.begin() + static_cast<std::ptrdiff_t>(first),
+                                          out.end());
     out.resize(first);
     object_stack(tstate, out);
+    if (!std::equal(mine.begin(), mine.end(), out.begin() + static_cast<std::ptrdiff_t>(first),
+                    out.end())) {
+      raw_off("the two walks disagreed");
+    }
   }
   py.gil_release(gil);
 }
