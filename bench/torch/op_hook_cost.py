@@ -71,14 +71,10 @@ def nested(depth, n):
     return step(n) if depth == 0 else nested(depth - 1, n)
 
 def fresh(depth):
-    # Each operator through `depth` calls made for it, as nn.Module calls
-    # make new frames at every operator (Note [Frames without frame objects]).
-    if depth == 0:
-        a.add_(b)
-        a.mul_(b)
-        c = a + b
-        return
-    fresh(depth - 1)
+    # Each round of operators through calls made for it, as nn.Module calls
+    # make new frames at every operator (Note [Frames without frame
+    # objects]); as deep as nested() at the same depth.
+    return step(1) if depth == 0 else fresh(depth - 1)
 
 def user(n):
     if sys.argv[5] == "fresh":
