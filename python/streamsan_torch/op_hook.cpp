@@ -1086,6 +1086,16 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
 
 thread_local std::string last_error;
 
+// Whether the variable `name` is 1; unset, empty or 0 is off, and any
+// other value is said once, naming it, and taken as off.
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "0") == 0) return false;
+  if (std::strcmp(v, "1") == 0) return true;
+  std::fprintf(stderr, "streamsan: %s=%s is neither 0 nor 1; taken as 0\n", name, v);
+  return false;
+}
+
 }  // namespace
 
 // 0 when the hook is ready, else nonzero and streamsan_torch_hook_error()
@@ -1122,9 +1132,9 @@ STREAMSAN_HOOK_EXPORT int streamsan_torch_hook_init(const injection_abi* functio
       if (stop > start) folded_prefixes.push_back(all.substr(start, stop - start));
       start = stop + 1;
     }
-    check_every_walk = std::getenv("STREAMSAN_TORCH_CHECK_FRAMES") != nullptr;
+    check_every_walk = env_flag("STREAMSAN_TORCH_CHECK_FRAMES");
     // Note [Frames without frame objects]: opt-in; found again when asked.
-    if (std::getenv("STREAMSAN_TORCH_FAST_FRAMES") == nullptr) {
+    if (!env_flag("STREAMSAN_TORCH_FAST_FRAMES")) {
       raw.status = raw_layout::state::off;
     } else if (raw.status == raw_layout::state::off) {
       raw.status = raw_layout::state::untried;

@@ -264,11 +264,38 @@ class NativeHook(unittest.TestCase):
         self.assertEqual([f[2] for f in seen], [lines[0], lines[0], lines[1]] * 3)
         self.assertEqual(len({tuple(b[2]) for b in begins}), 2)
 
-    # Note [Frames without frame objects]: opt-in.
+    # Note [Frames without frame objects]: opt-in, with 1 only.
     def test_frames_are_walked_through_frame_objects_unless_asked(self):
         a = self.torch.ones(4)
         a.add_(a)
         self.assertEqual(self.hook.fast_frames(), "off")
+        for value in ("0", ""):
+            os.environ["STREAMSAN_TORCH_FAST_FRAMES"] = value
+            try:
+                self.use(CPU, NO_HOST)
+            finally:
+                del os.environ["STREAMSAN_TORCH_FAST_FRAMES"]
+            a.add_(a)
+            self.assertEqual(self.hook.fast_frames(), "off", value)
+
+    def test_an_unknown_fast_frames_value_is_said(self):
+        saved = os.dup(2)
+        with tempfile.TemporaryFile() as err:
+            os.dup2(err.fileno(), 2)
+            os.environ["STREAMSAN_TORCH_FAST_FRAMES"] = "yes"
+            try:
+                self.use(CPU, NO_HOST)
+            finally:
+                del os.environ["STREAMSAN_TORCH_FAST_FRAMES"]
+                os.dup2(saved, 2)
+                os.close(saved)
+            err.seek(0)
+            said = err.read().decode()
+        self.assertIn("streamsan: STREAMSAN_TORCH_FAST_FRAMES=yes is neither 0 nor 1; taken as 0",
+                      said)
+        self.torch.ones(4).add_(1)
+        self.assertEqual(self.hook.fast_frames(), "off")
+
 
     # Note [Frames without frame objects]: after the first walk through
     # frame objects teaches the call sites, fresh calls (new frames at
