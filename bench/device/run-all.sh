@@ -22,7 +22,10 @@
 # loop against its floors: native, the bare Sanitizer API subscriber, the
 # generic capture through each source, the generic capture and the default
 # each with and without STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off; MLP_CONFIGS
-# picks others, MLP_ROUNDS interleaved rounds, default 5, about 4 minutes).
+# picks others, MLP_ROUNDS interleaved rounds, default 5, about 4 minutes),
+# pipe (the compute-bound pipeline natively, under the default mode, under
+# --precise and under memcheck: #11's compute-bound target and #8's point 6;
+# PIPE_ROUNDS interleaved rounds, default 7, about 2 minutes).
 # The archive is
 # unpacked once per machine into /tmp/ss; a newer archive replaces it.
 set -u
@@ -45,7 +48,7 @@ summarize() {  # summarize PART LOG
                 "of $(wc -l < "$root/torch/results/streamsan.txt" 2>/dev/null)"
            grep -vE '^PASS ' "$root/torch/results/streamsan.txt" 2>/dev/null | short
            sed -n '/^== MLP overhead/,/^== failing logs/p' "$2" | grep -E '^\||CSAN /' ;;
-    probe) grep -E '^\||^== |exit [0-9]|every 1 M|^failures' "$2" | short ;;
+    probe|pipe) grep -E '^\||^== |exit [0-9]|every 1 M|^failures' "$2" | short ;;
     prof) grep -E '^== |sampled|debug: most frequent' "$2" | cut -c1-600 ;;
     profloop) grep -E '^== |sampled|debug: (sanitizer|callbacks)' "$2" | cut -c1-600 ;;
     mlp) grep -E '^\||^round .*(nan|no timing)' "$2" | short ;;
@@ -62,6 +65,8 @@ for part in "$@"; do
          else echo "acc: not staged (stage-all.sh without SAMPLES_BIN)" >"$log"; fi ;;
     torch) timeout 540 bash "$root/torch/torch-gpu.sh" "${TORCH_ROUNDS:-3}" >"$log" 2>&1 ;;
     probe) ROUNDS=${ROUNDS:-7} timeout 500 bash "$root/probe/launch-overhead-gpu.sh" "$root/probe" >"$log" 2>&1 ;;
+    pipe) PROGRAM=pipeline ROUNDS=${PIPE_ROUNDS:-7} CONFIGS=${PIPE_CONFIGS:-"native streamsan streamsan_precise memcheck"} \
+            OUT=$logs/pipe timeout 500 bash "$root/probe/launch-overhead-gpu.sh" "$root/probe" >"$log" 2>&1 ;;
     prof) timeout 400 bash "$root/torch/profile-mlp.sh" "$root/probe/libpc_sampler.so" "$logs/prof" >"$log" 2>&1 ;;
     profloop) timeout 300 bash "$root/probe/profile-loop.sh" "$root/probe" "$logs/profloop" >"$log" 2>&1 ;;
     mlp) CONFIGS=${MLP_CONFIGS:-"native bare_sanitizer streamsan_generic_cupti streamsan_generic streamsan_generic_driver_launches streamsan streamsan_driver_launches"} \
@@ -69,7 +74,7 @@ for part in "$@"; do
            "${MLP_ROUNDS:-5}" >"$log" 2>&1 ;;
     nodes) (cd "$root/probe" && CUDA_INJECTION64_PATH=$root/probe/libprobe_inject.so PROBE_MODE=graphs \
               PROBE_PRINT=1 PROBE_GRAPH_FUNCDATA=1 timeout 60 ./graph_repeat) >"$log" 2>&1 ;;
-    *) echo "run-all.sh: unknown part '$part' (int, acc, torch, probe, prof, profloop, nodes, mlp)"; exit 2 ;;
+    *) echo "run-all.sh: unknown part '$part' (int, acc, torch, probe, pipe, prof, profloop, nodes, mlp)"; exit 2 ;;
   esac
   echo "exit $? after $(( $(date +%s) - start )) s" >>"$log"
   { echo "################ $part: $(tail -1 "$log")"; summarize "$part" "$log"; } >"$logs/$part.summary"

@@ -10,7 +10,10 @@
 #
 # Environment: ROUNDS (7), LAUNCHES (100000 a run), CONFIGS (the labels
 # below, space-separated; default all), RSS_LAUNCHES (10000000; 0 skips the
-# memory runs), RSS_NATIVE (1: the native process's memory too).
+# memory runs), RSS_NATIVE (1: the native process's memory too), PROGRAM
+# (launch_loop; `pipeline` is the compute-bound pipeline of issue #11 and
+# #8's point 6, whose arguments PROGRAM_ARGS gives: "64 250000" by default;
+# the memory runs are the launch loop's only).
 #
 # Configurations:
 #   native            the program alone
@@ -31,6 +34,8 @@
 #   streamsan_base    DIR/base/streamsan run: another build (with its own
 #                     libstreamsan_inject.so beside it), to compare two builds
 #                     in the same interleaved rounds
+#   streamsan_precise streamsan run --precise (exact footprints, every
+#                     launch instrumented: #8's point 6 puts it against memcheck)
 #   memcheck          compute-sanitizer --tool memcheck
 #
 # Prints, per configuration, the median of the loop's own timing
@@ -47,6 +52,12 @@ rounds=${ROUNDS:-7}
 launches=${LAUNCHES:-100000}
 configs=${CONFIGS:-"native bare_cupti bare_sanitizer streamsan streamsan_driver_launches streamsan_cupti memcheck"}
 rss_launches=${RSS_LAUNCHES:-10000000}
+program=${PROGRAM:-launch_loop}
+case $program in
+  launch_loop) program_args=${PROGRAM_ARGS:-$launches} ;;
+  pipeline) program_args=${PROGRAM_ARGS:-"64 250000"}; rss_launches=0 ;;
+  *) echo "launch-overhead-gpu.sh: unknown PROGRAM '$program' (launch_loop, pipeline)" >&2; exit 2 ;;
+esac
 cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 
 echo "== machine"
@@ -56,19 +67,20 @@ nproc; uptime
 # The command line of a configuration, as words.
 command_of() {
   case $1 in
-    native) echo "./launch_loop" ;;
-    bare_cupti) echo "env CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./launch_loop" ;;
-    bare_launch) echo "env BARE_CUPTI_ONLY=launch CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./launch_loop" ;;
-    bare_driver_launch) echo "env BARE_CUPTI_ONLY=driver_launch CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./launch_loop" ;;
-    bare_sanitizer) echo "env PROBE_MODE=api CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./launch_loop" ;;
-    streamsan) echo "./streamsan run -- ./launch_loop" ;;
-    streamsan_base) echo "$dir/base/streamsan run -- ./launch_loop" ;;
-    streamsan_cupti) echo "./streamsan run --capture cupti -- ./launch_loop" ;;
-    streamsan_inline) echo "env STREAMSAN_ENGINE_THREAD=0 ./streamsan run -- ./launch_loop" ;;
-    streamsan_drain) echo "env STREAMSAN_UNPATCH_WAIT_MS=50 ./streamsan run -- ./launch_loop" ;;
+    native) echo "./$program" ;;
+    bare_cupti) echo "env CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./$program" ;;
+    bare_launch) echo "env BARE_CUPTI_ONLY=launch CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./$program" ;;
+    bare_driver_launch) echo "env BARE_CUPTI_ONLY=driver_launch CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./$program" ;;
+    bare_sanitizer) echo "env PROBE_MODE=api CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
+    streamsan) echo "./streamsan run -- ./$program" ;;
+    streamsan_base) echo "$dir/base/streamsan run -- ./$program" ;;
+    streamsan_cupti) echo "./streamsan run --capture cupti -- ./$program" ;;
+    streamsan_inline) echo "env STREAMSAN_ENGINE_THREAD=0 ./streamsan run -- ./$program" ;;
+    streamsan_drain) echo "env STREAMSAN_UNPATCH_WAIT_MS=50 ./streamsan run -- ./$program" ;;
     streamsan_driver_launches)
-      echo "env STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off ./streamsan run -- ./launch_loop" ;;
-    memcheck) echo "$cs --tool memcheck ./launch_loop" ;;
+      echo "env STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off ./streamsan run -- ./$program" ;;
+    streamsan_precise) echo "./streamsan run --precise -- ./$program" ;;
+    memcheck) echo "$cs --tool memcheck ./$program" ;;
     *) echo "unknown configuration $1" >&2; return 1 ;;
   esac
 }
@@ -78,7 +90,7 @@ command_of() {
 run_once() {
   local label=$1 log=$out/run.log cmd
   cmd=$(command_of "$label") || { echo fail; return; }
-  timeout 600 $cmd "$launches" >"$log" 2>&1
+  timeout 600 $cmd $program_args >"$log" 2>&1
   local status=$? ms
   ms=$(grep -Eo 'elapsed_ms=[0-9.]+' "$log" | head -1 | cut -d= -f2)
   if [[ $status -ne 0 || -z $ms ]]; then
@@ -111,14 +123,14 @@ stats() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b ~ /^[0-9.]+$/) printf "%.3f", b / a; else print "-" }'; }
 
 echo
-echo "== launch_loop $launches launches, $rounds interleaved rounds (elapsed_ms of the loop)"
+echo "== $program $program_args, $rounds interleaved rounds (elapsed_ms of its timed region)"
 read -r native_median _ _ <<<"$(stats <<<"${samples[native]:-}")"
 read -r bare_median _ _ <<<"$(stats <<<"${samples[bare_cupti]:-}")"
 echo "| configuration | median ms | min-max ms | x native | x bare CUPTI | us/launch |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
 for label in $configs; do
   read -r median low high <<<"$(stats <<<"${samples[$label]}")"
-  per=$(awk -v m="$median" -v n="$launches" 'BEGIN { if (m ~ /^[0-9.]+$/) printf "%.3f", m * 1000 / n; else print "-" }')
+  per=$(awk -v m="$median" -v n="$launches" -v p="$program" 'BEGIN { if (p == "launch_loop" && m ~ /^[0-9.]+$/) printf "%.3f", m * 1000 / n; else print "-" }')
   echo "| $label | $median | $low-$high | $(ratio "${native_median:-0}" "$median") | $(ratio "${bare_median:-0}" "$median") | $per |"
 done
 echo
