@@ -20,6 +20,13 @@
 #   bare_cupti        libbare_cupti.so: runtime + driver callbacks, counted
 #   bare_launch       the same, only the launch callbacks (runtime and driver)
 #   bare_driver_launch  the same, only the driver's cuLaunchKernel
+#   probe_patch_null  libprobe_inject.so PROBE_MODE=patch-null: every module
+#                     patched with streamsan's device functions, launches
+#                     given no table (what the patched calls cost by
+#                     themselves)
+#   probe_track       PROBE_MODE=track: every launch measured by the launch
+#                     tracker alone, without the model (what --precise's
+#                     measuring costs)
 #   bare_sanitizer    libprobe_inject.so PROBE_MODE=api: a Compute Sanitizer
 #                     API subscriber to the runtime + driver domains, counting
 #                     (the floor of the default capture source)
@@ -72,6 +79,8 @@ command_of() {
     bare_launch) echo "env BARE_CUPTI_ONLY=launch CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./$program" ;;
     bare_driver_launch) echo "env BARE_CUPTI_ONLY=driver_launch CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./$program" ;;
     bare_sanitizer) echo "env PROBE_MODE=api CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
+    probe_patch_null) echo "env PROBE_MODE=patch-null CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
+    probe_track) echo "env PROBE_MODE=track CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
     streamsan) echo "./streamsan run -- ./$program" ;;
     streamsan_base) echo "$dir/base/streamsan run -- ./$program" ;;
     streamsan_cupti) echo "./streamsan run --capture cupti -- ./$program" ;;
