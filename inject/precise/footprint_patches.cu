@@ -71,11 +71,44 @@ __device__ __forceinline__ group_extent group_reduce(unsigned group, std::uint32
   return e;
 }
 
+// Note [A coalesced span is recorded by several lanes]
+// Recording an interval is a chain of dependent memory operations at L2
+// latency: the overflow word and the page's bucket, the slot's index, then
+// per bitmap word a load and perhaps an atomic OR, then the summary's
+// atomics. One lane recording a coalesced warp access alone walked a
+// 128-byte span's 4 words one after another (a float4 access: 16), and
+// the warp waited: on the H200 the launch tracker measuring every launch
+// cost the compute-bound pipeline 1.4% more than patched code without a
+// table (docs/injection.md, Overhead). So the group's first lane finds the
+// slot and hands it to the group with a shuffle, and then each lane of the
+// group sets one word, all at once, and adds its own newly set bytes to
+// the summary. The summary's maxima are the span's, the same from every
+// lane. A slot is cleared before it is published (__threadfence), so the
+// words the lanes set are already cleared.
+__device__ __forceinline__ void record_dense(const sp::table_view& t, unsigned group, unsigned me,
+                                             std::uint64_t page, std::uint32_t begin,
+                                             std::uint32_t end, sp::footprint_kind kind) {
+  const unsigned leader = static_cast<unsigned>(__ffs(group) - 1);
+  std::uint32_t slot = 0;
+  if (me == leader) slot = sp::slot_to_record(t, page, kind);
+  slot = __shfl_sync(group, slot, static_cast<int>(leader));
+  if (slot == sp::slot_overflowed) return;
+  const unsigned rank = static_cast<unsigned>(__popc(group & ((1u << me) - 1u)));
+  const unsigned lanes = static_cast<unsigned>(__popc(group));
+  std::uint32_t added = 0;
+  for (std::uint32_t w = begin / sp::bits_per_word + rank; w * sp::bits_per_word < end;
+       w += lanes) {
+    added += sp::record_word(t, slot, w, begin, end);
+  }
+  if (added != 0) sp::add_to_summary(t, slot, added, begin, end);
+}
+
 // Note [A warp records an interval once]
 // The lanes of a warp that access one page with one kind form a group. When
 // the group's accesses tile one span exactly (a coalesced access), the
-// group's first lane records the span; otherwise each distinct address is
-// recorded by the first lane that has it.
+// group records the span once (Note [A coalesced span is recorded by
+// several lanes]); otherwise each distinct address is recorded by the
+// first lane that has it.
 __device__ __forceinline__ void record_warp(const sp::table_view& t, std::uint64_t address,
                                             std::uint32_t size, sp::footprint_kind kind) {
   const unsigned active = __activemask();
@@ -93,9 +126,7 @@ __device__ __forceinline__ void record_warp(const sp::table_view& t, std::uint64
   const bool uniform = e.size_min == e.size_max;
   const bool all_aligned = __all_sync(group, (begin - span_begin) % size == 0);
   if (sp::group_is_dense(span_begin, span_end, distinct, uniform, all_aligned, size)) {
-    if (static_cast<unsigned>(__ffs(group) - 1) == me) {
-      sp::record_interval(t, page, span_begin, span_end, kind);
-    }
+    record_dense(t, group, me, page, span_begin, span_end, kind);
   } else if (first_of_address || !uniform) {
     sp::record_interval(t, page, begin, begin + size, kind);
   }

@@ -110,17 +110,16 @@ STREAMSAN_HD void clear_slot(const table_view& t, std::uint32_t slot, std::uint6
 }
 
 // The slot of (`page`, `kind`), inserting it if needed; slot_overflowed
-// when the table is full. The lane that inserts a key clears and publishes
-// its slot; a lane that finds the key of a slot not yet published waits for
-// it (independent thread scheduling lets the publishing lane progress even
-// in the same warp). A full table takes no new key, so probing always ends
-// at an empty bucket.
-STREAMSAN_HD std::uint32_t find_or_insert(const table_view& t, std::uint64_t page,
-                                          footprint_kind kind) {
-  const std::uint64_t key = ((page << 2) | static_cast<std::uint32_t>(kind)) + 1;
-  std::uint32_t b = page_hash(key) & t.bucket_mask;
-  for (std::uint32_t probe = 0; probe <= t.bucket_mask; ++probe, b = (b + 1) & t.bucket_mask) {
-    std::uint64_t seen = lane::load(&t.keys[b]);
+// when the table is full. Probing starts at bucket `b`, whose key the
+// caller already read as `seen`. The lane that inserts a key clears and
+// publishes its slot; a lane that finds the key of a slot not yet
+// published waits for it (independent thread scheduling lets the
+// publishing lane progress even in the same warp). A full table takes no
+// new key, so probing always ends at an empty bucket.
+STREAMSAN_HD std::uint32_t find_or_insert_from(const table_view& t, std::uint64_t page,
+                                               footprint_kind kind, std::uint64_t key,
+                                               std::uint32_t b, std::uint64_t seen) {
+  for (std::uint32_t probe = 0; probe <= t.bucket_mask; ++probe) {
     if (seen == 0) {
       if (lane::load(&t.counters->used) >= t.capacity) return slot_overflowed;
       seen = lane::cas(&t.keys[b], 0, key);
@@ -140,8 +139,32 @@ STREAMSAN_HD std::uint32_t find_or_insert(const table_view& t, std::uint64_t pag
       while ((s = lane::load(&t.slot_of[b])) == 0) lane::pause();
       return s == slot_overflowed ? slot_overflowed : s - 1;
     }
+    b = (b + 1) & t.bucket_mask;
+    seen = lane::load(&t.keys[b]);
   }
   return slot_overflowed;
+}
+
+STREAMSAN_HD std::uint64_t key_of(std::uint64_t page, footprint_kind kind) {
+  return ((page << 2) | static_cast<std::uint32_t>(kind)) + 1;
+}
+
+// The slot a lane records (`page`, `kind`) into, or slot_overflowed. An
+// overflowed launch is not a measurement any more: its later accesses stop
+// paying at once. The overflow counter and the first bucket are read
+// together (on the GPU, two loads in flight instead of one after the
+// other: Note [A coalesced span is recorded by several lanes] in
+// footprint_patches.cu).
+STREAMSAN_HD std::uint32_t slot_to_record(const table_view& t, std::uint64_t page,
+                                          footprint_kind kind) {
+  const std::uint64_t key = key_of(page, kind);
+  const std::uint32_t b = page_hash(key) & t.bucket_mask;
+  const std::uint32_t overflow = lane::load(&t.counters->overflow);
+  const std::uint64_t seen = lane::load(&t.keys[b]);
+  if (overflow != 0) return slot_overflowed;
+  const std::uint32_t slot = find_or_insert_from(t, page, kind, key, b, seen);
+  if (slot == slot_overflowed) lane::fetch_add(&t.counters->overflow, 1);
+  return slot;
 }
 
 // The bits [lo, hi) of one 32-bit word, 0 <= lo < hi <= 32.
@@ -150,34 +173,42 @@ STREAMSAN_HD std::uint32_t word_mask(std::uint32_t lo, std::uint32_t hi) {
   return upto_hi & ~((1u << lo) - 1u);
 }
 
-// Folds bytes [begin, end) of `page` (offsets within the page,
-// begin < end <= page_bytes) into the table as `kind`.
-STREAMSAN_HD void record_interval(const table_view& t, std::uint64_t page, std::uint32_t begin,
-                                  std::uint32_t end, footprint_kind kind) {
-  // An overflowed launch is not a measurement any more: stop paying for it.
-  if (lane::load(&t.counters->overflow) != 0) return;
-  const std::uint32_t slot = find_or_insert(t, page, kind);
-  if (slot == slot_overflowed) {
-    lane::fetch_add(&t.counters->overflow, 1);
-    return;
-  }
-  std::uint32_t* words = t.bits + std::uint64_t{slot} * words_per_bitmap;
-  std::uint32_t added = 0;
-  for (std::uint32_t w = begin / bits_per_word; w * bits_per_word < end; ++w) {
-    const std::uint32_t lo = begin > w * bits_per_word ? begin - w * bits_per_word : 0;
-    const std::uint32_t hi = end - w * bits_per_word < bits_per_word ? end - w * bits_per_word
-                                                                      : bits_per_word;
-    const std::uint32_t mask = word_mask(lo, hi);
-    // Re-reading bytes already recorded costs a load, not an atomic.
-    if ((lane::load(&words[w]) & mask) == mask) continue;
-    const std::uint32_t before = lane::fetch_or(&words[w], mask);
-    added += lane::popcount(mask & ~before);
-  }
-  if (added == 0) return;
+// Sets the bits of bytes [begin, end) (offsets within the page) that lie in
+// bitmap word `w` of `slot` (w * bits_per_word < end); returns how many of
+// them were not set yet. Re-reading bytes already recorded costs a load,
+// not an atomic.
+STREAMSAN_HD std::uint32_t record_word(const table_view& t, std::uint32_t slot, std::uint32_t w,
+                                       std::uint32_t begin, std::uint32_t end) {
+  std::uint32_t* word = t.bits + std::uint64_t{slot} * words_per_bitmap + w;
+  const std::uint32_t at = w * bits_per_word;
+  const std::uint32_t lo = begin > at ? begin - at : 0;
+  const std::uint32_t hi = end - at < bits_per_word ? end - at : bits_per_word;
+  const std::uint32_t mask = word_mask(lo, hi);
+  if ((lane::load(word) & mask) == mask) return 0;
+  const std::uint32_t before = lane::fetch_or(word, mask);
+  return lane::popcount(mask & ~before);
+}
+
+// Adds `added` newly set bytes of [begin, end) to the slot's summary.
+STREAMSAN_HD void add_to_summary(const table_view& t, std::uint32_t slot, std::uint32_t added,
+                                 std::uint32_t begin, std::uint32_t end) {
   page_summary& s = t.pages[slot];
   lane::fetch_add(&s.bytes, added);
   lane::max(&s.first, page_bytes - begin);
   lane::max(&s.end, end);
+}
+
+// Folds bytes [begin, end) of `page` (offsets within the page,
+// begin < end <= page_bytes) into the table as `kind`.
+STREAMSAN_HD void record_interval(const table_view& t, std::uint64_t page, std::uint32_t begin,
+                                  std::uint32_t end, footprint_kind kind) {
+  const std::uint32_t slot = slot_to_record(t, page, kind);
+  if (slot == slot_overflowed) return;
+  std::uint32_t added = 0;
+  for (std::uint32_t w = begin / bits_per_word; w * bits_per_word < end; ++w) {
+    added += record_word(t, slot, w, begin, end);
+  }
+  if (added != 0) add_to_summary(t, slot, added, begin, end);
 }
 
 // Folds [address, address + size) into the table, page by page (bulk copies

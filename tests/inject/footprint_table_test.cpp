@@ -157,6 +157,60 @@ TEST(FootprintTable, ConcurrentRecordingIsExact) {
   EXPECT_EQ(d.intervals, expected);
 }
 
+// The device's coalesced path (Note [A coalesced span is recorded by
+// several lanes]): one lane finds the slot, then lanes set one word each at
+// once and add their own bytes to the summary. Spans of groups racing on
+// the same pages, some of them re-read, decode exactly as if one lane had
+// recorded each span.
+TEST(FootprintTable, WordsSetByManyLanesDecodeAsOneSpan) {
+  host_table t(64);
+  constexpr std::uint32_t lanes = 4;
+  std::vector<measured_interval> expected;
+  std::vector<std::thread> groups;
+  for (std::uint32_t g = 0; g < 4; ++g) {
+    const std::uint64_t page = (heap >> page_shift) + g % 2;
+    const std::uint32_t begin = 16 * g + 4;  // not word-aligned: partial first word
+    const std::uint32_t end = begin + 512;   // a float4 warp access: 17 words
+    expected.push_back({(page << page_shift) + begin, (page << page_shift) + end,
+                        footprint_kind::read});
+    groups.emplace_back([&t, page, begin, end] {
+      const std::uint32_t slot = slot_to_record(t.view(), page, footprint_kind::read);
+      ASSERT_NE(slot, slot_overflowed);
+      std::vector<std::thread> pool;
+      for (std::uint32_t rank = 0; rank < lanes; ++rank) {
+        pool.emplace_back([&t, slot, rank, begin, end] {
+          std::uint32_t added = 0;
+          for (std::uint32_t w = begin / bits_per_word + rank; w * bits_per_word < end; w += lanes) {
+            added += record_word(t.view(), slot, w, begin, end);
+          }
+          if (added != 0) add_to_summary(t.view(), slot, added, begin, end);
+        });
+      }
+      for (auto& th : pool) th.join();
+    });
+  }
+  for (auto& th : groups) th.join();
+  coalesce(expected);
+  const auto d = t.decode();
+  ASSERT_TRUE(d.complete);
+  EXPECT_EQ(d.intervals, expected);
+  EXPECT_EQ(d.pages, 2u);
+  // Each page's byte count is its union's, however the lanes split it:
+  // [4, 548) and [20, 564).
+  EXPECT_EQ(t.view().pages[0].bytes + t.view().pages[1].bytes, 544u + 544u);
+}
+
+TEST(FootprintTable, AnOverflowedLaunchHandsOutNoSlot) {
+  host_table t(1);
+  ASSERT_NE(slot_to_record(t.view(), heap >> page_shift, footprint_kind::read), slot_overflowed);
+  EXPECT_EQ(slot_to_record(t.view(), (heap >> page_shift) + 1, footprint_kind::read),
+            slot_overflowed);
+  // Counted once, and from then on even the page the table holds is refused.
+  EXPECT_EQ(t.view().counters->overflow, 1u);
+  EXPECT_EQ(slot_to_record(t.view(), heap >> page_shift, footprint_kind::read), slot_overflowed);
+  EXPECT_EQ(t.view().counters->overflow, 1u);
+}
+
 TEST(FootprintTable, ReadsBackInOneCopyWhenThePageCountIsExpected) {
   host_table t(64);
   for (int p = 0; p < 10; ++p) record_span(t.view(), heap + p * page_bytes, 8, footprint_kind::read);
