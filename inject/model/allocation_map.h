@@ -32,7 +32,8 @@
 // a block that left it resolves to its segment, which still holds the
 // bytes). Blocks come and go at every tensor, and a freed block's bytes
 // are carved again at once, often at the same base, so that history keeps
-// every freed block (a multimap by base), not the last per base. Blocks
+// every freed block, not the last per base (Note [Freed blocks in a
+// ring]). Blocks
 // inside a top-level allocation that goes (a free, or an insert over it)
 // go with it. When no block is ever entered (every program but PyTorch's
 // with the native hook) every lookup is the segment-only one: the block
@@ -43,6 +44,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "sanitizer/log/ids.h"
 #include "sanitizer/log/record.h"
@@ -120,9 +122,7 @@ class allocation_map {
   }
 
   std::size_t live_count() const noexcept { return live_.size() + blocks_.size(); }
-  std::size_t freed_count() const noexcept {
-    return freed_order_.size() + freed_blocks_order_.size();
-  }
+  std::size_t freed_count() const noexcept { return freed_order_.size() + freed_ring_size_; }
   std::size_t live_block_count() const noexcept { return blocks_.size(); }
 
  private:
@@ -139,9 +139,11 @@ class allocation_map {
   void widen_bounds(const allocation& a) noexcept;
 
   void remember_freed(allocation a);
-  // Note [Block nodes are recycled]
+  // Note [Block nodes are recycled], Note [Freed blocks in a ring]
   using block_node = std::map<std::uint64_t, allocation>::node_type;
   void remember_freed_block(block_node node);
+  // The i-th freed block of the ring, newest first (i < freed_ring_size_).
+  const allocation& freed_block(std::size_t i) const noexcept;
   // Retires the live blocks overlapping [begin, end); returns how many.
   std::size_t retire_blocks(std::uint64_t begin, std::uint64_t end);
   const allocation* find_block_at(std::uint64_t address, std::uint64_t epoch) const;
@@ -154,11 +156,12 @@ class allocation_map {
   std::uint64_t epoch_ = 0;
   // Note [Blocks inside segments]
   std::map<std::uint64_t, allocation> blocks_;  // live blocks, by base
-  using freed_blocks = std::multimap<std::uint64_t, allocation>;
-  freed_blocks freed_blocks_;  // by base, every one kept
-  std::deque<freed_blocks::iterator> freed_blocks_order_;  // oldest first
-  block_node spare_block_;  // the last evicted, for the next insert_block
-  std::uint64_t largest_freed_block_ = 0;  // bounds find_block_at's walk
+  // Note [Freed blocks in a ring]: the last freed_capacity_ freed blocks,
+  // in the order they were freed; the next is written at freed_ring_next_.
+  std::vector<allocation> freed_ring_;
+  std::size_t freed_ring_next_ = 0;
+  std::size_t freed_ring_size_ = 0;
+  std::vector<block_node> spare_blocks_;  // for the next insert_block
   std::uint64_t lowest_ = ~std::uint64_t{0};  // Note [Most words are not addresses]
   std::uint64_t highest_ = 0;
 };

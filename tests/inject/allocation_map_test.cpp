@@ -161,6 +161,26 @@ TEST(AllocationMap, EveryBlockCarvedFromTheSameBytesIsFoundAtItsEpoch) {
   EXPECT_EQ(m.find_at(1100, before)->id, alloc_id{1});  // before any block
 }
 
+// Note [Freed blocks in a ring]: a lookup walks back only over the blocks
+// that died after its epoch, and finds the one among them that held the
+// address then, however many others were freed since.
+TEST(AllocationMap, AFreedBlockIsFoundAtItsEpochPastLaterFreesOnly) {
+  allocation_map m(1024);
+  m.insert({alloc_id{1}, 1000, 100000, memory_kind::device, 0});
+  m.insert_block({alloc_id{2}, 1000, 100, memory_kind::cached_block, 0});
+  const auto alive = m.epoch();
+  m.erase_block(1000);
+  const auto after = m.epoch();
+  for (std::uint32_t i = 0; i < 500; ++i) {
+    m.insert_block({alloc_id{10 + i}, 2000 + 100 * i, 100, memory_kind::cached_block, 0});
+    m.erase_block(2000 + 100 * i);
+  }
+  EXPECT_EQ(m.find_at(1050, alive)->id, alloc_id{2});
+  // Freed before that epoch: its bytes were the segment's again.
+  EXPECT_EQ(m.find_at(1050, after)->id, alloc_id{1});
+  EXPECT_EQ(m.find_at(2000 + 100 * 7 + 5, after)->id, alloc_id{1});
+}
+
 TEST(AllocationMap, ABlockThatLeftTheHistoryResolvesToItsSegment) {
   allocation_map m(2);
   m.insert({alloc_id{1}, 1000, 1000, memory_kind::device, 0});
