@@ -148,7 +148,7 @@ const allocation* allocation_map::find_block_at(std::uint64_t address,
       b != blocks_.end() && b->second.born <= epoch) {
     return &b->second;
   }
-  for (std::size_t i = 0; i < freed_ring_size_; ++i) {
+  for (std::size_t i = 0; i < freed_ring_.size(); ++i) {
     const allocation& f = freed_block(i);
     if (f.died <= epoch) break;
     const bool contains = address == f.base || address - f.base < f.size;
@@ -164,7 +164,7 @@ const allocation& allocation_map::freed_block(std::size_t i) const noexcept {
 
 const allocation* allocation_map::find_at(std::uint64_t address, std::uint64_t epoch) const {
   if (outside_every_entry(address)) return nullptr;
-  if (!blocks_.empty() || freed_ring_size_ != 0) {
+  if (!blocks_.empty() || !freed_ring_.empty()) {
     if (const auto* b = find_block_at(address, epoch)) return b;
   }
   if (const auto* a = find_live_segment(address); a != nullptr && a->born <= epoch) return a;
@@ -217,7 +217,6 @@ void allocation_map::remember_freed_block(block_node node) {
       freed_ring_[freed_ring_next_] = a;
     }
     freed_ring_next_ = (freed_ring_next_ + 1) % freed_capacity_;
-    freed_ring_size_ = std::min(freed_ring_size_ + 1, freed_capacity_);
   }
   if (spare_blocks_.size() < max_spare_blocks) spare_blocks_.push_back(std::move(node));
 }

@@ -122,7 +122,7 @@ class allocation_map {
   }
 
   std::size_t live_count() const noexcept { return live_.size() + blocks_.size(); }
-  std::size_t freed_count() const noexcept { return freed_order_.size() + freed_ring_size_; }
+  std::size_t freed_count() const noexcept { return freed_order_.size() + freed_ring_.size(); }
   std::size_t live_block_count() const noexcept { return blocks_.size(); }
 
  private:
@@ -142,7 +142,7 @@ class allocation_map {
   // Note [Block nodes are recycled], Note [Freed blocks in a ring]
   using block_node = std::map<std::uint64_t, allocation>::node_type;
   void remember_freed_block(block_node node);
-  // The i-th freed block of the ring, newest first (i < freed_ring_size_).
+  // The i-th freed block of the ring, newest first (i < freed_ring_.size()).
   const allocation& freed_block(std::size_t i) const noexcept;
   // Retires the live blocks overlapping [begin, end); returns how many.
   std::size_t retire_blocks(std::uint64_t begin, std::uint64_t end);
@@ -157,10 +157,10 @@ class allocation_map {
   // Note [Blocks inside segments]
   std::map<std::uint64_t, allocation> blocks_;  // live blocks, by base
   // Note [Freed blocks in a ring]: the last freed_capacity_ freed blocks,
-  // in the order they were freed; the next is written at freed_ring_next_.
+  // in the order they were freed; once full, the next overwrites the
+  // oldest, at freed_ring_next_.
   std::vector<allocation> freed_ring_;
   std::size_t freed_ring_next_ = 0;
-  std::size_t freed_ring_size_ = 0;
   std::vector<block_node> spare_blocks_;  // for the next insert_block
   std::uint64_t lowest_ = ~std::uint64_t{0};  // Note [Most words are not addresses]
   std::uint64_t highest_ = 0;
