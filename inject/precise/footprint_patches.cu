@@ -94,13 +94,7 @@ __device__ __forceinline__ void record_dense(const sp::table_view& t, unsigned g
   slot = __shfl_sync(group, slot, static_cast<int>(leader));
   if (slot == sp::slot_overflowed) return;
   const unsigned rank = static_cast<unsigned>(__popc(group & ((1u << me) - 1u)));
-  const unsigned lanes = static_cast<unsigned>(__popc(group));
-  std::uint32_t added = 0;
-  for (std::uint32_t w = begin / sp::bits_per_word + rank; w * sp::bits_per_word < end;
-       w += lanes) {
-    added += sp::record_word(t, slot, w, begin, end);
-  }
-  if (added != 0) sp::add_to_summary(t, slot, added, begin, end);
+  sp::record_share(t, slot, begin, end, rank, static_cast<unsigned>(__popc(group)));
 }
 
 // Note [A warp records an interval once]

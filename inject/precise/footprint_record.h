@@ -189,9 +189,18 @@ STREAMSAN_HD std::uint32_t record_word(const table_view& t, std::uint32_t slot, 
   return lane::popcount(mask & ~before);
 }
 
-// Adds `added` newly set bytes of [begin, end) to the slot's summary.
-STREAMSAN_HD void add_to_summary(const table_view& t, std::uint32_t slot, std::uint32_t added,
-                                 std::uint32_t begin, std::uint32_t end) {
+// One of `lanes` lanes' share of recording bytes [begin, end) (offsets
+// within the page) into `slot`: the bitmap words rank, rank + lanes, ... of
+// the span, and its own newly set bytes added to the slot's summary (whose
+// maxima are the span's, the same from every lane). One lane alone (rank
+// 0 of 1) records the whole span.
+STREAMSAN_HD void record_share(const table_view& t, std::uint32_t slot, std::uint32_t begin,
+                               std::uint32_t end, std::uint32_t rank, std::uint32_t lanes) {
+  std::uint32_t added = 0;
+  for (std::uint32_t w = begin / bits_per_word + rank; w * bits_per_word < end; w += lanes) {
+    added += record_word(t, slot, w, begin, end);
+  }
+  if (added == 0) return;
   page_summary& s = t.pages[slot];
   lane::fetch_add(&s.bytes, added);
   lane::max(&s.first, page_bytes - begin);
@@ -203,12 +212,7 @@ STREAMSAN_HD void add_to_summary(const table_view& t, std::uint32_t slot, std::u
 STREAMSAN_HD void record_interval(const table_view& t, std::uint64_t page, std::uint32_t begin,
                                   std::uint32_t end, footprint_kind kind) {
   const std::uint32_t slot = slot_to_record(t, page, kind);
-  if (slot == slot_overflowed) return;
-  std::uint32_t added = 0;
-  for (std::uint32_t w = begin / bits_per_word; w * bits_per_word < end; ++w) {
-    added += record_word(t, slot, w, begin, end);
-  }
-  if (added != 0) add_to_summary(t, slot, added, begin, end);
+  if (slot != slot_overflowed) record_share(t, slot, begin, end, 0, 1);
 }
 
 // Folds [address, address + size) into the table, page by page (bulk copies

@@ -158,8 +158,8 @@ TEST(FootprintTable, ConcurrentRecordingIsExact) {
 }
 
 // The device's coalesced path (Note [A coalesced span is recorded by
-// several lanes]): one lane finds the slot, then lanes set one word each at
-// once and add their own bytes to the summary. Spans of groups racing on
+// several lanes]): one lane finds the slot, then lanes record their shares
+// of the span's words at once and add their own bytes to the summary. Spans of groups racing on
 // the same pages, some of them re-read, decode exactly as if one lane had
 // recorded each span.
 TEST(FootprintTable, WordsSetByManyLanesDecodeAsOneSpan) {
@@ -178,13 +178,8 @@ TEST(FootprintTable, WordsSetByManyLanesDecodeAsOneSpan) {
       ASSERT_NE(slot, slot_overflowed);
       std::vector<std::thread> pool;
       for (std::uint32_t rank = 0; rank < lanes; ++rank) {
-        pool.emplace_back([&t, slot, rank, begin, end] {
-          std::uint32_t added = 0;
-          for (std::uint32_t w = begin / bits_per_word + rank; w * bits_per_word < end; w += lanes) {
-            added += record_word(t.view(), slot, w, begin, end);
-          }
-          if (added != 0) add_to_summary(t.view(), slot, added, begin, end);
-        });
+        pool.emplace_back(
+            [&t, slot, rank, begin, end] { record_share(t.view(), slot, begin, end, rank, lanes); });
       }
       for (auto& th : pool) th.join();
     });
