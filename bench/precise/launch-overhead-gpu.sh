@@ -27,6 +27,10 @@
 #   probe_track       PROBE_MODE=track: every launch measured by the launch
 #                     tracker alone, without the model (what --precise's
 #                     measuring costs)
+#   probe_track_return  probe_track, its patched function returning at once
+#                     (what measuring costs besides recording the accesses)
+#   probe_track_grouping  probe_track, its patched function forming the
+#                     warp's groups and recording nothing
 #   bare_sanitizer    libprobe_inject.so PROBE_MODE=api: a Compute Sanitizer
 #                     API subscriber to the runtime + driver domains, counting
 #                     (the floor of the default capture source)
@@ -43,6 +47,8 @@
 #                     in the same interleaved rounds
 #   streamsan_precise streamsan run --precise (exact footprints, every
 #                     launch instrumented: #8's point 6 puts it against memcheck)
+#   streamsan_precise_base  DIR/base/streamsan run --precise (BASE of
+#                     stage-probe.sh)
 #   memcheck          compute-sanitizer --tool memcheck
 #
 # Prints, per configuration, the median of the loop's own timing
@@ -81,6 +87,8 @@ command_of() {
     bare_sanitizer) echo "env PROBE_MODE=api CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
     probe_patch_null) echo "env PROBE_MODE=patch-null CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
     probe_track) echo "env PROBE_MODE=track CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
+    probe_track_return | probe_track_grouping | probe_track_per_lane)
+      echo "env PROBE_MODE=track PROBE_ACCESS_FN=streamsan_global_access_${1#probe_track_} CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
     streamsan) echo "./streamsan run -- ./$program" ;;
     streamsan_base) echo "$dir/base/streamsan run -- ./$program" ;;
     streamsan_cupti) echo "./streamsan run --capture cupti -- ./$program" ;;
@@ -89,6 +97,7 @@ command_of() {
     streamsan_driver_launches)
       echo "env STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off ./streamsan run -- ./$program" ;;
     streamsan_precise) echo "./streamsan run --precise -- ./$program" ;;
+    streamsan_precise_base) echo "$dir/base/streamsan run --precise -- ./$program" ;;
     memcheck) echo "$cs --tool memcheck ./$program" ;;
     *) echo "unknown configuration $1" >&2; return 1 ;;
   esac

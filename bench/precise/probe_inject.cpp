@@ -13,7 +13,9 @@
 //               (node handle, type, exec, launch id, stream, the API call it
 //               came in) and measures the first kernel node of each graph
 //               launch call (the tracker measures one launch per call)
-// PROBE_PRINT=1 prints each launch's measured footprint. The summary goes to
+// PROBE_ACCESS_FN names the device function patched into global accesses
+// (streamsan_global_access by default; footprint_patches.cu has pricing
+// variants). PROBE_PRINT=1 prints each launch's measured footprint. The summary goes to
 // stderr at exit.
 #include <cuda.h>
 #include <sanitizer.h>
@@ -466,7 +468,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
       std::fprintf(stderr, "probe: driver entry points missing\n");
       return 0;
     }
-    p.tracker = std::make_unique<sa::launch_tracker>(*p.lib, *driver);
+    sa::tracker_options options;
+    if (const char* fn = std::getenv("PROBE_ACCESS_FN")) options.global_access_function = fn;
+    p.tracker = std::make_unique<sa::launch_tracker>(*p.lib, *driver, options);
   }
   Sanitizer_SubscriberHandle handle;
   p.lib->subscribe(&handle, on_callback, &p);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Copies what probe-gpu.sh and launch-overhead-gpu.sh need from a build
-# folder into DEST.
+# folder into DEST. With BASE set (a folder holding another build's
+# streamsan and libstreamsan_inject.so), that build goes to DEST/base for
+# the streamsan_base and streamsan_precise_base configurations.
 set -eu
 build=$1 dest=$2
 src=$(cd "$(dirname "$0")" && pwd)
@@ -12,6 +14,11 @@ install -m 755 "$build/bench/precise/libprobe_inject.so" "$build/bench/precise/l
 install -m 755 "$build"/runtime/injection/libstreamsan_inject.so "$dest/" 2>/dev/null ||
   install -m 755 "$build"/inject/libstreamsan_inject.so "$dest/"
 strip --strip-debug "$dest"/*.so "$dest/streamsan"
+if [[ -n ${BASE:-} ]]; then
+  mkdir -p "$dest/base"
+  install -m 755 "$BASE/streamsan" "$BASE/libstreamsan_inject.so" "$dest/base/"
+  strip --strip-debug "$dest/base/streamsan" "$dest/base/libstreamsan_inject.so"
+fi
 cp -L "$(dirname "$(readlink -f "$(command -v nvcc)")")/../lib64/libcupti.so.13" "$dest/cupti/"
 install -m 755 "$src/probe-gpu.sh" "$src/launch-overhead-gpu.sh" "$src/profile-loop.sh" "$src/check_footprints.py" "$dest/"
 du -sh "$dest"

@@ -19,12 +19,27 @@
 //
 // Slots are found through an open-addressing hash table keyed by page and
 // kind, and handed out in insertion order, so the host reads the first
-// `used` summaries. A full table takes no new key: an access that finds
-// neither its key nor room stops at the first empty bucket (at least half
-// the buckets stay empty), counts itself in `overflow` and later accesses of
-// the launch return at once. Such a launch's footprint is incomplete and is
-// not used as a measurement: the launch keeps its inferred footprint and the
-// kernel's next launch gets a larger table.
+// `used` summaries. A bucket holds its key and its slot in one word (Note
+// [A bucket holds its slot]). A full table takes no new key: an access that
+// finds neither its key nor room stops at the first empty bucket (at least
+// half the buckets stay empty), counts itself in `overflow` and later
+// accesses of the launch return at once. Such a launch's footprint is
+// incomplete and is not used as a measurement: the launch keeps its inferred
+// footprint and the kernel's next launch gets a larger table, up to
+// max_capacity slots.
+//
+// Note [A bucket holds its slot]
+// A bucket is `key << slot_bits | field`: field 0 while the inserting lane
+// clears the slot, slot + 1 once published, all ones when the table had no
+// room. With the slot in an array beside the keys, a hit was two dependent
+// loads (the key, then its slot) before the bitmap; now it is one, and the
+// table has one array fewer to clear. (On the H200 pipeline this changed
+// nothing measurable: docs/injection.md, "What `--precise` pays for".) A
+// key takes 64 - slot_bits = 44 bits: pages below 2^42, addresses below
+// 2^54. An access above that, which no GPU virtual address reaches today,
+// counts as an overflow (the launch falls back to its inferred footprint),
+// never as another page. The field also bounds a table: at most
+// max_capacity slots, so a kernel's tables stop growing there.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +57,15 @@ inline constexpr std::uint32_t words_per_bitmap = page_bytes / bits_per_word;  /
 // in sanitizer/log/record.h).
 enum class footprint_kind : std::uint32_t { read = 0, write = 1, atomic = 2 };
 inline constexpr std::uint32_t kind_count = 3;
+
+// A bucket's word (Note [A bucket holds its slot]).
+inline constexpr std::uint32_t slot_bits = 20;
+inline constexpr std::uint64_t slot_field_mask = (std::uint64_t{1} << slot_bits) - 1;
+inline constexpr std::uint64_t slot_field_pending = 0;
+inline constexpr std::uint64_t slot_field_overflowed = slot_field_mask;
+inline constexpr std::uint64_t max_key = (std::uint64_t{1} << (64 - slot_bits)) - 1;
+// Slots of the largest table: a power of two below the fields' slot + 1.
+inline constexpr std::uint32_t max_capacity = std::uint32_t{1} << (slot_bits - 1);
 
 // One slot's summary. Zero is "nothing touched", so that it can be updated
 // with atomic maxima alone: `first` holds page_bytes minus the lowest offset
@@ -73,14 +97,15 @@ struct table_view {
   std::uint32_t capacity = 0;     // page slots
   std::uint32_t bucket_mask = 0;  // hash buckets - 1 (a power of two >= 2 * capacity)
   table_counters* counters = nullptr;
-  std::uint64_t* keys = nullptr;     // [buckets] (page << 2 | kind) + 1; 0 = empty
-  std::uint32_t* slot_of = nullptr;  // [buckets] slot + 1; 0 = being published
+  // [buckets] key << slot_bits | field, key = (page << 2 | kind) + 1;
+  // 0 = empty (Note [A bucket holds its slot]).
+  std::uint64_t* buckets = nullptr;
   page_summary* pages = nullptr;     // [capacity]
   std::uint32_t* bits = nullptr;     // [capacity][words_per_bitmap]
 };
 
 // Where each part lies in one allocation:
-//   view | keys | slot_of | counters | pages | bits
+//   view | buckets | counters | pages | bits
 // Before a launch the host clears [cleared_offset, cleared_end): the hash
 // buckets and the counters, O(buckets) bytes. A slot's summary and bitmaps
 // are cleared by the lane that takes the slot, so tables of any capacity
@@ -91,8 +116,7 @@ struct table_layout {
   std::uint32_t capacity = 0;
   std::uint32_t buckets = 0;
   std::size_t view_offset = 0;
-  std::size_t keys_offset = 0;
-  std::size_t slot_of_offset = 0;
+  std::size_t buckets_offset = 0;
   std::size_t counters_offset = 0;
   std::size_t pages_offset = 0;
   std::size_t bits_offset = 0;
@@ -110,14 +134,13 @@ constexpr table_layout layout_for(std::uint32_t capacity) {
   while (buckets < 2 * capacity) buckets *= 2;
   l.buckets = buckets;
   l.view_offset = 0;
-  l.keys_offset = align_up(sizeof(table_view), 256);
-  l.slot_of_offset = l.keys_offset + std::size_t{buckets} * sizeof(std::uint64_t);
+  l.buckets_offset = align_up(sizeof(table_view), 256);
   l.counters_offset =
-      align_up(l.slot_of_offset + std::size_t{buckets} * sizeof(std::uint32_t), 16);
+      align_up(l.buckets_offset + std::size_t{buckets} * sizeof(std::uint64_t), 16);
   l.pages_offset = l.counters_offset + sizeof(table_counters);
   l.bits_offset = align_up(l.pages_offset + std::size_t{capacity} * sizeof(page_summary), 16);
   l.bytes = l.bits_offset + std::size_t{capacity} * words_per_bitmap * sizeof(std::uint32_t);
-  l.cleared_offset = l.keys_offset;
+  l.cleared_offset = l.buckets_offset;
   l.cleared_end = l.pages_offset;
   return l;
 }
@@ -128,8 +151,7 @@ inline table_view view_at(std::uintptr_t base, const table_layout& l) {
   v.capacity = l.capacity;
   v.bucket_mask = l.buckets - 1;
   v.counters = reinterpret_cast<table_counters*>(base + l.counters_offset);
-  v.keys = reinterpret_cast<std::uint64_t*>(base + l.keys_offset);
-  v.slot_of = reinterpret_cast<std::uint32_t*>(base + l.slot_of_offset);
+  v.buckets = reinterpret_cast<std::uint64_t*>(base + l.buckets_offset);
   v.pages = reinterpret_cast<page_summary*>(base + l.pages_offset);
   v.bits = reinterpret_cast<std::uint32_t*>(base + l.bits_offset);
   return v;

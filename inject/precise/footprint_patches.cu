@@ -73,9 +73,9 @@ __device__ __forceinline__ group_extent group_reduce(unsigned group, std::uint32
 
 // Note [A coalesced span is recorded by several lanes]
 // Recording an interval is a chain of dependent memory operations at L2
-// latency: the overflow word and the page's bucket, the slot's index, then
-// per bitmap word a load and perhaps an atomic OR, then the summary's
-// atomics. One lane recording a coalesced warp access alone walked a
+// latency: the overflow word and the page's bucket (which names the slot:
+// Note [A bucket holds its slot]), then per bitmap word a load and perhaps
+// an atomic OR, then the summary's atomics. One lane recording a coalesced warp access alone walked a
 // 128-byte span's 4 words one after another (a float4 access: 16), and
 // the warp waited: on the H200 the launch tracker measuring every launch
 // cost the compute-bound pipeline 1.4% more than patched code without a
@@ -103,26 +103,42 @@ __device__ __forceinline__ void record_dense(const sp::table_view& t, unsigned g
 // group records the span once (Note [A coalesced span is recorded by
 // several lanes]); otherwise each distinct address is recorded by the
 // first lane that has it.
+// What a warp's lanes found out about one access together.
+struct warp_access {
+  unsigned group, me;
+  std::uint64_t page;
+  std::uint32_t begin;  // this lane's offset in the page
+  std::uint32_t span_begin, span_end;
+  bool first_of_address, uniform, dense;
+};
+
+__device__ __forceinline__ warp_access group_access(std::uint64_t address, std::uint32_t size,
+                                                    sp::footprint_kind kind) {
+  warp_access a;
+  const unsigned active = __activemask();
+  a.me = lane_id();
+  a.page = address >> sp::page_shift;
+  a.begin = static_cast<std::uint32_t>(address & (sp::page_bytes - 1));
+  a.group = __match_any_sync(active, (a.page << 2) | static_cast<std::uint32_t>(kind));
+  const unsigned same_address = __match_any_sync(a.group, address);
+  a.first_of_address = static_cast<unsigned>(__ffs(same_address) - 1) == a.me;
+  const unsigned distinct = __popc(__ballot_sync(a.group, a.first_of_address));
+  const group_extent e = group_reduce(a.group, a.begin, a.begin + size, size);
+  a.span_begin = e.begin;
+  a.span_end = e.end;
+  a.uniform = e.size_min == e.size_max;
+  const bool all_aligned = __all_sync(a.group, (a.begin - a.span_begin) % size == 0);
+  a.dense = sp::group_is_dense(a.span_begin, a.span_end, distinct, a.uniform, all_aligned, size);
+  return a;
+}
+
 __device__ __forceinline__ void record_warp(const sp::table_view& t, std::uint64_t address,
                                             std::uint32_t size, sp::footprint_kind kind) {
-  const unsigned active = __activemask();
-  const unsigned me = lane_id();
-  const std::uint64_t page = address >> sp::page_shift;
-  const std::uint32_t begin = static_cast<std::uint32_t>(address & (sp::page_bytes - 1));
-  const unsigned group =
-      __match_any_sync(active, (page << 2) | static_cast<std::uint32_t>(kind));
-  const unsigned same_address = __match_any_sync(group, address);
-  const bool first_of_address = static_cast<unsigned>(__ffs(same_address) - 1) == me;
-  const unsigned distinct = __popc(__ballot_sync(group, first_of_address));
-  const group_extent e = group_reduce(group, begin, begin + size, size);
-  const std::uint32_t span_begin = e.begin;
-  const std::uint32_t span_end = e.end;
-  const bool uniform = e.size_min == e.size_max;
-  const bool all_aligned = __all_sync(group, (begin - span_begin) % size == 0);
-  if (sp::group_is_dense(span_begin, span_end, distinct, uniform, all_aligned, size)) {
-    record_dense(t, group, me, page, span_begin, span_end, kind);
-  } else if (first_of_address || !uniform) {
-    sp::record_interval(t, page, begin, begin + size, kind);
+  const warp_access a = group_access(address, size, kind);
+  if (a.dense) {
+    record_dense(t, a.group, a.me, a.page, a.span_begin, a.span_end, kind);
+  } else if (a.first_of_address || !a.uniform) {
+    sp::record_interval(t, a.page, a.begin, a.begin + size, kind);
   }
 }
 
@@ -187,6 +203,30 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_bulk_reduction
   if (userdata == nullptr || !warp_leader()) return SANITIZER_PATCH_SUCCESS;
   sp::record_span(*static_cast<const sp::table_view*>(userdata), dst, std::uint64_t{blocks} * 16,
                   sp::footprint_kind::atomic);
+  return SANITIZER_PATCH_SUCCESS;
+}
+
+// Probe only (bench/precise, PROBE_ACCESS_FN): pricing variants of
+// streamsan_global_access. `_return` returns at once, table or not (what a
+// measured launch costs besides recording its accesses); `_grouping` also
+// forms the warp's groups and extents and records nothing (what the warp
+// collectives cost without the table's loads and atomics).
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_return(
+    void*, std::uint64_t, void*, std::uint32_t, std::uint32_t, const void*) {
+  return SANITIZER_PATCH_SUCCESS;
+}
+
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_grouping(
+    void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
+    const void* new_value) {
+  if (userdata == nullptr) return SANITIZER_PATCH_SUCCESS;
+  sp::footprint_kind kind;
+  if (!classify(flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
+  const warp_access a = group_access(reinterpret_cast<std::uint64_t>(ptr), size, kind);
+  // Never true (a page offset is below 2^12), but the compiler cannot know
+  // it, so the collectives above stay.
+  const auto& t = *static_cast<const sp::table_view*>(userdata);
+  if (a.dense && a.span_end == t.capacity + 0x80000000u) atomicAdd(&t.counters->overflow, 1u);
   return SANITIZER_PATCH_SUCCESS;
 }
 

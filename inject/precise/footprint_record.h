@@ -18,24 +18,36 @@
 namespace streamsan::precise {
 namespace lane {
 
+// Note [Relaxed loads at device scope]
+// The table's words are read while other lanes change them. A volatile
+// load compiles to a strong load at system scope (LD.E.STRONG.SYS), more
+// than a table in device memory that only this GPU's kernels touch needs:
+// these are relaxed loads and stores at device scope, ordered by the
+// atomics around them.
 STREAMSAN_HD std::uint32_t load(const std::uint32_t* p) {
 #if defined(__CUDA_ARCH__)
-  return *static_cast<const volatile std::uint32_t*>(p);
+  std::uint32_t v;
+  asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
 #else
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 #endif
 }
 STREAMSAN_HD std::uint64_t load(const std::uint64_t* p) {
 #if defined(__CUDA_ARCH__)
-  return *static_cast<const volatile std::uint64_t*>(p);
+  std::uint64_t v;
+  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
 #else
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 #endif
 }
-STREAMSAN_HD void publish(std::uint32_t* p, std::uint32_t v) {
+// Makes a slot the lane cleared visible with its bucket: the fence orders
+// the clearing stores before the bucket's.
+STREAMSAN_HD void publish(std::uint64_t* p, std::uint64_t v) {
 #if defined(__CUDA_ARCH__)
   __threadfence();
-  *static_cast<volatile std::uint32_t*>(p) = v;
+  asm volatile("st.relaxed.gpu.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
 #else
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
 #endif
@@ -109,38 +121,48 @@ STREAMSAN_HD void clear_slot(const table_view& t, std::uint32_t slot, std::uint6
   for (std::uint32_t w = 0; w < words_per_bitmap; ++w) words[w] = 0;
 }
 
-// The slot of (`page`, `kind`), inserting it if needed; slot_overflowed
-// when the table is full. Probing starts at bucket `b`, whose key the
-// caller already read as `seen`. The lane that inserts a key clears and
-// publishes its slot; a lane that finds the key of a slot not yet
-// published waits for it (independent thread scheduling lets the
-// publishing lane progress even in the same warp). A full table takes no
-// new key, so probing always ends at an empty bucket.
+// The slot a bucket's field names, or slot_overflowed.
+STREAMSAN_HD std::uint32_t slot_in(std::uint64_t bucket) {
+  const std::uint64_t field = bucket & slot_field_mask;
+  return field == slot_field_overflowed ? slot_overflowed : static_cast<std::uint32_t>(field - 1);
+}
+
+// The slot of `key` (of `page` and `kind`), inserting it if needed;
+// slot_overflowed when the table is full. Probing starts at bucket `b`,
+// whose word the caller already read as `seen`. The lane that inserts a key
+// takes its bucket with the field pending, clears the slot and publishes
+// it; a lane that finds the key still pending waits for it (independent
+// thread scheduling lets the publishing lane progress even in the same
+// warp). A full table takes no new key, so probing always ends at an empty
+// bucket.
 STREAMSAN_HD std::uint32_t find_or_insert_from(const table_view& t, std::uint64_t page,
                                                footprint_kind kind, std::uint64_t key,
                                                std::uint32_t b, std::uint64_t seen) {
+  const std::uint64_t pending = key << slot_bits | slot_field_pending;
   for (std::uint32_t probe = 0; probe <= t.bucket_mask; ++probe) {
     if (seen == 0) {
       if (lane::load(&t.counters->used) >= t.capacity) return slot_overflowed;
-      seen = lane::cas(&t.keys[b], 0, key);
+      seen = lane::cas(&t.buckets[b], 0, pending);
       if (seen == 0) {
         const std::uint32_t slot = lane::fetch_add(&t.counters->used, 1);
         if (slot >= t.capacity) {
-          lane::publish(&t.slot_of[b], slot_overflowed);
+          lane::publish(&t.buckets[b], key << slot_bits | slot_field_overflowed);
           return slot_overflowed;
         }
         clear_slot(t, slot, page, kind);
-        lane::publish(&t.slot_of[b], slot + 1);
+        lane::publish(&t.buckets[b], key << slot_bits | (std::uint64_t{slot} + 1));
         return slot;
       }
     }
-    if (seen == key) {
-      std::uint32_t s;
-      while ((s = lane::load(&t.slot_of[b])) == 0) lane::pause();
-      return s == slot_overflowed ? slot_overflowed : s - 1;
+    if (seen >> slot_bits == key) {
+      while (seen == pending) {
+        lane::pause();
+        seen = lane::load(&t.buckets[b]);
+      }
+      return slot_in(seen);
     }
     b = (b + 1) & t.bucket_mask;
-    seen = lane::load(&t.keys[b]);
+    seen = lane::load(&t.buckets[b]);
   }
   return slot_overflowed;
 }
@@ -152,17 +174,18 @@ STREAMSAN_HD std::uint64_t key_of(std::uint64_t page, footprint_kind kind) {
 // The slot a lane records (`page`, `kind`) into, or slot_overflowed. An
 // overflowed launch is not a measurement any more: its later accesses stop
 // paying at once. The overflow counter and the first bucket are read
-// together (on the GPU, two loads in flight instead of one after the
-// other: Note [A coalesced span is recorded by several lanes] in
-// footprint_patches.cu).
+// together, and a hit ends there (on the GPU, one round trip: Note [A
+// bucket holds its slot] in footprint_layout.h). A page whose key does not
+// fit a bucket counts as an overflow.
 STREAMSAN_HD std::uint32_t slot_to_record(const table_view& t, std::uint64_t page,
                                           footprint_kind kind) {
   const std::uint64_t key = key_of(page, kind);
   const std::uint32_t b = page_hash(key) & t.bucket_mask;
   const std::uint32_t overflow = lane::load(&t.counters->overflow);
-  const std::uint64_t seen = lane::load(&t.keys[b]);
+  const std::uint64_t seen = lane::load(&t.buckets[b]);
   if (overflow != 0) return slot_overflowed;
-  const std::uint32_t slot = find_or_insert_from(t, page, kind, key, b, seen);
+  const std::uint32_t slot =
+      key > max_key ? slot_overflowed : find_or_insert_from(t, page, kind, key, b, seen);
   if (slot == slot_overflowed) lane::fetch_add(&t.counters->overflow, 1);
   return slot;
 }

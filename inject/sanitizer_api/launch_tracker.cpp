@@ -114,7 +114,7 @@ bool launch_tracker::patch_module(CUcontext ctx, CUmodule module, std::string& w
     }
   }
   const std::pair<Sanitizer_InstructionId, const char*> patches[] = {
-      {SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS, "streamsan_global_access"},
+      {SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS, options_.global_access_function},
       {SANITIZER_INSTRUCTION_MEMCPY_ASYNC, "streamsan_memcpy_async"},
       {SANITIZER_INSTRUCTION_BULK_COPY_GLOBAL_TO_SHARED, "streamsan_bulk_global_to_shared"},
       {SANITIZER_INSTRUCTION_BULK_COPY_SHARED_TO_GLOBAL, "streamsan_bulk_shared_to_global"},
@@ -219,7 +219,9 @@ std::optional<launch_tracker::table> launch_tracker::cleared_table_locked(
   const std::uint32_t learned = hint != slots_hint_.end() ? hint->second : 0;
   std::uint32_t slots = std::max(learned, slot_estimate);
   if (slots == 0) slots = options_.initial_slots;
-  slots = std::bit_ceil(std::max<std::uint32_t>(slots, 16));  // few distinct sizes to pool
+  // Few distinct sizes to pool; at most what a bucket can name (Note [A
+  // bucket holds its slot]): a larger footprint overflows and is inferred.
+  slots = std::bit_ceil(std::clamp<std::uint32_t>(slots, 16, precise::max_capacity));
   auto t = acquire_locked(launch.context, slots, launch.hStream);
   if (!t) {
     ++stats_.failed;

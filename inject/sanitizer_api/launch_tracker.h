@@ -64,6 +64,9 @@ struct tracker_options {
   std::size_t max_pending = 256;  // launches in flight before a wait
   // Device memory of the tables in flight before a wait.
   std::size_t max_pending_bytes = std::size_t{1} << 30;
+  // The device function patched into global accesses: the benchmarks'
+  // probe swaps in the pricing variants of footprint_patches.cu.
+  const char* global_access_function = "streamsan_global_access";
 };
 
 struct tracker_stats {

@@ -111,7 +111,9 @@ TEST(FootprintTable, AFullTableTakesNoNewKeysAndStopsRecording) {
   record_span(t.view(), heap, 4, footprint_kind::read);
   for (int p = 1; p < 50; ++p) record_span(t.view(), heap + p * page_bytes, 4, footprint_kind::write);
   std::size_t keys = 0;
-  for (std::uint32_t b = 0; b <= t.view().bucket_mask; ++b) keys += t.view().keys[b] != 0 ? 1 : 0;
+  for (std::uint32_t b = 0; b <= t.view().bucket_mask; ++b) {
+    keys += t.view().buckets[b] != 0 ? 1 : 0;
+  }
   // Probing ends at an empty bucket: no key beyond the capacity was taken.
   EXPECT_LE(keys, 2u);
   // An overflowed launch records nothing more, even on a page it has.
@@ -120,13 +122,20 @@ TEST(FootprintTable, AFullTableTakesNoNewKeysAndStopsRecording) {
   EXPECT_FALSE(t.decode().complete);
 }
 
+// A slot taken again after the clear starts empty (the lane that takes it
+// clears it), so a fragmented page decodes without the last launch's bytes.
 TEST(FootprintTable, ClearingStartsAFreshLaunch) {
   host_table t(4);
-  record_span(t.view(), heap, 64, footprint_kind::write);
+  record_span(t.view(), heap + 64, 64, footprint_kind::write);
   t.clear();
   record_span(t.view(), heap + page_bytes, 8, footprint_kind::read);
-  EXPECT_EQ(t.decode().intervals, (std::vector<measured_interval>{
-                                      {heap + page_bytes, heap + page_bytes + 8, footprint_kind::read}}));
+  record_span(t.view(), heap + page_bytes + 200, 8, footprint_kind::read);
+  const auto d = t.decode();
+  EXPECT_EQ(d.fragmented_pages, 1u);
+  EXPECT_EQ(d.intervals,
+            (std::vector<measured_interval>{
+                {heap + page_bytes, heap + page_bytes + 8, footprint_kind::read},
+                {heap + page_bytes + 200, heap + page_bytes + 208, footprint_kind::read}}));
 }
 
 // Threads race on the same pages, like warps of one kernel; the decoded
@@ -204,6 +213,35 @@ TEST(FootprintTable, AnOverflowedLaunchHandsOutNoSlot) {
   EXPECT_EQ(t.view().counters->overflow, 1u);
   EXPECT_EQ(slot_to_record(t.view(), heap >> page_shift, footprint_kind::read), slot_overflowed);
   EXPECT_EQ(t.view().counters->overflow, 1u);
+}
+
+// Note [A bucket holds its slot]: a page whose key does not fit a bucket
+// would alias another page, so it makes the launch incomplete instead.
+TEST(FootprintTable, APageBeyondTheKeyBitsIsAnOverflowNotAnotherPage) {
+  host_table t(4);
+  const std::uint64_t beyond = std::uint64_t{1} << 54;
+  record_span(t.view(), beyond + 64, 8, footprint_kind::write);
+  EXPECT_EQ(t.view().counters->overflow, 1u);
+  EXPECT_EQ(t.view().counters->used, 0u);
+  EXPECT_FALSE(t.decode().complete);
+}
+
+// A bucket's word names its key and its slot: a hit is one load.
+TEST(FootprintTable, ABucketHoldsItsKeyAndSlot) {
+  host_table t(4);
+  const std::uint64_t page = heap >> page_shift;
+  ASSERT_EQ(slot_to_record(t.view(), page, footprint_kind::read), 0u);
+  ASSERT_EQ(slot_to_record(t.view(), page + 1, footprint_kind::write), 1u);
+  std::size_t found = 0;
+  for (std::uint32_t b = 0; b <= t.view().bucket_mask; ++b) {
+    const std::uint64_t word = t.view().buckets[b];
+    if (word == 0) continue;
+    ++found;
+    const bool first = word >> slot_bits == key_of(page, footprint_kind::read);
+    EXPECT_EQ(slot_in(word), first ? 0u : 1u);
+  }
+  EXPECT_EQ(found, 2u);
+  EXPECT_EQ(slot_to_record(t.view(), page + 1, footprint_kind::write), 1u);
 }
 
 TEST(FootprintTable, ReadsBackInOneCopyWhenThePageCountIsExpected) {
