@@ -44,7 +44,8 @@ decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t bas
 
 // The intervals of one slot (a page and a kind) from its summary, reading
 // `bitmap` (words_per_bitmap words) only when the bytes are not one run.
-// Appends to `out`; returns whether the bitmap was needed.
+// Appends to `out`, extending its last interval where one continues it
+// with the same kind; returns whether the bitmap was needed.
 bool page_intervals(const page_summary& summary, const std::uint32_t* bitmap,
                     std::vector<measured_interval>& out);
 

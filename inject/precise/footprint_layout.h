@@ -127,8 +127,10 @@ struct table_layout {
 
 constexpr std::size_t align_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
 
+// At most max_capacity slots (Note [A bucket holds its slot]).
 constexpr table_layout layout_for(std::uint32_t capacity) {
   table_layout l;
+  if (capacity > max_capacity) capacity = max_capacity;
   l.capacity = capacity;
   std::uint32_t buckets = 1;
   while (buckets < 2 * capacity) buckets *= 2;

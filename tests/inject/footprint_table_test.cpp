@@ -70,6 +70,35 @@ TEST(FootprintTable, IntervalsAcrossPagesJoin) {
             (std::vector<measured_interval>{{heap + 4000, heap + 14000, footprint_kind::read}}));
 }
 
+// Note [Slots decoded in page order]: slots come in the order warps reached
+// their pages; the decoded runs do not depend on it.
+TEST(FootprintTable, PagesRecordedOutOfOrderJoin) {
+  host_table t(16);
+  for (const std::uint64_t p : {3, 1, 0, 2}) {
+    record_span(t.view(), heap + p * page_bytes, page_bytes, footprint_kind::read);
+    record_span(t.view(), heap + p * page_bytes, 64, footprint_kind::write);
+  }
+  const auto d = t.decode();
+  EXPECT_EQ(d.pages, 8u);
+  EXPECT_EQ(d.intervals, (std::vector<measured_interval>{
+                             {heap, heap + 4 * page_bytes, footprint_kind::read},
+                             {heap, heap + 64, footprint_kind::write},
+                             {heap + page_bytes, heap + page_bytes + 64, footprint_kind::write},
+                             {heap + 2 * page_bytes, heap + 2 * page_bytes + 64, footprint_kind::write},
+                             {heap + 3 * page_bytes, heap + 3 * page_bytes + 64, footprint_kind::write}}));
+}
+
+// A summary no lane could have written (its page has no bucket key) is
+// not decoded as a footprint: the launch keeps its inferred one.
+TEST(FootprintTable, ASummaryNamingAnImpossiblePageIsNotAMeasurement) {
+  host_table t(4);
+  record_span(t.view(), heap, 8, footprint_kind::read);
+  t.view().pages[0].page = max_key;
+  const auto d = t.decode();
+  EXPECT_FALSE(d.complete);
+  EXPECT_TRUE(d.intervals.empty());
+}
+
 TEST(FootprintTable, KindsStayApart) {
   host_table t(16);
   record_span(t.view(), heap, 8, footprint_kind::read);
