@@ -122,7 +122,12 @@ decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t bas
   d.pages = used;
   std::vector<page_summary> pages(used);
   const std::uint32_t have = std::min(used, guess);
-  std::memcpy(pages.data(), head.data() + sizeof counters, std::size_t{have} * sizeof(page_summary));
+  // A launch that touched nothing has no summaries (and pages.data() may
+  // be null, which memcpy must not get even for no bytes).
+  if (have > 0) {
+    std::memcpy(pages.data(), head.data() + sizeof counters,
+                std::size_t{have} * sizeof(page_summary));
+  }
   fetch_or_throw(fetch, pages.data() + have,
                  base + layout.pages_offset + std::size_t{have} * sizeof(page_summary),
                  std::size_t{used - have} * sizeof(page_summary), "page summaries");
