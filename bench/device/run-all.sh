@@ -25,7 +25,8 @@
 # picks others, MLP_ROUNDS interleaved rounds, default 5, about 4 minutes),
 # pipe (the compute-bound pipeline natively, under the default mode, under
 # --precise and under memcheck: #11's compute-bound target and #8's point 6;
-# PIPE_ROUNDS interleaved rounds, default 7, about 2 minutes).
+# PIPE_ROUNDS interleaved rounds, default 7, about 2 minutes; PROGRAM_ARGS
+# gives the pipeline's arguments, e.g. "64 25000" for a tenth of its compute).
 # The archive is
 # unpacked once per machine into /tmp/ss; a newer archive replaces it.
 set -u
