@@ -41,7 +41,7 @@ void append_merged(std::vector<measured_interval>& out, const measured_interval&
 // large launch's decoding (6 to 11 ms for 49,152 pages on the 2-core host:
 // the memory-bound triad under --precise spends it per launch, on the
 // program's thread). Instead the slots are sorted by one integer, kind,
-// page and slot (a page takes 42 bits and a slot 20: Note [A bucket holds
+// page and slot (a page takes 38 bits and a slot 24: Note [A bucket holds
 // its slot]), and a page's runs that continue the previous page's extend
 // its interval: what is left for coalesce() is one interval per run.
 // A summary naming a page no bucket can hold was not written by the patch

@@ -35,11 +35,14 @@
 // loads (the key, then its slot) before the bitmap; now it is one, and the
 // table has one array fewer to clear. (On the H200 pipeline this changed
 // nothing measurable: docs/injection.md, "What `--precise` pays for".) A
-// key takes 64 - slot_bits = 44 bits: pages below 2^42, addresses below
-// 2^54. An access above that, which no GPU virtual address reaches today,
-// counts as an overflow (the launch falls back to its inferred footprint),
-// never as another page. The field also bounds a table: at most
-// max_capacity slots, so a kernel's tables stop growing there.
+// key takes 64 - slot_bits = 40 bits: pages below 2^38, addresses below
+// 2^50, above the 49-bit virtual addresses of today's GPUs. An access
+// above that counts as an overflow (the launch falls back to its inferred
+// footprint), never as another page. The field also bounds a table: at
+// most max_capacity = 2^23 slots (32 GiB of pages of one kind, 4.5 GB of
+// table), so a kernel's tables stop growing there. Twenty bits of slot
+// would have capped a kernel's measured footprint at 2 GiB, which one GEMM
+// over a large weight exceeds.
 #pragma once
 
 #include <cstddef>
@@ -59,7 +62,7 @@ enum class footprint_kind : std::uint32_t { read = 0, write = 1, atomic = 2 };
 inline constexpr std::uint32_t kind_count = 3;
 
 // A bucket's word (Note [A bucket holds its slot]).
-inline constexpr std::uint32_t slot_bits = 20;
+inline constexpr std::uint32_t slot_bits = 24;
 inline constexpr std::uint64_t slot_field_mask = (std::uint64_t{1} << slot_bits) - 1;
 inline constexpr std::uint64_t slot_field_pending = 0;
 inline constexpr std::uint64_t slot_field_overflowed = slot_field_mask;

@@ -248,10 +248,13 @@ TEST(FootprintTable, AnOverflowedLaunchHandsOutNoSlot) {
 // would alias another page, so it makes the launch incomplete instead.
 TEST(FootprintTable, APageBeyondTheKeyBitsIsAnOverflowNotAnotherPage) {
   host_table t(4);
-  const std::uint64_t beyond = std::uint64_t{1} << 54;
+  const std::uint64_t beyond = std::uint64_t{1} << 50;
+  record_span(t.view(), beyond - page_bytes, 8, footprint_kind::atomic);  // the last page
+  EXPECT_EQ(t.view().counters->used, 1u);
+  EXPECT_EQ(t.view().counters->overflow, 0u);
   record_span(t.view(), beyond + 64, 8, footprint_kind::write);
   EXPECT_EQ(t.view().counters->overflow, 1u);
-  EXPECT_EQ(t.view().counters->used, 0u);
+  EXPECT_EQ(t.view().counters->used, 1u);
   EXPECT_FALSE(t.decode().complete);
 }
 
