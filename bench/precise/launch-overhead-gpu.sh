@@ -31,6 +31,8 @@
 #                     (what measuring costs besides recording the accesses)
 #   probe_track_grouping  probe_track, its patched function forming the
 #                     warp's groups and recording nothing
+#   probe_track_per_lane  probe_track, every lane recording its own access
+#                     (no warp aggregation)
 #   bare_sanitizer    libprobe_inject.so PROBE_MODE=api: a Compute Sanitizer
 #                     API subscriber to the runtime + driver domains, counting
 #                     (the floor of the default capture source)

@@ -15,8 +15,8 @@
 //               launch call (the tracker measures one launch per call)
 // PROBE_ACCESS_FN names the device function patched into global accesses
 // (streamsan_global_access by default; footprint_patches.cu has pricing
-// variants). PROBE_PRINT=1 prints each launch's measured footprint. The summary goes to
-// stderr at exit.
+// variants). PROBE_PRINT=1 prints each launch's measured footprint. The
+// summary goes to stderr at exit.
 #include <cuda.h>
 #include <sanitizer.h>
 

@@ -52,7 +52,7 @@ std::vector<std::uint64_t> slots_in_page_order(const std::vector<page_summary>& 
   keys.reserve(pages.size());
   for (std::size_t slot = 0; slot < pages.size(); ++slot) {
     const page_summary& p = pages[slot];
-    if (p.page > (max_key >> 2)) {
+    if (p.page > max_page) {
       intact = false;
       continue;
     }

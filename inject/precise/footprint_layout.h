@@ -66,7 +66,8 @@ inline constexpr std::uint32_t slot_bits = 24;
 inline constexpr std::uint64_t slot_field_mask = (std::uint64_t{1} << slot_bits) - 1;
 inline constexpr std::uint64_t slot_field_pending = 0;
 inline constexpr std::uint64_t slot_field_overflowed = slot_field_mask;
-inline constexpr std::uint64_t max_key = (std::uint64_t{1} << (64 - slot_bits)) - 1;
+// The highest page whose key, (page << 2 | kind) + 1, fits above the field.
+inline constexpr std::uint64_t max_page = (std::uint64_t{1} << (62 - slot_bits)) - 1;
 // Slots of the largest table: a power of two below the fields' slot + 1.
 inline constexpr std::uint32_t max_capacity = std::uint32_t{1} << (slot_bits - 1);
 

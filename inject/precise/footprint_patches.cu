@@ -35,6 +35,13 @@ __device__ __forceinline__ bool classify(std::uint32_t flags, const void* new_va
   return true;
 }
 
+// Whether the access is recorded (its launch has a table, and it touches
+// memory), and as what.
+__device__ __forceinline__ bool recorded_kind(const void* userdata, std::uint32_t flags,
+                                              const void* new_value, sp::footprint_kind& kind) {
+  return userdata != nullptr && classify(flags, new_value, kind);
+}
+
 __device__ __forceinline__ unsigned lane_id() {
   unsigned id;
   asm volatile("mov.u32 %0, %%laneid;" : "=r"(id));
@@ -75,9 +82,9 @@ __device__ __forceinline__ group_extent group_reduce(unsigned group, std::uint32
 // Recording an interval is a chain of dependent memory operations at L2
 // latency: the overflow word and the page's bucket (which names the slot:
 // Note [A bucket holds its slot]), then per bitmap word a load and perhaps
-// an atomic OR, then the summary's atomics. One lane recording a coalesced warp access alone walked a
-// 128-byte span's 4 words one after another (a float4 access: 16), and
-// the warp waited: on the H200 the launch tracker measuring every launch
+// an atomic OR, then the summary's atomics. One lane recording a coalesced
+// warp access alone walked a 128-byte span's 4 words one after another (a
+// float4 access: 16), and the warp waited: on the H200 the launch tracker measuring every launch
 // cost the compute-bound pipeline 1.4% more than patched code without a
 // table (docs/injection.md, Overhead). So the group's first lane finds the
 // slot and hands it to the group with a shuffle, and then each lane of the
@@ -97,12 +104,6 @@ __device__ __forceinline__ void record_dense(const sp::table_view& t, unsigned g
   sp::record_share(t, slot, begin, end, rank, static_cast<unsigned>(__popc(group)));
 }
 
-// Note [A warp records an interval once]
-// The lanes of a warp that access one page with one kind form a group. When
-// the group's accesses tile one span exactly (a coalesced access), the
-// group records the span once (Note [A coalesced span is recorded by
-// several lanes]); otherwise each distinct address is recorded by the
-// first lane that has it.
 // What a warp's lanes found out about one access together.
 struct warp_access {
   unsigned group, me;
@@ -132,6 +133,12 @@ __device__ __forceinline__ warp_access group_access(std::uint64_t address, std::
   return a;
 }
 
+// Note [A warp records an interval once]
+// The lanes of a warp that access one page with one kind form a group. When
+// the group's accesses tile one span exactly (a coalesced access), the
+// group records the span once (Note [A coalesced span is recorded by
+// several lanes]); otherwise each distinct address is recorded by the
+// first lane that has it.
 __device__ __forceinline__ void record_warp(const sp::table_view& t, std::uint64_t address,
                                             std::uint32_t size, sp::footprint_kind kind) {
   const warp_access a = group_access(address, size, kind);
@@ -151,9 +158,8 @@ __device__ __forceinline__ bool warp_leader() {
 extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access(
     void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
     const void* new_value) {
-  if (userdata == nullptr) return SANITIZER_PATCH_SUCCESS;
   sp::footprint_kind kind;
-  if (!classify(flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
+  if (!recorded_kind(userdata, flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
   record_warp(*static_cast<const sp::table_view*>(userdata),
               reinterpret_cast<std::uint64_t>(ptr), size, kind);
   return SANITIZER_PATCH_SUCCESS;
@@ -163,9 +169,8 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access(
 extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_per_lane(
     void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
     const void* new_value) {
-  if (userdata == nullptr) return SANITIZER_PATCH_SUCCESS;
   sp::footprint_kind kind;
-  if (!classify(flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
+  if (!recorded_kind(userdata, flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
   sp::record_span(*static_cast<const sp::table_view*>(userdata),
                   reinterpret_cast<std::uint64_t>(ptr), size, kind);
   return SANITIZER_PATCH_SUCCESS;
@@ -219,9 +224,8 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_
 extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_grouping(
     void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
     const void* new_value) {
-  if (userdata == nullptr) return SANITIZER_PATCH_SUCCESS;
   sp::footprint_kind kind;
-  if (!classify(flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
+  if (!recorded_kind(userdata, flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
   const warp_access a = group_access(reinterpret_cast<std::uint64_t>(ptr), size, kind);
   // Never true (a page offset is below 2^12), but the compiler cannot know
   // it, so the collectives above stay.

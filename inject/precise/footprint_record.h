@@ -184,8 +184,11 @@ STREAMSAN_HD std::uint32_t slot_to_record(const table_view& t, std::uint64_t pag
   const std::uint32_t overflow = lane::load(&t.counters->overflow);
   const std::uint64_t seen = lane::load(&t.buckets[b]);
   if (overflow != 0) return slot_overflowed;
+  // Compared as keys, so the page need not stay live: comparing pages
+  // spilled 24 bytes more per call on sm_90 (ptxas -v).
+  const std::uint64_t largest_key = key_of(max_page, footprint_kind::atomic);
   const std::uint32_t slot =
-      key > max_key ? slot_overflowed : find_or_insert_from(t, page, kind, key, b, seen);
+      key > largest_key ? slot_overflowed : find_or_insert_from(t, page, kind, key, b, seen);
   if (slot == slot_overflowed) lane::fetch_add(&t.counters->overflow, 1);
   return slot;
 }

@@ -93,7 +93,7 @@ TEST(FootprintTable, PagesRecordedOutOfOrderJoin) {
 TEST(FootprintTable, ASummaryNamingAnImpossiblePageIsNotAMeasurement) {
   host_table t(4);
   record_span(t.view(), heap, 8, footprint_kind::read);
-  t.view().pages[0].page = max_key;
+  t.view().pages[0].page = max_page + 1;
   const auto d = t.decode();
   EXPECT_FALSE(d.complete);
   EXPECT_TRUE(d.intervals.empty());
