@@ -1,0 +1,78 @@
+// Decoding a launch's footprint table on the host (Note [Slots decoded in
+// page order] in inject/precise/footprint_decode.cpp): a streaming kernel's
+// table, every page one run, its slots taken in the order warps raced to
+// them. The read-back is a memcpy here; on a GPU it is a device-to-host
+// copy before this work.
+//
+//   decode_bench [--benchmark_repetitions=5]
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "inject/precise/footprint_decode.h"
+#include "inject/precise/footprint_record.h"
+
+namespace sp = streamsan::precise;
+
+namespace {
+
+// A triad's launch over three arrays of `pages_per_array` pages: two read,
+// one written, recorded in page order shuffled within runs of 64 slots.
+struct streaming_table {
+  explicit streaming_table(std::uint32_t pages_per_array)
+      : layout(sp::layout_for(std::bit_ceil(pages_per_array * 6))),
+        storage(layout.bytes / 8 + 8, 0) {
+    base = reinterpret_cast<std::uintptr_t>(storage.data());
+    const sp::table_view view = sp::view_at(base, layout);
+    std::vector<std::uint64_t> order;
+    for (std::uint64_t array = 0; array < 3; ++array) {
+      for (std::uint64_t page = 0; page < pages_per_array; ++page) {
+        order.push_back(array << 32 | page);
+      }
+    }
+    std::mt19937 rng(1);
+    for (std::size_t i = 0; i + 64 <= order.size(); i += 64) {
+      std::shuffle(order.begin() + static_cast<std::ptrdiff_t>(i),
+                   order.begin() + static_cast<std::ptrdiff_t>(i + 64), rng);
+    }
+    for (const std::uint64_t o : order) {
+      const std::uint64_t array = o >> 32;
+      const std::uint64_t page = o & 0xffffffffu;
+      const std::uint64_t address = 0x7f0000000000ull + (array << 28) + page * sp::page_bytes;
+      sp::record_span(view, address, sp::page_bytes,
+                      array == 2 ? sp::footprint_kind::write : sp::footprint_kind::read);
+    }
+  }
+  sp::table_layout layout;
+  std::vector<std::uint64_t> storage;
+  std::uintptr_t base = 0;
+};
+
+void BM_DecodeStreamingTable(benchmark::State& state) {
+  const auto pages_per_array = static_cast<std::uint32_t>(state.range(0));
+  const streaming_table table(pages_per_array);
+  const auto fetch = [](void* destination, std::uint64_t source, std::size_t size) {
+    std::memcpy(destination, reinterpret_cast<const void*>(source), size);
+    return true;
+  };
+  for (auto _ : state) {
+    const sp::decoded_footprint d =
+        sp::decode_footprint(table.layout, table.base, fetch, 3 * pages_per_array);
+    if (d.intervals.size() != 3 || !d.complete) {
+      state.SkipWithError("the table did not decode to three runs");
+      return;
+    }
+    benchmark::DoNotOptimize(d.intervals.data());
+  }
+  state.counters["pages"] = 3.0 * pages_per_array;
+}
+// 16,384 pages an array: bench/precise/triad's 64 MiB arrays.
+BENCHMARK(BM_DecodeStreamingTable)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
