@@ -26,7 +26,8 @@
 # pipe (the compute-bound pipeline natively, under the default mode, under
 # --precise and under memcheck: #11's compute-bound target and #8's point 6;
 # PIPE_ROUNDS interleaved rounds, default 7, about 2 minutes; PROGRAM_ARGS
-# gives the pipeline's arguments, e.g. "64 25000" for a tenth of its compute).
+# gives the pipeline's arguments, e.g. "64 25000" for a tenth of its compute;
+# PIPE_PROGRAM=triad runs the memory-bound triad instead).
 # The archive is
 # unpacked once per machine into /tmp/ss; a newer archive replaces it.
 set -u
@@ -66,7 +67,7 @@ for part in "$@"; do
          else echo "acc: not staged (stage-all.sh without SAMPLES_BIN)" >"$log"; fi ;;
     torch) timeout 540 bash "$root/torch/torch-gpu.sh" "${TORCH_ROUNDS:-3}" >"$log" 2>&1 ;;
     probe) ROUNDS=${ROUNDS:-7} timeout 500 bash "$root/probe/launch-overhead-gpu.sh" "$root/probe" >"$log" 2>&1 ;;
-    pipe) PROGRAM=pipeline ROUNDS=${PIPE_ROUNDS:-7} CONFIGS=${PIPE_CONFIGS:-"native streamsan streamsan_precise memcheck"} \
+    pipe) PROGRAM=${PIPE_PROGRAM:-pipeline} ROUNDS=${PIPE_ROUNDS:-7} CONFIGS=${PIPE_CONFIGS:-"native streamsan streamsan_precise memcheck"} \
             OUT=$logs/pipe timeout 500 bash "$root/probe/launch-overhead-gpu.sh" "$root/probe" >"$log" 2>&1 ;;
     prof) timeout 400 bash "$root/torch/profile-mlp.sh" "$root/probe/libpc_sampler.so" "$logs/prof" >"$log" 2>&1 ;;
     profloop) timeout 300 bash "$root/probe/profile-loop.sh" "$root/probe" "$logs/profloop" >"$log" 2>&1 ;;

@@ -13,7 +13,8 @@
 # memory runs), RSS_NATIVE (1: the native process's memory too), PROGRAM
 # (launch_loop; `pipeline` is the compute-bound pipeline of issue #11 and
 # #8's point 6, whose arguments PROGRAM_ARGS gives: "64 250000" by default;
-# the memory runs are the launch loop's only).
+# `triad` the memory-bound triad, 20 launches by default; the memory runs
+# are the launch loop's only).
 #
 # Configurations:
 #   native            the program alone
@@ -31,6 +32,14 @@
 #                     (what measuring costs besides recording the accesses)
 #   probe_track_grouping  probe_track, its patched function forming the
 #                     warp's groups and recording nothing
+#   probe_track_lookup  probe_track_grouping, and a coalesced group's slot
+#                     found (pages inserted), no bit set
+#   probe_track_words   probe_track_lookup, and the span's bitmap words set,
+#                     the page's summary left alone
+#   probe_track_bucket  probe_track_grouping, and one load of the page's
+#                     first bucket (no insertion)
+#   probe_track_nowait  probe_track_lookup, a lane that first finds the page
+#                     pending returning instead of waiting
 #   probe_track_per_lane  probe_track, every lane recording its own access
 #                     (no warp aggregation)
 #   bare_sanitizer    libprobe_inject.so PROBE_MODE=api: a Compute Sanitizer
@@ -71,7 +80,8 @@ program=${PROGRAM:-launch_loop}
 case $program in
   launch_loop) program_args=${PROGRAM_ARGS:-$launches} ;;
   pipeline) program_args=${PROGRAM_ARGS:-"64 250000"}; rss_launches=0 ;;
-  *) echo "launch-overhead-gpu.sh: unknown PROGRAM '$program' (launch_loop, pipeline)" >&2; exit 2 ;;
+  triad) program_args=${PROGRAM_ARGS:-20}; rss_launches=0 ;;
+  *) echo "launch-overhead-gpu.sh: unknown PROGRAM '$program' (launch_loop, pipeline, triad)" >&2; exit 2 ;;
 esac
 cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 
@@ -89,7 +99,7 @@ command_of() {
     bare_sanitizer) echo "env PROBE_MODE=api CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
     probe_patch_null) echo "env PROBE_MODE=patch-null CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
     probe_track) echo "env PROBE_MODE=track CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
-    probe_track_return | probe_track_grouping | probe_track_per_lane)
+    probe_track_return | probe_track_grouping | probe_track_lookup | probe_track_words | probe_track_bucket | probe_track_nowait | probe_track_per_lane)
       echo "env PROBE_MODE=track PROBE_ACCESS_FN=streamsan_global_access_${1#probe_track_} CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
     streamsan) echo "./streamsan run -- ./$program" ;;
     streamsan_base) echo "$dir/base/streamsan run -- ./$program" ;;
