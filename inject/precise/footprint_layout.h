@@ -22,15 +22,17 @@
 // `used` summaries. A bucket holds its key and its slot in one word (Note
 // [A bucket holds its slot]). A full table takes no new key: an access that
 // finds neither its key nor room stops at the first empty bucket (at least
-// half the buckets stay empty), counts itself in `overflow` and later
-// accesses of the launch return at once. Such a launch's footprint is
+// half the buckets stay empty) and counts itself in `overflow`; later
+// accesses of the launch to pages without a slot stop at the counter, and
+// those to pages with one still record (Note [No word every access reads]
+// in footprint_record.h). Such a launch's footprint is
 // incomplete and is not used as a measurement: the launch keeps its inferred
 // footprint and the kernel's next launch gets a larger table, up to
 // max_capacity slots.
 //
 // Note [A bucket holds its slot]
 // A bucket is `key << slot_bits | field`: field 0 while the inserting lane
-// clears the slot, slot + 1 once published, all ones when the table had no
+// takes a slot, slot + 1 once published, all ones when the table had no
 // room. With the slot in an array beside the keys, a hit was two dependent
 // loads (the key, then its slot) before the bitmap; now it is one, and the
 // table has one array fewer to clear. (On the H200 pipeline this changed
@@ -110,10 +112,9 @@ struct table_view {
 
 // Where each part lies in one allocation:
 //   view | buckets | counters | pages | bits
-// Before a launch the host clears [cleared_offset, cleared_end): the hash
-// buckets and the counters, O(buckets) bytes. A slot's summary and bitmaps
-// are cleared by the lane that takes the slot, so tables of any capacity
-// cost the same to reset. After the launch the host reads
+// Before a launch the host clears [cleared_offset, cleared_end): the whole
+// table but its view (Note [Pages inserted without waiting] in
+// footprint_record.h). After the launch the host reads
 // [counters_offset, counters_offset + 16 + used * 24) in one copy: the
 // counters and the summaries are adjacent.
 struct table_layout {
@@ -147,7 +148,7 @@ constexpr table_layout layout_for(std::uint32_t capacity) {
   l.bits_offset = align_up(l.pages_offset + std::size_t{capacity} * sizeof(page_summary), 16);
   l.bytes = l.bits_offset + std::size_t{capacity} * words_per_bitmap * sizeof(std::uint32_t);
   l.cleared_offset = l.buckets_offset;
-  l.cleared_end = l.pages_offset;
+  l.cleared_end = l.bytes;
   return l;
 }
 

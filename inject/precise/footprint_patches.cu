@@ -90,8 +90,9 @@ __device__ __forceinline__ group_extent group_reduce(unsigned group, std::uint32
 // slot and hands it to the group with a shuffle, and then each lane of the
 // group sets one word, all at once, and adds its own newly set bytes to
 // the summary. The summary's maxima are the span's, the same from every
-// lane. A slot is cleared before it is published (__threadfence), so the
-// words the lanes set are already cleared.
+// lane, so the first lane sets them when any lane set new bytes. A slot is
+// cleared by the host before the launch (Note [Pages inserted without
+// waiting] in footprint_record.h).
 __device__ __forceinline__ void record_dense(const sp::table_view& t, unsigned group, unsigned me,
                                              std::uint64_t page, std::uint32_t begin,
                                              std::uint32_t end, sp::footprint_kind kind) {
@@ -101,7 +102,11 @@ __device__ __forceinline__ void record_dense(const sp::table_view& t, unsigned g
   slot = __shfl_sync(group, slot, static_cast<int>(leader));
   if (slot == sp::slot_overflowed) return;
   const unsigned rank = static_cast<unsigned>(__popc(group & ((1u << me) - 1u)));
-  sp::record_share(t, slot, begin, end, rank, static_cast<unsigned>(__popc(group)));
+  const std::uint32_t added = sp::set_share(t, slot, begin, end, rank,
+                                            static_cast<unsigned>(__popc(group)));
+  // The span's bounds once, by the first lane, when any lane set new bytes.
+  const bool any_added = __any_sync(group, added != 0);
+  sp::add_to_summary(t, slot, begin, end, added, any_added && rank == 0);
 }
 
 // What a warp's lanes found out about one access together.
@@ -113,10 +118,36 @@ struct warp_access {
   bool first_of_address, uniform, dense;
 };
 
+// Note [A whole warp's coalesced access] (footprint_record.h): true, with
+// `a` filled in as the general path below would, when it applies.
+__device__ __forceinline__ bool whole_warp_coalesced(unsigned active, std::uint64_t address,
+                                                     std::uint32_t size, sp::footprint_kind kind,
+                                                     warp_access& a) {
+  constexpr unsigned warp = 0xffffffffu;
+  if (active != warp) return false;
+  const std::uint32_t shape = size << 2 | static_cast<std::uint32_t>(kind);
+  const std::uint64_t first = __shfl_sync(warp, address, 0);
+  const std::uint32_t first_shape = __shfl_sync(warp, shape, 0);
+  a.me = lane_id();
+  if (!__all_sync(warp, sp::lane_continues_coalesced(first, first_shape, address, shape, a.me))) {
+    return false;
+  }
+  a.group = warp;
+  a.page = first >> sp::page_shift;
+  a.span_begin = static_cast<std::uint32_t>(first & (sp::page_bytes - 1));
+  a.span_end = a.span_begin + 32 * size;
+  a.begin = static_cast<std::uint32_t>(address & (sp::page_bytes - 1));
+  a.first_of_address = true;
+  a.uniform = true;
+  a.dense = true;
+  return true;
+}
+
 __device__ __forceinline__ warp_access group_access(std::uint64_t address, std::uint32_t size,
                                                     sp::footprint_kind kind) {
   warp_access a;
   const unsigned active = __activemask();
+  if (whole_warp_coalesced(active, address, size, kind, a)) return a;
   a.me = lane_id();
   a.page = address >> sp::page_shift;
   a.begin = static_cast<std::uint32_t>(address & (sp::page_bytes - 1));
@@ -231,6 +262,102 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_
   // it, so the collectives above stay.
   const auto& t = *static_cast<const sp::table_view*>(userdata);
   if (a.dense && a.span_end == t.capacity + 0x80000000u) atomicAdd(&t.counters->overflow, 1u);
+  return SANITIZER_PATCH_SUCCESS;
+}
+
+// Probe only (bench/precise, PROBE_ACCESS_FN): two more steps of
+// streamsan_global_access priced apart, for dense groups (coalesced
+// accesses). `_lookup` also finds the group's slot (pages are inserted as
+// usual) and sets no bit; `_words` also sets the span's bitmap words and
+// leaves the page's summary alone. Launches measured with them decode to
+// nothing.
+__device__ __forceinline__ std::uint32_t dense_slot(const sp::table_view& t, const warp_access& a,
+                                                    sp::footprint_kind kind) {
+  const int leader = __ffs(a.group) - 1;
+  std::uint32_t slot = 0;
+  if (a.me == static_cast<unsigned>(leader)) slot = sp::slot_to_record(t, a.page, kind);
+  return __shfl_sync(a.group, slot, leader);
+}
+
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_lookup(
+    void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
+    const void* new_value) {
+  sp::footprint_kind kind;
+  if (!recorded_kind(userdata, flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
+  const auto& t = *static_cast<const sp::table_view*>(userdata);
+  const warp_access a = group_access(reinterpret_cast<std::uint64_t>(ptr), size, kind);
+  if (!a.dense) return SANITIZER_PATCH_SUCCESS;
+  // Never true (slots are below 2^23): keeps the lookup's result live.
+  if (dense_slot(t, a, kind) == 0xfffffffeu) atomicAdd(&t.counters->overflow, 1u);
+  return SANITIZER_PATCH_SUCCESS;
+}
+
+// Probe only: `_lookup` taken apart. `_bucket` only loads the page's first
+// bucket; `_nowait` inserts like `_lookup`, but a lane whose first load
+// finds the page pending returns instead of waiting for it (what waiting
+// for other warps' insertions costs: docs/injection.md, Overhead).
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_bucket(
+    void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
+    const void* new_value) {
+  sp::footprint_kind kind;
+  if (!recorded_kind(userdata, flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
+  const auto& t = *static_cast<const sp::table_view*>(userdata);
+  const warp_access a = group_access(reinterpret_cast<std::uint64_t>(ptr), size, kind);
+  if (!a.dense) return SANITIZER_PATCH_SUCCESS;
+  const int leader = __ffs(a.group) - 1;
+  std::uint64_t seen = 0;
+  if (a.me == static_cast<unsigned>(leader)) {
+    const std::uint64_t key = sp::key_of(a.page, kind);
+    seen = sp::lane::load(&t.buckets[sp::page_hash(key) & t.bucket_mask]);
+  }
+  seen = __shfl_sync(a.group, seen, leader);
+  if (seen == 1) atomicAdd(&t.counters->overflow, 1u);
+  return SANITIZER_PATCH_SUCCESS;
+}
+
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_nowait(
+    void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
+    const void* new_value) {
+  sp::footprint_kind kind;
+  if (!recorded_kind(userdata, flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
+  const auto& t = *static_cast<const sp::table_view*>(userdata);
+  const warp_access a = group_access(reinterpret_cast<std::uint64_t>(ptr), size, kind);
+  if (!a.dense) return SANITIZER_PATCH_SUCCESS;
+  const int leader = __ffs(a.group) - 1;
+  std::uint32_t slot = 0;
+  if (a.me == static_cast<unsigned>(leader)) {
+    const std::uint64_t key = sp::key_of(a.page, kind);
+    const std::uint32_t b = sp::page_hash(key) & t.bucket_mask;
+    const std::uint64_t seen = sp::lane::load(&t.buckets[b]);
+    if (seen == 0) {
+      slot = sp::find_or_insert_from(t, a.page, kind, key, b, seen);
+    } else {
+      slot = static_cast<std::uint32_t>(seen);
+    }
+  }
+  slot = __shfl_sync(a.group, slot, leader);
+  if (slot == 0xfffffffeu) atomicAdd(&t.counters->overflow, 1u);
+  return SANITIZER_PATCH_SUCCESS;
+}
+
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_words(
+    void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
+    const void* new_value) {
+  sp::footprint_kind kind;
+  if (!recorded_kind(userdata, flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
+  const auto& t = *static_cast<const sp::table_view*>(userdata);
+  const warp_access a = group_access(reinterpret_cast<std::uint64_t>(ptr), size, kind);
+  if (!a.dense) return SANITIZER_PATCH_SUCCESS;
+  const std::uint32_t slot = dense_slot(t, a, kind);
+  if (slot == sp::slot_overflowed) return SANITIZER_PATCH_SUCCESS;
+  const unsigned rank = static_cast<unsigned>(__popc(a.group & ((1u << a.me) - 1u)));
+  const unsigned lanes = static_cast<unsigned>(__popc(a.group));
+  std::uint32_t added = 0;
+  for (std::uint32_t w = a.span_begin / sp::bits_per_word + rank; w * sp::bits_per_word < a.span_end;
+       w += lanes) {
+    added += sp::record_word(t, slot, w, a.span_begin, a.span_end);
+  }
+  if (added == 0xffffffffu) atomicAdd(&t.counters->overflow, 1u);  // never: keeps `added` live
   return SANITIZER_PATCH_SUCCESS;
 }
 

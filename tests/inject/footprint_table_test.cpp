@@ -135,7 +135,7 @@ TEST(FootprintTable, OverflowIsReportedNotHidden) {
   EXPECT_EQ(d.pages, 2u);
 }
 
-TEST(FootprintTable, AFullTableTakesNoNewKeysAndStopsRecording) {
+TEST(FootprintTable, AFullTableTakesNoNewKeys) {
   host_table t(2);
   record_span(t.view(), heap, 4, footprint_kind::read);
   for (int p = 1; p < 50; ++p) record_span(t.view(), heap + p * page_bytes, 4, footprint_kind::write);
@@ -143,16 +143,23 @@ TEST(FootprintTable, AFullTableTakesNoNewKeysAndStopsRecording) {
   for (std::uint32_t b = 0; b <= t.view().bucket_mask; ++b) {
     keys += t.view().buckets[b] != 0 ? 1 : 0;
   }
-  // Probing ends at an empty bucket: no key beyond the capacity was taken.
-  EXPECT_LE(keys, 2u);
-  // An overflowed launch records nothing more, even on a page it has.
+  // The capacity's keys and the one that found the table full (marked
+  // overflowed); after it, the overflow counter stops every new key before
+  // it takes a bucket, so probing ends at an empty bucket.
+  EXPECT_EQ(keys, 3u);
+  EXPECT_EQ(t.view().counters->overflow, 1u);
+  // An overflowed launch takes no new page; a page it has still records
+  // (Note [No word every access reads]): its footprint is incomplete anyway.
   record_span(t.view(), heap + 8, 4, footprint_kind::read);
-  EXPECT_EQ(t.view().pages[0].bytes, 4u);
+  EXPECT_EQ(t.view().pages[0].bytes, 8u);
+  record_span(t.view(), heap + 60 * page_bytes, 4, footprint_kind::read);
+  EXPECT_EQ(t.view().counters->used, 3u);
   EXPECT_FALSE(t.decode().complete);
 }
 
-// A slot taken again after the clear starts empty (the lane that takes it
-// clears it), so a fragmented page decodes without the last launch's bytes.
+// A slot taken again after the clear starts empty (the host's clear covers
+// the slots too: Note [Pages inserted without waiting]), so a fragmented
+// page decodes without the last launch's bytes.
 TEST(FootprintTable, ClearingStartsAFreshLaunch) {
   host_table t(4);
   record_span(t.view(), heap + 64, 64, footprint_kind::write);
@@ -238,9 +245,14 @@ TEST(FootprintTable, AnOverflowedLaunchHandsOutNoSlot) {
   ASSERT_NE(slot_to_record(t.view(), heap >> page_shift, footprint_kind::read), slot_overflowed);
   EXPECT_EQ(slot_to_record(t.view(), (heap >> page_shift) + 1, footprint_kind::read),
             slot_overflowed);
-  // Counted once, and from then on even the page the table holds is refused.
   EXPECT_EQ(t.view().counters->overflow, 1u);
-  EXPECT_EQ(slot_to_record(t.view(), heap >> page_shift, footprint_kind::read), slot_overflowed);
+  // From then on a new page is refused at the counter, without counting
+  // again; the page the table holds keeps its slot (a hit reads only its
+  // bucket: Note [No word every access reads]).
+  EXPECT_EQ(slot_to_record(t.view(), (heap >> page_shift) + 2, footprint_kind::read),
+            slot_overflowed);
+  EXPECT_EQ(t.view().counters->overflow, 1u);
+  EXPECT_EQ(slot_to_record(t.view(), heap >> page_shift, footprint_kind::read), 0u);
   EXPECT_EQ(t.view().counters->overflow, 1u);
 }
 
@@ -295,6 +307,27 @@ TEST(FootprintTable, DenseGroupRule) {
   // Mixed sizes or misaligned lanes are never merged.
   EXPECT_FALSE(group_is_dense(0, 8, 2, false, true, 4));
   EXPECT_FALSE(group_is_dense(0, 8, 2, true, false, 4));
+}
+
+TEST(FootprintTable, WholeWarpCoalescedRule) {
+  constexpr std::uint64_t first = 0x7f0000001000;
+  const std::uint32_t read4 = 4u << 2 | static_cast<std::uint32_t>(footprint_kind::read);
+  const std::uint32_t write4 = 4u << 2 | static_cast<std::uint32_t>(footprint_kind::write);
+  const std::uint32_t read16 = 16u << 2 | static_cast<std::uint32_t>(footprint_kind::read);
+  // Lane i at first + 4i: every lane continues the access.
+  for (std::uint32_t lane = 0; lane < 32; ++lane) {
+    EXPECT_TRUE(lane_continues_coalesced(first, read4, first + 4 * lane, read4, lane)) << lane;
+  }
+  // A lane one element off, another size or another kind breaks it.
+  EXPECT_FALSE(lane_continues_coalesced(first, read4, first + 4 * 6, read4, 5));
+  EXPECT_FALSE(lane_continues_coalesced(first, read4, first + 4 * 5, read16, 5));
+  EXPECT_FALSE(lane_continues_coalesced(first, read4, first + 4 * 5, write4, 5));
+  // 32 float4s from offset 3584 end at the page's end; from 3600, the last
+  // lane's bytes lie in the next page.
+  EXPECT_TRUE(lane_continues_coalesced(first + 3584, read16, first + 3584, read16, 0));
+  EXPECT_FALSE(lane_continues_coalesced(first + 3600, read16, first + 3600, read16, 0));
+  // A size of zero never passes.
+  EXPECT_FALSE(lane_continues_coalesced(first, 0, first, 0, 0));
 }
 
 }  // namespace
