@@ -265,53 +265,51 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_
   return SANITIZER_PATCH_SUCCESS;
 }
 
-// Probe only (bench/precise, PROBE_ACCESS_FN): two more steps of
+// Probe only (bench/precise, PROBE_ACCESS_FN): the steps of
 // streamsan_global_access priced apart, for dense groups (coalesced
-// accesses). `_lookup` also finds the group's slot (pages are inserted as
-// usual) and sets no bit; `_words` also sets the span's bitmap words and
-// leaves the page's summary alone. Launches measured with them decode to
-// nothing.
-__device__ __forceinline__ std::uint32_t dense_slot(const sp::table_view& t, const warp_access& a,
-                                                    sp::footprint_kind kind) {
+// accesses). `_bucket` also loads the page's first bucket; `_nowait` also
+// finds the slot, inserting pages, but a lane whose first load finds the
+// page pending returns instead of waiting for it; `_lookup` finds the slot
+// as recording does (waiting included) and sets no bit; `_words` also sets
+// the span's bitmap words and leaves the page's summary alone. Launches
+// measured with them decode to nothing (docs/injection.md, Overhead).
+__device__ __forceinline__ bool dense_group(void* userdata, void* ptr, std::uint32_t size,
+                                            std::uint32_t flags, const void* new_value,
+                                            sp::footprint_kind& kind, warp_access& a) {
+  if (!recorded_kind(userdata, flags, new_value, kind)) return false;
+  a = group_access(reinterpret_cast<std::uint64_t>(ptr), size, kind);
+  return a.dense;
+}
+
+// What the group's first lane computes, handed to the group.
+template <typename T, typename Step>
+__device__ __forceinline__ T from_leader(const warp_access& a, Step step) {
   const int leader = __ffs(a.group) - 1;
-  std::uint32_t slot = 0;
-  if (a.me == static_cast<unsigned>(leader)) slot = sp::slot_to_record(t, a.page, kind);
-  return __shfl_sync(a.group, slot, leader);
+  T v = 0;
+  if (a.me == static_cast<unsigned>(leader)) v = step();
+  return __shfl_sync(a.group, v, leader);
 }
 
-extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_lookup(
-    void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
-    const void* new_value) {
-  sp::footprint_kind kind;
-  if (!recorded_kind(userdata, flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
-  const auto& t = *static_cast<const sp::table_view*>(userdata);
-  const warp_access a = group_access(reinterpret_cast<std::uint64_t>(ptr), size, kind);
-  if (!a.dense) return SANITIZER_PATCH_SUCCESS;
-  // Never true (slots are below 2^23): keeps the lookup's result live.
-  if (dense_slot(t, a, kind) == 0xfffffffeu) atomicAdd(&t.counters->overflow, 1u);
-  return SANITIZER_PATCH_SUCCESS;
+// Never true, but the compiler cannot know it: keeps a result live.
+__device__ __forceinline__ void keep_live(const sp::table_view& t, bool never) {
+  if (never) atomicAdd(&t.counters->overflow, 1u);
 }
 
-// Probe only: `_lookup` taken apart. `_bucket` only loads the page's first
-// bucket; `_nowait` inserts like `_lookup`, but a lane whose first load
-// finds the page pending returns instead of waiting for it (what waiting
-// for other warps' insertions costs: docs/injection.md, Overhead).
+__device__ __forceinline__ const sp::table_view& view_of(void* userdata) {
+  return *static_cast<const sp::table_view*>(userdata);
+}
+
 extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_bucket(
     void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
     const void* new_value) {
   sp::footprint_kind kind;
-  if (!recorded_kind(userdata, flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
-  const auto& t = *static_cast<const sp::table_view*>(userdata);
-  const warp_access a = group_access(reinterpret_cast<std::uint64_t>(ptr), size, kind);
-  if (!a.dense) return SANITIZER_PATCH_SUCCESS;
-  const int leader = __ffs(a.group) - 1;
-  std::uint64_t seen = 0;
-  if (a.me == static_cast<unsigned>(leader)) {
-    const std::uint64_t key = sp::key_of(a.page, kind);
-    seen = sp::lane::load(&t.buckets[sp::page_hash(key) & t.bucket_mask]);
-  }
-  seen = __shfl_sync(a.group, seen, leader);
-  if (seen == 1) atomicAdd(&t.counters->overflow, 1u);
+  warp_access a;
+  if (!dense_group(userdata, ptr, size, flags, new_value, kind, a)) return SANITIZER_PATCH_SUCCESS;
+  const auto& t = view_of(userdata);
+  const std::uint64_t seen = from_leader<std::uint64_t>(a, [&] {
+    return sp::lane::load(&t.buckets[sp::page_hash(sp::key_of(a.page, kind)) & t.bucket_mask]);
+  });
+  keep_live(t, seen == 1);
   return SANITIZER_PATCH_SUCCESS;
 }
 
@@ -319,46 +317,62 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_
     void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
     const void* new_value) {
   sp::footprint_kind kind;
-  if (!recorded_kind(userdata, flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
-  const auto& t = *static_cast<const sp::table_view*>(userdata);
-  const warp_access a = group_access(reinterpret_cast<std::uint64_t>(ptr), size, kind);
-  if (!a.dense) return SANITIZER_PATCH_SUCCESS;
-  const int leader = __ffs(a.group) - 1;
-  std::uint32_t slot = 0;
-  if (a.me == static_cast<unsigned>(leader)) {
+  warp_access a;
+  if (!dense_group(userdata, ptr, size, flags, new_value, kind, a)) return SANITIZER_PATCH_SUCCESS;
+  const auto& t = view_of(userdata);
+  const std::uint32_t slot = from_leader<std::uint32_t>(a, [&] {
     const std::uint64_t key = sp::key_of(a.page, kind);
     const std::uint32_t b = sp::page_hash(key) & t.bucket_mask;
     const std::uint64_t seen = sp::lane::load(&t.buckets[b]);
-    if (seen == 0) {
-      slot = sp::find_or_insert_from(t, a.page, kind, key, b, seen);
-    } else {
-      slot = static_cast<std::uint32_t>(seen);
-    }
-  }
-  slot = __shfl_sync(a.group, slot, leader);
-  if (slot == 0xfffffffeu) atomicAdd(&t.counters->overflow, 1u);
+    return seen == 0 ? sp::find_or_insert_from(t, a.page, kind, key, b, seen)
+                     : static_cast<std::uint32_t>(seen);
+  });
+  keep_live(t, slot == 0xfffffffeu);
   return SANITIZER_PATCH_SUCCESS;
+}
+
+// A dense group's slot, found as recording finds it; false when the access
+// is not a dense group's.
+__device__ __forceinline__ bool dense_slot(void* userdata, void* ptr, std::uint32_t size,
+                                           std::uint32_t flags, const void* new_value,
+                                           warp_access& a, std::uint32_t& slot) {
+  sp::footprint_kind kind;
+  if (!dense_group(userdata, ptr, size, flags, new_value, kind, a)) return false;
+  const auto& t = view_of(userdata);
+  slot = from_leader<std::uint32_t>(a, [&] { return sp::slot_to_record(t, a.page, kind); });
+  return true;
+}
+
+// `_lookup` (set_words false) and `_words`.
+template <bool set_words>
+__device__ __forceinline__ SanitizerPatchResult price_slot(void* userdata, void* ptr,
+                                                           std::uint32_t size, std::uint32_t flags,
+                                                           const void* new_value) {
+  warp_access a;
+  std::uint32_t slot;
+  if (!dense_slot(userdata, ptr, size, flags, new_value, a, slot)) return SANITIZER_PATCH_SUCCESS;
+  const auto& t = view_of(userdata);
+  if (!set_words || slot == sp::slot_overflowed) {
+    keep_live(t, slot == 0xfffffffeu);
+    return SANITIZER_PATCH_SUCCESS;
+  }
+  const unsigned rank = static_cast<unsigned>(__popc(a.group & ((1u << a.me) - 1u)));
+  const std::uint32_t added =
+      sp::set_share(t, slot, a.span_begin, a.span_end, rank, static_cast<unsigned>(__popc(a.group)));
+  keep_live(t, added == 0xffffffffu);
+  return SANITIZER_PATCH_SUCCESS;
+}
+
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_lookup(
+    void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
+    const void* new_value) {
+  return price_slot<false>(userdata, ptr, size, flags, new_value);
 }
 
 extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_words(
     void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
     const void* new_value) {
-  sp::footprint_kind kind;
-  if (!recorded_kind(userdata, flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
-  const auto& t = *static_cast<const sp::table_view*>(userdata);
-  const warp_access a = group_access(reinterpret_cast<std::uint64_t>(ptr), size, kind);
-  if (!a.dense) return SANITIZER_PATCH_SUCCESS;
-  const std::uint32_t slot = dense_slot(t, a, kind);
-  if (slot == sp::slot_overflowed) return SANITIZER_PATCH_SUCCESS;
-  const unsigned rank = static_cast<unsigned>(__popc(a.group & ((1u << a.me) - 1u)));
-  const unsigned lanes = static_cast<unsigned>(__popc(a.group));
-  std::uint32_t added = 0;
-  for (std::uint32_t w = a.span_begin / sp::bits_per_word + rank; w * sp::bits_per_word < a.span_end;
-       w += lanes) {
-    added += sp::record_word(t, slot, w, a.span_begin, a.span_end);
-  }
-  if (added == 0xffffffffu) atomicAdd(&t.counters->overflow, 1u);  // never: keeps `added` live
-  return SANITIZER_PATCH_SUCCESS;
+  return price_slot<true>(userdata, ptr, size, flags, new_value);
 }
 
 // Probe only (bench/precise): counts accesses by (flags, new value present,
