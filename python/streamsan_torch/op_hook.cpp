@@ -854,7 +854,8 @@ std::string describe(const plan& p, const shape_ref* shapes, std::size_t n) {
 // thread, and a cached id is never stale: the map never forgets an entry,
 // and plans are never freed (so a plan's address names one plan for the
 // process's life). Shapes with more than op_frame_cache::max_dims sizes in
-// all bypass the cache (they are rare; the map answers them).
+// all bypass the cache (they are rare; the map answers them). The cache is
+// 19 KiB of each thread that runs operators (128 ways of 152 bytes).
 struct op_frame_cache {
   static constexpr std::size_t sets = 64;
   static constexpr std::size_t max_dims = 16;
@@ -869,6 +870,8 @@ struct op_frame_cache {
   way ways[sets][2];
   std::uint64_t hits = 0, misses = 0;  // for the tests
 };
+static_assert(sizeof(op_frame_cache::way) == 152,
+              "Note [Operator frames cached per thread] gives the cache's size");
 
 // ---- per thread: the operators in progress ----
 
