@@ -189,6 +189,15 @@ void session::settle_footprints() noexcept {
 
 bool session::try_subscribe() noexcept { return callbacks_.try_enable(); }
 
+call_site session::capture_block_call_site() noexcept {
+  const call_site at = call_sites_.capture(0);
+  // Native frames come first when there are any: this capture unwound.
+  if (!at.frames.empty() && at.frames.front() < interpreter_frame_base) {
+    blocks_unwound_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return at;
+}
+
 bool session::suppressed(const diagnostic& d) const {
   if (suppressions_.empty()) return false;
   symbolizer symbols(engine_.tables(), symbol_source::log_then_this_process);
@@ -334,11 +343,12 @@ void session::print_debug_counters() const {
   if (const auto b = model_.block_statistics(); b.allocated + b.unknown_frees + b.outside_segments) {
     std::fprintf(stderr,
                  "streamsan: debug: caching allocator blocks allocated=%llu freed=%llu "
-                 "outside_segments=%llu unknown_frees=%llu\n",
+                 "outside_segments=%llu unknown_frees=%llu unwound=%llu\n",
                  static_cast<unsigned long long>(b.allocated),
                  static_cast<unsigned long long>(b.freed),
                  static_cast<unsigned long long>(b.outside_segments),
-                 static_cast<unsigned long long>(b.unknown_frees));
+                 static_cast<unsigned long long>(b.unknown_frees),
+                 static_cast<unsigned long long>(blocks_unwound_.load()));
   }
   std::string frequent;
   for (const auto& [name, count] : dispatcher_.most_frequent_calls(16)) {

@@ -144,6 +144,10 @@ class session {
   recorder& log() noexcept { return recorder_; }
   // The calling thread's stack (outside callbacks: annotations).
   call_site capture_call_site() noexcept { return call_sites_.capture(0); }
+  // The stack of a caching allocator block handed out on the calling thread;
+  // counts those that took an unwind (Note [A block's stack is its
+  // operator's] in torch_entry.cpp).
+  call_site capture_block_call_site() noexcept;
   const sanitizer_options& options() const noexcept { return config_.options; }
 
   // NVTX initialized (InitializeInjectionNvtx2, at the program's first NVTX
@@ -193,6 +197,8 @@ class session {
   std::unique_ptr<tsan_attachment> tsan_;  // docs/tsan-bridge.md
   bool tsan_off_ = false;  // a usable bridge the capture plan turned off
   std::atomic<bool> finished_{false};
+  // Note [A block's stack is its operator's]: for STREAMSAN_DEBUG.
+  std::atomic<std::uint64_t> blocks_unwound_{0};
   // sanitizer_, for the engine's thread (measure_candidate): set once it is
   // enabled, never cleared while records flow.
   std::atomic<sanitizer_source*> measuring_{nullptr};

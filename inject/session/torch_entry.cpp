@@ -136,13 +136,33 @@ STREAMSAN_EXPORT void streamsan_inject_torch_host_access(const std::uint64_t* sp
 // the allocator's trace tracker, under the allocator's lock, on the
 // allocating thread: it takes the model's lock (never the other way round)
 // and never the GIL.
+//
+// Note [A block's stack is its operator's]
+// A block's stack is its allocation site in a report (a reused block
+// without record_stream is named with where it was allocated). It is
+// captured under the allocator's lock, but almost never unwound: nearly
+// every block is handed out inside an operator the hook entered (an
+// operator allocates its outputs and temporaries, and factories are
+// operators), where the thread's interpreter frames are set (op_begin), and
+// the capture returns them as they are, without a native walk (Note
+// [Interpreter frames]): the operator's pseudo-frame and the user's lines,
+// the frames the operator's launches get, and what the report should show.
+// Only a block handed out outside every operator the hook entered (a C++
+// extension's raw allocation, code under an operator the hook passes at the
+// outermost level) or with cpp_stacks=1 (native frames asked for) costs a
+// walk, through the caching unwinder (Note [Why a caching unwinder]). A
+// path key (Note [Path cache]) would save only the walk over this library's
+// own few frames: the first frame outside it is the hook's tracker, right
+// above. Capturing nothing there would leave such a block without an
+// allocation site. STREAMSAN_DEBUG counts the walks (`unwound=` on the
+// caching allocator's line), for a profile that shows them.
 STREAMSAN_EXPORT void streamsan_inject_torch_block_alloc(std::uint64_t address, std::uint64_t size,
                                                          std::int32_t device,
                                                          std::uint64_t stream) {
   auto* s = process_session::current();
   if (s == nullptr) return;
   try {
-    s->model().block_allocated(s->capture_call_site(), address, size, device,
+    s->model().block_allocated(s->capture_block_call_site(), address, size, device,
                                {static_cast<std::uintptr_t>(stream)});
   } catch (...) {
   }

@@ -301,6 +301,15 @@ class Hook:
         f.restype = ctypes.c_int
         return ("untried", "on", "off")[f()]
 
+    def op_frame_counts(self):
+        """(hits, misses) of the calling thread's cache of operator frames
+        (Note [Operator frames cached per thread])."""
+        f = self._lib.streamsan_torch_hook_op_frame_counts
+        f.restype = None
+        hits, misses = ctypes.c_uint64(), ctypes.c_uint64()
+        f(ctypes.byref(hits), ctypes.byref(misses))
+        return hits.value, misses.value
+
     def trace_for_test(self, action, address, size, device, stream):
         """Hands the allocator tracker a synthetic TraceEntry (the tests have
         no GPU, so no allocator to attach it to); False without a tracker."""

@@ -836,6 +836,43 @@ std::string describe(const plan& p, const shape_ref* shapes, std::size_t n) {
   return out + ")";
 }
 
+// Note [Operator frames cached per thread]
+// Every operator names its pseudo-frame, one frame id per (plan, dtypes,
+// sizes), defined once in the library (abi.frame). The ids live in a map
+// shared by all threads, keyed by a string of the three; asking it at every
+// operator built the key, took op_frame_mutex (which the autograd thread's
+// operators contend for too) and hashed the key: 0.9% of the main thread in
+// the H200 profile of the MLP loop (docs/pytorch.md, Overhead). A thread
+// sees the same few pairs again and again (a training loop runs the same
+// operators on the same shapes every iteration), so each thread keeps a
+// small cache in front of the map, without a lock or an allocation: two-way
+// sets chosen by a hash of the plan's address and the shapes. The hash only
+// picks the set; a hit needs the same plan, count, dtypes, ranks and sizes,
+// compared in full. A miss asks the shared map as before and keeps its
+// answer in the set's first way (the first moves to the second). Only the
+// map makes ids, so the same (plan, dtypes, sizes) has the same id on every
+// thread, and a cached id is never stale: the map never forgets an entry,
+// and plans are never freed (so a plan's address names one plan for the
+// process's life). Shapes with more than op_frame_cache::max_dims sizes in
+// all bypass the cache (they are rare; the map answers them). The cache is
+// 19 KiB of each thread that runs operators (128 ways of 152 bytes).
+struct op_frame_cache {
+  static constexpr std::size_t sets = 64;
+  static constexpr std::size_t max_dims = 16;
+  struct way {
+    const plan* p = nullptr;  // nullptr: empty
+    std::uint32_t id = 0;
+    std::uint8_t count = 0;
+    std::int8_t dtypes[max_shapes] = {};
+    std::uint8_t ranks[max_shapes] = {};
+    std::int64_t sizes[max_dims] = {};
+  };
+  way ways[sets][2];
+  std::uint64_t hits = 0, misses = 0;  // for the tests
+};
+static_assert(sizeof(op_frame_cache::way) == 152,
+              "Note [Operator frames cached per thread] gives the cache's size");
+
 // ---- per thread: the operators in progress ----
 
 enum class level_kind : std::uint8_t { passed, op, host };
@@ -857,6 +894,7 @@ struct thread_state {
   std::string shape_key;
   shape_ref shapes[max_shapes];
   std::size_t shape_count = 0;
+  op_frame_cache op_frames;
 };
 thread_local thread_state ts;
 
@@ -933,7 +971,9 @@ void add_value(const c10::IValue& v, std::uint8_t mode, const span_sink& sink) {
   }
 }
 
-std::uint32_t op_frame_of(const plan& p) {
+// The shared map's id for (p, ts.shapes): made and told to the library
+// the first time any thread asks (Note [Operator frames cached per thread]).
+std::uint32_t shared_op_frame_of(const plan& p) {
   auto& key = ts.shape_key;
   const auto p_address = &p;
   key.assign(reinterpret_cast<const char*>(&p_address), sizeof p_address);
@@ -949,6 +989,63 @@ std::uint32_t op_frame_of(const plan& p) {
   const std::uint32_t id = next_frame_id.fetch_add(1);
   abi.frame(id, describe(p, ts.shapes, ts.shape_count).c_str(), "", 0);
   op_frames.emplace(key, id);
+  return id;
+}
+
+// Whether `w` holds (p, t.shapes), all compared.
+bool same_op_frame(const op_frame_cache::way& w, const plan& p, const thread_state& t) {
+  if (w.p != &p || w.count != t.shape_count) return false;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < t.shape_count; ++i) {
+    const auto& s = t.shapes[i];
+    const std::size_t rank = s.sizes.size();
+    if (w.dtypes[i] != static_cast<std::int8_t>(s.dtype) || w.ranks[i] != rank) return false;
+    for (std::size_t d = 0; d < rank; ++d) {
+      if (w.sizes[at + d] != s.sizes[d]) return false;
+    }
+    at += rank;
+  }
+  return true;
+}
+
+std::uint32_t op_frame_of(const plan& p) {
+  // Note [Operator frames cached per thread]
+  thread_state& t = ts;  // one lookup of the thread's state, not one per use
+  std::size_t dims = 0;
+  std::uint64_t h = reinterpret_cast<std::uintptr_t>(&p) * 0x9E3779B97F4A7C15ull;
+  for (std::size_t i = 0; i < t.shape_count; ++i) {
+    const auto& s = t.shapes[i];
+    dims += s.sizes.size();
+    h = (h ^ (static_cast<std::uint64_t>(static_cast<std::uint8_t>(s.dtype)) << 8 |
+              s.sizes.size())) * 0x100000001B3ull;
+    for (const std::int64_t size : s.sizes) {
+      h = (h ^ static_cast<std::uint64_t>(size)) * 0x100000001B3ull;
+    }
+  }
+  if (dims > op_frame_cache::max_dims) return shared_op_frame_of(p);
+  auto& cache = t.op_frames;
+  auto& set = cache.ways[(h ^ (h >> 29)) % op_frame_cache::sets];
+  for (const auto& w : set) {
+    if (same_op_frame(w, p, t)) {
+      ++cache.hits;
+      return w.id;
+    }
+  }
+  ++cache.misses;
+  const std::uint32_t id = shared_op_frame_of(p);
+  set[1] = set[0];
+  auto& w = set[0];
+  w.p = &p;
+  w.id = id;
+  w.count = static_cast<std::uint8_t>(t.shape_count);
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < t.shape_count; ++i) {
+    const auto& s = t.shapes[i];
+    w.dtypes[i] = static_cast<std::int8_t>(s.dtype);
+    w.ranks[i] = static_cast<std::uint8_t>(s.sizes.size());
+    std::copy(s.sizes.begin(), s.sizes.end(), w.sizes + at);
+    at += s.sizes.size();
+  }
   return id;
 }
 
@@ -1201,6 +1298,14 @@ STREAMSAN_HOOK_EXPORT int streamsan_torch_hook_fast_frames(void) {
     case raw_layout::state::off: return 2;
   }
   return 2;
+}
+
+// Note [Operator frames cached per thread]: the calling thread's cache hits
+// and misses so far; for the tests.
+STREAMSAN_HOOK_EXPORT void streamsan_torch_hook_op_frame_counts(std::uint64_t* hits,
+                                                                std::uint64_t* misses) {
+  *hits = ts.op_frames.hits;
+  *misses = ts.op_frames.misses;
 }
 
 // For the tests, on a machine without a GPU (no allocator to attach to):

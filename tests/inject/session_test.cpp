@@ -27,6 +27,7 @@
 #include "inject/capture/call_sites.h"
 #include "inject/session/fatal_signals.h"
 #include "inject/session/run_result.h"
+#include "inject/stack/fast_unwinder.h"
 #include "sanitizer/log/jsonl_dump.h"
 #include "sanitizer/log/trace_reader.h"
 #include "tests/inject/capture_sink.h"
@@ -335,6 +336,26 @@ TEST_F(Session, ABlockReusedWithoutRecordStreamIsReportedWithRecordStream) {
             std::string::npos)
       << report;
   if (std::getenv("SHOW_REPORT")) std::fputs(report.c_str(), stderr);
+}
+
+// Note [A block's stack is its operator's]: inside an operator a block's
+// stack is the operator's interpreter frames, taken without a walk; outside
+// every operator it is the native stack.
+TEST_F(Session, ABlockInsideAnOperatorTakesItsFramesWithoutAnUnwind) {
+  session s(text_report_config(), driver);
+  const std::uint32_t frames[] = {1, 2};
+  set_interpreter_frames(frames);
+  const auto walks = current_thread_unwinder_stats().captures;
+  const call_site inside = s.capture_block_call_site();
+  EXPECT_EQ(current_thread_unwinder_stats().captures, walks);
+  ASSERT_EQ(inside.frames.size(), 2u);
+  EXPECT_EQ(inside.frames[0], interpreter_frame_address(1));
+  EXPECT_EQ(inside.frames[1], interpreter_frame_address(2));
+  set_interpreter_frames({});
+  const call_site outside = s.capture_block_call_site();
+  EXPECT_EQ(current_thread_unwinder_stats().captures, walks + 1);
+  ASSERT_FALSE(outside.frames.empty());
+  EXPECT_LT(outside.frames.front(), interpreter_frame_base);
 }
 
 // halt_on_error: a suppressed diagnostic changes nothing. It used to print

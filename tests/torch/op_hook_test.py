@@ -378,6 +378,47 @@ class NativeHook(unittest.TestCase):
         # Thread.run and _bootstrap are the standard library's: folded.
         self.assertEqual(len(begin[2]), 2, [self.abi.frames[f] for f in begin[2]])
 
+    # Note [Operator frames cached per thread]
+    def test_operator_frames_are_one_id_per_shapes_on_every_thread(self):
+        t = self.torch
+        tensors = [t.ones(4, 8), t.ones(2, 16), t.ones(32), t.ones(4, 8, dtype=t.float64),
+                   t.ones(4, 8, 1), t.ones([1] * 9)]  # 18 sizes: more than a cache way holds
+        names = ["float32[4, 8]", "float32[2, 16]", "float32[32]", "float64[4, 8]",
+                 "float32[4, 8, 1]", "float32[%s]" % ", ".join(["1"] * 9)]
+        seen = {}  # thread -> ids of each round, in tensors' order
+        counts = {}
+
+        def rounds():
+            ids = []
+            for _ in range(3):
+                first = len(self.abi.calls)
+                for x in tensors:
+                    x.add_(x)
+                ids.append([c[2][0] for c in self.abi.calls[first:] if c[0] == "begin"])
+            seen[threading.get_ident()] = ids
+            before = self.hook.op_frame_counts()
+            for _ in range(3):
+                tensors[0].add_(tensors[0])
+            after = self.hook.op_frame_counts()
+            counts[threading.get_ident()] = (after[0] - before[0], after[1] - before[1])
+
+        self.abi.calls = []
+        rounds()
+        thread = threading.Thread(target=rounds)
+        thread.start()
+        thread.join()
+        self.assertEqual(len(seen), 2)
+        ids = [r for per_thread in seen.values() for r in per_thread]
+        self.assertEqual(len(ids[0]), len(tensors))
+        for r in ids[1:]:
+            self.assertEqual(r, ids[0])
+        self.assertEqual(len(set(ids[0])), len(tensors))
+        self.assertEqual([self.abi.name(i) for i in ids[0]],
+                         ["aten::add_.Tensor(%s, %s)" % (n, n) for n in names])
+        # The worker's cache started empty: (4, 8) was asked in its rounds,
+        # so the three calls after them are hits.
+        self.assertEqual(counts[thread.ident], (3, 0))
+
     def test_thread_without_python_gets_the_operator_alone(self):
         t = self.torch
 
