@@ -639,7 +639,9 @@ void launch_tracker::poll(bool wait_all, const footprint_callback& done) {
     std::lock_guard lock(mutex_);
     for (const auto& l : taken) {
       const auto it = slots_hint_.find(l.function);
-      hints.push_back(it != slots_hint_.end() && it->second != 0 ? it->second : l.t.layout.capacity);
+      hints.push_back(it != slots_hint_.end() && it->second != 0
+                          ? precise::summaries_to_read(it->second)
+                          : l.t.layout.capacity);
     }
   }
   std::vector<precise::decoded_footprint> footprints;

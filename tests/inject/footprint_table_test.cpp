@@ -298,6 +298,12 @@ TEST(FootprintTable, ReadsBackInOneCopyWhenThePageCountIsExpected) {
   EXPECT_EQ(d.intervals.size(), 10u);
 }
 
+TEST(FootprintTable, AReadBackTakesTheLastLaunchsPagesAndAnEighth) {
+  // The tracker's hint for a kernel that used 49,152 pages is 98,304 slots.
+  EXPECT_EQ(summaries_to_read(98304), 49152u + 6144u);
+  EXPECT_EQ(summaries_to_read(16), 9u);
+}
+
 TEST(FootprintTable, DenseGroupRule) {
   // 32 lanes x 4 bytes, consecutive: one interval.
   EXPECT_TRUE(group_is_dense(0, 128, 32, true, true, 4));
