@@ -63,6 +63,7 @@
 #include "inject/model/driver_queries.h"
 #include "inject/model/handle_table.h"
 #include "inject/model/host_function_listener.h"
+#include "inject/model/id_table.h"
 #include "inject/precise/footprint_decode.h"
 #include "inject/precise/footprint_resolver.h"
 #include "sanitizer/log/recorder.h"
@@ -674,12 +675,12 @@ class cuda_model {
   allocation_map allocations_;
   block_counters blocks_;
   // Note [Graphs name segments, not blocks]: each block's segment and
-  // offset there, by raw(alloc_id), while the block lives.
+  // offset there, while the block lives (Note [Flat tables by id]).
   struct block_place {
     alloc_id segment{};
     std::uint64_t offset = 0;
   };
-  std::unordered_map<std::uint32_t, block_place> block_places_;
+  id_table<alloc_id, block_place> block_places_;
   void accesses_to_segments_locked(std::vector<access>& accesses) const;
   std::vector<access> scratch_;
   std::vector<pointer_word> word_scratch_;  // op_launch_accesses_locked's

@@ -54,7 +54,7 @@ void cuda_model::block_allocated(const call_site& at, std::uint64_t address, std
   const alloc_id id = rec_.new_alloc_id();
   const alloc_id parent = segment->id;
   allocations_.insert_block(allocation{id, address, bytes, memory_kind::cached_block, device});
-  block_places_[raw(id)] = block_place{parent, offset};
+  block_places_.set(id, block_place{parent, offset});
   ++blocks_.allocated;
   alloc_record r;
   r.alloc = id;
@@ -76,7 +76,7 @@ void cuda_model::block_freed(const call_site& at, std::uint64_t address) {
     return;
   }
   ++blocks_.freed;
-  block_places_.erase(raw(block->id));
+  block_places_.erase(block->id);
   op_block_freed_locked(block->id);
   emit(at, free_record{block->id, free_mode::cached, {}});
 }
@@ -93,10 +93,10 @@ void cuda_model::block_freed(const call_site& at, std::uint64_t address) {
 void cuda_model::accesses_to_segments_locked(std::vector<access>& accesses) const {
   if (block_places_.empty()) return;
   for (auto& a : accesses) {
-    const auto it = block_places_.find(raw(a.range.alloc));
-    if (it == block_places_.end()) continue;
-    a.range.alloc = it->second.segment;
-    a.range.offset += it->second.offset;
+    const block_place* place = block_places_.find(a.range.alloc);
+    if (place == nullptr) continue;
+    a.range.alloc = place->segment;
+    a.range.offset += place->offset;
   }
 }
 

@@ -53,6 +53,18 @@ class CachingAllocatorBlocks : public model_fixture {
     op(stream_b, segment, access_mode::read);
     return x;
   }
+  // Instantiates `exec` from a graph of one kernel node over `address`.
+  void instantiate_graph_over(std::uintptr_t exec, std::uint64_t address) {
+    constexpr std::uintptr_t graph = 0x6001;
+    raw_graph g;
+    raw_graph_node n;
+    n.kind = raw_node_kind::kernel;
+    n.kernel = kernel;
+    n.args = args(address);
+    g.nodes = {n};
+    driver.graphs[graph] = g;
+    model.graph_instantiated(here, exec, graph);
+  }
 };
 
 TEST_F(CachingAllocatorBlocks, ABlockIsACachedBlockOfItsSegment) {
@@ -147,16 +159,9 @@ TEST_F(CachingAllocatorBlocks, ATemporaryFreedInsideAnOperatorLeavesItsSpans) {
 // its bytes across replays, while the tensor it was captured with may die
 // between them (torch keeps the graph's private pool for the graph).
 TEST_F(CachingAllocatorBlocks, AGraphNodeNamesTheSegmentSoALaterReplayIsNoUseAfterFree) {
-  constexpr std::uintptr_t graph = 0x6001, exec = 0x6002;
+  constexpr std::uintptr_t exec = 0x6002;
   model.block_allocated(here, segment + 8192, block_bytes, 0, {stream_a});
-  raw_graph g;
-  raw_graph_node n;
-  n.kind = raw_node_kind::kernel;
-  n.kernel = kernel;
-  n.args = args(segment + 8192);
-  g.nodes = {n};
-  driver.graphs[graph] = g;
-  model.graph_instantiated(here, exec, graph);
+  instantiate_graph_over(exec, segment + 8192);
   const auto& instantiated = sink.last<graph_instantiate>();
   ASSERT_EQ(instantiated.node_accesses.size(), 1u);
   ASSERT_EQ(instantiated.node_accesses[0].size(), 1u);
@@ -167,6 +172,29 @@ TEST_F(CachingAllocatorBlocks, AGraphNodeNamesTheSegmentSoALaterReplayIsNoUseAft
   model.block_freed(here, segment + 8192);
   model.graph_launched(here, exec, {stream_a});
   EXPECT_TRUE(eng.diagnostics().empty()) << kinds().front();
+}
+
+// Note [Flat tables by id]: a block freed and carved again at the same
+// address is a new block (a fresh id), and only it is placed in the
+// segment: a graph node over it names the segment with the new block's
+// bytes.
+TEST_F(CachingAllocatorBlocks, ABlockCarvedAgainAtItsAddressIsANewBlock) {
+  for (int i = 0; i < 100; ++i) {
+    model.block_allocated(here, segment + 8192, block_bytes, 0, {stream_a});
+    model.block_freed(here, segment + 8192);
+  }
+  model.block_allocated(here, segment + 8192, block_bytes / 2, 0, {stream_a});
+  const auto allocs = sink.all<alloc_record>();
+  ASSERT_GE(allocs.size(), 3u);
+  EXPECT_NE(allocs[allocs.size() - 1].alloc, allocs[allocs.size() - 2].alloc);
+  instantiate_graph_over(0x6002, segment + 8192);
+  const access& a = sink.last<graph_instantiate>().node_accesses.at(0).at(0);
+  EXPECT_EQ(a.range.alloc, allocs.front().alloc);  // the segment
+  EXPECT_EQ(a.range.offset, 8192u);
+  EXPECT_EQ(a.range.size, block_bytes / 2);  // the new block's bytes
+  const auto counts = model.block_statistics();
+  EXPECT_EQ(counts.allocated, 101u);
+  EXPECT_EQ(counts.freed, 100u);
 }
 
 TEST_F(CachingAllocatorBlocks, WhatWasNotSeenIsCountedAndLeftOut) {
