@@ -299,36 +299,43 @@ __device__ __forceinline__ const sp::table_view& view_of(void* userdata) {
   return *static_cast<const sp::table_view*>(userdata);
 }
 
-extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_bucket(
-    void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
-    const void* new_value) {
+// Runs `step(t, a, kind)` on a dense group's first lane, hands its result
+// to the group and keeps it live (`never` is a value it cannot take).
+template <typename T, typename Step>
+__device__ __forceinline__ SanitizerPatchResult price_leader(void* userdata, void* ptr,
+                                                             std::uint32_t size, std::uint32_t flags,
+                                                             const void* new_value, T never,
+                                                             Step step) {
   sp::footprint_kind kind;
   warp_access a;
   if (!dense_group(userdata, ptr, size, flags, new_value, kind, a)) return SANITIZER_PATCH_SUCCESS;
   const auto& t = view_of(userdata);
-  const std::uint64_t seen = from_leader<std::uint64_t>(a, [&] {
-    return sp::lane::load(&t.buckets[sp::page_hash(sp::key_of(a.page, kind)) & t.bucket_mask]);
-  });
-  keep_live(t, seen == 1);
+  keep_live(t, from_leader<T>(a, [&] { return step(t, a, kind); }) == never);
   return SANITIZER_PATCH_SUCCESS;
+}
+
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_bucket(
+    void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
+    const void* new_value) {
+  return price_leader<std::uint64_t>(
+      userdata, ptr, size, flags, new_value, 1,
+      [](const sp::table_view& t, const warp_access& a, sp::footprint_kind kind) {
+        return sp::lane::load(&t.buckets[sp::page_hash(sp::key_of(a.page, kind)) & t.bucket_mask]);
+      });
 }
 
 extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_nowait(
     void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
     const void* new_value) {
-  sp::footprint_kind kind;
-  warp_access a;
-  if (!dense_group(userdata, ptr, size, flags, new_value, kind, a)) return SANITIZER_PATCH_SUCCESS;
-  const auto& t = view_of(userdata);
-  const std::uint32_t slot = from_leader<std::uint32_t>(a, [&] {
-    const std::uint64_t key = sp::key_of(a.page, kind);
-    const std::uint32_t b = sp::page_hash(key) & t.bucket_mask;
-    const std::uint64_t seen = sp::lane::load(&t.buckets[b]);
-    return seen == 0 ? sp::find_or_insert_from(t, a.page, kind, key, b, seen)
-                     : static_cast<std::uint32_t>(seen);
-  });
-  keep_live(t, slot == 0xfffffffeu);
-  return SANITIZER_PATCH_SUCCESS;
+  return price_leader<std::uint32_t>(
+      userdata, ptr, size, flags, new_value, 0xfffffffeu,
+      [](const sp::table_view& t, const warp_access& a, sp::footprint_kind kind) {
+        const std::uint64_t key = sp::key_of(a.page, kind);
+        const std::uint32_t b = sp::page_hash(key) & t.bucket_mask;
+        const std::uint64_t seen = sp::lane::load(&t.buckets[b]);
+        return seen == 0 ? sp::find_or_insert_from(t, a.page, kind, key, b, seen)
+                         : static_cast<std::uint32_t>(seen);
+      });
 }
 
 // A dense group's slot, found as recording finds it; false when the access
