@@ -22,16 +22,19 @@ void fetch_or_throw(const fetch_fn& fetch, void* out, std::uint64_t source, std:
   }
 }
 
+// Extends `last` by `i` when `i` continues or overlaps it with the same
+// kind; false (and `last` as it was) otherwise.
+bool merged_into(measured_interval& last, const measured_interval& i) {
+  if (last.kind != i.kind || i.begin > last.end || i.end < last.begin) return false;
+  last.begin = std::min(last.begin, i.begin);
+  last.end = std::max(last.end, i.end);
+  return true;
+}
+
 // Appends `i` to `out`, extending the last interval instead when `i`
 // continues or overlaps it with the same kind.
 void append_merged(std::vector<measured_interval>& out, const measured_interval& i) {
-  if (!out.empty() && out.back().kind == i.kind && i.begin <= out.back().end &&
-      i.end >= out.back().begin) {
-    out.back().begin = std::min(out.back().begin, i.begin);
-    out.back().end = std::max(out.back().end, i.end);
-    return;
-  }
-  out.push_back(i);
+  if (out.empty() || !merged_into(out.back(), i)) out.push_back(i);
 }
 
 // Note [Slots decoded in page order]
@@ -97,12 +100,8 @@ void coalesce(std::vector<measured_interval>& intervals) {
   });
   std::size_t out = 0;
   for (std::size_t i = 0; i < intervals.size(); ++i) {
-    if (out > 0 && intervals[out - 1].kind == intervals[i].kind &&
-        intervals[i].begin <= intervals[out - 1].end) {
-      intervals[out - 1].end = std::max(intervals[out - 1].end, intervals[i].end);
-    } else {
-      intervals[out++] = intervals[i];
-    }
+    // Sorted, so merged_into only ever extends the end.
+    if (out == 0 || !merged_into(intervals[out - 1], intervals[i])) intervals[out++] = intervals[i];
   }
   intervals.resize(out);
 }

@@ -42,6 +42,11 @@ __device__ __forceinline__ bool recorded_kind(const void* userdata, std::uint32_
   return userdata != nullptr && classify(flags, new_value, kind);
 }
 
+// The launch's table: the callbacks' userdata, when recorded_kind holds.
+__device__ __forceinline__ const sp::table_view& view_of(void* userdata) {
+  return *static_cast<const sp::table_view*>(userdata);
+}
+
 __device__ __forceinline__ unsigned lane_id() {
   unsigned id;
   asm volatile("mov.u32 %0, %%laneid;" : "=r"(id));
@@ -119,7 +124,8 @@ struct warp_access {
 };
 
 // Note [A whole warp's coalesced access] (footprint_record.h): true, with
-// `a` filled in as the general path below would, when it applies.
+// `a` filled in as the general path below would, when it applies (a.me is
+// the caller's).
 __device__ __forceinline__ bool whole_warp_coalesced(unsigned active, std::uint64_t address,
                                                      std::uint32_t size, sp::footprint_kind kind,
                                                      warp_access& a) {
@@ -128,7 +134,6 @@ __device__ __forceinline__ bool whole_warp_coalesced(unsigned active, std::uint6
   const std::uint32_t shape = size << 2 | static_cast<std::uint32_t>(kind);
   const std::uint64_t first = __shfl_sync(warp, address, 0);
   const std::uint32_t first_shape = __shfl_sync(warp, shape, 0);
-  a.me = lane_id();
   if (!__all_sync(warp, sp::lane_continues_coalesced(first, first_shape, address, shape, a.me))) {
     return false;
   }
@@ -147,8 +152,8 @@ __device__ __forceinline__ warp_access group_access(std::uint64_t address, std::
                                                     sp::footprint_kind kind) {
   warp_access a;
   const unsigned active = __activemask();
-  if (whole_warp_coalesced(active, address, size, kind, a)) return a;
   a.me = lane_id();
+  if (whole_warp_coalesced(active, address, size, kind, a)) return a;
   a.page = address >> sp::page_shift;
   a.begin = static_cast<std::uint32_t>(address & (sp::page_bytes - 1));
   a.group = __match_any_sync(active, (a.page << 2) | static_cast<std::uint32_t>(kind));
@@ -191,7 +196,7 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access(
     const void* new_value) {
   sp::footprint_kind kind;
   if (!recorded_kind(userdata, flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
-  record_warp(*static_cast<const sp::table_view*>(userdata),
+  record_warp(view_of(userdata),
               reinterpret_cast<std::uint64_t>(ptr), size, kind);
   return SANITIZER_PATCH_SUCCESS;
 }
@@ -202,7 +207,7 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_
     const void* new_value) {
   sp::footprint_kind kind;
   if (!recorded_kind(userdata, flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
-  sp::record_span(*static_cast<const sp::table_view*>(userdata),
+  sp::record_span(view_of(userdata),
                   reinterpret_cast<std::uint64_t>(ptr), size, kind);
   return SANITIZER_PATCH_SUCCESS;
 }
@@ -211,7 +216,7 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_
 extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_memcpy_async(
     void* userdata, std::uint64_t, void* src, std::uint32_t, std::uint32_t size) {
   if (userdata == nullptr || src == nullptr) return SANITIZER_PATCH_SUCCESS;
-  record_warp(*static_cast<const sp::table_view*>(userdata),
+  record_warp(view_of(userdata),
               reinterpret_cast<std::uint64_t>(src), size, sp::footprint_kind::read);
   return SANITIZER_PATCH_SUCCESS;
 }
@@ -221,7 +226,7 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_bulk_global_to
     void* userdata, std::uint64_t, std::uint64_t src, std::uint32_t, std::uint32_t,
     std::uint32_t data, std::uint32_t) {
   if (userdata == nullptr || !warp_leader()) return SANITIZER_PATCH_SUCCESS;
-  sp::record_span(*static_cast<const sp::table_view*>(userdata), src,
+  sp::record_span(view_of(userdata), src,
                   std::uint64_t{data & 0xffffu} * 16, sp::footprint_kind::read);
   return SANITIZER_PATCH_SUCCESS;
 }
@@ -229,7 +234,7 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_bulk_global_to
 extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_bulk_shared_to_global(
     void* userdata, std::uint64_t, std::uint64_t dst, std::uint32_t, std::uint32_t blocks) {
   if (userdata == nullptr || !warp_leader()) return SANITIZER_PATCH_SUCCESS;
-  sp::record_span(*static_cast<const sp::table_view*>(userdata), dst, std::uint64_t{blocks} * 16,
+  sp::record_span(view_of(userdata), dst, std::uint64_t{blocks} * 16,
                   sp::footprint_kind::write);
   return SANITIZER_PATCH_SUCCESS;
 }
@@ -237,42 +242,13 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_bulk_shared_to
 extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_bulk_reduction_to_global(
     void* userdata, std::uint64_t, std::uint64_t dst, std::uint32_t, std::uint32_t blocks) {
   if (userdata == nullptr || !warp_leader()) return SANITIZER_PATCH_SUCCESS;
-  sp::record_span(*static_cast<const sp::table_view*>(userdata), dst, std::uint64_t{blocks} * 16,
+  sp::record_span(view_of(userdata), dst, std::uint64_t{blocks} * 16,
                   sp::footprint_kind::atomic);
   return SANITIZER_PATCH_SUCCESS;
 }
 
-// Probe only (bench/precise, PROBE_ACCESS_FN): pricing variants of
-// streamsan_global_access. `_return` returns at once, table or not (what a
-// measured launch costs besides recording its accesses); `_grouping` also
-// forms the warp's groups and extents and records nothing (what the warp
-// collectives cost without the table's loads and atomics).
-extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_return(
-    void*, std::uint64_t, void*, std::uint32_t, std::uint32_t, const void*) {
-  return SANITIZER_PATCH_SUCCESS;
-}
-
-extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_grouping(
-    void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
-    const void* new_value) {
-  sp::footprint_kind kind;
-  if (!recorded_kind(userdata, flags, new_value, kind)) return SANITIZER_PATCH_SUCCESS;
-  const warp_access a = group_access(reinterpret_cast<std::uint64_t>(ptr), size, kind);
-  // Never true (a page offset is below 2^12), but the compiler cannot know
-  // it, so the collectives above stay.
-  const auto& t = *static_cast<const sp::table_view*>(userdata);
-  if (a.dense && a.span_end == t.capacity + 0x80000000u) atomicAdd(&t.counters->overflow, 1u);
-  return SANITIZER_PATCH_SUCCESS;
-}
-
-// Probe only (bench/precise, PROBE_ACCESS_FN): the steps of
-// streamsan_global_access priced apart, for dense groups (coalesced
-// accesses). `_bucket` also loads the page's first bucket; `_nowait` also
-// finds the slot, inserting pages, but a lane whose first load finds the
-// page pending returns instead of waiting for it; `_lookup` finds the slot
-// as recording does (waiting included) and sets no bit; `_words` also sets
-// the span's bitmap words and leaves the page's summary alone. Launches
-// measured with them decode to nothing (docs/injection.md, Overhead).
+// The probe's pricing functions below: an access a dense group (a
+// coalesced access) makes, its group formed.
 __device__ __forceinline__ bool dense_group(void* userdata, void* ptr, std::uint32_t size,
                                             std::uint32_t flags, const void* new_value,
                                             sp::footprint_kind& kind, warp_access& a) {
@@ -295,10 +271,37 @@ __device__ __forceinline__ void keep_live(const sp::table_view& t, bool never) {
   if (never) atomicAdd(&t.counters->overflow, 1u);
 }
 
-__device__ __forceinline__ const sp::table_view& view_of(void* userdata) {
-  return *static_cast<const sp::table_view*>(userdata);
+// Probe only (bench/precise, PROBE_ACCESS_FN): pricing variants of
+// streamsan_global_access. `_return` returns at once, table or not (what a
+// measured launch costs besides recording its accesses); `_grouping` also
+// forms the warp's groups and extents and records nothing (what the warp
+// collectives cost without the table's loads and atomics).
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_return(
+    void*, std::uint64_t, void*, std::uint32_t, std::uint32_t, const void*) {
+  return SANITIZER_PATCH_SUCCESS;
 }
 
+extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_grouping(
+    void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
+    const void* new_value) {
+  sp::footprint_kind kind;
+  warp_access a;
+  if (dense_group(userdata, ptr, size, flags, new_value, kind, a)) {
+    // Never true (a page offset is below 2^12): the collectives stay.
+    const auto& t = view_of(userdata);
+    keep_live(t, a.span_end == t.capacity + 0x80000000u);
+  }
+  return SANITIZER_PATCH_SUCCESS;
+}
+
+// Probe only (bench/precise, PROBE_ACCESS_FN): the steps of
+// streamsan_global_access priced apart, for dense groups (coalesced
+// accesses). `_bucket` also loads the page's first bucket; `_nowait` also
+// finds the slot, inserting pages, but a lane whose first load finds the
+// page pending returns instead of waiting for it; `_lookup` finds the slot
+// as recording does (waiting included) and sets no bit; `_words` also sets
+// the span's bitmap words and leaves the page's summary alone. Launches
+// measured with them decode to nothing (docs/injection.md, Overhead).
 // Runs `step(t, a, kind)` on a dense group's first lane, hands its result
 // to the group and keeps it live (`never` is a value it cannot take).
 template <typename T, typename Step>
@@ -389,7 +392,7 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_
     void* userdata, std::uint64_t, void*, std::uint32_t size, std::uint32_t flags,
     const void* new_value) {
   if (userdata == nullptr) return SANITIZER_PATCH_SUCCESS;
-  const auto& t = *static_cast<const sp::table_view*>(userdata);
+  const auto& t = view_of(userdata);
   const unsigned size_index = size <= 1 ? 0 : size <= 2 ? 1 : size <= 4 ? 2 : size <= 8 ? 3 : 4;
   const unsigned cell = ((flags & 0xf) << 4) | ((new_value != nullptr) << 3) | size_index;
   atomicAdd(&t.bits[cell], 1u);

@@ -91,10 +91,6 @@ STREAMSAN_HD std::uint32_t popcount(std::uint32_t v) {
   return static_cast<std::uint32_t>(__builtin_popcount(v));
 #endif
 }
-// Waiting for a pending bucket is a spin on its word. (__nanosleep(32)
-// between loads slept longer than the publication takes.)
-STREAMSAN_HD void pause() {}
-
 }  // namespace lane
 
 inline constexpr std::uint32_t slot_overflowed = 0xffffffffu;
@@ -170,10 +166,10 @@ STREAMSAN_HD std::uint32_t find_or_insert_from(const table_view& t, std::uint64_
       }
     }
     if (seen >> slot_bits == key) {
-      while (seen == pending) {
-        lane::pause();
-        seen = lane::load(&t.buckets[b]);
-      }
+      // A spin on the bucket's word: __nanosleep(32) between loads slept
+      // longer than the publication takes (Note [Pages inserted without
+      // waiting]).
+      while (seen == pending) seen = lane::load(&t.buckets[b]);
       return slot_in(seen);
     }
     b = (b + 1) & t.bucket_mask;
