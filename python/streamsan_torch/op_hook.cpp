@@ -886,8 +886,7 @@ struct level {
 struct thread_state {
   std::size_t depth = 0;  // may exceed max_depth: those levels pass
   level levels[max_depth];
-  std::vector<std::uint32_t> python;  // the user's frames of the outermost level
-  bool python_valid = false;
+  bool python_valid = false;  // frames[1..] hold the outermost level's user frames
   // Reused per operator: no heap allocation once they have grown.
   std::vector<std::uint64_t> device_spans, host_spans, out_spans;
   std::vector<std::uint32_t> frames;
@@ -903,7 +902,7 @@ thread_local thread_state ts;
 struct span_sink {
   std::vector<std::uint64_t>* device;
   std::vector<std::uint64_t>* host;
-  bool shapes;  // the tensors name the operator (its arguments do)
+  thread_state* shapes;  // non-null: the tensors name the operator (its arguments do)
 };
 
 void add_tensor(const at::Tensor& t, std::uint8_t mode, const span_sink& sink) {
@@ -921,8 +920,8 @@ void add_tensor(const at::Tensor& t, std::uint8_t mode, const span_sink& sink) {
   } else {
     return;
   }
-  if (sink.shapes && ts.shape_count < max_shapes) {
-    ts.shapes[ts.shape_count++] = {t.scalar_type(), t.sizes()};
+  if (sink.shapes != nullptr && sink.shapes->shape_count < max_shapes) {
+    sink.shapes->shapes[sink.shapes->shape_count++] = {t.scalar_type(), t.sizes()};
   }
   if (out == nullptr) return;
   const std::int64_t n = t.numel();
@@ -971,14 +970,14 @@ void add_value(const c10::IValue& v, std::uint8_t mode, const span_sink& sink) {
   }
 }
 
-// The shared map's id for (p, ts.shapes): made and told to the library
+// The shared map's id for (p, t.shapes): made and told to the library
 // the first time any thread asks (Note [Operator frames cached per thread]).
-std::uint32_t shared_op_frame_of(const plan& p) {
-  auto& key = ts.shape_key;
+std::uint32_t shared_op_frame_of(thread_state& t, const plan& p) {
+  auto& key = t.shape_key;
   const auto p_address = &p;
   key.assign(reinterpret_cast<const char*>(&p_address), sizeof p_address);
-  for (std::size_t i = 0; i < ts.shape_count; ++i) {
-    const auto& s = ts.shapes[i];
+  for (std::size_t i = 0; i < t.shape_count; ++i) {
+    const auto& s = t.shapes[i];
     key.push_back(static_cast<char>(s.dtype));
     key.push_back(static_cast<char>(s.sizes.size()));
     key.append(reinterpret_cast<const char*>(s.sizes.data()), s.sizes.size() * sizeof(std::int64_t));
@@ -987,7 +986,7 @@ std::uint32_t shared_op_frame_of(const plan& p) {
   const auto it = op_frames.find(key);
   if (it != op_frames.end()) return it->second;
   const std::uint32_t id = next_frame_id.fetch_add(1);
-  abi.frame(id, describe(p, ts.shapes, ts.shape_count).c_str(), "", 0);
+  abi.frame(id, describe(p, t.shapes, t.shape_count).c_str(), "", 0);
   op_frames.emplace(key, id);
   return id;
 }
@@ -1008,9 +1007,8 @@ bool same_op_frame(const op_frame_cache::way& w, const plan& p, const thread_sta
   return true;
 }
 
-std::uint32_t op_frame_of(const plan& p) {
+std::uint32_t op_frame_of(thread_state& t, const plan& p) {
   // Note [Operator frames cached per thread]
-  thread_state& t = ts;  // one lookup of the thread's state, not one per use
   std::size_t dims = 0;
   std::uint64_t h = reinterpret_cast<std::uintptr_t>(&p) * 0x9E3779B97F4A7C15ull;
   for (std::size_t i = 0; i < t.shape_count; ++i) {
@@ -1022,7 +1020,7 @@ std::uint32_t op_frame_of(const plan& p) {
       h = (h ^ static_cast<std::uint64_t>(size)) * 0x100000001B3ull;
     }
   }
-  if (dims > op_frame_cache::max_dims) return shared_op_frame_of(p);
+  if (dims > op_frame_cache::max_dims) return shared_op_frame_of(t, p);
   auto& cache = t.op_frames;
   auto& set = cache.ways[(h ^ (h >> 29)) % op_frame_cache::sets];
   for (const auto& w : set) {
@@ -1032,7 +1030,7 @@ std::uint32_t op_frame_of(const plan& p) {
     }
   }
   ++cache.misses;
-  const std::uint32_t id = shared_op_frame_of(p);
+  const std::uint32_t id = shared_op_frame_of(t, p);
   set[1] = set[0];
   auto& w = set[0];
   w.p = &p;
@@ -1049,103 +1047,133 @@ std::uint32_t op_frame_of(const plan& p) {
   return id;
 }
 
-// [op frame, user frames...] of `l`, in ts.frames.
-void frames_of(const level& l) {
-  if (!ts.python_valid) {
-    ts.python.clear();
-    python_stack(ts.python);
-    ts.python_valid = true;
+// [op frame, user frames...] of `l`, in t.frames. The user's frames are
+// walked once per outermost operator and stay behind the first slot, which
+// each level sets to its own pseudo-frame.
+void frames_of(thread_state& t, const level& l) {
+  if (!t.python_valid) {
+    t.frames.resize(1);
+    python_stack(t.frames);
+    t.python_valid = true;
   }
-  ts.frames.clear();
-  ts.frames.push_back(l.op_frame);
-  ts.frames.insert(ts.frames.end(), ts.python.begin(), ts.python.end());
+  t.frames[0] = l.op_frame;
 }
 
-bool inside_host_level() {
-  const std::size_t n = ts.depth < max_depth ? ts.depth : max_depth;
+bool inside_host_level(const thread_state& t) {
+  const std::size_t n = t.depth < max_depth ? t.depth : max_depth;
   for (std::size_t i = 0; i < n; ++i) {
-    if (ts.levels[i].kind == level_kind::host) return true;
+    if (t.levels[i].kind == level_kind::host) return true;
   }
   return false;
 }
 
 // The innermost enclosing operator's frames again (op_end cleared them).
-void restore_enclosing_frames() {
-  const std::size_t n = ts.depth < max_depth ? ts.depth : max_depth;
+void restore_enclosing_frames(thread_state& t) {
+  const std::size_t n = t.depth < max_depth ? t.depth : max_depth;
   for (std::size_t i = n; i-- > 0;) {
-    if (ts.levels[i].kind == level_kind::op) {
-      frames_of(ts.levels[i]);
-      abi.frames(ts.frames.data(), ts.frames.size());
+    if (t.levels[i].kind == level_kind::op) {
+      frames_of(t, t.levels[i]);
+      abi.frames(t.frames.data(), t.frames.size());
       return;
     }
   }
 }
 
-// Enters `l` as an operator of plan `p`: its pseudo-frame, and in ts.frames
+// Enters `l` as an operator of plan `p`: its pseudo-frame, and in t.frames
 // its frames for the library.
-void enter_level(level& l, const plan* p, level_kind kind) {
+void enter_level(thread_state& t, level& l, const plan* p, level_kind kind) {
   l.p = p;
-  l.op_frame = op_frame_of(*p);
+  l.op_frame = op_frame_of(t, *p);
   l.kind = kind;
-  frames_of(l);
+  frames_of(t, l);
 }
 
+// Note [The hook priced step by step]
+// For bench/torch only (overhead.sh's streamsan_step_* configurations):
+// STREAMSAN_TORCH_HOOK_STEPS=STEP stops every operator after STEP, so one GPU
+// run prices each step against the one before it, as the `probe_track_*`
+// configurations price the --precise recording (docs/injection.md). The
+// steps, in order: `callback` (registered without arguments:
+// RecordFunction's own cost), `boxing` (arguments and results boxed, and
+// nothing done with them), `spans` (the plan and the tensors' spans),
+// `frames` (the pseudo-frame and the Python walk), `calls` (the library
+// told; the caching allocator's tracker not attached), `all` (the hook; the
+// default). A step short of `all` loses reports, so it is said once at
+// start-up; an unknown step is said and taken as `all`.
+enum class hook_step : std::uint8_t { callback, boxing, spans, frames, calls, all };
+hook_step last_step = hook_step::all;  // set by init, before the callback runs
+
 // Tells the library about the operator; the level's kind says what end owes.
-void begin(const at::RecordFunction& fn, level& l) {
+void begin(thread_state& t, const at::RecordFunction& fn, level& l) {
   const plan* p = plan_of(fn);
   if (p == nullptr || p->view) return;
-  ts.device_spans.clear();
-  ts.host_spans.clear();
-  ts.shape_count = 0;
-  const span_sink sink{&ts.device_spans, &ts.host_spans, true};
+  t.device_spans.clear();
+  t.host_spans.clear();
+  t.shape_count = 0;
+  const span_sink sink{&t.device_spans, &t.host_spans, &t};
   const auto inputs = fn.inputs();
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     add_value(inputs[i], i < p->modes.size() ? p->modes[i] : read_mode, sink);
   }
+  if (last_step == hook_step::spans) return;
   if (!session_active.load(std::memory_order_relaxed)) {
     if (abi.active() == 0) return;  // CUDA not initialized: nothing to tell yet
     session_active.store(true, std::memory_order_relaxed);
   }
-  if (tracker.load(std::memory_order_relaxed) == tracker_state::waiting) {
+  if (tracker.load(std::memory_order_relaxed) == tracker_state::waiting &&
+      last_step == hook_step::all) {
     attach_tracker();
   }
-  const bool factory = ts.host_spans.empty() && ts.shape_count == 0;
-  if (!ts.device_spans.empty() || factory) {
-    enter_level(l, p, level_kind::op);
-    abi.op_begin(ts.device_spans.data(), ts.device_spans.size() / 3, ts.frames.data(),
-                 ts.frames.size(), p->flags);
+  const bool factory = t.host_spans.empty() && t.shape_count == 0;
+  if (!t.device_spans.empty() || factory) {
+    enter_level(t, l, p, level_kind::op);
+    if (last_step == hook_step::frames) {
+      l.kind = level_kind::passed;  // end owes the library nothing
+      return;
+    }
+    abi.op_begin(t.device_spans.data(), t.device_spans.size() / 3, t.frames.data(),
+                 t.frames.size(), p->flags);
     return;
   }
-  if (!ts.host_spans.empty() && !inside_host_level()) {
+  if (!t.host_spans.empty() && !inside_host_level(t)) {
     // A host operator: the host touches its tensors now.
-    enter_level(l, p, level_kind::host);
-    abi.host_access(ts.host_spans.data(), ts.host_spans.size() / 3, p->host_label.c_str(),
-                    ts.frames.data(), ts.frames.size());
-    restore_enclosing_frames();  // host_access cleared them (torch.ones fills on the host)
+    enter_level(t, l, p, level_kind::host);
+    if (last_step == hook_step::frames) return;
+    abi.host_access(t.host_spans.data(), t.host_spans.size() / 3, p->host_label.c_str(),
+                    t.frames.data(), t.frames.size());
+    restore_enclosing_frames(t);  // host_access cleared them (torch.ones fills on the host)
   }
 }
 
-void end(const at::RecordFunction& fn, const level& l) {
-  ts.out_spans.clear();
-  const span_sink sink{&ts.out_spans, nullptr, false};
+void end(thread_state& t, const at::RecordFunction& fn, const level& l) {
+  t.out_spans.clear();
+  const span_sink sink{&t.out_spans, nullptr, nullptr};
   const auto& outputs = fn.outputs();
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     if (i >= l.p->fresh_returns.size() || l.p->fresh_returns[i]) {
       add_value(outputs[i], write_mode, sink);
     }
   }
-  abi.op_end(ts.out_spans.data(), ts.out_spans.size() / 3);
+  abi.op_end(t.out_spans.data(), t.out_spans.size() / 3);
 }
 
+// Note [One lookup of the thread's state]
+// The hook is a shared library built with -fPIC, so every use of the
+// thread_local `ts` outside the function that looked it up is a call to
+// __tls_get_addr through its TLS wrapper. Callgrind counted 47,000
+// instructions of those calls per training step of the CPU MLP of
+// bench/torch/op_hook_instructions.py, a quarter of the hook's own. Each
+// callback looks the state up once and hands it down.
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-  const std::size_t d = ts.depth++;
+  thread_state& t = ts;
+  const std::size_t d = t.depth++;
   if (d >= max_depth) return nullptr;
-  level& l = ts.levels[d];
+  level& l = t.levels[d];
   l = level{};
-  if (d == 0) ts.python_valid = false;
-  if (broken.load(std::memory_order_relaxed)) return nullptr;
+  if (d == 0) t.python_valid = false;
+  if (broken.load(std::memory_order_relaxed) || last_step <= hook_step::boxing) return nullptr;
   try {
-    begin(fn, l);
+    begin(t, fn, l);
   } catch (const std::exception& e) {
     say_broken(e.what());
   } catch (...) {
@@ -1155,10 +1183,11 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
 }
 
 void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
-  if (ts.depth == 0) return;  // began before the callback was enabled
-  const std::size_t d = --ts.depth;
+  thread_state& t = ts;  // Note [One lookup of the thread's state]
+  if (t.depth == 0) return;  // began before the callback was enabled
+  const std::size_t d = --t.depth;
   if (d >= max_depth) return;
-  const level l = ts.levels[d];
+  const level l = t.levels[d];
   try {
     switch (l.kind) {
       case level_kind::passed: return;
@@ -1167,9 +1196,9 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
         if (broken.load(std::memory_order_relaxed)) {
           abi.op_end(nullptr, 0);
         } else {
-          end(fn, l);
+          end(t, fn, l);
         }
-        restore_enclosing_frames();
+        restore_enclosing_frames(t);
         return;
     }
   } catch (const std::exception& e) {
@@ -1182,6 +1211,31 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
 }
 
 thread_local std::string last_error;
+
+// Note [The hook priced step by step]: STREAMSAN_TORCH_HOOK_STEPS.
+hook_step step_from_environment() {
+  const char* v = std::getenv("STREAMSAN_TORCH_HOOK_STEPS");
+  if (v == nullptr || *v == '\0') return hook_step::all;
+  static const std::pair<const char*, hook_step> steps[] = {
+      {"callback", hook_step::callback}, {"boxing", hook_step::boxing},
+      {"spans", hook_step::spans},       {"frames", hook_step::frames},
+      {"calls", hook_step::calls},       {"all", hook_step::all}};
+  for (const auto& [name, step] : steps) {
+    if (std::strcmp(v, name) != 0) continue;
+    if (step != hook_step::all) {
+      std::fprintf(stderr,
+                   "streamsan: STREAMSAN_TORCH_HOOK_STEPS=%s: the operator hook stops after "
+                   "that step (for benchmarks: reports are lost)\n",
+                   v);
+    }
+    return step;
+  }
+  std::fprintf(stderr,
+               "streamsan: STREAMSAN_TORCH_HOOK_STEPS=%s is not a step (callback, boxing, "
+               "spans, frames, calls, all); taken as all\n",
+               v);
+  return hook_step::all;
+}
 
 // Whether the variable `name` is 1; unset, empty or 0 is off, and any
 // other value is said once, naming it, and taken as off.
@@ -1230,6 +1284,7 @@ STREAMSAN_HOOK_EXPORT int streamsan_torch_hook_init(const injection_abi* functio
       start = stop + 1;
     }
     check_every_walk = env_flag("STREAMSAN_TORCH_CHECK_FRAMES");
+    last_step = step_from_environment();
     // Note [Frames without frame objects]: opt-in; found again when asked.
     if (!env_flag("STREAMSAN_TORCH_FAST_FRAMES")) {
       raw.status = raw_layout::state::off;
@@ -1257,9 +1312,10 @@ STREAMSAN_HOOK_EXPORT int streamsan_torch_hook_enable(void) {
       return 1;
     }
     if (callback_handle == at::INVALID_CALLBACK_HANDLE) {
+      const bool boxed = last_step != hook_step::callback;
       callback_handle = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end)
-                                                  .needsInputs(true)
-                                                  .needsOutputs(true)
+                                                  .needsInputs(boxed)
+                                                  .needsOutputs(boxed)
                                                   .scopes({at::RecordScope::FUNCTION}));
     } else {
       at::reenableCallback(callback_handle);
