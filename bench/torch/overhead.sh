@@ -18,7 +18,10 @@
 # STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off), and with PROBE_DIR
 # (bench/precise/stage-probe.sh's folder) the floors bare_cupti (a CUPTI
 # subscriber that only counts) and bare_sanitizer (a Compute Sanitizer API
-# subscriber that only counts).
+# subscriber that only counts); streamsan_step_STEP (the native hook stopped
+# after STEP: callback, boxing, spans, frames or calls; Note [The hook priced
+# step by step] in op_hook.cpp). MLP_REPEATS=K has each run time its
+# iterations K times and report their median (mlp_bench.py).
 set -u
 streamsan=$1 rounds=${2:-5}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,6 +50,10 @@ run_one() {
     bare_sanitizer)
       PROBE_MODE=api CUDA_INJECTION64_PATH=$probe/libprobe_inject.so timeout 120 "$python" "$bench" ;;
     csan) TORCH_CUDA_SANITIZER=1 timeout 120 "$python" "$bench" ;;
+    streamsan_step_*)  # Note [The hook priced step by step] in op_hook.cpp
+      STREAMSAN_TORCH_HOOK_STEPS=${1#streamsan_step_} STREAMSAN_TORCH_HOOK=native \
+        timeout 120 "$streamsan" run -- "$python" "$bench" ;;
+    *) echo "overhead.sh: unknown configuration '$1'"; return 2 ;;
   esac
 }
 # The native hook is built (once per torch, cached) before any timed run.
@@ -100,7 +107,9 @@ for c in sys.argv[1:]:
     v = times[c]
     med[c] = statistics.median(v) if v else float("nan")
     spread = "%.1f-%.1f" % (min(v), max(v)) if v else "-"
-    print("| %s | %.1f | %s | %.3f | %d |" % (labels[c], med[c], spread, med[c] / native, len(v)))
+    label = labels.get(c, "streamsan run, native hook stopped after STREAMSAN_TORCH_HOOK_STEPS=" +
+                       c[len("streamsan_step_"):] if c.startswith("streamsan_step_") else c)
+    print("| %s | %.1f | %s | %.3f | %d |" % (label, med[c], spread, med[c] / native, len(v)))
 if "csan" in med and "streamsan" in med:
     print()
     print("CSAN / streamsan = %.2f" % (med["csan"] / med["streamsan"]))
