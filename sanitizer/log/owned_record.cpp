@@ -1,5 +1,6 @@
 #include "sanitizer/log/owned_record.h"
 
+#include <functional>
 #include <variant>
 
 #include "sanitizer/log/record_fields.h"
@@ -49,18 +50,35 @@ owned_record::owned_record(const record& r) : record_(r) {
   std::visit([&](auto& body) { visit_fields(archive, body); }, record_.body);
 }
 
+// Note [Replaced accesses reuse their list]
+// Every launch held for its footprint (a PyTorch operator's, or one
+// measured) gets its accesses replaced once, with about as many as its
+// placeholders. The record's own list, the last one stored, takes them in
+// place: no list node and, when its capacity suffices, no allocation. Only
+// a list the new accesses point into (a replacement by the record's own
+// accesses) is left alone, and a new one is stored.
 bool owned_record::replace_accesses(std::span<const access> accesses) {
-  auto& copy = accesses_.emplace_back(accesses.begin(), accesses.end());
+  std::span<const access>* target = nullptr;
   if (auto* k = std::get_if<kernel_launch>(&record_.body)) {
-    k->accesses = copy;
-    return true;
+    target = &k->accesses;
+  } else if (auto* h = std::get_if<host_func>(&record_.body)) {
+    target = &h->accesses;
+  } else {
+    return false;
   }
-  if (auto* h = std::get_if<host_func>(&record_.body)) {
-    h->accesses = copy;
-    return true;
+  const auto inside = [&](const std::vector<access>& list) {
+    const std::less<const access*> before;
+    return !before(accesses.data(), list.data()) &&
+           before(accesses.data(), list.data() + list.capacity());
+  };
+  if (!accesses_.empty() && !target->empty() && accesses_.back().data() == target->data() &&
+      !inside(accesses_.back())) {
+    accesses_.back().assign(accesses.begin(), accesses.end());
+    *target = accesses_.back();
+  } else {
+    *target = accesses_.emplace_back(accesses.begin(), accesses.end());
   }
-  accesses_.pop_back();
-  return false;
+  return true;
 }
 
 bool owned_record::replace_node_accesses(std::uint32_t node, std::span<const access> accesses) {
