@@ -93,5 +93,24 @@ TEST(OwnedRecord, ReplacedAccessesTakeTheRecordsOwnList) {
   EXPECT_EQ(std::get<kernel_launch>(launch.get().body).accesses.size(), 5u);
 }
 
+// Note [A launch's accesses stay in the record]: its list moves with it.
+TEST(OwnedRecord, ALaunchsAccessesSurviveTheRecordsMoves) {
+  const std::vector<access> inferred{
+      access{{alloc_id{3}, 8, 16}, access_mode::read, access_origin::inferred}};
+  std::vector<owned_record> kept;
+  for (std::uint64_t i = 1; i <= 9; ++i) {  // the vector grows: the records move
+    kept.emplace_back(record{{i, thread_id{1}, stack_id{}},
+                             kernel_launch{stream_id{1}, string_id{}, inferred}});
+  }
+  ASSERT_TRUE(kept[4].replace_accesses(inferred));
+  owned_record moved = std::move(kept[4]);
+  for (const auto* r : {&kept[0].get(), &kept[8].get(), &moved.get()}) {
+    const auto& k = std::get<kernel_launch>(r->body);
+    ASSERT_EQ(k.accesses.size(), 1u);
+    EXPECT_EQ(k.accesses[0].range.alloc, alloc_id{3});
+    EXPECT_EQ(k.accesses[0].range.size, 16u);
+  }
+}
+
 }  // namespace
 }  // namespace streamsan
