@@ -21,9 +21,9 @@ void footprint_resolver::add_downstream(record_sink& sink) {
 }
 
 footprint_resolver::token footprint_resolver::await_next(bool graph) {
-  std::lock_guard lock(mutex_);
-  expected = {this, ++last_token_, graph};
-  return last_token_;
+  const token t = last_token_.fetch_add(1, std::memory_order_relaxed) + 1;
+  expected = {this, t, graph};
+  return t;
 }
 
 footprint_resolver::token footprint_resolver::await_next_launch() { return await_next(false); }

@@ -15,6 +15,7 @@
 // accesses.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -86,7 +87,8 @@ class footprint_resolver final : public record_sink {
   std::vector<held_record> held_;
   std::size_t first_held_ = 0;
   std::size_t awaiting_ = 0;
-  token last_token_ = 0;
+  // Only unique: taken without the lock (an operator's launch awaits one).
+  std::atomic<token> last_token_{0};
 };
 
 }  // namespace streamsan::precise
