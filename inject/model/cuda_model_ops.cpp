@@ -49,6 +49,7 @@ struct operator_state {
   std::vector<held_launch> held;
   std::size_t held_count = 0;
   std::vector<std::vector<access>> settled;
+  std::vector<pointer_word> open_alloc_words;  // op_launch_accesses_locked's
   held_launch& next_held() {
     if (held_count == held.size()) held.emplace_back();
     held_launch& h = held[held_count];
@@ -162,7 +163,20 @@ void cuda_model::op_launch_accesses_locked(const kernel_info* info, const kernel
       if (span_holding(op.spans, w) == nullptr) h.open.push_back(w);
     }
     if (!h.open.empty()) {
-      infer_accesses(info->plans, word_scratch_, h.inferred, &info->learned);
+      // settle() takes the inferred footprint of an open word's allocation
+      // only, and a footprint is per allocation (add_access): the words
+      // into other allocations (an operator's inputs, most often) are not
+      // inferred for nothing.
+      std::span<const pointer_word> words = word_scratch_;
+      if (h.open.size() < word_scratch_.size()) {
+        op.open_alloc_words.clear();
+        for (const auto& w : word_scratch_) {
+          const auto same_alloc = [&](const pointer_word& o) { return o.alloc == w.alloc; };
+          if (std::ranges::any_of(h.open, same_alloc)) op.open_alloc_words.push_back(w);
+        }
+        words = op.open_alloc_words;
+      }
+      infer_accesses(info->plans, words, h.inferred, &info->learned);
     }
   }
   // Exact now, or the placeholder the resolver holds until op_ended().
