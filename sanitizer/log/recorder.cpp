@@ -113,12 +113,12 @@ string_id recorder::intern_locked(std::string_view text) {
 }
 
 // Note [The last stack again]
-// Consecutive records mostly carry the same stack: a PyTorch operator's
+// Consecutive records mostly carry the same stack (a PyTorch operator's
 // output block, its launches and the next operator's blocks all take the
-// operator's interpreter frames (Note [A block's stack is its operator's]),
-// and a loop's launches come from one place. The stack interned last is
-// compared first: a few word compares, where the table costs a hash of
-// every frame and a probe.
+// operator's interpreter frames: Note [A block's stack is its operator's]
+// in inject/session/torch_entry.cpp), and a loop's launches come from one
+// place. The stack interned last is compared first: a few word compares,
+// where the table costs a hash of every frame and a probe.
 stack_id recorder::intern_stack_locked(std::span<const std::uint64_t> frames) {
   if (!is_none(last_stack_) && frames_equal{}(frames, *stack_frames_[raw(last_stack_)])) {
     return last_stack_;
