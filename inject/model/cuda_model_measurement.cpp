@@ -243,7 +243,7 @@ void cuda_model::measured_launch_done(std::uint64_t id, const precise::decoded_f
     }
   }
   // Outside the model's lock: the resolver delivers to the engine.
-  if (resolver != nullptr) resolver->resolve(token, std::move(measured));
+  if (resolver != nullptr) resolver->resolve(token, measured);
 }
 
 std::uint32_t cuda_model::estimate_footprint_slots(std::uintptr_t kernel,

@@ -39,7 +39,8 @@ struct held_launch {
 
 // The launches held are held[0 .. held_count): the elements past it keep
 // their buffers for the next operator's launches (an operator's hot path
-// allocates nothing once they have grown).
+// allocates nothing once they have grown). So does `settled`, op_ended()'s
+// accesses of each held launch, which the resolver copies.
 struct operator_state {
   const cuda_model* model = nullptr;
   unsigned depth = 0;
@@ -47,6 +48,8 @@ struct operator_state {
   std::vector<access> spans;  // inputs, then outputs
   std::vector<held_launch> held;
   std::size_t held_count = 0;
+  std::vector<std::vector<access>> settled;
+  std::vector<pointer_word> open_alloc_words;  // op_launch_accesses_locked's
   held_launch& next_held() {
     if (held_count == held.size()) held.emplace_back();
     held_launch& h = held[held_count];
@@ -123,24 +126,24 @@ void cuda_model::op_began(std::span<const annotated_range> inputs, bool expects_
 }
 
 void cuda_model::op_ended(std::span<const annotated_range> outputs) {
-  std::vector<std::pair<precise::footprint_resolver::token, std::vector<access>>> settled;
   precise::footprint_resolver* resolver = nullptr;
+  std::size_t settled = 0;
   {
     std::lock_guard lock(mutex_);
     if (op.model != this || op.depth == 0) return;  // unbalanced: ignored
     add_op_spans_locked(outputs, op.spans);
     if (--op.depth > 0) return;  // the outer operator settles
     resolver = resolver_;
-    for (std::size_t i = 0; i < op.held_count; ++i) {
-      settled.emplace_back(op.held[i].token, std::vector<access>());
-      settle(op.held[i], op.spans, settled.back().second);
-    }
+    settled = op.held_count;
+    if (op.settled.size() < settled) op.settled.resize(settled);
+    for (std::size_t i = 0; i < settled; ++i) settle(op.held[i], op.spans, op.settled[i]);
     op.held_count = 0;
     op.spans.clear();
   }
-  // Outside the model's lock: the resolver delivers to the engine.
+  // Outside the model's lock: the resolver delivers to the engine. `op` is
+  // this thread's: nothing else touches held[] and settled[] meanwhile.
   if (resolver == nullptr) return;
-  for (auto& [token, accesses] : settled) resolver->resolve(token, std::move(accesses));
+  for (std::size_t i = 0; i < settled; ++i) resolver->resolve(op.held[i].token, op.settled[i]);
 }
 
 // Note [Caching allocator blocks]: a block freed on this thread while its
@@ -160,7 +163,20 @@ void cuda_model::op_launch_accesses_locked(const kernel_info* info, const kernel
       if (span_holding(op.spans, w) == nullptr) h.open.push_back(w);
     }
     if (!h.open.empty()) {
-      infer_accesses(info->plans, word_scratch_, h.inferred, &info->learned);
+      // settle() takes the inferred footprint of an open word's allocation
+      // only, and a footprint is per allocation (add_access): the words
+      // into other allocations (an operator's inputs, most often) are not
+      // inferred for nothing.
+      std::span<const pointer_word> words = word_scratch_;
+      if (h.open.size() < word_scratch_.size()) {
+        op.open_alloc_words.clear();
+        for (const auto& w : word_scratch_) {
+          const auto same_alloc = [&](const pointer_word& o) { return o.alloc == w.alloc; };
+          if (std::ranges::any_of(h.open, same_alloc)) op.open_alloc_words.push_back(w);
+        }
+        words = op.open_alloc_words;
+      }
+      infer_accesses(info->plans, words, h.inferred, &info->learned);
     }
   }
   // Exact now, or the placeholder the resolver holds until op_ended().

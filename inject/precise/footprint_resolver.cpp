@@ -21,9 +21,9 @@ void footprint_resolver::add_downstream(record_sink& sink) {
 }
 
 footprint_resolver::token footprint_resolver::await_next(bool graph) {
-  std::lock_guard lock(mutex_);
-  expected = {this, ++last_token_, graph};
-  return last_token_;
+  const token t = last_token_.fetch_add(1, std::memory_order_relaxed) + 1;
+  expected = {this, t, graph};
+  return t;
 }
 
 footprint_resolver::token footprint_resolver::await_next_launch() { return await_next(false); }
@@ -46,7 +46,7 @@ void footprint_resolver::on_record(const record& r) {
     awaiting = expected.t;
     expected = {};
   }
-  if (held_.empty() && awaiting == 0) {
+  if (first_held_ == held_.size() && awaiting == 0) {
     deliver(r);
     return;
   }
@@ -55,13 +55,13 @@ void footprint_resolver::on_record(const record& r) {
 }
 
 footprint_resolver::held_record* footprint_resolver::find_awaiting_locked(token t) {
-  for (auto& h : held_) {
-    if (h.awaiting == t) return &h;
+  for (std::size_t i = first_held_; i < held_.size(); ++i) {
+    if (held_[i].awaiting == t) return &held_[i];
   }
   return nullptr;
 }
 
-void footprint_resolver::resolve(token t, std::optional<std::vector<access>> measured) {
+void footprint_resolver::resolve(token t, std::optional<std::span<const access>> measured) {
   std::lock_guard lock(mutex_);
   if (held_record* h = t != 0 ? find_awaiting_locked(t) : nullptr) {
     if (measured) h->record.replace_accesses(*measured);
@@ -83,21 +83,29 @@ void footprint_resolver::resolve_nodes(token t, const node_accesses& measured) {
 
 void footprint_resolver::release_all() {
   std::lock_guard lock(mutex_);
-  for (auto& h : held_) h.awaiting = 0;
+  for (std::size_t i = first_held_; i < held_.size(); ++i) held_[i].awaiting = 0;
   awaiting_ = 0;
   flush_locked();
 }
 
+// Note [Held records in a vector]
 void footprint_resolver::flush_locked() {
-  while (!held_.empty() && held_.front().awaiting == 0) {
-    deliver(held_.front().record.get());
-    held_.pop_front();
+  while (first_held_ < held_.size() && held_[first_held_].awaiting == 0) {
+    deliver(held_[first_held_].record.get());
+    ++first_held_;
+  }
+  if (first_held_ == held_.size()) {
+    held_.clear();
+    first_held_ = 0;
+  } else if (2 * first_held_ >= held_.size()) {
+    held_.erase(held_.begin(), held_.begin() + static_cast<std::ptrdiff_t>(first_held_));
+    first_held_ = 0;
   }
 }
 
 std::size_t footprint_resolver::held() const {
   std::lock_guard lock(mutex_);
-  return held_.size();
+  return held_.size() - first_held_;
 }
 
 std::size_t footprint_resolver::awaiting() const {

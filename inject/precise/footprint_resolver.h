@@ -15,10 +15,11 @@
 // accesses.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -43,10 +44,11 @@ class footprint_resolver final : public record_sink {
   // The calling thread emits no launch (or graph) after all.
   void cancel_await() noexcept;
 
-  // The launch's measured accesses, or nullopt to keep its inferred ones;
-  // delivers every record no longer held back. An unknown token (never
-  // awaited, or already resolved) is ignored.
-  void resolve(token t, std::optional<std::vector<access>> measured);
+  // The launch's measured accesses (copied: the caller may reuse its
+  // storage), or nullopt to keep its inferred ones; delivers every record no
+  // longer held back. An unknown token (never awaited, or already resolved)
+  // is ignored.
+  void resolve(token t, std::optional<std::span<const access>> measured);
   // The measured accesses of the awaited graph's nodes, by node index (the
   // other nodes keep theirs); delivers as resolve() does.
   using node_accesses = std::vector<std::pair<std::uint32_t, std::vector<access>>>;
@@ -74,9 +76,19 @@ class footprint_resolver final : public record_sink {
 
   mutable std::mutex mutex_;
   std::vector<record_sink*> downstream_;
-  std::deque<held_record> held_;
+  // Note [Held records in a vector]
+  // The records held are held_[first_held_ ..): a launch held for an
+  // operator's outputs is the only record held, and is delivered a moment
+  // later, so the queue empties at nearly every resolve. Emptied, the vector
+  // keeps its capacity, and holding the next launch allocates nothing (a
+  // deque allocates a block every few records, and frees it when emptied).
+  // A queue that does not empty (launches awaiting their measurements) drops
+  // its delivered front once that is half of it.
+  std::vector<held_record> held_;
+  std::size_t first_held_ = 0;
   std::size_t awaiting_ = 0;
-  token last_token_ = 0;
+  // Only unique: taken without the lock (an operator's launch awaits one).
+  std::atomic<token> last_token_{0};
 };
 
 }  // namespace streamsan::precise

@@ -34,11 +34,14 @@ access_mode mode_of(std::uint64_t m) {
   }
 }
 
-// Small: an operator has a handful of tensors.
-std::vector<annotated_range> ranges_of(const std::uint64_t* spans, std::size_t count) {
-  std::vector<annotated_range> out;
+// The spans as ranges, in the calling thread's buffer: op_begin and op_end
+// come at every operator, and the model copies what it keeps, so the
+// buffer serves the next call (a vector per call was two allocations per
+// operator). Valid until the thread's next call.
+std::span<const annotated_range> ranges_of(const std::uint64_t* spans, std::size_t count) {
+  thread_local std::vector<annotated_range> out;
+  out.clear();
   if (spans == nullptr) return out;
-  out.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint64_t* t = spans + 3 * i;
     if (t[1] == 0) continue;  // an empty tensor touches nothing

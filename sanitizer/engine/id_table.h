@@ -64,7 +64,7 @@ class id_table {
     if (!pg) pg = std::make_unique<page>();
     auto& slot = pg->items[r & page_mask];
     if (!slot) {
-      slot = std::make_unique<T>();
+      slot = make_object();
       ++pg->count;
       ++size_;
     }
@@ -83,7 +83,7 @@ class id_table {
       if (!pg) return;
       auto& slot = pg->items[r & page_mask];
       if (!slot) return;
-      slot.reset();
+      recycle(std::move(slot));
       --size_;
       if (--pg->count == 0) pg.reset();
     }
@@ -116,6 +116,30 @@ class id_table {
     for (const auto& [r, item] : self.far_) f(Id{r}, static_cast<ref>(*item));
   }
 
+  // Note [Recycled objects]
+  // Allocation ids churn at every tensor (Note [Paged id tables]), so every
+  // block made and forgotten cost an allocation and a free of its object.
+  // An erased object is destroyed and made again in its storage at once (a
+  // default object, holding nothing: whatever it held is freed as before)
+  // and kept for the next insert, a few at most.
+  std::unique_ptr<T> make_object() {
+    if (spare_.empty()) return std::make_unique<T>();
+    std::unique_ptr<T> object = std::move(spare_.back());
+    spare_.pop_back();
+    return object;
+  }
+  void recycle(std::unique_ptr<T> object) noexcept {
+    if constexpr (std::is_nothrow_default_constructible_v<T>) {
+      if (spare_.size() < max_spare && spare_.capacity() > spare_.size()) {
+        T* p = object.get();
+        std::destroy_at(p);
+        std::construct_at(p);
+        spare_.push_back(std::move(object));
+      }
+    }
+  }
+
+  static constexpr std::size_t max_spare = 16;
   static constexpr unsigned page_bits = 8;
   static constexpr std::uint32_t page_size = 1u << page_bits;
   static constexpr std::uint32_t page_mask = page_size - 1;
@@ -129,6 +153,11 @@ class id_table {
   std::vector<std::unique_ptr<page>> pages_;
   std::unordered_map<std::uint32_t, std::unique_ptr<T>> far_;
   std::size_t size_ = 0;
+  std::vector<std::unique_ptr<T>> spare_ = [] {
+    std::vector<std::unique_ptr<T>> v;
+    v.reserve(max_spare);
+    return v;
+  }();
 };
 
 }  // namespace streamsan

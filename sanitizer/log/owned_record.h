@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,12 +32,21 @@ class owned_record {
 
  private:
   friend class owning_archive;
+  // Note [A launch's accesses stay in the record]: the first list of
+  // accesses stored is first_accesses_, later ones are in accesses_.
+  std::vector<access>& new_access_list();
+  // The list the record's accesses `s` are stored in, if one of those
+  // replace_accesses may reuse.
+  std::vector<access>* list_holding(std::span<const access> s) noexcept;
+
+  record record_;
+  std::vector<access> first_accesses_;
+  bool first_accesses_used_ = false;
   // Lists, not deques: the record's spans and views point into their
   // elements, which must not move, and an empty list allocates nothing (an
   // empty std::deque allocates twice, and a held launch made five of them:
   // most of a PyTorch operator's cost in bench/injection's
   // BM_ModelledOperator).
-  record record_;
   std::list<std::vector<access>> accesses_;
   std::list<std::vector<graph_node>> nodes_;
   std::list<std::vector<graph_edge>> edges_;

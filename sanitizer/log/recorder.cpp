@@ -112,14 +112,24 @@ string_id recorder::intern_locked(std::string_view text) {
   return id;
 }
 
+// Note [The last stack again]
+// Consecutive records mostly carry the same stack (a PyTorch operator's
+// output block, its launches and the next operator's blocks all take the
+// operator's interpreter frames: Note [A block's stack is its operator's]
+// in inject/session/torch_entry.cpp), and a loop's launches come from one
+// place. The stack interned last is compared first: a few word compares,
+// where the table costs a hash of every frame and a probe.
 stack_id recorder::intern_stack_locked(std::span<const std::uint64_t> frames) {
-  if (const auto it = stacks_.find(frames); it != stacks_.end()) return it->second;
+  if (!is_none(last_stack_) && frames_equal{}(frames, *stack_frames_[raw(last_stack_)])) {
+    return last_stack_;
+  }
+  if (const auto it = stacks_.find(frames); it != stacks_.end()) return last_stack_ = it->second;
   std::vector<std::uint64_t> key(frames.begin(), frames.end());
   const stack_id id{static_cast<std::uint32_t>(stack_frames_.size())};
   const auto [it, inserted] = stacks_.emplace(std::move(key), id);
   stack_frames_.push_back(&it->first);
   deliver_locked({next_seq_++, thread_id{}, stack_id{}}, stack_define{id, it->first});
-  return id;
+  return last_stack_ = id;
 }
 
 constexpr std::size_t max_frames = 64;

@@ -133,6 +133,7 @@ class recorder {
   std::vector<std::string_view> string_texts_;  // index = raw(string_id)
   std::unordered_map<std::vector<std::uint64_t>, stack_id, frames_hash, frames_equal> stacks_;
   std::vector<const std::vector<std::uint64_t>*> stack_frames_;  // index = raw(stack_id)
+  stack_id last_stack_{};  // Note [The last stack again]
   // Live threads (raw id -> name), replayed to a sink added later; an
   // exited thread leaves, so thread churn does not grow it.
   std::map<std::uint32_t, string_id> threads_;

@@ -88,6 +88,29 @@ TEST_F(FootprintResolverTest, ResolutionsOutOfOrderDeliverInOrder) {
   EXPECT_EQ(sink_.launch_accesses[1], measured);
 }
 
+// Note [Held records in a vector]: a queue that never empties (a launch
+// always awaiting) drops its delivered front and keeps the rest in order.
+TEST_F(FootprintResolverTest, AQueueThatNeverEmptiesStaysInOrder) {
+  auto waiting = resolver_.await_next_launch();
+  launch();
+  for (int round = 0; round < 20; ++round) {
+    const auto next = resolver_.await_next_launch();
+    launch();
+    sync();
+    resolver_.resolve(waiting, measured);  // delivers up to `next`, which waits
+    EXPECT_EQ(resolver_.held(), 2u);
+    EXPECT_EQ(resolver_.awaiting(), 1u);
+    waiting = next;
+  }
+  resolver_.resolve(waiting, std::nullopt);
+  EXPECT_EQ(resolver_.held(), 0u);
+  EXPECT_EQ(delivered_after_thread_start(), 41u);
+  EXPECT_TRUE(std::is_sorted(sink_.seqs.begin(), sink_.seqs.end()));
+  ASSERT_EQ(sink_.launch_accesses.size(), 21u);
+  EXPECT_EQ(sink_.launch_accesses[0], measured);
+  EXPECT_EQ(sink_.launch_accesses[20], inferred);
+}
+
 TEST_F(FootprintResolverTest, AnotherThreadsLaunchIsNotTheAwaitedOne) {
   const auto t = resolver_.await_next_launch();
   std::thread([&] { launch(); }).join();  // another thread's launch passes

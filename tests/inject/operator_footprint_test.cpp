@@ -87,6 +87,30 @@ TEST_F(OperatorFootprint, NewOutputsAreWaitedForAndWorkspacesStayInferred) {
   EXPECT_EQ(sink.all<stream_synchronize>().size(), 1u);
 }
 
+// The inferred footprint a word in no span adds is its allocation's: every
+// word into that allocation, one in a span too, is folded into it.
+TEST_F(OperatorFootprint, AWordInNoSpanAddsItsAllocationsWholeFootprint) {
+  const annotated_range in[] = {{segment + 4096, 1024, access_mode::read}};
+  model.op_began(in, false);
+  launch(segment + 4096, segment + 65536);  // the second word is in no span
+  model.op_ended({});
+  const auto accesses = last_launch();
+  ASSERT_EQ(accesses.size(), 2u);
+  EXPECT_EQ(accesses[0].origin, access_origin::exact);
+  EXPECT_EQ(accesses[1].origin, access_origin::inferred);
+  EXPECT_EQ(accesses[1].range.offset, 4096u);  // from the lower word on, not 65536
+  EXPECT_EQ(accesses[1].range.size, (2u << 20) - 4096u);
+  // And the words into another allocation only are left out of it.
+  const annotated_range both[] = {{segment, 256, access_mode::read}};
+  model.op_began(both, false);
+  launch(segment, workspace + 512);
+  model.op_ended({});
+  const auto second = last_launch();
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(second[1].range.offset, 512u);
+  EXPECT_EQ(second[1].range.size, (1u << 20) - 512u);
+}
+
 TEST_F(OperatorFootprint, OutsideAnOperatorFootprintsStayInferred) {
   model.op_began({}, false);
   model.op_ended({});

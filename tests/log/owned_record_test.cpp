@@ -64,5 +64,53 @@ TEST(OwnedRecord, ReplacesTheAccessesOfLaunchesOnly) {
   EXPECT_FALSE(sync.replace_accesses(measured));
 }
 
+// Note [Replaced accesses reuse their list]
+TEST(OwnedRecord, ReplacedAccessesTakeTheRecordsOwnList) {
+  const std::vector<access> inferred{
+      access{{alloc_id{1}, 0, 4096}, access_mode::read_write, access_origin::inferred},
+      access{{alloc_id{2}, 0, 4096}, access_mode::read, access_origin::inferred}};
+  const std::vector<access> measured{
+      access{{alloc_id{1}, 64, 128}, access_mode::write, access_origin::measured},
+      access{{alloc_id{2}, 0, 32}, access_mode::read, access_origin::measured}};
+  owned_record launch(record{{1, thread_id{1}, stack_id{}},
+                             kernel_launch{stream_id{1}, string_id{}, inferred}});
+  const access* stored = std::get<kernel_launch>(launch.get().body).accesses.data();
+  ASSERT_TRUE(launch.replace_accesses(measured));
+  const auto& k = std::get<kernel_launch>(launch.get().body);
+  EXPECT_EQ(k.accesses.data(), stored);  // the same list, no new one
+  ASSERT_EQ(k.accesses.size(), 2u);
+  EXPECT_EQ(k.accesses[0].range.offset, 64u);
+  EXPECT_EQ(k.accesses[1].range.size, 32u);
+  // Its own accesses, a tail of them: copied, not assigned onto themselves.
+  ASSERT_TRUE(launch.replace_accesses(k.accesses.subspan(1)));
+  const auto& again = std::get<kernel_launch>(launch.get().body);
+  ASSERT_EQ(again.accesses.size(), 1u);
+  EXPECT_EQ(again.accesses[0].range.alloc, alloc_id{2});
+  EXPECT_EQ(again.accesses[0].range.size, 32u);
+  // More than the list held: it grows.
+  std::vector<access> more(5, measured[0]);
+  ASSERT_TRUE(launch.replace_accesses(more));
+  EXPECT_EQ(std::get<kernel_launch>(launch.get().body).accesses.size(), 5u);
+}
+
+// Note [A launch's accesses stay in the record]: its list moves with it.
+TEST(OwnedRecord, ALaunchsAccessesSurviveTheRecordsMoves) {
+  const std::vector<access> inferred{
+      access{{alloc_id{3}, 8, 16}, access_mode::read, access_origin::inferred}};
+  std::vector<owned_record> kept;
+  for (std::uint64_t i = 1; i <= 9; ++i) {  // the vector grows: the records move
+    kept.emplace_back(record{{i, thread_id{1}, stack_id{}},
+                             kernel_launch{stream_id{1}, string_id{}, inferred}});
+  }
+  ASSERT_TRUE(kept[4].replace_accesses(inferred));
+  owned_record moved = std::move(kept[4]);
+  for (const auto* r : {&kept[0].get(), &kept[8].get(), &moved.get()}) {
+    const auto& k = std::get<kernel_launch>(r->body);
+    ASSERT_EQ(k.accesses.size(), 1u);
+    EXPECT_EQ(k.accesses[0].range.alloc, alloc_id{3});
+    EXPECT_EQ(k.accesses[0].range.size, 16u);
+  }
+}
+
 }  // namespace
 }  // namespace streamsan

@@ -58,6 +58,34 @@ TEST(Recorder, IdenticalStacksAreInternedOnce) {
   EXPECT_FALSE(sink.tables.stack(stacks[0]).empty());
 }
 
+// Note [The last stack again]: the last stack answers first, and only for
+// the same frames.
+TEST(Recorder, StacksAlternatingWithOthersKeepTheirIds) {
+  recorder rec({.capture_stacks = true, .stack_depth = 8});
+  collecting_sink sink;
+  rec.add_sink(sink);
+  const std::vector<std::uint64_t> a{0x1000, 0x2000, 0x3000};
+  const std::vector<std::uint64_t> b{0x1000, 0x2000};  // a prefix of a
+  const std::vector<std::uint64_t> c{0x1000, 0x2000, 0x3001};
+  const auto ia = rec.intern_stack(a);
+  EXPECT_EQ(rec.intern_stack(a), ia);
+  const auto ib = rec.intern_stack(b);
+  const auto ic = rec.intern_stack(c);
+  EXPECT_NE(ib, ia);
+  EXPECT_NE(ic, ia);
+  EXPECT_NE(ic, ib);
+  EXPECT_EQ(rec.intern_stack(a), ia);
+  EXPECT_EQ(rec.intern_stack(c), ic);
+  EXPECT_EQ(rec.intern_stack(b), ib);
+  EXPECT_EQ(rec.intern_stack(b), ib);
+  rec.emit_with_stack(device_synchronize{0}, c);
+  EXPECT_EQ(sink.headers.back().stack, ic);
+  EXPECT_EQ(std::count(sink.kinds.begin(), sink.kinds.end(),
+                       record_body(stack_define{}).index()),
+            3);  // each defined once
+  EXPECT_EQ(sink.tables.stack(ib).size(), 2u);
+}
+
 TEST(Recorder, EachHostThreadGetsItsOwnId) {
   recorder rec({.capture_stacks = false});
   collecting_sink sink;
