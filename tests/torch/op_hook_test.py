@@ -118,6 +118,22 @@ class NativeHook(unittest.TestCase):
         self.abi.active_value = 1
         self.assertIsNone(self.hook.enable())
 
+    def use_with_variable(self, name, value):
+        """use(CPU, NO_HOST) with the variable `name` set to `value` while
+        the hook reads it; what the hook said on stderr."""
+        saved = os.dup(2)
+        with tempfile.TemporaryFile() as err:
+            os.dup2(err.fileno(), 2)
+            os.environ[name] = value
+            try:
+                self.use(CPU, NO_HOST)
+            finally:
+                del os.environ[name]
+                os.dup2(saved, 2)
+                os.close(saved)
+            err.seek(0)
+            return err.read().decode()
+
     def the(self, prefix):
         found = self.abi.begins(prefix)
         self.assertEqual(len(found), 1, [self.abi.name(c[2][0]) for c in self.abi.begins("")])
@@ -279,23 +295,33 @@ class NativeHook(unittest.TestCase):
             self.assertEqual(self.hook.fast_frames(), "off", value)
 
     def test_an_unknown_fast_frames_value_is_said(self):
-        saved = os.dup(2)
-        with tempfile.TemporaryFile() as err:
-            os.dup2(err.fileno(), 2)
-            os.environ["STREAMSAN_TORCH_FAST_FRAMES"] = "yes"
-            try:
-                self.use(CPU, NO_HOST)
-            finally:
-                del os.environ["STREAMSAN_TORCH_FAST_FRAMES"]
-                os.dup2(saved, 2)
-                os.close(saved)
-            err.seek(0)
-            said = err.read().decode()
+        said = self.use_with_variable("STREAMSAN_TORCH_FAST_FRAMES", "yes")
         self.assertIn("streamsan: STREAMSAN_TORCH_FAST_FRAMES=yes is neither 0 nor 1; taken as 0",
                       said)
         self.torch.ones(4).add_(1)
         self.assertEqual(self.hook.fast_frames(), "off")
 
+
+    # Note [The hook priced step by step]: a step short of `all` tells the
+    # library nothing and says so; without the variable the hook is whole.
+    def test_a_hook_stopped_after_its_spans_tells_nothing(self):
+        a, b = self.torch.ones(4), self.torch.ones(4)
+        said = self.use_with_variable("STREAMSAN_TORCH_HOOK_STEPS", "spans")
+        self.assertIn("streamsan: STREAMSAN_TORCH_HOOK_STEPS=spans: the operator hook stops "
+                      "after that step (for benchmarks: reports are lost)", said)
+        a.add_(b)
+        self.assertEqual(self.abi.calls, [])
+        self.use(CPU, NO_HOST)
+        a.add_(b)
+        self.assertEqual(len(self.the("aten::add_.Tensor")[1]), 6)
+
+    def test_an_unknown_step_is_said_and_the_hook_is_whole(self):
+        said = self.use_with_variable("STREAMSAN_TORCH_HOOK_STEPS", "everything")
+        self.assertIn("streamsan: STREAMSAN_TORCH_HOOK_STEPS=everything is not a step (callback, "
+                      "boxing, spans, frames, calls, all); taken as all", said)
+        a = self.torch.ones(4)
+        a.add_(a)
+        self.the("aten::add_.Tensor")
 
     # Note [Frames without frame objects]: after the first walk through
     # frame objects teaches the call sites, fresh calls (new frames at
