@@ -83,6 +83,20 @@ __device__ __forceinline__ group_extent group_reduce(unsigned group, std::uint32
   return e;
 }
 
+// What the group's first lane computes, handed to the group.
+template <typename T, typename Step>
+__device__ __forceinline__ T from_leader(unsigned group, unsigned me, Step step) {
+  const int leader = __ffs(group) - 1;
+  T v = 0;
+  if (me == static_cast<unsigned>(leader)) v = step();
+  return __shfl_sync(group, v, leader);
+}
+
+// Lane `me`'s place among the lanes of `group`: its share of their span.
+__device__ __forceinline__ unsigned rank_in(unsigned group, unsigned me) {
+  return static_cast<unsigned>(__popc(group & ((1u << me) - 1u)));
+}
+
 // Note [A coalesced span is recorded by several lanes]
 // Recording an interval is a chain of dependent memory operations at L2
 // latency: the overflow word and the page's bucket (which names the slot:
@@ -101,12 +115,10 @@ __device__ __forceinline__ group_extent group_reduce(unsigned group, std::uint32
 __device__ __forceinline__ void record_dense(const sp::table_view& t, unsigned group, unsigned me,
                                              std::uint64_t page, std::uint32_t begin,
                                              std::uint32_t end, sp::footprint_kind kind) {
-  const unsigned leader = static_cast<unsigned>(__ffs(group) - 1);
-  std::uint32_t slot = 0;
-  if (me == leader) slot = sp::slot_to_record(t, page, kind);
-  slot = __shfl_sync(group, slot, static_cast<int>(leader));
+  const std::uint32_t slot =
+      from_leader<std::uint32_t>(group, me, [&] { return sp::slot_to_record(t, page, kind); });
   if (slot == sp::slot_overflowed) return;
-  const unsigned rank = static_cast<unsigned>(__popc(group & ((1u << me) - 1u)));
+  const unsigned rank = rank_in(group, me);
   const std::uint32_t added = sp::set_share(t, slot, begin, end, rank,
                                             static_cast<unsigned>(__popc(group)));
   // The span's bounds once, by the first lane, when any lane set new bytes.
@@ -257,15 +269,6 @@ __device__ __forceinline__ bool dense_group(void* userdata, void* ptr, std::uint
   return a.dense;
 }
 
-// What the group's first lane computes, handed to the group.
-template <typename T, typename Step>
-__device__ __forceinline__ T from_leader(const warp_access& a, Step step) {
-  const int leader = __ffs(a.group) - 1;
-  T v = 0;
-  if (a.me == static_cast<unsigned>(leader)) v = step();
-  return __shfl_sync(a.group, v, leader);
-}
-
 // Never true, but the compiler cannot know it: keeps a result live.
 __device__ __forceinline__ void keep_live(const sp::table_view& t, bool never) {
   if (never) atomicAdd(&t.counters->overflow, 1u);
@@ -306,14 +309,15 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_
 // to the group and keeps it live (`never` is a value it cannot take).
 template <typename T, typename Step>
 __device__ __forceinline__ SanitizerPatchResult price_leader(void* userdata, void* ptr,
-                                                             std::uint32_t size, std::uint32_t flags,
+                                                             std::uint32_t size,
+                                                             std::uint32_t flags,
                                                              const void* new_value, T never,
                                                              Step step) {
   sp::footprint_kind kind;
   warp_access a;
   if (!dense_group(userdata, ptr, size, flags, new_value, kind, a)) return SANITIZER_PATCH_SUCCESS;
   const auto& t = view_of(userdata);
-  keep_live(t, from_leader<T>(a, [&] { return step(t, a, kind); }) == never);
+  keep_live(t, from_leader<T>(a.group, a.me, [&] { return step(t, a, kind); }) == never);
   return SANITIZER_PATCH_SUCCESS;
 }
 
@@ -349,7 +353,8 @@ __device__ __forceinline__ bool dense_slot(void* userdata, void* ptr, std::uint3
   sp::footprint_kind kind;
   if (!dense_group(userdata, ptr, size, flags, new_value, kind, a)) return false;
   const auto& t = view_of(userdata);
-  slot = from_leader<std::uint32_t>(a, [&] { return sp::slot_to_record(t, a.page, kind); });
+  slot = from_leader<std::uint32_t>(a.group, a.me,
+                                    [&] { return sp::slot_to_record(t, a.page, kind); });
   return true;
 }
 
@@ -366,9 +371,9 @@ __device__ __forceinline__ SanitizerPatchResult price_slot(void* userdata, void*
     keep_live(t, slot == 0xfffffffeu);
     return SANITIZER_PATCH_SUCCESS;
   }
-  const unsigned rank = static_cast<unsigned>(__popc(a.group & ((1u << a.me) - 1u)));
-  const std::uint32_t added =
-      sp::set_share(t, slot, a.span_begin, a.span_end, rank, static_cast<unsigned>(__popc(a.group)));
+  const std::uint32_t added = sp::set_share(t, slot, a.span_begin, a.span_end,
+                                            rank_in(a.group, a.me),
+                                            static_cast<unsigned>(__popc(a.group)));
   keep_live(t, added == 0xffffffffu);
   return SANITIZER_PATCH_SUCCESS;
 }
