@@ -1,8 +1,8 @@
 """The operator hook's own cost per operator, on the CPU, without streamsan:
 small in-place and out-of-place operators on CPU tensors with no hook, with
 the native hook (op_hook.cpp) and with the Python dispatch mode, both
-calling a C library whose entry points do nothing (built here with the C
-compiler). CPU operators take the host-access path in both hooks (the
+calling a C library whose entry points do nothing but count op_begin
+(built here with the C compiler). CPU operators take the host-access path in both hooks (the
 operator's spans, its pseudo-frame, the user's frames, one call), which is
 the work of a CUDA operator less the second call.
 
@@ -29,8 +29,9 @@ NOOP_ABI = r"""
 int streamsan_inject_torch_active(void) { return 1; }
 void streamsan_inject_torch_frame(uint32_t id, const char* f, const char* file, uint32_t l) {}
 void streamsan_inject_torch_frames(const uint32_t* ids, size_t n) {}
+unsigned long ops_begun;  /* op_hook_instructions.py reports it */
 void streamsan_inject_torch_op_begin(const uint64_t* s, size_t n, const uint32_t* f, size_t nf,
-                                     uint32_t flags) {}
+                                     uint32_t flags) { ++ops_begun; }
 void streamsan_inject_torch_op_end(const uint64_t* s, size_t n) {}
 void streamsan_inject_torch_host_access(const uint64_t* s, size_t n, const char* label,
                                         const uint32_t* f, size_t nf) {}

@@ -6,13 +6,17 @@
 // A std::unordered_map allocated a node for each block and freed it with the
 // block: a heap allocation and a free per tensor, about 200 of the ~1,090
 // instructions the model spent on a block's allocation and free, the
-// recorder's part left out (BM_ModelledOperator under callgrind, host). This table keeps its entries in
-// one array, open addressing with linear probing, and never shrinks: once it
-// has grown to the number of blocks live at once, entering and leaving
-// allocate nothing. Ids are handed out from 1 (recorder::new_alloc_id), so 0
+// recorder's part left out (BM_ModelledOperator under callgrind, host).
+// This table keeps its entries in one array, open addressing with linear
+// probing, and never shrinks: once it has grown to the number of blocks
+// live at once, entering and leaving allocate nothing. Ids are handed out from 1 (recorder::new_alloc_id), so 0
 // marks an empty slot. An erase shifts the entries of its probe run back
 // (no tombstones), so a lookup stops at the first empty slot however long
-// the table has churned.
+// the table has churned. The engine's table of the same name
+// (sanitizer/engine/id_table.h, Note [Paged id tables]) owns an object per
+// id on the heap and releases a page per 256 ids once they are gone: fit
+// for the engine's objects, but for a value of 16 bytes whose ids only grow
+// it would allocate a page every 256 blocks.
 #pragma once
 
 #include <cassert>

@@ -1160,10 +1160,12 @@ void end(thread_state& t, const at::RecordFunction& fn, const level& l) {
 // Note [One lookup of the thread's state]
 // The hook is a shared library built with -fPIC, so every use of the
 // thread_local `ts` outside the function that looked it up is a call to
-// __tls_get_addr through its TLS wrapper. Callgrind counted 47,000
-// instructions of those calls per training step of the CPU MLP of
-// bench/torch/op_hook_instructions.py, a quarter of the hook's own. Each
-// callback looks the state up once and hands it down.
+// __tls_get_addr through its TLS wrapper. With the hook registered and
+// doing nothing but its depth bookkeeping, our two callbacks cost 32,000
+// instructions per training step of the CPU MLP of
+// bench/torch/op_hook_instructions.py. Each callback now looks the state up
+// once and hands it down: 34,000 instructions a step fewer with the
+// library told (`calls`), 14% of the hook's own.
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   thread_state& t = ts;
   const std::size_t d = t.depth++;
