@@ -61,7 +61,7 @@ void BM_DecodeStreamingTable(benchmark::State& state) {
   };
   for (auto _ : state) {
     const sp::decoded_footprint d =
-        sp::decode_footprint(table.layout, table.base, fetch, 3 * pages_per_array);
+        sp::decode_footprint(table.layout, table.base, fetch);
     if (d.intervals.size() != 3 || !d.complete) {
       state.SkipWithError("the table did not decode to three runs");
       return;

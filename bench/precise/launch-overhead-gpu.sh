@@ -36,10 +36,8 @@
 #                     found (pages inserted), no bit set
 #   probe_track_words   probe_track_lookup, and the span's bitmap words set,
 #                     the page's summary left alone
-#   probe_track_bucket  probe_track_grouping, and one load of the page's
-#                     first bucket (no insertion)
-#   probe_track_nowait  probe_track_lookup, a lane that first finds the page
-#                     pending returning instead of waiting
+#   probe_track_bucket  probe_track_grouping, and one load of the key of
+#                     the page's first slot (no insertion)
 #   probe_track_per_lane  probe_track, every lane recording its own access
 #                     (no warp aggregation)
 #   bare_sanitizer    libprobe_inject.so PROBE_MODE=api: a Compute Sanitizer
@@ -99,7 +97,7 @@ command_of() {
     bare_sanitizer) echo "env PROBE_MODE=api CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
     probe_patch_null) echo "env PROBE_MODE=patch-null CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
     probe_track) echo "env PROBE_MODE=track CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
-    probe_track_return | probe_track_grouping | probe_track_lookup | probe_track_words | probe_track_bucket | probe_track_nowait | probe_track_per_lane)
+    probe_track_return | probe_track_grouping | probe_track_lookup | probe_track_words | probe_track_bucket | probe_track_per_lane)
       echo "env PROBE_MODE=track PROBE_ACCESS_FN=streamsan_global_access_${1#probe_track_} CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
     streamsan) echo "./streamsan run -- ./$program" ;;
     streamsan_base) echo "$dir/base/streamsan run -- ./$program" ;;

@@ -291,7 +291,7 @@ void on_api(probe& p, const Sanitizer_CallbackData& d) {
 
 void census_begin(probe& p, const Sanitizer_LaunchData& d) {
   if (p.census_table == nullptr) {
-    p.census_layout = sp::layout_for(1);
+    p.census_layout = sp::layout_for(2);  // 256 bitmap words: the census's cells
     p.lib->alloc(d.context, &p.census_table, p.census_layout.bytes);
     static sp::table_view v;
     v = sp::view_at(reinterpret_cast<std::uintptr_t>(p.census_table), p.census_layout);

@@ -1,9 +1,13 @@
 #include "inject/precise/footprint_decode.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace streamsan::precise {
 namespace {
@@ -37,42 +41,98 @@ void append_merged(std::vector<measured_interval>& out, const measured_interval&
   if (out.empty() || !merged_into(out.back(), i)) out.push_back(i);
 }
 
+// Sorts slot keys (kind << 62 | page << slot_bits | slot) by kind and
+// page: a least-significant-digit radix sort over the bits above the slot,
+// a byte a pass, passing over the bytes in which all keys agree (a launch's
+// pages usually differ in two or three of them). The keys come in hash
+// order, which is no order at all: std::sort took 10 to 14 ms for the
+// triad's 49,152 pages on the 2-core host, against 4 to 6 for the same
+// pages handed out in insertion order, nearly sorted already.
+void sort_by_kind_and_page(std::vector<std::uint64_t>& keys) {
+  constexpr std::uint32_t first_byte = slot_bits / 8;  // the slot is payload
+  constexpr std::uint32_t bytes = 8 - first_byte;
+  std::array<std::array<std::size_t, 256>, bytes> counts{};
+  for (const std::uint64_t k : keys) {
+    for (std::uint32_t b = 0; b < bytes; ++b) ++counts[b][(k >> (8 * (first_byte + b))) & 0xff];
+  }
+  std::vector<std::uint64_t> other(keys.size());
+  for (std::uint32_t b = 0; b < bytes; ++b) {
+    auto& count = counts[b];
+    const std::uint32_t shift = 8 * (first_byte + b);
+    if (!keys.empty() && count[(keys[0] >> shift) & 0xff] == keys.size()) continue;
+    std::size_t at = 0;
+    for (auto& c : count) at += std::exchange(c, at);
+    for (const std::uint64_t k : keys) other[count[(k >> shift) & 0xff]++] = k;
+    keys.swap(other);
+  }
+}
+
 // Note [Slots decoded in page order]
-// Slots are handed out in the order warps reached their pages, so a
-// streaming kernel's tens of thousands of one-run pages came out of
-// page_intervals unordered, and sorting those intervals was most of a
-// large launch's decoding, which the memory-bound triad under --precise
-// spends per launch on the program's thread (bench/precise/decode_bench:
-// 7.7 to 8.1 ms for 49,152 pages on the 2-core host before, 5.0 to 5.3
-// after). Instead the slots are sorted by one integer, kind,
-// page and slot (a page takes 38 bits and a slot 24: Note [A bucket holds
-// its slot]), and a page's runs that continue the previous page's extend
-// its interval: what is left for coalesce() is one interval per run.
-// A summary naming a page no bucket can hold was not written by the patch
-// code: `intact` turns false and the slot is left out.
-std::vector<std::uint64_t> slots_in_page_order(const std::vector<page_summary>& pages,
+// Slots lie where their keys hashed, so a streaming kernel's tens of
+// thousands of one-run pages would come out of page_intervals unordered,
+// and sorting those intervals was most of a large launch's decoding, which
+// the memory-bound triad under --precise spends per launch on the
+// program's thread (bench/precise/decode_bench, 49,152 pages, on the
+// 2-core host: 7.7 to 8.1 ms). Instead the used slots are sorted by one
+// integer, kind, page and slot (a page takes 38 bits and a slot 24: Note
+// [The slot is the bucket]), with a radix sort, and a page's runs that
+// continue the previous page's extend its interval: what is left for
+// coalesce() is one interval per run. With slots handed out in insertion
+// order and std::sort, 4.8 to 5.3 ms; with slots where their keys hash,
+// the radix sort and the summaries read into memory nobody clears first,
+// 3.1 to 3.4 ms (3 interleaved runs each). A key naming a page no slot can hold, or no kind,
+// was not written by the patch code: `intact` turns false and the slot is
+// left out.
+std::vector<std::uint64_t> slots_in_page_order(std::span<const page_summary> slots,
                                                bool& intact) {
   std::vector<std::uint64_t> keys;
-  keys.reserve(pages.size());
-  for (std::size_t slot = 0; slot < pages.size(); ++slot) {
-    const page_summary& p = pages[slot];
-    if (p.page > max_page) {
+  for (std::size_t slot = 0; slot < slots.size(); ++slot) {
+    const std::uint64_t key = slots[slot].key;
+    if (key == 0) continue;
+    if (page_of_key(key) > max_page || kind_of_key(key) >= kind_count) {
       intact = false;
       continue;
     }
-    keys.push_back(std::uint64_t{p.kind & 3u} << 62 | p.page << slot_bits | slot);
+    keys.push_back(std::uint64_t{kind_of_key(key)} << 62 | page_of_key(key) << slot_bits | slot);
   }
-  std::sort(keys.begin(), keys.end());
+  sort_by_kind_and_page(keys);
   return keys;
+}
+
+// The slots whose bytes are not one run, in one copy of the bitmaps from
+// the first of them to the last (the slots lie where their keys hashed, so
+// copying each would take a copy per page). `bits` then holds bitmap
+// `first` at 0; returns `first`, or capacity when no slot needs its bitmap.
+std::uint32_t fetch_fragmented_bitmaps(const table_layout& layout, std::uint64_t base,
+                                       const fetch_fn& fetch,
+                                       std::span<const page_summary> slots,
+                                       std::vector<std::uint32_t>& bits, decoded_footprint& d) {
+  std::uint32_t first = layout.capacity, last = 0;
+  for (std::uint32_t slot = 0; slot < slots.size(); ++slot) {
+    const page_summary& p = slots[slot];
+    if (p.key == 0 || p.bytes == 0 || is_one_run(p)) continue;
+    first = std::min(first, slot);
+    last = slot;
+  }
+  if (first == layout.capacity) return first;
+  const std::size_t words = std::size_t{last - first + 1} * words_per_bitmap;
+  bits.resize(words);
+  fetch_or_throw(fetch, bits.data(),
+                 base + layout.bits_offset + std::size_t{first} * words_per_bitmap * 4,
+                 words * sizeof(std::uint32_t), "page bitmaps");
+  d.bytes_read_back += words * sizeof(std::uint32_t);
+  return first;
 }
 
 }  // namespace
 
 bool page_intervals(const page_summary& summary, const std::uint32_t* bitmap,
                     std::vector<measured_interval>& out) {
-  if (summary.bytes == 0 || summary.kind >= kind_count) return false;
-  const auto kind = static_cast<footprint_kind>(summary.kind);
-  const std::uint64_t base = summary.page << page_shift;
+  if (summary.key == 0 || summary.bytes == 0 || kind_of_key(summary.key) >= kind_count) {
+    return false;
+  }
+  const auto kind = static_cast<footprint_kind>(kind_of_key(summary.key));
+  const std::uint64_t base = page_of_key(summary.key) << page_shift;
   if (is_one_run(summary)) {
     append_merged(out, {base + page_bytes - summary.first, base + summary.end, kind});
     return false;
@@ -107,52 +167,36 @@ void coalesce(std::vector<measured_interval>& intervals) {
 }
 
 decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t base,
-                                   const fetch_fn& fetch, std::uint32_t expected_pages) {
+                                   const fetch_fn& fetch) {
   decoded_footprint d;
-  // The counters and the first `expected_pages` summaries in one copy; a
-  // second copy only when more pages were used.
-  const std::uint32_t guess = std::min(expected_pages, layout.capacity);
-  std::vector<std::uint8_t> head(sizeof(table_counters) + std::size_t{guess} * sizeof(page_summary));
-  fetch_or_throw(fetch, head.data(), base + layout.counters_offset, head.size(),
-                 "counters and page summaries");
+  // Every slot's summary and the counters after them in one copy (Note
+  // [The slot is the bucket]), into memory nobody clears first: a large
+  // table's read-back is megabytes.
+  const std::size_t summaries = std::size_t{layout.capacity} * sizeof(page_summary);
+  const std::size_t head_bytes = summaries + sizeof(table_counters);
+  auto head = std::make_unique_for_overwrite<std::uint64_t[]>((head_bytes + 7) / 8);
+  fetch_or_throw(fetch, head.get(), base + layout.pages_offset, head_bytes,
+                 "page summaries and counters");
+  d.bytes_read_back = head_bytes;
   table_counters counters;
-  std::memcpy(&counters, head.data(), sizeof counters);
-  const std::uint32_t used = std::min(counters.used, layout.capacity);
-  d.complete = counters.overflow == 0 && counters.used <= layout.capacity;
-  d.pages = used;
-  std::vector<page_summary> pages(used);
-  const std::uint32_t have = std::min(used, guess);
-  // A launch that touched nothing has no summaries (and pages.data() may
-  // be null, which memcpy must not get even for no bytes).
-  if (have > 0) {
-    std::memcpy(pages.data(), head.data() + sizeof counters,
-                std::size_t{have} * sizeof(page_summary));
-  }
-  fetch_or_throw(fetch, pages.data() + have,
-                 base + layout.pages_offset + std::size_t{have} * sizeof(page_summary),
-                 std::size_t{used - have} * sizeof(page_summary), "page summaries");
-  d.bytes_read_back = head.size() + std::size_t{used - have} * sizeof(page_summary);
-
-  bool any_fragmented = false;
-  for (const auto& p : pages) {
-    if (p.bytes != 0 && !is_one_run(p)) any_fragmented = true;
-  }
-  // One copy of every used slot's bitmap when any slot needs one.
+  std::memcpy(&counters, reinterpret_cast<const std::uint8_t*>(head.get()) + summaries,
+              sizeof counters);
+  d.complete = counters.overflow == 0;
+  const std::span<const page_summary> slots(reinterpret_cast<const page_summary*>(head.get()),
+                                            layout.capacity);
   std::vector<std::uint32_t> bits;
-  if (any_fragmented) {
-    const std::size_t words = std::size_t{used} * words_per_bitmap;
-    bits.resize(words);
-    fetch_or_throw(fetch, bits.data(), base + layout.bits_offset, words * sizeof(std::uint32_t),
-                   "page bitmaps");
-    d.bytes_read_back += words * sizeof(std::uint32_t);
-  }
+  const std::uint32_t first_bitmap = fetch_fragmented_bitmaps(layout, base, fetch, slots, bits, d);
   // Note [Slots decoded in page order]
   bool intact = true;
-  for (const std::uint64_t key : slots_in_page_order(pages, intact)) {
-    const std::uint32_t slot = static_cast<std::uint32_t>(key & slot_field_mask);
+  const std::vector<std::uint64_t> used = slots_in_page_order(slots, intact);
+  d.pages = static_cast<std::uint32_t>(used.size());
+  for (const std::uint64_t key : used) {
+    const std::uint32_t slot = static_cast<std::uint32_t>(key & ((1u << slot_bits) - 1));
     const std::uint32_t* bitmap =
-        bits.empty() ? nullptr : bits.data() + std::size_t{slot} * words_per_bitmap;
-    d.fragmented_pages += page_intervals(pages[slot], bitmap, d.intervals) ? 1 : 0;
+        slot >= first_bitmap && !bits.empty()
+            ? bits.data() + std::size_t{slot - first_bitmap} * words_per_bitmap
+            : nullptr;
+    d.fragmented_pages += page_intervals(slots[slot], bitmap, d.intervals) ? 1 : 0;
   }
   coalesce(d.intervals);  // a few intervals by now: one per run
   if (!intact) d.complete = false;

@@ -35,22 +35,12 @@ struct decoded_footprint {
 // failure.
 using fetch_fn = std::function<bool(void* destination, std::uint64_t source, std::size_t size)>;
 
-// How many summaries the first copy of a read-back takes for a kernel whose
-// table hint is `slots_hint` slots. The launch tracker's hint is twice the
-// pages the kernel's last launch used, so half of it is those pages, and an
-// eighth more leaves room for a kernel whose page count varies a little;
-// more pages cost a second copy. Reading the whole hint read twice the
-// summaries a steady kernel has (the triad: 2.4 MB a launch for 1.2 MB).
-constexpr std::uint32_t summaries_to_read(std::uint32_t slots_hint) {
-  return slots_hint / 2 + slots_hint / 16;
-}
-
-// Decodes the table whose allocation starts at device address `base`,
-// reading the counters and `expected_pages` summaries in one copy (the pages
-// the kernel used last time: usually one copy suffices). Throws
+// Decodes the table whose allocation starts at device address `base`:
+// one copy of the counters and every slot's summary, and one of the
+// bitmaps of the slots whose bytes are not one run, if any. Throws
 // std::runtime_error naming the part that could not be read.
 decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t base,
-                                   const fetch_fn& fetch, std::uint32_t expected_pages = 16);
+                                   const fetch_fn& fetch);
 
 // The intervals of one slot (a page and a kind) from its summary, reading
 // `bitmap` (words_per_bitmap words) only when the bytes are not one run.

@@ -99,8 +99,8 @@ __device__ __forceinline__ unsigned rank_in(unsigned group, unsigned me) {
 
 // Note [A coalesced span is recorded by several lanes]
 // Recording an interval is a chain of dependent memory operations at L2
-// latency: the overflow word and the page's bucket (which names the slot:
-// Note [A bucket holds its slot]), then per bitmap word a load and perhaps
+// latency: the key of the page's slot (Note [The slot is the bucket]),
+// then per bitmap word a load and perhaps
 // an atomic OR, then the summary's atomics. One lane recording a coalesced
 // warp access alone walked a 128-byte span's 4 words one after another (a
 // float4 access: 16), and the warp waited: on the H200 the launch tracker measuring every launch
@@ -299,10 +299,9 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_
 
 // Probe only (bench/precise, PROBE_ACCESS_FN): the steps of
 // streamsan_global_access priced apart, for dense groups (coalesced
-// accesses). `_bucket` also loads the page's first bucket; `_nowait` also
-// finds the slot, inserting pages, but a lane whose first load finds the
-// page pending returns instead of waiting for it; `_lookup` finds the slot
-// as recording does (waiting included) and sets no bit; `_words` also sets
+// accesses). `_bucket` also loads the key of the page's first slot;
+// `_lookup` finds the slot as recording does, inserting pages, and sets no
+// bit; `_words` also sets
 // the span's bitmap words and leaves the page's summary alone. Launches
 // measured with them decode to nothing (docs/injection.md, Overhead).
 // Runs `step(t, a, kind)` on a dense group's first lane, hands its result
@@ -327,21 +326,7 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_
   return price_leader<std::uint64_t>(
       userdata, ptr, size, flags, new_value, 1,
       [](const sp::table_view& t, const warp_access& a, sp::footprint_kind kind) {
-        return sp::lane::load(&t.buckets[sp::page_hash(sp::key_of(a.page, kind)) & t.bucket_mask]);
-      });
-}
-
-extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_nowait(
-    void* userdata, std::uint64_t, void* ptr, std::uint32_t size, std::uint32_t flags,
-    const void* new_value) {
-  return price_leader<std::uint32_t>(
-      userdata, ptr, size, flags, new_value, 0xfffffffeu,
-      [](const sp::table_view& t, const warp_access& a, sp::footprint_kind kind) {
-        const std::uint64_t key = sp::key_of(a.page, kind);
-        const std::uint32_t b = sp::page_hash(key) & t.bucket_mask;
-        const std::uint64_t seen = sp::lane::load(&t.buckets[b]);
-        return seen == 0 ? sp::find_or_insert_from(t, a.page, kind, key, b, seen)
-                         : static_cast<std::uint32_t>(seen);
+        return sp::lane::load(&t.pages[sp::page_hash(sp::key_of(a.page, kind)) & t.slot_mask].key);
       });
 }
 

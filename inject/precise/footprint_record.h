@@ -42,16 +42,6 @@ STREAMSAN_HD std::uint64_t load(const std::uint64_t* p) {
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 #endif
 }
-// Publishes a bucket's slot. Nothing needs ordering before it: the host
-// cleared the slot before the launch (Note [Pages inserted without
-// waiting]).
-STREAMSAN_HD void publish(std::uint64_t* p, std::uint64_t v) {
-#if defined(__CUDA_ARCH__)
-  asm volatile("st.relaxed.gpu.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
-#else
-  __atomic_store_n(p, v, __ATOMIC_RELEASE);
-#endif
-}
 STREAMSAN_HD std::uint64_t cas(std::uint64_t* p, std::uint64_t expected, std::uint64_t desired) {
 #if defined(__CUDA_ARCH__)
   return atomicCAS(reinterpret_cast<unsigned long long*>(p), expected, desired);
@@ -101,9 +91,9 @@ inline constexpr std::uint32_t slot_overflowed = 0xffffffffu;
 // thousands of warps at once, all from one L2 slice, and the accesses queue
 // there: a record's cost then grows with the number of warps in flight,
 // not with its own work. The overflow counter was such a word: each record
-// read it before its bucket. Now a hit reads only the page's bucket, which
-// the warps of other pages do not share, and the counters are read on a
-// miss (a new page, or a probe past the first bucket).
+// read it before its bucket. Now a hit reads only its page's slots, which
+// the warps of other pages do not share, and the counter is read only by a
+// lane about to take a free slot for a new page.
 
 // A multiplicative hash of the page number (Fibonacci hashing): consecutive
 // pages land in different buckets.
@@ -112,100 +102,65 @@ STREAMSAN_HD std::uint32_t page_hash(std::uint64_t page) {
 }
 
 // Note [Pages inserted without waiting]
-// The first lane to record a page takes its bucket (pending), a slot and
-// publishes the slot in the bucket; lanes of other warps that record the
-// same page meanwhile wait for the publication. Every warp of a streaming
-// kernel reaches new pages at about the same moment, so how long a page
-// stays pending is paid by the whole kernel (on the H200 pipeline, lanes
-// waiting for pages cost 3 ms of 61, those inserting them 2.3 ms:
-// docs/injection.md). So the host clears the whole table before the
-// launch, a memset on the launch's stream (bits and summaries included:
-// O(capacity), on the GPU), and the inserting lane neither clears its slot
-// nor fences before publishing: the window is the bucket's CAS and the
-// counter's add. The slot's summary names its page and kind after the
-// publication; only the host reads them, once the kernel has run.
-STREAMSAN_HD void name_slot(const table_view& t, std::uint32_t slot, std::uint64_t page,
-                            footprint_kind kind) {
-  page_summary& s = t.pages[slot];
-  s.page = page;
-  s.kind = static_cast<std::uint32_t>(kind);
-}
+// The first lane to record a page takes its slot with one CAS of the slot's
+// key (Note [The slot is the bucket] in footprint_layout.h); a lane of
+// another warp that reaches the page at the same moment finds the key in
+// the CAS's answer or in its load, and records at once. For that the slot
+// must be ready before its key is: the host clears the whole table before
+// the launch, a memset on the launch's stream (bits and summaries
+// included: O(capacity), on the GPU), so the inserting lane neither clears
+// nor fences anything. (Before the slot was the bucket, every warp of a
+// streaming kernel that reached a new page while another inserted it
+// waited: docs/injection.md.)
 
-// The slot a bucket's field names, or slot_overflowed.
-STREAMSAN_HD std::uint32_t slot_in(std::uint64_t bucket) {
-  const std::uint64_t field = bucket & slot_field_mask;
-  return field == slot_field_overflowed ? slot_overflowed : static_cast<std::uint32_t>(field - 1);
-}
-
-// The slot of `key` (of `page` and `kind`), inserting it if needed;
-// slot_overflowed when the table is full. Probing starts at bucket `b`,
-// whose word the caller already read as `seen`. The lane that inserts a key
-// takes its bucket with the field pending, takes a slot and publishes it
-// (Note [Pages inserted without waiting]); a lane that finds the key still
-// pending waits for it (independent thread scheduling lets the publishing
-// lane progress even in the same warp). Once a full table's overflow is
-// counted it takes no new key (slot_to_record reads the counter first), so
-// probing ends at an empty bucket or, after lanes raced past a full table,
-// after every bucket.
-STREAMSAN_HD std::uint32_t find_or_insert_from(const table_view& t, std::uint64_t page,
-                                               footprint_kind kind, std::uint64_t key,
-                                               std::uint32_t b, std::uint64_t seen) {
-  const std::uint64_t pending = key << slot_bits | slot_field_pending;
-  for (std::uint32_t probe = 0; probe <= t.bucket_mask; ++probe) {
-    if (seen == 0) {
-      seen = lane::cas(&t.buckets[b], 0, pending);
-      if (seen == 0) {
-        const std::uint32_t slot = lane::fetch_add(&t.counters->used, 1);
-        if (slot >= t.capacity) {
-          lane::publish(&t.buckets[b], key << slot_bits | slot_field_overflowed);
-          return slot_overflowed;
-        }
-        lane::publish(&t.buckets[b], key << slot_bits | (std::uint64_t{slot} + 1));
-        name_slot(t, slot, page, kind);
-        return slot;
-      }
-    }
-    if (seen >> slot_bits == key) {
-      // A spin on the bucket's word: __nanosleep(32) between loads slept
-      // longer than the publication takes (Note [Pages inserted without
-      // waiting]).
-      while (seen == pending) seen = lane::load(&t.buckets[b]);
-      return slot_in(seen);
-    }
-    b = (b + 1) & t.bucket_mask;
-    seen = lane::load(&t.buckets[b]);
-  }
-  return slot_overflowed;
-}
-
+// A slot's key (Note [The slot is the bucket] in footprint_layout.h).
 STREAMSAN_HD std::uint64_t key_of(std::uint64_t page, footprint_kind kind) {
   return ((page << 2) | static_cast<std::uint32_t>(kind)) + 1;
 }
 
-// The slot a lane records (`page`, `kind`) into, or slot_overflowed. A hit
-// is one load of the page's first bucket (Note [A bucket holds its slot]
-// in footprint_layout.h) and nothing else (Note [No word every access
-// reads]). Only a miss reads the overflow counter: an overflowed launch is
-// not a measurement any more, so its accesses to pages it has no slot for
-// stop there instead of probing a full table. A page whose key does not fit
-// a bucket never hits (its key is above every bucket's) and counts as an
-// overflow.
-STREAMSAN_HD std::uint32_t slot_to_record(const table_view& t, std::uint64_t page,
-                                          footprint_kind kind) {
-  const std::uint64_t key = key_of(page, kind);
-  const std::uint32_t b = page_hash(key) & t.bucket_mask;
-  const std::uint64_t seen = lane::load(&t.buckets[b]);
-  if (seen >> slot_bits == key && (seen & slot_field_mask) != slot_field_pending) {
-    return slot_in(seen);
-  }
-  if (lane::load(&t.counters->overflow) != 0) return slot_overflowed;
+// The slot of `key`, inserting it if needed; slot_overflowed when neither
+// the key's slot nor a free one lies within max_probes slots of its first,
+// or the launch overflowed before. Probing starts at slot `b`, whose key
+// the caller already read as `seen`. Only a lane about to take a free slot
+// reads the overflow counter (Note [No word every access reads]): an
+// overflowed launch is not a measurement any more, so it takes no new key,
+// and its accesses to pages it has no slot for end there. A page whose key
+// decoding cannot pack (Note [The slot is the bucket]) never finds its key
+// and counts as an overflow.
+STREAMSAN_HD std::uint32_t find_or_insert_from(const table_view& t, std::uint64_t key,
+                                               std::uint32_t b, std::uint64_t seen) {
   // Compared as keys, so the page need not stay live: comparing pages
   // spilled 24 bytes more per call on sm_90 (ptxas -v).
   const std::uint64_t largest_key = key_of(max_page, footprint_kind::atomic);
-  const std::uint32_t slot =
-      key > largest_key ? slot_overflowed : find_or_insert_from(t, page, kind, key, b, seen);
-  if (slot == slot_overflowed) lane::fetch_add(&t.counters->overflow, 1);
-  return slot;
+  const std::uint32_t probes = t.capacity < max_probes ? t.capacity : max_probes;
+  for (std::uint32_t probe = 0; probe < probes; ++probe) {
+    if (seen == key) return b;
+    if (seen == 0) {
+      if (lane::load(&t.counters->overflow) != 0) return slot_overflowed;
+      if (key > largest_key) break;
+      seen = lane::cas(&t.pages[b].key, 0, key);
+      // 0: this lane took the slot; the key: a lane of another warp did.
+      if (seen == 0 || seen == key) return b;
+    }
+    b = (b + 1) & t.slot_mask;
+    seen = lane::load(&t.pages[b].key);
+  }
+  // Counted once: a launch with a full table would otherwise add to this
+  // one word at every access to a page it has no slot for.
+  if (lane::load(&t.counters->overflow) == 0) lane::fetch_add(&t.counters->overflow, 1);
+  return slot_overflowed;
+}
+
+// The slot a lane records (`page`, `kind`) into, or slot_overflowed. A hit
+// in the key's first slot is one load and nothing else (Note [No word every
+// access reads]).
+STREAMSAN_HD std::uint32_t slot_to_record(const table_view& t, std::uint64_t page,
+                                          footprint_kind kind) {
+  const std::uint64_t key = key_of(page, kind);
+  const std::uint32_t b = page_hash(key) & t.slot_mask;
+  const std::uint64_t seen = lane::load(&t.pages[b].key);
+  if (seen == key) return b;
+  return find_or_insert_from(t, key, b, seen);
 }
 
 // The bits [lo, hi) of one 32-bit word, 0 <= lo < hi <= 32.

@@ -219,15 +219,15 @@ std::optional<launch_tracker::table> launch_tracker::cleared_table_locked(
   const std::uint32_t learned = hint != slots_hint_.end() ? hint->second : 0;
   std::uint32_t slots = std::max(learned, slot_estimate);
   if (slots == 0) slots = options_.initial_slots;
-  // Few distinct sizes to pool; at most what a bucket can name (Note [A
-  // bucket holds its slot]): a larger footprint overflows and is inferred.
+  // Few distinct sizes to pool; at most max_capacity (Note [The slot is
+  // the bucket]): a larger footprint overflows and is inferred.
   slots = std::bit_ceil(std::clamp<std::uint32_t>(slots, 16, precise::max_capacity));
   auto t = acquire_locked(launch.context, slots, launch.hStream);
   if (!t) {
     ++stats_.failed;
     return std::nullopt;
   }
-  // Stream-ordered before the kernel: the buckets and counters start empty.
+  // Stream-ordered before the kernel: the slots and counters start empty.
   auto* base = static_cast<char*>(t->device);
   if (lib_.memset(base + t->layout.cleared_offset, 0,
                   t->layout.cleared_end - t->layout.cleared_offset,
@@ -547,14 +547,14 @@ Sanitizer_StreamHandle launch_tracker::private_stream(CUcontext ctx) {
 }
 
 // Under poll_mutex_, not mutex_: the copies take the Sanitizer API's lock.
-precise::decoded_footprint launch_tracker::read_back(const launch_state& l, std::uint32_t hint) {
+precise::decoded_footprint launch_tracker::read_back(const launch_state& l) {
   const Sanitizer_StreamHandle via = private_stream(l.ctx);
   const auto fetch = [&](void* dst, std::uint64_t src, std::size_t n) {
     return lib_.memcpy_to_host(dst, reinterpret_cast<void*>(src), n, via) == SANITIZER_SUCCESS;
   };
   try {
     return precise::decode_footprint(l.t.layout, reinterpret_cast<std::uint64_t>(l.t.device),
-                                     fetch, std::min(hint, l.t.layout.capacity));
+                                     fetch);
   } catch (const std::exception&) {
     precise::decoded_footprint d;
     d.complete = false;
@@ -634,18 +634,8 @@ void launch_tracker::poll(bool wait_all, const footprint_callback& done) {
     std::erase_if(taken, [](const launch_state& l) { return l.dropped; });
   }
   if (taken.empty()) return;
-  std::vector<std::uint32_t> hints;
-  {
-    std::lock_guard lock(mutex_);
-    for (const auto& l : taken) {
-      const auto it = slots_hint_.find(l.function);
-      hints.push_back(it != slots_hint_.end() && it->second != 0
-                          ? precise::summaries_to_read(it->second)
-                          : l.t.layout.capacity);
-    }
-  }
   std::vector<precise::decoded_footprint> footprints;
-  for (std::size_t i = 0; i < taken.size(); ++i) footprints.push_back(read_back(taken[i], hints[i]));
+  for (const auto& l : taken) footprints.push_back(read_back(l));
   {
     std::lock_guard lock(mutex_);
     for (std::size_t i = 0; i < taken.size(); ++i) retire_locked(taken[i], footprints[i]);

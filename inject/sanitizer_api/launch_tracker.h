@@ -232,7 +232,7 @@ class launch_tracker {
   Sanitizer_StreamHandle private_stream(CUcontext ctx);
   CUevent new_event(CUcontext ctx);
   std::vector<launch_state> take_completed(bool wait_all);
-  precise::decoded_footprint read_back(const launch_state& l, std::uint32_t hint);
+  precise::decoded_footprint read_back(const launch_state& l);
   void retire_locked(const launch_state& l, const precise::decoded_footprint& d);
 
   const sanitizer_library& lib_;

@@ -26,14 +26,19 @@ class host_table {
     clear();
   }
   const table_view& view() const { return view_; }
-  decoded_footprint decode(std::uint32_t expected_pages = 16) const {
-    return decode_footprint(
-        layout_, base_,
-        [](void* dst, std::uint64_t src, std::size_t n) {
-          std::memcpy(dst, reinterpret_cast<const void*>(src), n);
-          return true;
-        },
-        expected_pages);
+  decoded_footprint decode() const {
+    return decode_footprint(layout_, base_, [](void* dst, std::uint64_t src, std::size_t n) {
+      std::memcpy(dst, reinterpret_cast<const void*>(src), n);
+      return true;
+    });
+  }
+  // The slots holding a key.
+  std::vector<std::uint32_t> used_slots() const {
+    std::vector<std::uint32_t> used;
+    for (std::uint32_t s = 0; s < view_.capacity; ++s) {
+      if (view_.pages[s].key != 0) used.push_back(s);
+    }
+    return used;
   }
   // As the host does before each launch.
   void clear() {
@@ -88,12 +93,13 @@ TEST(FootprintTable, PagesRecordedOutOfOrderJoin) {
                              {heap + 3 * page_bytes, heap + 3 * page_bytes + 64, footprint_kind::write}}));
 }
 
-// A summary no lane could have written (its page has no bucket key) is
-// not decoded as a footprint: the launch keeps its inferred one.
+// A summary no lane could have written (its page has no key a lane would
+// take) is not decoded as a footprint: the launch keeps its inferred one.
 TEST(FootprintTable, ASummaryNamingAnImpossiblePageIsNotAMeasurement) {
   host_table t(4);
   record_span(t.view(), heap, 8, footprint_kind::read);
-  t.view().pages[0].page = max_page + 1;
+  ASSERT_EQ(t.used_slots().size(), 1u);
+  t.view().pages[t.used_slots()[0]].key = key_of(max_page + 1, footprint_kind::read);
   const auto d = t.decode();
   EXPECT_FALSE(d.complete);
   EXPECT_TRUE(d.intervals.empty());
@@ -139,22 +145,69 @@ TEST(FootprintTable, AFullTableTakesNoNewKeys) {
   host_table t(2);
   record_span(t.view(), heap, 4, footprint_kind::read);
   for (int p = 1; p < 50; ++p) record_span(t.view(), heap + p * page_bytes, 4, footprint_kind::write);
-  std::size_t keys = 0;
-  for (std::uint32_t b = 0; b <= t.view().bucket_mask; ++b) {
-    keys += t.view().buckets[b] != 0 ? 1 : 0;
-  }
-  // The capacity's keys and the one that found the table full (marked
-  // overflowed); after it, the overflow counter stops every new key before
-  // it takes a bucket, so probing ends at an empty bucket.
-  EXPECT_EQ(keys, 3u);
+  // The capacity's keys; every later page found no free slot, and only the
+  // first of them counted (one word, not one add per access).
+  EXPECT_EQ(t.used_slots().size(), 2u);
   EXPECT_EQ(t.view().counters->overflow, 1u);
   // An overflowed launch takes no new page; a page it has still records
   // (Note [No word every access reads]): its footprint is incomplete anyway.
   record_span(t.view(), heap + 8, 4, footprint_kind::read);
-  EXPECT_EQ(t.view().pages[0].bytes, 8u);
+  const std::uint32_t read_slot = slot_to_record(t.view(), heap >> page_shift, footprint_kind::read);
+  ASSERT_NE(read_slot, slot_overflowed);
+  EXPECT_EQ(t.view().pages[read_slot].bytes, 8u);
   record_span(t.view(), heap + 60 * page_bytes, 4, footprint_kind::read);
-  EXPECT_EQ(t.view().counters->used, 3u);
+  EXPECT_EQ(t.used_slots().size(), 2u);
+  EXPECT_EQ(t.view().counters->overflow, 1u);
   EXPECT_FALSE(t.decode().complete);
+}
+
+// Note [The slot is the bucket]: a key whose slot and every free slot lie
+// more than max_probes slots past its first overflows the launch, even
+// with free slots elsewhere, so probing stays bounded.
+TEST(FootprintTable, ProbingStopsAfterMaxProbesSlots) {
+  host_table t(256);
+  const std::uint32_t home = page_hash(key_of(0, footprint_kind::read)) & t.view().slot_mask;
+  std::vector<std::uint64_t> colliding;
+  for (std::uint64_t page = 0; colliding.size() <= max_probes; ++page) {
+    if ((page_hash(key_of(page, footprint_kind::read)) & t.view().slot_mask) == home) {
+      colliding.push_back(page);
+    }
+  }
+  for (std::uint32_t i = 0; i < max_probes; ++i) {
+    EXPECT_EQ(slot_to_record(t.view(), colliding[i], footprint_kind::read),
+              (home + i) & t.view().slot_mask);
+  }
+  EXPECT_EQ(t.view().counters->overflow, 0u);
+  EXPECT_EQ(slot_to_record(t.view(), colliding[max_probes], footprint_kind::read),
+            slot_overflowed);
+  EXPECT_EQ(t.view().counters->overflow, 1u);
+  EXPECT_EQ(t.used_slots().size(), std::size_t{max_probes});
+  // The keys already in place are still found, the last one 63 slots on.
+  EXPECT_EQ(slot_to_record(t.view(), colliding[max_probes - 1], footprint_kind::read),
+            (home + max_probes - 1) & t.view().slot_mask);
+}
+
+// Threads that reach one new page at once, like warps of a streaming
+// kernel, all get the slot of the one whose CAS took it.
+TEST(FootprintTable, LanesInsertingOnePageAtOnceShareItsSlot) {
+  host_table t(64);
+  constexpr int threads = 8;
+  constexpr std::uint64_t pages = 16;
+  std::vector<std::vector<std::uint32_t>> slots(threads, std::vector<std::uint32_t>(pages));
+  std::vector<std::thread> pool;
+  for (int k = 0; k < threads; ++k) {
+    pool.emplace_back([&, k] {
+      for (std::uint64_t p = 0; p < pages; ++p) {
+        slots[k][p] = slot_to_record(t.view(), (heap >> page_shift) + p, footprint_kind::write);
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (int k = 1; k < threads; ++k) EXPECT_EQ(slots[k], slots[0]);
+  const std::set<std::uint32_t> distinct(slots[0].begin(), slots[0].end());
+  EXPECT_EQ(distinct.size(), pages);
+  EXPECT_EQ(distinct.count(slot_overflowed), 0u);
+  EXPECT_EQ(t.used_slots().size(), pages);
 }
 
 // A slot taken again after the clear starts empty (the host's clear covers
@@ -237,7 +290,9 @@ TEST(FootprintTable, WordsSetByManyLanesDecodeAsOneSpan) {
   EXPECT_EQ(d.pages, 2u);
   // Each page's byte count is its union's, however the lanes split it:
   // [4, 548) and [20, 564).
-  EXPECT_EQ(t.view().pages[0].bytes + t.view().pages[1].bytes, 544u + 544u);
+  std::uint32_t bytes = 0;
+  for (const std::uint32_t slot : t.used_slots()) bytes += t.view().pages[slot].bytes;
+  EXPECT_EQ(bytes, 544u + 544u);
 }
 
 TEST(FootprintTable, AnOverflowedLaunchHandsOutNoSlot) {
@@ -246,9 +301,9 @@ TEST(FootprintTable, AnOverflowedLaunchHandsOutNoSlot) {
   EXPECT_EQ(slot_to_record(t.view(), (heap >> page_shift) + 1, footprint_kind::read),
             slot_overflowed);
   EXPECT_EQ(t.view().counters->overflow, 1u);
-  // From then on a new page is refused at the counter, without counting
-  // again; the page the table holds keeps its slot (a hit reads only its
-  // bucket: Note [No word every access reads]).
+  // From then on a new page is refused, without counting again; the page
+  // the table holds keeps its slot (a hit reads only its slot's key: Note
+  // [No word every access reads]).
   EXPECT_EQ(slot_to_record(t.view(), (heap >> page_shift) + 2, footprint_kind::read),
             slot_overflowed);
   EXPECT_EQ(t.view().counters->overflow, 1u);
@@ -256,52 +311,58 @@ TEST(FootprintTable, AnOverflowedLaunchHandsOutNoSlot) {
   EXPECT_EQ(t.view().counters->overflow, 1u);
 }
 
-// Note [A bucket holds its slot]: a page whose key does not fit a bucket
+// Note [The slot is the bucket]: a page whose key decoding cannot pack
 // would alias another page, so it makes the launch incomplete instead.
 TEST(FootprintTable, APageBeyondTheKeyBitsIsAnOverflowNotAnotherPage) {
   host_table t(4);
   const std::uint64_t beyond = std::uint64_t{1} << 50;
   record_span(t.view(), beyond - page_bytes, 8, footprint_kind::atomic);  // the last page
-  EXPECT_EQ(t.view().counters->used, 1u);
+  EXPECT_EQ(t.used_slots().size(), 1u);
   EXPECT_EQ(t.view().counters->overflow, 0u);
   record_span(t.view(), beyond + 64, 8, footprint_kind::write);
   EXPECT_EQ(t.view().counters->overflow, 1u);
-  EXPECT_EQ(t.view().counters->used, 1u);
+  EXPECT_EQ(t.used_slots().size(), 1u);
   EXPECT_FALSE(t.decode().complete);
 }
 
-// A bucket's word names its key and its slot: a hit is one load.
-TEST(FootprintTable, ABucketHoldsItsKeyAndSlot) {
-  host_table t(4);
+// A slot is where its key hashed, or the first free slot after it: a hit
+// in the first is one load.
+TEST(FootprintTable, APageTakesTheSlotItsKeyHashesTo) {
+  host_table t(64);
   const std::uint64_t page = heap >> page_shift;
-  ASSERT_EQ(slot_to_record(t.view(), page, footprint_kind::read), 0u);
-  ASSERT_EQ(slot_to_record(t.view(), page + 1, footprint_kind::write), 1u);
-  std::size_t found = 0;
-  for (std::uint32_t b = 0; b <= t.view().bucket_mask; ++b) {
-    const std::uint64_t word = t.view().buckets[b];
-    if (word == 0) continue;
-    ++found;
-    const bool first = word >> slot_bits == key_of(page, footprint_kind::read);
-    EXPECT_EQ(slot_in(word), first ? 0u : 1u);
-  }
-  EXPECT_EQ(found, 2u);
-  EXPECT_EQ(slot_to_record(t.view(), page + 1, footprint_kind::write), 1u);
+  const std::uint64_t key = key_of(page, footprint_kind::read);
+  const std::uint32_t slot = slot_to_record(t.view(), page, footprint_kind::read);
+  EXPECT_EQ(slot, page_hash(key) & t.view().slot_mask);
+  EXPECT_EQ(t.view().pages[slot].key, key);
+  EXPECT_EQ(page_of_key(key), page);
+  EXPECT_EQ(kind_of_key(key), 0u);
+  EXPECT_EQ(slot_to_record(t.view(), page, footprint_kind::read), slot);
+  EXPECT_NE(slot_to_record(t.view(), page, footprint_kind::write), slot);
 }
 
-TEST(FootprintTable, ReadsBackInOneCopyWhenThePageCountIsExpected) {
+// The counters and every summary in one copy; bitmaps only from the first
+// fragmented slot to the last.
+TEST(FootprintTable, ReadsBackTheSummariesInOneCopyAndBitmapsOnlyWhenNeeded) {
   host_table t(64);
   for (int p = 0; p < 10; ++p) record_span(t.view(), heap + p * page_bytes, 8, footprint_kind::read);
-  EXPECT_EQ(t.decode(10).bytes_read_back, sizeof(table_counters) + 10 * sizeof(page_summary));
-  // Fewer expected: a second copy fetches the rest, and nothing is lost.
-  const auto d = t.decode(4);
-  EXPECT_EQ(d.bytes_read_back, sizeof(table_counters) + 10 * sizeof(page_summary));
-  EXPECT_EQ(d.intervals.size(), 10u);
-}
-
-TEST(FootprintTable, AReadBackTakesTheLastLaunchsPagesAndAnEighth) {
-  // The tracker's hint for a kernel that used 49,152 pages is 98,304 slots.
-  EXPECT_EQ(summaries_to_read(98304), 49152u + 6144u);
-  EXPECT_EQ(summaries_to_read(16), 9u);
+  const std::size_t summaries = sizeof(table_counters) + 64 * sizeof(page_summary);
+  EXPECT_EQ(t.decode().bytes_read_back, summaries);
+  record_span(t.view(), heap + 100, 8, footprint_kind::read);  // page 0: two runs now
+  auto d = t.decode();
+  EXPECT_EQ(d.bytes_read_back, summaries + words_per_bitmap * 4);
+  EXPECT_EQ(d.fragmented_pages, 1u);
+  EXPECT_EQ(d.intervals.size(), 11u);
+  EXPECT_EQ(d.intervals[1], (measured_interval{heap + 100, heap + 108, footprint_kind::read}));
+  // Two fragmented pages: one copy from the lower slot to the higher.
+  record_span(t.view(), heap + 9 * page_bytes + 100, 8, footprint_kind::read);
+  const std::uint32_t a = slot_to_record(t.view(), heap >> page_shift, footprint_kind::read);
+  const std::uint32_t b =
+      slot_to_record(t.view(), (heap >> page_shift) + 9, footprint_kind::read);
+  const std::uint32_t span = (a > b ? a - b : b - a) + 1;
+  d = t.decode();
+  EXPECT_EQ(d.bytes_read_back, summaries + span * words_per_bitmap * 4);
+  EXPECT_EQ(d.fragmented_pages, 2u);
+  EXPECT_EQ(d.intervals.size(), 12u);
 }
 
 TEST(FootprintTable, DenseGroupRule) {
