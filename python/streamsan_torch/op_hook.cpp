@@ -938,19 +938,20 @@ void push_span(std::vector<std::uint64_t>& out, std::uint64_t address, std::uint
 //   inferred, so a conflict through it is a candidate, and the kernels are
 //   measured on their next launches; a measured footprint decides
 //   (Note [Measured footprints of an operator's launches] in
-//   inject/model/cuda_model_ops.cpp). So does a view of more than
-//   max_run_dims dims or with a negative stride (torch makes none).
+//   inject/model/cuda_model_ops.cpp). The hull is flagged too for a view
+//   with more than max_run_dims dims that add bytes, or with a negative
+//   stride (torch makes none).
 // max_runs = 16: every span is an access in each launch record of the
 // operator, and the library's per-operator work (add_distinct, the spans a
 // pointer word is looked up in) grows with the spans, quadratically in
-// add_distinct; at 16 a view costs about what 16 tensor arguments do, the
-// same order as the largest ordinary operators (a foreach over a few
-// tensors). It keeps exact the small outer dims that slicing an inner dim
-// leaves: a batch of a few, the heads of one sample, the kernel rows of a
-// convolution weight. A view with more runs than that is typically a
-// column slice of a large matrix, where one span per row would cost more
-// than the candidate's measurement. Everything here is on the stack; only
-// a non-contiguous tensor comes here.
+// add_distinct; at 16 a view costs what 16 tensor arguments do, several
+// times an ordinary operator's two or three, and no more than a foreach
+// operator over a few parameters. It keeps exact the small outer dims that
+// slicing an inner dim leaves: a batch of a few, the heads of one sample,
+// the kernel rows of a convolution weight. A view with more runs than that
+// is typically a column slice of a large matrix, where one span per row
+// would cost more than the candidate's measurement. Everything here is on
+// the stack; only a non-contiguous tensor comes here.
 constexpr std::size_t max_runs = 16;
 constexpr std::size_t max_run_dims = 16;
 
