@@ -425,8 +425,10 @@ void cuda_model::kernel_launched(const call_site& at, stream_arg s, std::uintptr
     scratch_.clear();
     if (in_operator()) {
       // Note [Operators narrow kernel footprints]: the op's tensors are
-      // exact; a measurement of this launch is not waited for.
-      op_launch_accesses_locked(info, args);
+      // exact; a measurement of this launch is waited for only where an
+      // access is inferred (Note [Measured footprints of an operator's
+      // launches]).
+      op_launch_accesses_locked(info, args, kernel, measurement);
     } else {
       if (info) infer_accesses(info->plans, args, allocations_, scratch_, &info->learned);
       // Note [Texture and surface objects]
@@ -659,7 +661,11 @@ void cuda_model::annotate_next_launch(stream_arg s, std::span<const annotated_ra
 void cuda_model::host_accessed(const call_site& at, std::span<const annotated_range> ranges,
                                std::string_view label) {
   std::lock_guard lock(mutex_);
-  const auto accesses = resolve_annotation_locked(ranges);
+  // Kept apart and with their origins, as an operator's spans (a strided
+  // view's runs in one pinned buffer are not folded into their hull: Note
+  // [A span flagged as a hull] in inject/session/torch_entry.cpp).
+  std::vector<access> accesses;
+  add_op_spans_locked(ranges, accesses);
   if (accesses.empty()) return;
   emit(at, host_access{accesses, rec_.intern(label)});
 }

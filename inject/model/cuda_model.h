@@ -86,11 +86,14 @@ struct stream_arg {
 inline constexpr std::uintptr_t legacy_stream_handle = 0x1;      // cudaStreamLegacy
 inline constexpr std::uintptr_t per_thread_stream_handle = 0x2;  // cudaStreamPerThread
 
-// An annotation's byte range (see include/streamsan/annotate.h).
+// An annotation's byte range (see include/streamsan/annotate.h), or an
+// operator's tensor span: inferred where it holds bytes the tensor does not
+// (Note [A span flagged as a hull] in inject/session/torch_entry.cpp).
 struct annotated_range {
   std::uint64_t address = 0;
   std::uint64_t size = 0;
   access_mode mode = access_mode::read_write;
+  access_origin origin = access_origin::exact;
 };
 
 // How much the model keeps (for tests and benchmarks of its memory bound).
@@ -385,6 +388,14 @@ class cuda_model {
     // and the node's index in the graph logged for it; 0 for a launch.
     std::uint64_t graph_launch = 0;
     std::uint32_t node = 0;
+    // Note [Measured footprints of an operator's launches]: a launch inside
+    // an operator. `op_accesses`: its accesses once known (at the launch, or
+    // when the operator ended), whose inferred ones the measurement
+    // replaces; `measured`: the measurement when it came back before them
+    // (nullopt inside: incomplete).
+    bool in_operator = false;
+    std::optional<std::vector<access>> op_accesses;
+    std::optional<std::optional<std::vector<access>>> measured;
   };
   // Note [Measuring graph kernel nodes]: a graph logged again for a
   // measured launch, waiting for its nodes' footprints.
@@ -410,8 +421,19 @@ class cuda_model {
   // The calling thread is inside op_began() .. op_ended().
   static bool in_operator() noexcept;
   // kernel_launched() inside an operator (cuda_model_ops.cpp): the accesses
-  // in scratch_, or a placeholder there and the launch awaits op_ended().
-  void op_launch_accesses_locked(const kernel_info* info, const kernel_arguments& args);
+  // in scratch_, or a placeholder there and the launch awaits op_ended(), or
+  // its measurement `measurement` (0: none), or both (Note [Measured
+  // footprints of an operator's launches]).
+  void op_launch_accesses_locked(const kernel_info* info, const kernel_arguments& args,
+                                 std::uintptr_t kernel, std::uint64_t measurement);
+  // Note [Measured footprints of an operator's launches]: the operator of
+  // measured launch `id` ended with `accesses` for it. True when the launch
+  // is resolved with `accesses` now (narrowed by its measurement when that
+  // came back first), false when measured_launch_done() resolves it.
+  bool op_launch_settled_locked(std::uint64_t id, std::vector<access>& accesses);
+  // The inferred accesses of `accesses` replaced by the measured accesses
+  // inside them; the others (exact) kept.
+  static void narrow_to_measured(std::vector<access>& accesses, std::span<const access> measured);
   // Adds the spans of `ranges` (memory streamsan tracks) to `into`.
   void add_op_spans_locked(std::span<const annotated_range> ranges,
                            std::vector<access>& into) const;

@@ -241,6 +241,17 @@ void cuda_model::measured_launch_done(std::uint64_t id, const precise::decoded_f
       // Note [Texture and surface objects]: fetches no measurement sees.
       measured->insert(measured->end(), p.unmeasurable.begin(), p.unmeasurable.end());
     }
+    if (p.in_operator) {
+      // Note [Measured footprints of an operator's launches]
+      if (p.token == 0) return;  // resolved when its operator ended
+      if (!p.op_accesses) {      // the operator has not ended: it resolves the launch
+        p.measured = std::move(measured);
+        pending_measurements_.emplace(id, std::move(p));
+        return;
+      }
+      if (measured) narrow_to_measured(*p.op_accesses, *measured);
+      measured = std::move(p.op_accesses);
+    }
   }
   // Outside the model's lock: the resolver delivers to the engine.
   if (resolver != nullptr) resolver->resolve(token, measured);

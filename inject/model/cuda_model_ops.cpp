@@ -22,6 +22,30 @@
 // op_ended() names the outputs; those of an operator that returns none
 // (in-place, out=) are exact at once. The spans are kept apart, never folded
 // per allocation: two tensors of one segment stay two accesses.
+//
+// Note [Measured footprints of an operator's launches]
+// A span flagged as a hull (Note [A span flagged as a hull] in
+// inject/session/torch_entry.cpp: a strided view told from its first
+// element to its last) and the footprint of a word in no span (a workspace)
+// are inferred: a conflict through them is a candidate, and the session
+// asks for the kernels of its inferred sides to be measured on their next
+// launches (Note [Which launches are measured]: a kernel's first launch is
+// measured too). A launch inside an operator that is measured waits for its
+// measurement when its accesses have an inferred one, and the measurement
+// replaces the inferred accesses only: each becomes the measured accesses
+// inside it, with origin measured, and the exact spans stay (a measurement
+// sees no texture fetch, and perhaps no TMA copy: the schema's promise is
+// kept where there is one). A candidate through a hull is so confirmed by a
+// measured conflict at the same call sites, or not seen again where the
+// measured bytes do not overlap. An operator with new outputs knows its
+// launches' accesses only at op_ended(), and the measurement may come back
+// before or after that: the launch's pending measurement holds whichever
+// comes first (pending_measurement::op_accesses, ::measured) and the other
+// resolves the launch, with one token, the one the launch awaits in the
+// footprint resolver. A launch whose accesses are all exact (the common
+// case: no hull, no workspace) does not wait for its measurement, which
+// only teaches its kernel what its pointer words do (Note [Learned access
+// modes]). An incomplete measurement leaves the accesses as they were.
 #include <algorithm>
 #include <utility>
 
@@ -33,6 +57,7 @@ namespace {
 // A launch awaiting the operator's outputs.
 struct held_launch {
   precise::footprint_resolver::token token = 0;
+  std::uint64_t measurement = 0;  // its pending measurement's id, 0: none
   std::vector<pointer_word> open;  // words in no input span
   std::vector<access> inferred;    // the generic footprint, per allocation
 };
@@ -54,6 +79,7 @@ struct operator_state {
     if (held_count == held.size()) held.emplace_back();
     held_launch& h = held[held_count];
     h.token = 0;
+    h.measurement = 0;
     h.open.clear();
     h.inferred.clear();
     return h;
@@ -83,6 +109,8 @@ void add_distinct(std::vector<access>& out, const access& a) {
   out.push_back(a);
 }
 
+bool inferred(const access& a) { return a.origin == access_origin::inferred; }
+
 // What a launch of the operator touches (into `out`): every span, and the
 // inferred footprint of each allocation a word in no span points into.
 void settle(const held_launch& h, std::span<const access> spans, std::vector<access>& out) {
@@ -106,8 +134,44 @@ void cuda_model::add_op_spans_locked(std::span<const annotated_range> ranges,
     if (a == nullptr) continue;  // memory streamsan does not track
     const std::uint64_t offset = r.address - a->base;
     const std::uint64_t size = std::min(r.size, a->size - offset);
-    add_distinct(out, access{byte_range{a->id, offset, size}, r.mode, access_origin::exact});
+    add_distinct(out, access{byte_range{a->id, offset, size}, r.mode, r.origin});
   }
+}
+
+void cuda_model::narrow_to_measured(std::vector<access>& accesses,
+                                    std::span<const access> measured) {
+  const auto first_inferred = std::stable_partition(accesses.begin(), accesses.end(),
+                                                    [](const access& a) { return !inferred(a); });
+  const std::vector<access> guessed(first_inferred, accesses.end());
+  accesses.erase(first_inferred, accesses.end());
+  for (const access& g : guessed) {
+    const std::uint64_t g_end = g.range.offset + g.range.size;
+    for (const access& m : measured) {
+      if (m.range.alloc != g.range.alloc) continue;
+      const std::uint64_t begin = std::max(g.range.offset, m.range.offset);
+      const std::uint64_t end = std::min(g_end, m.range.offset + m.range.size);
+      if (begin >= end) continue;
+      add_distinct(accesses, access{byte_range{g.range.alloc, begin, end - begin}, m.mode,
+                                    access_origin::measured});
+    }
+  }
+}
+
+bool cuda_model::op_launch_settled_locked(std::uint64_t id, std::vector<access>& accesses) {
+  const auto it = pending_measurements_.find(id);
+  if (it == pending_measurements_.end()) return true;
+  pending_measurement& p = it->second;
+  if (p.measured) {  // back first
+    if (*p.measured) narrow_to_measured(accesses, **p.measured);
+    pending_measurements_.erase(it);
+    return true;
+  }
+  if (std::ranges::none_of(accesses, inferred)) {
+    p.token = 0;  // nothing for it to decide: it only teaches the kernel
+    return true;
+  }
+  p.op_accesses = accesses;
+  return false;
 }
 
 void cuda_model::op_began(std::span<const annotated_range> inputs, bool expects_outputs) {
@@ -136,14 +200,23 @@ void cuda_model::op_ended(std::span<const annotated_range> outputs) {
     resolver = resolver_;
     settled = op.held_count;
     if (op.settled.size() < settled) op.settled.resize(settled);
-    for (std::size_t i = 0; i < settled; ++i) settle(op.held[i], op.spans, op.settled[i]);
+    for (std::size_t i = 0; i < settled; ++i) {
+      settle(op.held[i], op.spans, op.settled[i]);
+      // Note [Measured footprints of an operator's launches]
+      if (op.held[i].measurement != 0 &&
+          !op_launch_settled_locked(op.held[i].measurement, op.settled[i])) {
+        op.held[i].token = 0;  // measured_launch_done() resolves it
+      }
+    }
     op.held_count = 0;
     op.spans.clear();
   }
   // Outside the model's lock: the resolver delivers to the engine. `op` is
   // this thread's: nothing else touches held[] and settled[] meanwhile.
   if (resolver == nullptr) return;
-  for (std::size_t i = 0; i < settled; ++i) resolver->resolve(op.held[i].token, op.settled[i]);
+  for (std::size_t i = 0; i < settled; ++i) {
+    if (op.held[i].token != 0) resolver->resolve(op.held[i].token, op.settled[i]);
+  }
 }
 
 // Note [Caching allocator blocks]: a block freed on this thread while its
@@ -155,7 +228,8 @@ void cuda_model::op_block_freed_locked(alloc_id block) {
   std::erase_if(op.spans, [block](const access& a) { return a.range.alloc == block; });
 }
 
-void cuda_model::op_launch_accesses_locked(const kernel_info* info, const kernel_arguments& args) {
+void cuda_model::op_launch_accesses_locked(const kernel_info* info, const kernel_arguments& args,
+                                           std::uintptr_t kernel, std::uint64_t measurement) {
   held_launch& h = op.next_held();
   if (info != nullptr) {
     pointer_words(info->plans, args, allocations_, word_scratch_);
@@ -181,9 +255,30 @@ void cuda_model::op_launch_accesses_locked(const kernel_info* info, const kernel
   }
   // Exact now, or the placeholder the resolver holds until op_ended().
   settle(h, op.spans, scratch_);
-  if (!op.expects_outputs || resolver_ == nullptr) return;  // nothing to wait for
-  h.token = resolver_->await_next_launch();
-  ++op.held_count;
+  if (resolver_ == nullptr) return;
+  const bool held = op.expects_outputs;
+  // Note [Measured footprints of an operator's launches]: a launch not held
+  // knows its accesses now, and waits only when one is inferred.
+  const bool measured = measurement != 0 && (held || std::ranges::any_of(scratch_, inferred));
+  if (!held && !measured) return;  // nothing to wait for
+  const auto token = resolver_->await_next_launch();
+  if (held) {
+    h.token = token;
+    ++op.held_count;
+  }
+  if (!measured) return;
+  pending_measurement p;
+  p.token = token;
+  p.kernel = kernel;
+  p.epoch = allocations_.epoch();
+  if (info != nullptr) p.words = word_scratch_;
+  p.in_operator = true;
+  if (held) {
+    h.measurement = measurement;
+  } else {
+    p.op_accesses = scratch_;
+  }
+  pending_measurements_[measurement] = std::move(p);
 }
 
 void cuda_model::symbol_defined(std::uint64_t address, std::string_view function,

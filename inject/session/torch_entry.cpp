@@ -2,10 +2,31 @@
 // ctypes). A small C ABI, versioned by streamsan_inject_torch_abi(): the
 // Python side refuses a library whose version it does not know, and says so
 // in one line. Spans are flat arrays of (address, bytes, mode) triples of
-// uint64, mode as in include/streamsan/annotate.h (1 read, 2 write, 3 both);
+// uint64, mode as in include/streamsan/annotate.h (1 read, 2 write, 3 both)
+// in the low bits, flags above them (Note [A span flagged as a hull]);
 // frames are the ids of frames defined by streamsan_inject_torch_frame,
 // innermost first (Note [Interpreter frames]). Every entry point is a no-op
 // before CUDA is initialized (no session yet) and never throws.
+//
+// Note [A span flagged as a hull]
+// A span is a promise: its accesses are exact (Note [Operators narrow kernel
+// footprints]), and a conflict through them is reported. A strided view the
+// operator hook cannot tell as a few runs (Note [Strided views are told as
+// runs] in python/streamsan_torch/op_hook.cpp: a column slice of a tall
+// matrix) is told as its hull, first element to last, which holds bytes the
+// tensor does not. Its mode word says so with span_hull (0x100; bits 0-1
+// the mode, bits 2-7 and 9-63 zero; torch_spans.h): its accesses are
+// `inferred`, so a conflict through the hull is a candidate (Note
+// [Candidates and confirmed diagnostics]), whose kernels are measured on
+// their next launches; a
+// measured footprint decides (Note [Measured footprints of an operator's
+// launches] in inject/model/cuda_model_ops.cpp), and an unconfirmed one is
+// listed at exit as a possible race. A high bit, not the next mode value:
+// the modes are annotate.h's, which may grow. ABI 3 added the flag: a hook
+// of ABI 2 never sets it, but ABI 2's library would read a flagged span as
+// read-write and exact, so the Python side refuses a library of another
+// version (python/streamsan_torch/_native.py) and the hook and the Python
+// fallback (_support.py) set it by the same rule.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -14,25 +35,17 @@
 #include "include/streamsan/annotate.h"
 #include "inject/capture/call_sites.h"
 #include "inject/session/process_session.h"
+#include "inject/session/torch_spans.h"
 
 #define STREAMSAN_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
 
-using streamsan::access_mode;
 using streamsan::injection::annotated_range;
 using streamsan::injection::call_site;
 namespace process_session = streamsan::injection::process_session;
 
-constexpr int torch_abi_version = 2;
-
-access_mode mode_of(std::uint64_t m) {
-  switch (m) {
-    case STREAMSAN_READ: return access_mode::read;
-    case STREAMSAN_WRITE: return access_mode::write;
-    default: return access_mode::read_write;
-  }
-}
+constexpr int torch_abi_version = 3;  // 3: span_hull (Note [A span flagged as a hull])
 
 // The spans as ranges, in the calling thread's buffer: op_begin and op_end
 // come at every operator, and the model copies what it keeps, so the
@@ -45,7 +58,7 @@ std::span<const annotated_range> ranges_of(const std::uint64_t* spans, std::size
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint64_t* t = spans + 3 * i;
     if (t[1] == 0) continue;  // an empty tensor touches nothing
-    out.push_back(annotated_range{t[0], t[1], mode_of(t[2])});
+    out.push_back(streamsan::injection::torch_span(t[0], t[1], t[2]));
   }
   return out;
 }

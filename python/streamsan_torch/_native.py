@@ -2,7 +2,9 @@
 import ctypes
 import os
 
-ABI_VERSION = 2
+# 3: the span_hull flag of a mode word (Note [A span flagged as a hull] in
+# inject/session/torch_entry.cpp).
+ABI_VERSION = 3
 
 
 def load():

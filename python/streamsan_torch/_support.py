@@ -25,6 +25,12 @@ from . import _say
 
 READ, WRITE, READ_WRITE = 1, 2, 3
 METADATA = 0  # the operator reads the tensor's shape only: no span
+# Note [A span flagged as a hull] in inject/session/torch_entry.cpp: the span
+# covers bytes the tensor does not hold; the library takes it as inferred.
+HULL = 0x100
+# Note [Strided views are told as runs] in op_hook.cpp: the same rule here.
+MAX_RUNS = 16
+MAX_RUN_DIMS = 16
 MAX_FRAMES = 16
 
 _lib = None
@@ -239,16 +245,11 @@ class _Collector:
             return
         size = t.element_size()
         if t.is_contiguous():
-            size *= n
+            out.append(ptr)
+            out.append(size * n)
+            out.append(mode)
         else:
-            extent = 0
-            for s, st in zip(t.shape, t.stride()):
-                if s > 1:
-                    extent += (s - 1) * abs(st)
-            size *= extent + 1
-        out.append(ptr)
-        out.append(size)
-        out.append(mode)
+            strided_spans(out, ptr, size, t.shape, t.stride(), mode)
 
     def add_value(self, value, mode):
         if mode == METADATA:
@@ -259,6 +260,51 @@ class _Collector:
             for v in value:
                 if isinstance(v, _Tensor):
                     self.add(v, mode)
+
+
+def strided_spans(out, address, element, sizes, strides, mode):
+    """Appends the spans of a non-contiguous tensor whose first element is at
+    `address`: its runs, or its hull flagged HULL (Note [Strided views are
+    told as runs] in op_hook.cpp, which this follows step by step)."""
+    extent = 0
+    for s, st in zip(sizes, strides):
+        if s > 1:
+            extent += (s - 1) * abs(st)
+    hull = element * (extent + 1)
+    dims = []
+    for s, st in zip(sizes, strides):
+        if s <= 1 or st == 0:
+            continue
+        if st < 0 or len(dims) == MAX_RUN_DIMS:
+            out.extend((address, hull, mode | HULL))
+            return
+        dims.append((s, st))
+    dims.sort(key=lambda d: -d[1])  # stable, as the hook's insertion sort
+    run = 1
+    while dims and dims[-1][1] == run:
+        run *= dims.pop()[0]
+    outer = []
+    runs = 1
+    for s, st in dims:
+        if outer and outer[-1][1] == s * st:
+            outer[-1] = (outer[-1][0] * s, st)
+        else:
+            outer.append((s, st))
+        runs *= s
+        if runs > MAX_RUNS:
+            out.extend((address, hull, mode | HULL))
+            return
+    starts = [0]
+    for s, st in outer:
+        starts = [o + i * st for o in starts for i in range(s)]
+    starts.sort()
+    begin, end = starts[0], starts[0] + run
+    for o in starts[1:]:
+        if o > end:
+            out.extend((address + begin * element, (end - begin) * element, mode))
+            begin = o
+        end = max(end, o + run)
+    out.extend((address + begin * element, (end - begin) * element, mode))
 
 
 def _describe(plan, shapes):

@@ -141,6 +141,9 @@ struct hook_config {
 };
 
 constexpr std::uint64_t read_mode = 1, write_mode = 2, read_write_mode = 3;
+// Note [A span flagged as a hull] in inject/session/torch_entry.cpp: the span
+// covers bytes the tensor does not hold; the library takes it as inferred.
+constexpr std::uint64_t hull_flag = 0x100;
 constexpr std::uint8_t metadata_mode = 0;  // reads the shape only: no span
 constexpr std::size_t max_user_frames = 16;
 constexpr std::size_t max_walked_frames = 512;
@@ -905,6 +908,116 @@ struct span_sink {
   thread_state* shapes;  // non-null: the tensors name the operator (its arguments do)
 };
 
+void push_span(std::vector<std::uint64_t>& out, std::uint64_t address, std::uint64_t bytes,
+               std::uint64_t mode) {
+  out.push_back(address);
+  out.push_back(bytes);
+  out.push_back(mode);
+}
+
+// Note [Strided views are told as runs]
+// A non-contiguous view (a column slice m[:, a:b], a strided slice, a
+// transpose of one) holds only some of the bytes from its first element to
+// its last. Told as that hull, with the exact origin, two streams writing
+// the column slices m[:, :64] and m[:, 64:] would overlap and be reported:
+// a report is a promise, so the hull must never be told as exact.
+// - A view whose elements fill their hull (a permutation of a dense tensor:
+//   .t(), .permute(), channels_last; TensorImpl's cached
+//   is_non_overlapping_and_dense) is one exact span, the hull, as before.
+// - Otherwise its contiguous runs: dims of size 1 and of stride 0 (expand)
+//   add no bytes and are dropped, the others sorted by stride, largest
+//   first; the innermost dims whose stride is the length of the block
+//   inside them make one run; of the outer dims, d and d+1 merge where
+//   stride[d] == size[d+1] * stride[d+1]; the outer dims enumerate the runs.
+//   At most max_runs runs are told, each an exact span (sorted; adjacent and
+//   overlapping runs merged): m[:, 2:4] of an 8-row matrix is 8 spans of 8
+//   bytes.
+// - Beyond max_runs (a column slice of a tall matrix: one run per row), the
+//   hull is told with hull_flag (Note [A span flagged as a hull] in
+//   inject/session/torch_entry.cpp): the library makes its accesses
+//   inferred, so a conflict through it is a candidate, and the kernels are
+//   measured on their next launches; a measured footprint decides
+//   (Note [Measured footprints of an operator's launches] in
+//   inject/model/cuda_model_ops.cpp). The hull is flagged too for a view
+//   with more than max_run_dims dims that add bytes, or with a negative
+//   stride (torch makes none).
+// max_runs = 16: every span is an access in each launch record of the
+// operator, and the library's per-operator work (add_distinct, the spans a
+// pointer word is looked up in) grows with the spans, quadratically in
+// add_distinct; at 16 a view costs what 16 tensor arguments do, several
+// times an ordinary operator's two or three, and no more than a foreach
+// operator over a few parameters. It keeps exact the small outer dims that
+// slicing an inner dim leaves: a batch of a few, the heads of one sample,
+// the kernel rows of a convolution weight. A view with more runs than that
+// is typically a column slice of a large matrix, where one span per row
+// would cost more than the candidate's measurement. Everything here is on
+// the stack; only a non-contiguous tensor comes here.
+constexpr std::size_t max_runs = 16;
+constexpr std::size_t max_run_dims = 16;
+
+void add_strided(std::vector<std::uint64_t>& out, std::uint64_t address, std::uint64_t element,
+                 c10::IntArrayRef sizes, c10::IntArrayRef strides, bool fills_hull,
+                 std::uint64_t mode) {
+  std::uint64_t extent = 0;  // elements past the first
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] > 1) extent += static_cast<std::uint64_t>(sizes[d] - 1) *
+                                static_cast<std::uint64_t>(std::abs(strides[d]));
+  }
+  const std::uint64_t hull = element * (extent + 1);
+  if (fills_hull) return push_span(out, address, hull, mode);
+  struct dim {
+    std::uint64_t size, stride;
+  };
+  dim dims[max_run_dims];
+  std::size_t rank = 0;
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] <= 1 || strides[d] == 0) continue;
+    if (strides[d] < 0 || rank == max_run_dims) return push_span(out, address, hull, mode | hull_flag);
+    dims[rank++] = {static_cast<std::uint64_t>(sizes[d]), static_cast<std::uint64_t>(strides[d])};
+  }
+  // Largest stride first (insertion sort: a handful of dims).
+  for (std::size_t i = 1; i < rank; ++i) {
+    for (std::size_t j = i; j > 0 && dims[j - 1].stride < dims[j].stride; --j) {
+      std::swap(dims[j - 1], dims[j]);
+    }
+  }
+  std::uint64_t run = 1;  // elements
+  while (rank > 0 && dims[rank - 1].stride == run) run *= dims[--rank].size;
+  // The outer dims, merged where one steps over the whole of the next.
+  std::size_t outer = 0;
+  std::uint64_t runs = 1;
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (outer > 0 && dims[outer - 1].stride == dims[d].size * dims[d].stride) {
+      dims[outer - 1] = {dims[outer - 1].size * dims[d].size, dims[d].stride};
+    } else {
+      dims[outer++] = dims[d];
+    }
+    runs *= dims[d].size;
+    if (runs > max_runs) return push_span(out, address, hull, mode | hull_flag);
+  }
+  std::uint64_t starts[max_runs];
+  std::uint64_t index[max_run_dims] = {};
+  for (std::size_t r = 0; r < runs; ++r) {
+    std::uint64_t offset = 0;
+    for (std::size_t d = 0; d < outer; ++d) offset += index[d] * dims[d].stride;
+    starts[r] = offset;
+    for (std::size_t d = outer; d-- > 0;) {  // the next index, innermost first
+      if (++index[d] < dims[d].size) break;
+      index[d] = 0;
+    }
+  }
+  std::sort(starts, starts + runs);
+  std::uint64_t begin = starts[0], end = starts[0] + run;
+  for (std::size_t r = 1; r < runs; ++r) {
+    if (starts[r] > end) {
+      push_span(out, address + begin * element, (end - begin) * element, mode);
+      begin = starts[r];
+    }
+    end = std::max(end, starts[r] + run);
+  }
+  push_span(out, address + begin * element, (end - begin) * element, mode);
+}
+
 void add_tensor(const at::Tensor& t, std::uint8_t mode, const span_sink& sink) {
   if (!t.defined() || t.layout() != c10::kStrided) return;
   const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
@@ -941,22 +1054,13 @@ void add_tensor(const at::Tensor& t, std::uint8_t mode, const span_sink& sink) {
   const std::uint64_t address = reinterpret_cast<std::uintptr_t>(base) +
                                 static_cast<std::uint64_t>(impl->storage_offset()) *
                                     static_cast<std::uint64_t>(t.element_size());
-  std::uint64_t bytes = t.element_size();
+  const std::uint64_t element = t.element_size();
   if (t.is_contiguous()) {
-    bytes *= static_cast<std::uint64_t>(n);
+    push_span(*out, address, element * static_cast<std::uint64_t>(n), mode);
   } else {
-    std::uint64_t extent = 0;
-    const auto sizes = t.sizes();
-    const auto strides = t.strides();
-    for (std::size_t d = 0; d < sizes.size(); ++d) {
-      if (sizes[d] > 1) extent += static_cast<std::uint64_t>(sizes[d] - 1) *
-                                   static_cast<std::uint64_t>(std::abs(strides[d]));
-    }
-    bytes *= extent + 1;
+    add_strided(*out, address, element, t.sizes(), t.strides(),
+                impl->is_non_overlapping_and_dense(), mode);
   }
-  out->push_back(address);
-  out->push_back(bytes);
-  out->push_back(mode);
 }
 
 void add_value(const c10::IValue& v, std::uint8_t mode, const span_sink& sink) {

@@ -1,7 +1,9 @@
 // Note [Operators narrow kernel footprints]: kernels launched inside a
 // framework operator take the operator's tensor spans; words in no span
 // keep their inferred footprint; launches of an operator with new outputs
-// wait for op_ended().
+// wait for op_ended(); a span flagged as a hull is inferred, and a
+// measurement of the launch replaces it (Note [Measured footprints of an
+// operator's launches]).
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -9,6 +11,7 @@
 #include "inject/capture/call_sites.h"
 #include "inject/model/cuda_model.h"
 #include "inject/precise/footprint_resolver.h"
+#include "inject/session/torch_spans.h"
 #include "tests/inject/capture_sink.h"
 #include "tests/inject/fake_driver.h"
 
@@ -38,16 +41,140 @@ class OperatorFootprint : public ::testing::Test {
     model.allocated(here, segment, 2 << 20, memory_kind::device);
     model.allocated(here, workspace, 1 << 20, memory_kind::device);
   }
-  void launch(std::uint64_t a, std::uint64_t b) {
+  void launch(std::uint64_t a, std::uint64_t b, std::uint64_t measured_id = 0) {
     struct {
       std::uint64_t a, b;
     } pair{a, b};
     int n = 0;
     void* params[] = {&pair, &n};
+    if (measured_id != 0) model.expect_measured_launch(measured_id);
     model.kernel_launched(here, {stream_a}, kernel, kernel_arguments::from_pointers(params));
   }
   std::vector<access> last_launch() const { return sink.last<kernel_launch>().accesses; }
+  // `a` is the bytes [offset, offset + size) of its allocation, so accessed.
+  static void expect_access(const access& a, std::uint64_t offset, std::uint64_t size,
+                            access_mode mode, access_origin origin) {
+    EXPECT_EQ(a.range.offset, offset);
+    EXPECT_EQ(a.range.size, size);
+    EXPECT_EQ(a.mode, mode);
+    EXPECT_EQ(a.origin, origin);
+  }
+  // A measurement of the bytes [begin, end) of the segment, written.
+  static precise::decoded_footprint written(std::vector<std::pair<std::uint64_t, std::uint64_t>> runs,
+                                            bool complete = true) {
+    precise::decoded_footprint d;
+    for (const auto& [begin, end] : runs) {
+      d.intervals.push_back({segment + begin, segment + end, precise::footprint_kind::write});
+    }
+    d.complete = complete;
+    return d;
+  }
 };
+
+// Note [A span flagged as a hull]: the mode word's span_hull makes the
+// span's accesses inferred; the mode is read from the low bits.
+TEST_F(OperatorFootprint, AFlaggedHullIsInferredAndAnUnflaggedSpanExact) {
+  const annotated_range in[] = {torch_span(segment + 4096, 1024, 1),
+                                torch_span(segment + 65536, 4096, 2 | span_hull)};
+  EXPECT_EQ(in[1].mode, access_mode::write);
+  model.op_began(in, false);
+  launch(segment + 4096, segment + 65536);
+  model.op_ended({});
+  const auto accesses = last_launch();
+  ASSERT_EQ(accesses.size(), 2u);
+  expect_access(accesses[0], 4096, 1024, access_mode::read, access_origin::exact);
+  expect_access(accesses[1], 65536, 4096, access_mode::write, access_origin::inferred);
+}
+
+// Note [Measured footprints of an operator's launches]: a measured launch
+// with a hull waits for its measurement, which replaces the hull by the
+// bytes measured inside it; the exact span stays.
+TEST_F(OperatorFootprint, AMeasurementReplacesAHullAndKeepsTheExactSpans) {
+  const annotated_range in[] = {torch_span(segment + 4096, 1024, 1),
+                                torch_span(segment + 65536, 4096, 2 | span_hull)};
+  model.op_began(in, false);
+  launch(segment + 4096, segment + 65536, 7);
+  model.op_ended({});
+  EXPECT_TRUE(sink.all<kernel_launch>().empty());  // waits for its measurement
+  // Two rows' columns inside the hull, and the exact input's bytes.
+  model.measured_launch_done(7, written({{65536, 65536 + 256}, {65536 + 2048, 65536 + 2304},
+                                         {4096, 4096 + 64}}));
+  const auto accesses = last_launch();
+  ASSERT_EQ(accesses.size(), 3u);
+  // The exact span as it was, and the hull as measured.
+  expect_access(accesses[0], 4096, 1024, access_mode::read, access_origin::exact);
+  expect_access(accesses[1], 65536, 256, access_mode::write, access_origin::measured);
+  expect_access(accesses[2], 65536 + 2048, 256, access_mode::write, access_origin::measured);
+}
+
+TEST_F(OperatorFootprint, AnIncompleteMeasurementKeepsTheHullInferred) {
+  const annotated_range in[] = {torch_span(segment + 65536, 4096, 3 | span_hull)};
+  model.op_began(in, false);
+  launch(segment + 65536, segment + 65536, 2);
+  model.op_ended({});
+  model.measured_launch_done(2, written({{65536, 65536 + 256}}, false));
+  const auto accesses = last_launch();
+  ASSERT_EQ(accesses.size(), 1u);
+  expect_access(accesses[0], 65536, 4096, access_mode::read_write, access_origin::inferred);
+}
+
+// Exact spans are the schema's promise: the launch does not wait.
+TEST_F(OperatorFootprint, AnExactLaunchDoesNotWaitForItsMeasurement) {
+  const annotated_range in[] = {torch_span(segment + 4096, 1024, 3)};
+  model.op_began(in, false);
+  launch(segment + 4096, segment + 4096, 4);
+  ASSERT_EQ(sink.all<kernel_launch>().size(), 1u);
+  model.op_ended({});
+  model.measured_launch_done(4, written({{4096, 4096 + 8}}));
+  ASSERT_EQ(sink.all<kernel_launch>().size(), 1u);
+  ASSERT_EQ(last_launch().size(), 1u);
+  expect_access(last_launch()[0], 4096, 1024, access_mode::read_write, access_origin::exact);
+}
+
+// A launch held for the operator's outputs and measured: whichever of the
+// two comes last resolves it, with the outputs and the measured hull.
+TEST_F(OperatorFootprint, AHeldLaunchTakesItsOutputsAndItsMeasurementInEitherOrder) {
+  for (const bool measurement_first : {true, false}) {
+    SCOPED_TRACE(measurement_first ? "measurement first" : "outputs first");
+    const std::size_t before = sink.all<kernel_launch>().size();
+    const annotated_range in[] = {torch_span(segment + 65536, 4096, 1 | span_hull)};
+    model.op_began(in, true);
+    launch(segment + 65536, segment + 8192, 9);
+    const annotated_range out[] = {torch_span(segment + 8192, 512, 2)};
+    if (measurement_first) {
+      model.measured_launch_done(9, written({{65536, 65536 + 128}, {8192, 8192 + 512}}));
+      EXPECT_EQ(sink.all<kernel_launch>().size(), before);  // the outputs are not named yet
+      model.op_ended(out);
+    } else {
+      model.op_ended(out);
+      EXPECT_EQ(sink.all<kernel_launch>().size(), before);  // the measurement is not back
+      model.measured_launch_done(9, written({{65536, 65536 + 128}, {8192, 8192 + 512}}));
+    }
+    ASSERT_EQ(sink.all<kernel_launch>().size(), before + 1);
+    const auto accesses = last_launch();
+    ASSERT_EQ(accesses.size(), 2u);
+    // The output exact, the hull as measured.
+    expect_access(accesses[0], 8192, 512, access_mode::write, access_origin::exact);
+    expect_access(accesses[1], 65536, 128, access_mode::write, access_origin::measured);
+  }
+}
+
+// Held, measured, and all exact once the outputs are named: delivered at
+// op_ended(), and the measurement that comes back later changes nothing.
+TEST_F(OperatorFootprint, AHeldLaunchExactOnceSettledDoesNotWaitForItsMeasurement) {
+  const annotated_range in[] = {torch_span(segment, 256, 1)};
+  model.op_began(in, true);
+  launch(segment, segment + 8192, 5);
+  const annotated_range out[] = {torch_span(segment + 8192, 512, 2)};
+  model.op_ended(out);
+  ASSERT_EQ(sink.all<kernel_launch>().size(), 1u);
+  model.measured_launch_done(5, written({{8192, 8192 + 4}}));
+  ASSERT_EQ(sink.all<kernel_launch>().size(), 1u);
+  const auto accesses = last_launch();
+  ASSERT_EQ(accesses.size(), 2u);
+  expect_access(accesses[1], 8192, 512, access_mode::write, access_origin::exact);
+  EXPECT_EQ(resolver.awaiting(), 0u);
+}
 
 TEST_F(OperatorFootprint, AnInPlaceOperatorsKernelTakesItsTensorsExactly) {
   const annotated_range in[] = {{segment + 4096, 1024, access_mode::read_write},
@@ -124,6 +251,20 @@ TEST_F(OperatorFootprint, AnUnbalancedEndIsIgnored) {
   model.op_ended({});
   launch(segment, segment);
   EXPECT_EQ(last_launch().at(0).origin, access_origin::inferred);
+}
+
+// A CPU operator's runs of one pinned buffer stay apart (folded, their
+// hull would be an exact access of bytes the view does not hold), and a
+// hull stays inferred.
+TEST_F(OperatorFootprint, HostAccessesKeepTheirSpansApartAndTheirOrigins) {
+  const annotated_range spans[] = {torch_span(segment, 64, 2), torch_span(segment + 512, 64, 2),
+                                   torch_span(segment + 4096, 4096, 1 | span_hull)};
+  model.host_accessed(here, spans, "aten::zero_ on the CPU");
+  const auto accesses = sink.last<host_access>().accesses;
+  ASSERT_EQ(accesses.size(), 3u);
+  expect_access(accesses[0], 0, 64, access_mode::write, access_origin::exact);
+  expect_access(accesses[1], 512, 64, access_mode::write, access_origin::exact);
+  expect_access(accesses[2], 4096, 4096, access_mode::read, access_origin::inferred);
 }
 
 TEST(InterpreterFrames, ReplaceTheNativeFramesUnlessAskedFor) {

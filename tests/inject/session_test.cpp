@@ -27,6 +27,7 @@
 #include "inject/capture/call_sites.h"
 #include "inject/session/fatal_signals.h"
 #include "inject/session/run_result.h"
+#include "inject/session/torch_spans.h"
 #include "inject/stack/fast_unwinder.h"
 #include "sanitizer/log/jsonl_dump.h"
 #include "sanitizer/log/trace_reader.h"
@@ -305,6 +306,58 @@ TEST_F(Session, OperatorsReportWithTheirPythonFrames) {
   // A Python program gets torch's words in the fix.
   EXPECT_NE(report.find("wait_stream"), std::string::npos) << report;
   if (std::getenv("SHOW_REPORT")) std::fputs(report.c_str(), stderr);
+}
+
+// Two streams write column slices of `buffer` as a 4-row matrix of 64-byte
+// rows, inside operators (Note [Strided views are told as runs] in
+// python/streamsan_torch/op_hook.cpp): stream_a columns [0, 32) of each
+// row, stream_b [b_first, 64). Told as runs, or as hulls flagged as such
+// (Note [A span flagged as a hull] in inject/session/torch_entry.cpp).
+void column_slices(session& s, std::uint64_t b_first, bool hulls) {
+  const std::uint64_t mode = STREAMSAN_WRITE | (hulls ? span_hull : 0);
+  for (const auto [stream, first] : {std::pair{stream_a, std::uint64_t{0}}, {stream_b, b_first}}) {
+    const std::uint64_t end = stream == stream_a ? 32 : 64;  // in a row
+    std::vector<annotated_range> spans;
+    if (hulls) {
+      spans.push_back(torch_span(buffer + first, 3 * 64 + end - first, mode));
+    } else {
+      for (std::uint64_t row = 0; row < 4; ++row) {
+        spans.push_back(torch_span(buffer + 64 * row + first, end - first, mode));
+      }
+    }
+    s.model().op_began(spans, false);
+    std::uint64_t dst = buffer + first;
+    void* params[] = {&dst};
+    s.model().kernel_launched(s.capture_call_site(), {stream}, fill_kernel,
+                              kernel_arguments::from_pointers(params));
+    s.model().op_ended({});
+  }
+  s.finish();
+}
+
+// Confirmed diagnostics, and whether the report lists a candidate.
+std::pair<std::uint64_t, bool> column_slices_verdict(const session_config& config,
+                                                     fake_driver& driver, const fs::path& dir,
+                                                     std::uint64_t b_first, bool hulls) {
+  session s(config, driver);
+  program(s.model()).setup();
+  column_slices(s, b_first, hulls);
+  const auto report = read_file(dir / "report.json");
+  return {read_run_summary((dir / "result").string()).diagnostics,
+          report.find("\"certainty\": \"candidate\"") != std::string::npos};
+}
+
+TEST_F(Session, DisjointColumnSlicesToldAsRunsAreNoRace) {
+  EXPECT_EQ(column_slices_verdict(config(), driver, dir.path(), 32, false), std::pair(0ul, false));
+}
+
+TEST_F(Session, ColumnSlicesSharingAColumnToldAsRunsAreARace) {
+  EXPECT_EQ(column_slices_verdict(config(), driver, dir.path(), 28, false), std::pair(1ul, false));
+}
+
+// The hulls of the disjoint slices overlap: a candidate, never a report.
+TEST_F(Session, OverlappingFlaggedHullsAreACandidateNotARace) {
+  EXPECT_EQ(column_slices_verdict(config(), driver, dir.path(), 32, true), std::pair(0ul, true));
 }
 
 // Note [Caching allocator blocks]: a block freed without record_stream while

@@ -196,15 +196,84 @@ class NativeHook(unittest.TestCase):
         self.assertEqual(begin[3], 1)
         self.assertEqual(self.abi.calls[-1], ("end", [c.data_ptr(), 16, 2]))
 
-    def test_non_contiguous_view_spans_from_first_to_last_element(self):
+    def sum_spans(self, v):
+        """The spans aten::sum reads of `v` (Note [Strided views are told as runs])."""
+        self.abi.calls = []
+        v.sum()
+        return self.the("aten::sum(")[1]
+
+    def test_a_column_slice_is_told_as_its_runs(self):
         t = self.torch
         m = t.zeros(8, 16)
-        columns = m[:, 2:4]  # two columns: 7 rows of 16 floats, then 2
+        columns = m[:, 2:4]  # two columns: 8 runs of 2 floats, 16 floats apart
         self.abi.calls = []
         columns.zero_()
         begin = self.the("aten::zero_")
-        self.assertEqual(begin[1], [m.data_ptr() + 8, 4 * (7 * 16 + 1 + 1), 3])
+        expected = []
+        for row in range(8):
+            expected += [m.data_ptr() + 4 * (16 * row + 2), 8, 3]
+        self.assertEqual(begin[1], expected)
         self.assertEqual(self.abi.name(begin[2][0]), "aten::zero_(float32[8, 2])")
+
+    def test_a_permutation_of_a_dense_tensor_is_one_exact_span(self):
+        t = self.torch
+        a = t.zeros(4, 8)
+        self.assertEqual(self.sum_spans(a.t()), [a.data_ptr(), 128, 1])
+        b = t.zeros(2, 3, 4)
+        self.assertEqual(self.sum_spans(b.permute(2, 0, 1)), [b.data_ptr(), 96, 1])
+
+    def test_runs_merge_dims_and_skip_dims_that_add_no_bytes(self):
+        t = self.torch
+        x = t.zeros(2, 4, 8)
+        p = x.data_ptr()
+        # Rows 1 and 2 of each matrix: the two rows merge into one run of 16.
+        self.assertEqual(self.sum_spans(x[:, 1:3, :]), [p + 32, 64, 1, p + 160, 64, 1])
+        # A dim of size 1 adds no run.
+        self.assertEqual(self.sum_spans(x[:, 1:2, :]), [p + 32, 32, 1, p + 160, 32, 1])
+        # An expanded dim (stride 0) reads the same bytes again: one span.
+        row = t.zeros(1, 8)
+        self.assertEqual(self.sum_spans(row.expand(100, 8)), [row.data_ptr(), 32, 1])
+        # Overlapping runs (0-3, 2-5, 4-7, 6-9) are merged.
+        y = t.zeros(16)
+        self.assertEqual(self.sum_spans(y.as_strided((4, 4), (2, 1))), [y.data_ptr(), 40, 1])
+        # Runs of a transposed column slice are found by stride, not by dim order.
+        z = t.zeros(4, 32)
+        expected = []
+        for row in range(4):
+            expected += [z.data_ptr() + 128 * row, 32, 1]
+        self.assertEqual(self.sum_spans(z[:, :8].t()), expected)
+
+    def test_beyond_sixteen_runs_the_hull_is_flagged(self):
+        t = self.torch
+        m = t.zeros(17, 16)
+        p = m.data_ptr()
+        sixteen = self.sum_spans(m[:16, 2:4])
+        self.assertEqual(len(sixteen), 3 * 16)
+        self.assertEqual(sixteen[:3], [p + 8, 8, 1])
+        self.assertEqual(sixteen[-3:], [p + 4 * (16 * 15 + 2), 8, 1])
+        # 17 rows: the hull, first element to last, with span_hull (0x100).
+        self.assertEqual(self.sum_spans(m[:, 2:4]), [p + 8, 4 * (16 * 16 + 2), 1 | 0x100])
+        self.abi.calls = []
+        m[:, 2:4].fill_(1)
+        self.assertEqual(self.the("aten::fill_")[1], [p + 8, 4 * (16 * 16 + 2), 3 | 0x100])
+
+    def test_the_python_fallback_tells_the_same_spans(self):
+        t = self.torch
+        from streamsan_torch import _support
+
+        _support._torch = t
+        x = t.zeros(6, 5, 8)
+        # Contiguous, dense permutations, runs within the cap and beyond it.
+        views = [x, x.transpose(0, 2), x[:, 1:3], x[:2, 1:3], x[:, :, 2:5], x[::2, ::2, ::3],
+                 x[:, 1:2, :], x.permute(2, 0, 1)[1:], x[:, :, :1].expand(6, 5, 4),
+                 x[:2, :, :1].expand(2, 5, 4), x[1:, 2:, 1::2],
+                 t.zeros(40).as_strided((4, 4), (3, 1)), t.zeros(20, 3)[:, 1],
+                 t.zeros(10, 3)[:, 1]]
+        for i, v in enumerate(views):
+            c = _support._Collector()
+            c.add(v, 1)
+            self.assertEqual(self.sum_spans(v), list(c.cpu), "view %d: %s %s" % (
+                i, tuple(v.shape), v.stride()))
 
     def test_like_operator_reads_no_data(self):
         t = self.torch

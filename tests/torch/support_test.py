@@ -355,12 +355,38 @@ class Support(unittest.TestCase):
         self.assertEqual(begin[1], [])
         self.assertEqual(lib.calls[-1], ("end", [0x7000, 16, 2]))
 
-    def test_strided_view_spans_its_extent(self):
+    # Note [Strided views are told as runs] (op_hook.cpp; op_hook_test.py
+    # checks that the hook and this fallback agree on real tensors).
+    def collector(self):
+        self.support._torch = self.torch
+        return self.support._Collector()
+
+    def test_a_strided_view_is_told_as_its_runs(self):
         t = self.torch
-        c = self.support._Collector()
+        c = self.collector()
         col = t.Tensor(0x1000, (8, 2), stride=(16, 1))  # two columns of an 8x16 matrix
         c.add(col, 1)
-        self.assertEqual(list(c.cuda), [0x1000, 4 * (7 * 16 + 1 + 1), 1])
+        expected = []
+        for row in range(8):
+            expected += [0x1000 + 64 * row, 8, 1]
+        self.assertEqual(list(c.cuda), expected)
+
+    def test_a_dense_permutation_is_one_span_and_merged_dims_one_run(self):
+        t = self.torch
+        c = self.collector()
+        c.add(t.Tensor(0x1000, (8, 4), stride=(1, 8)), 2)  # the transpose of a 4x8 matrix
+        # Rows 1-2 of each 4x8 matrix of a 2x4x8 tensor: one run of 16 each.
+        c.add(t.Tensor(0x2000 + 32, (2, 2, 8), stride=(32, 8, 1)), 3)
+        self.assertEqual(list(c.cuda), [0x1000, 128, 2, 0x2020, 64, 3, 0x20a0, 64, 3])
+
+    def test_beyond_sixteen_runs_the_hull_is_flagged(self):
+        t = self.torch
+        c = self.collector()
+        c.add(t.Tensor(0x1000, (17, 2), stride=(16, 1)), 3)
+        self.assertEqual(list(c.cuda), [0x1000, 4 * (16 * 16 + 2), 3 | 0x100])
+        c = self.collector()
+        c.add(t.Tensor(0x1000, (16, 2), stride=(16, 1)), 3)
+        self.assertEqual(len(c.cuda), 3 * 16)
 
     def test_views_and_inactive_sessions_cost_nothing(self):
         t = self.torch
