@@ -315,7 +315,7 @@ TEST_F(Session, OperatorsReportWithTheirPythonFrames) {
 // (Note [A span flagged as a hull] in inject/session/torch_entry.cpp).
 void column_slices(session& s, std::uint64_t b_first, bool hulls) {
   const std::uint64_t mode = STREAMSAN_WRITE | (hulls ? span_hull : 0);
-  for (const auto [stream, first] : {std::pair{stream_a, std::uint64_t{0}}, {stream_b, b_first}}) {
+  for (const auto& [stream, first] : {std::pair{stream_a, std::uint64_t{0}}, {stream_b, b_first}}) {
     const std::uint64_t end = stream == stream_a ? 32 : 64;  // in a row
     std::vector<annotated_range> spans;
     if (hulls) {
