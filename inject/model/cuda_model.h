@@ -63,7 +63,7 @@
 #include "inject/model/driver_queries.h"
 #include "inject/model/handle_table.h"
 #include "inject/model/host_function_listener.h"
-#include "inject/model/id_table.h"
+#include "inject/model/flat_id_map.h"
 #include "inject/precise/footprint_decode.h"
 #include "inject/precise/footprint_resolver.h"
 #include "sanitizer/log/recorder.h"
@@ -702,7 +702,7 @@ class cuda_model {
     alloc_id segment{};
     std::uint64_t offset = 0;
   };
-  id_table<alloc_id, block_place> block_places_;
+  flat_id_map<alloc_id, block_place> block_places_;
   void accesses_to_segments_locked(std::vector<access>& accesses) const;
   std::vector<access> scratch_;
   std::vector<pointer_word> word_scratch_;  // op_launch_accesses_locked's

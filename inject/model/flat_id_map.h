@@ -12,7 +12,7 @@
 // live at once, entering and leaving allocate nothing. Ids are handed out from 1 (recorder::new_alloc_id), so 0
 // marks an empty slot. An erase shifts the entries of its probe run back
 // (no tombstones), so a lookup stops at the first empty slot however long
-// the table has churned. The engine's table of the same name
+// the table has churned. The engine's `id_table`
 // (sanitizer/engine/id_table.h, Note [Paged id tables]) owns an object per
 // id on the heap and releases a page per 256 ids once they are gone: fit
 // for the engine's objects, but for a value of 16 bytes whose ids only grow
@@ -28,7 +28,7 @@
 namespace streamsan::injection {
 
 template <class Id, class Value>
-class id_table {
+class flat_id_map {
   static_assert(std::is_same_v<std::underlying_type_t<Id>, std::uint32_t>);
 
  public:

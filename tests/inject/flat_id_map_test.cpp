@@ -1,4 +1,4 @@
-#include "inject/model/id_table.h"
+#include "inject/model/flat_id_map.h"
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 namespace streamsan::injection {
 namespace {
 
-TEST(IdTable, EntersFindsAndErases) {
-  id_table<alloc_id, int> t;
+TEST(FlatIdMap, EntersFindsAndErases) {
+  flat_id_map<alloc_id, int> t;
   EXPECT_EQ(t.find(alloc_id{1}), nullptr);
   EXPECT_FALSE(t.erase(alloc_id{1}));
   t.set(alloc_id{1}, 10);
@@ -27,8 +27,8 @@ TEST(IdTable, EntersFindsAndErases) {
 // Note [Flat tables by id]: erasing from the middle of probe runs keeps
 // every other entry findable (backward shift, no tombstones), through
 // growth and long churn.
-TEST(IdTable, EveryLiveIdIsFoundThroughChurn) {
-  id_table<alloc_id, std::uint32_t> t;
+TEST(FlatIdMap, EveryLiveIdIsFoundThroughChurn) {
+  flat_id_map<alloc_id, std::uint32_t> t;
   std::vector<std::uint32_t> live;
   std::uint32_t next = 1;
   for (int round = 0; round < 2000; ++round) {
@@ -53,12 +53,14 @@ TEST(IdTable, EveryLiveIdIsFoundThroughChurn) {
 
 // A caching allocator's steady state (a block in, a block out): the table
 // stops growing, so it allocates nothing once the loop runs.
-TEST(IdTable, SteadyChurnDoesNotGrow) {
-  id_table<alloc_id, int> t;
+TEST(FlatIdMap, SteadyChurnDoesNotGrow) {
+  flat_id_map<alloc_id, int> t;
   std::size_t capacity = 0;
   for (std::uint32_t id = 1; id < 100000; ++id) {
     t.set(alloc_id{id}, 0);
-    if (id > 8) ASSERT_TRUE(t.erase(alloc_id{id - 8}));
+    if (id > 8) {
+      ASSERT_TRUE(t.erase(alloc_id{id - 8}));
+    }
     if (id == 100) capacity = t.capacity();  // 9 at once at most
   }
   EXPECT_EQ(t.capacity(), capacity);
