@@ -124,10 +124,10 @@ TEST_F(CudaModel, KernelLaunchInfersAccessesFromTheArguments) {
   EXPECT_EQ(launch.accesses[1].range.offset, 0x40u);
   EXPECT_EQ(launch.accesses[1].range.size, 256u - 0x40u);
   EXPECT_EQ(launch.accesses[1].mode, access_mode::read_write);
-  EXPECT_EQ(driver.kernel_queries, 1);  // cached per kernel
+  EXPECT_EQ(driver.kernel_queries.load(), 1);  // cached per kernel
   model.modules_unloaded();
   model.kernel_launched(here, {stream_a}, 0xabc, kernel_arguments::from_pointers(params));
-  EXPECT_EQ(driver.kernel_queries, 2);
+  EXPECT_EQ(driver.kernel_queries.load(), 2);
 }
 
 TEST_F(CudaModel, AnnotationReplacesInferenceForTheNextLaunchOnly) {
@@ -587,7 +587,7 @@ TEST_F(CudaModel, ModuleUnloadDoesNotWaitForTheModelsLock) {
   EXPECT_FALSE(waited) << "modules_unloaded() waited for the model's lock";
   rec.remove_sink(blocker);
   model.kernel_launched(here, {stream_a}, 0xabc, {});
-  EXPECT_EQ(driver.kernel_queries, 2);
+  EXPECT_EQ(driver.kernel_queries.load(), 2);
 }
 
 }  // namespace

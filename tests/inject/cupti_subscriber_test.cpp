@@ -211,11 +211,11 @@ TEST_F(CuptiSubscriber, ModuleUnloadRetiresKernelHandles) {
   driver.kernels[0xabc] = kernel_description{"_Z1kv", {}, true};
   launch(reinterpret_cast<CUfunction>(0xabc));
   launch(reinterpret_cast<CUfunction>(0xabc));
-  EXPECT_EQ(driver.kernel_queries, 1);
+  EXPECT_EQ(driver.kernel_queries.load(), 1);
   const CUpti_ResourceData unload{};
   fake_cupti::deliver(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING, &unload);
   launch(reinterpret_cast<CUfunction>(0xabc));
-  EXPECT_EQ(driver.kernel_queries, 2);
+  EXPECT_EQ(driver.kernel_queries.load(), 2);
 }
 
 }  // namespace

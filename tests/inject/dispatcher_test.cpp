@@ -514,13 +514,13 @@ TEST_F(Dispatcher, ModuleUnloadRetiresKernelHandlesEvenInsideARuntimeCall) {
   launch.f = reinterpret_cast<CUfunction>(kernel_handle);
   driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, launch);
   driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, launch);
-  EXPECT_EQ(driver.kernel_queries, 1);
+  EXPECT_EQ(driver.kernel_queries.load(), 1);
   // cudaDeviceReset takes no parameters.
   enter(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020, nullptr);
   driver_call(CUPTI_DRIVER_TRACE_CBID_cuModuleUnload, cuModuleUnload_params{nullptr});
   leave(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020, nullptr, &runtime_ok);
   driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, launch);
-  EXPECT_EQ(driver.kernel_queries, 2);
+  EXPECT_EQ(driver.kernel_queries.load(), 2);
 }
 
 // Note [Device reset]: the device's cudaMalloc, cudaMallocManaged and

@@ -2,6 +2,7 @@
 // the model on machines without a GPU.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <string>
 
@@ -17,7 +18,9 @@ class fake_driver : public driver_queries {
   std::map<std::uintptr_t, stream_description> foreign_streams;
   std::map<std::uintptr_t, capture_frontier> captures;  // by stream handle
   std::map<std::uint64_t, std::uint64_t> ranges;  // base -> size (allocation_range)
-  int kernel_queries = 0;
+  // Atomic: the model asks without its lock (Note [Kernel handles die with
+  // their module]), so two threads' first launches of one kernel ask at once.
+  std::atomic<int> kernel_queries = 0;
 
   std::int32_t current_device() override { return device; }
   std::optional<stream_description> describe_stream(std::uintptr_t s) override {
