@@ -99,29 +99,65 @@ std::vector<std::uint64_t> slots_in_page_order(std::span<const page_summary> slo
   return keys;
 }
 
-// The slots whose bytes are not one run, in one copy of the bitmaps from
-// the first of them to the last (the slots lie where their keys hashed, so
-// copying each would take a copy per page). `bits` then holds bitmap
-// `first` at 0; returns `first`, or capacity when no slot needs its bitmap.
-std::uint32_t fetch_fragmented_bitmaps(const table_layout& layout, std::uint64_t base,
-                                       const fetch_fn& fetch,
-                                       std::span<const page_summary> slots,
-                                       std::vector<std::uint32_t>& bits, decoded_footprint& d) {
-  std::uint32_t first = layout.capacity, last = 0;
-  for (std::uint32_t slot = 0; slot < slots.size(); ++slot) {
-    const page_summary& p = slots[slot];
-    if (p.key == 0 || p.bytes == 0 || is_one_run(p)) continue;
-    first = std::min(first, slot);
-    last = slot;
+// The runs of the slots whose bytes are not one run, per slot: `slots` in
+// ascending order, slot slots[i]'s runs at [first[i], first[i + 1]) of
+// `runs`.
+struct fragmented_runs {
+  std::vector<std::uint32_t> slots;
+  std::vector<std::size_t> first;
+  std::vector<measured_interval> runs;
+
+  std::span<const measured_interval> of(std::uint32_t slot) const {
+    const auto it = std::lower_bound(slots.begin(), slots.end(), slot);
+    const auto i = static_cast<std::size_t>(it - slots.begin());
+    return {runs.data() + first[i], first[i + 1] - first[i]};
   }
-  if (first == layout.capacity) return first;
-  const std::size_t words = std::size_t{last - first + 1} * words_per_bitmap;
-  bits.resize(words);
-  fetch_or_throw(fetch, bits.data(),
-                 base + layout.bits_offset + std::size_t{first} * words_per_bitmap * 4,
-                 words * sizeof(std::uint32_t), "page bitmaps");
-  d.bytes_read_back += words * sizeof(std::uint32_t);
-  return first;
+};
+
+bool needs_bitmap(const page_summary& p) { return p.key != 0 && p.bytes != 0 && !is_one_run(p); }
+
+// Note [Bitmaps read window by window]
+// The slots lie where their keys hashed, so the fragmented ones may be
+// spread over the whole table: a kernel's first launch gets a table sized
+// from its inferred footprint (every pointer to the end of its
+// allocation), which may be thousands of times the pages it touches, and
+// a gather over a large buffer fragments every page it touches. A copy per
+// fragmented slot costs a copy's latency each; one copy from the first to
+// the last would bring the whole table's bitmaps to the host at once (half
+// a gigabyte for a table of 2^20 slots). So the bitmaps come window by
+// window: one copy from the first fragmented slot of a window of
+// `window_slots` slots to the last fragmented slot in it, decoded before
+// the next window is read. At most capacity / window_slots + 1 copies and
+// window_slots bitmaps in memory at once.
+fragmented_runs read_fragmented(const table_layout& layout, std::uint64_t base,
+                                const fetch_fn& fetch, std::span<const page_summary> slots,
+                                std::uint32_t window_slots, decoded_footprint& d) {
+  fragmented_runs out;
+  for (std::uint32_t slot = 0; slot < slots.size(); ++slot) {
+    if (needs_bitmap(slots[slot])) out.slots.push_back(slot);
+  }
+  std::vector<std::uint32_t> bits;
+  std::vector<measured_interval> one;
+  for (std::size_t i = 0; i < out.slots.size();) {
+    const std::uint32_t lo = out.slots[i];
+    std::size_t j = i;
+    while (j < out.slots.size() && out.slots[j] - lo < std::max(window_slots, 1u)) ++j;
+    const std::size_t words = std::size_t{out.slots[j - 1] - lo + 1} * words_per_bitmap;
+    bits.resize(words);
+    fetch_or_throw(fetch, bits.data(),
+                   base + layout.bits_offset + std::size_t{lo} * words_per_bitmap * 4,
+                   words * sizeof(std::uint32_t), "page bitmaps");
+    d.bytes_read_back += words * sizeof(std::uint32_t);
+    for (; i < j; ++i) {
+      const std::uint32_t slot = out.slots[i];
+      one.clear();  // a slot's runs apart: never merged with another page's
+      page_intervals(slots[slot], bits.data() + std::size_t{slot - lo} * words_per_bitmap, one);
+      out.first.push_back(out.runs.size());
+      out.runs.insert(out.runs.end(), one.begin(), one.end());
+    }
+  }
+  out.first.push_back(out.runs.size());
+  return out;
 }
 
 }  // namespace
@@ -167,7 +203,7 @@ void coalesce(std::vector<measured_interval>& intervals) {
 }
 
 decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t base,
-                                   const fetch_fn& fetch) {
+                                   const fetch_fn& fetch, std::uint32_t bitmap_window) {
   decoded_footprint d;
   // Every slot's summary and the counters after them in one copy (Note
   // [The slot is the bucket]), into memory nobody clears first: a large
@@ -184,19 +220,20 @@ decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t bas
   d.complete = counters.overflow == 0;
   const std::span<const page_summary> slots(reinterpret_cast<const page_summary*>(head.get()),
                                             layout.capacity);
-  std::vector<std::uint32_t> bits;
-  const std::uint32_t first_bitmap = fetch_fragmented_bitmaps(layout, base, fetch, slots, bits, d);
+  // Note [Bitmaps read window by window]
+  const fragmented_runs fragmented = read_fragmented(layout, base, fetch, slots, bitmap_window, d);
   // Note [Slots decoded in page order]
   bool intact = true;
   const std::vector<std::uint64_t> used = slots_in_page_order(slots, intact);
   d.pages = static_cast<std::uint32_t>(used.size());
   for (const std::uint64_t key : used) {
     const std::uint32_t slot = static_cast<std::uint32_t>(key & ((1u << slot_bits) - 1));
-    const std::uint32_t* bitmap =
-        slot >= first_bitmap && !bits.empty()
-            ? bits.data() + std::size_t{slot - first_bitmap} * words_per_bitmap
-            : nullptr;
-    d.fragmented_pages += page_intervals(slots[slot], bitmap, d.intervals) ? 1 : 0;
+    if (!needs_bitmap(slots[slot])) {
+      page_intervals(slots[slot], nullptr, d.intervals);  // one run, or nothing
+      continue;
+    }
+    for (const measured_interval& run : fragmented.of(slot)) append_merged(d.intervals, run);
+    ++d.fragmented_pages;
   }
   coalesce(d.intervals);  // a few intervals by now: one per run
   if (!intact) d.complete = false;

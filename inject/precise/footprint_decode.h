@@ -35,12 +35,18 @@ struct decoded_footprint {
 // failure.
 using fetch_fn = std::function<bool(void* destination, std::uint64_t source, std::size_t size)>;
 
+// Bitmaps a read-back copies at most at once (16 MiB: Note [Bitmaps read
+// window by window] in footprint_decode.cpp).
+inline constexpr std::uint32_t bitmap_window_slots = 32768;
+
 // Decodes the table whose allocation starts at device address `base`:
-// one copy of the counters and every slot's summary, and one of the
-// bitmaps of the slots whose bytes are not one run, if any. Throws
-// std::runtime_error naming the part that could not be read.
+// one copy of the counters and every slot's summary, and the bitmaps of
+// the slots whose bytes are not one run, a copy per window of
+// `bitmap_window` slots that holds any. Throws std::runtime_error naming
+// the part that could not be read.
 decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t base,
-                                   const fetch_fn& fetch);
+                                   const fetch_fn& fetch,
+                                   std::uint32_t bitmap_window = bitmap_window_slots);
 
 // The intervals of one slot (a page and a kind) from its summary, reading
 // `bitmap` (words_per_bitmap words) only when the bytes are not one run.

@@ -3,6 +3,7 @@
 // per kind, coalesced.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <set>
@@ -26,12 +27,19 @@ class host_table {
     clear();
   }
   const table_view& view() const { return view_; }
-  decoded_footprint decode() const {
-    return decode_footprint(layout_, base_, [](void* dst, std::uint64_t src, std::size_t n) {
-      std::memcpy(dst, reinterpret_cast<const void*>(src), n);
-      return true;
-    });
+  decoded_footprint decode(std::uint32_t bitmap_window = bitmap_window_slots) const {
+    copies_ = 0;
+    return decode_footprint(
+        layout_, base_,
+        [this](void* dst, std::uint64_t src, std::size_t n) {
+          ++copies_;
+          std::memcpy(dst, reinterpret_cast<const void*>(src), n);
+          return true;
+        },
+        bitmap_window);
   }
+  // Copies the last decode() made.
+  int copies() const { return copies_; }
   // The slots holding a key.
   std::vector<std::uint32_t> used_slots() const {
     std::vector<std::uint32_t> used;
@@ -51,6 +59,7 @@ class host_table {
   std::vector<std::uint64_t> storage_;
   std::uintptr_t base_ = 0;
   table_view view_;
+  mutable int copies_ = 0;
 };
 
 constexpr std::uint64_t heap = 0x7f0000000000ull;
@@ -363,6 +372,44 @@ TEST(FootprintTable, ReadsBackTheSummariesInOneCopyAndBitmapsOnlyWhenNeeded) {
   EXPECT_EQ(d.bytes_read_back, summaries + span * words_per_bitmap * 4);
   EXPECT_EQ(d.fragmented_pages, 2u);
   EXPECT_EQ(d.intervals.size(), 12u);
+}
+
+// Note [Bitmaps read window by window]: fragmented slots far apart are
+// read a window at a time, not in one copy of everything between them,
+// and each slot keeps its own runs.
+TEST(FootprintTable, FragmentedSlotsFarApartAreReadWindowByWindow) {
+  host_table t(1024);
+  std::vector<std::uint32_t> fragmented;
+  std::vector<measured_interval> expected;
+  for (std::uint64_t p = 0; p < 64; ++p) {
+    const std::uint64_t page = heap + p * page_bytes;
+    record_span(t.view(), page + 8, 8, footprint_kind::write);
+    record_span(t.view(), page + 64, 8, footprint_kind::write);
+    expected.push_back({page + 8, page + 16, footprint_kind::write});
+    expected.push_back({page + 64, page + 72, footprint_kind::write});
+    fragmented.push_back(slot_to_record(t.view(), page >> page_shift, footprint_kind::write));
+  }
+  std::sort(fragmented.begin(), fragmented.end());
+  constexpr std::uint32_t window = 16;
+  std::size_t windows = 0;
+  std::size_t bitmaps = 0;
+  for (std::size_t i = 0; i < fragmented.size();) {
+    std::size_t j = i;
+    while (j < fragmented.size() && fragmented[j] - fragmented[i] < window) ++j;
+    ++windows;
+    bitmaps += fragmented[j - 1] - fragmented[i] + 1;
+    i = j;
+  }
+  const auto d = t.decode(window);
+  EXPECT_EQ(d.intervals, expected);
+  EXPECT_EQ(d.fragmented_pages, 64u);
+  EXPECT_EQ(t.copies(), static_cast<int>(1 + windows));
+  EXPECT_EQ(d.bytes_read_back, sizeof(table_counters) + 1024 * sizeof(page_summary) +
+                                   bitmaps * words_per_bitmap * 4);
+  // The default window holds the whole table: one copy of the bitmaps.
+  const auto whole = t.decode();
+  EXPECT_EQ(whole.intervals, expected);
+  EXPECT_EQ(t.copies(), 2);
 }
 
 TEST(FootprintTable, DenseGroupRule) {
