@@ -80,9 +80,9 @@ void sort_by_kind_and_page(std::vector<std::uint64_t>& keys) {
 // coalesce() is one interval per run. With slots handed out in insertion
 // order and std::sort, 4.8 to 5.3 ms; with slots where their keys hash,
 // the radix sort and the summaries read into memory nobody clears first,
-// 3.1 to 3.4 ms (3 interleaved runs each). A key naming a page no slot can hold, or no kind,
-// was not written by the patch code: `intact` turns false and the slot is
-// left out.
+// 3.1 to 3.4 ms (3 interleaved runs each). A key naming a page no slot can
+// hold, or no kind, was not written by the patch code: `intact` turns
+// false and the slot is left out.
 std::vector<std::uint64_t> slots_in_page_order(std::span<const page_summary> slots,
                                                bool& intact) {
   std::vector<std::uint64_t> keys;
@@ -136,12 +136,13 @@ fragmented_runs read_fragmented(const table_layout& layout, std::uint64_t base,
   for (std::uint32_t slot = 0; slot < slots.size(); ++slot) {
     if (needs_bitmap(slots[slot])) out.slots.push_back(slot);
   }
+  const std::uint32_t window = std::max(window_slots, 1u);
   std::vector<std::uint32_t> bits;
   std::vector<measured_interval> one;
   for (std::size_t i = 0; i < out.slots.size();) {
     const std::uint32_t lo = out.slots[i];
     std::size_t j = i;
-    while (j < out.slots.size() && out.slots[j] - lo < std::max(window_slots, 1u)) ++j;
+    while (j < out.slots.size() && out.slots[j] - lo < window) ++j;
     const std::size_t words = std::size_t{out.slots[j - 1] - lo + 1} * words_per_bitmap;
     bits.resize(words);
     fetch_or_throw(fetch, bits.data(),

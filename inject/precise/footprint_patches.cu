@@ -100,8 +100,8 @@ __device__ __forceinline__ unsigned rank_in(unsigned group, unsigned me) {
 // Note [A coalesced span is recorded by several lanes]
 // Recording an interval is a chain of dependent memory operations at L2
 // latency: the key of the page's slot (Note [The slot is the bucket]),
-// then per bitmap word a load and perhaps
-// an atomic OR, then the summary's atomics. One lane recording a coalesced
+// then per bitmap word a load and perhaps an atomic OR, then the summary's
+// atomics. One lane recording a coalesced
 // warp access alone walked a 128-byte span's 4 words one after another (a
 // float4 access: 16), and the warp waited: on the H200 the launch tracker measuring every launch
 // cost the compute-bound pipeline 1.4% more than patched code without a
@@ -301,8 +301,8 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_
 // streamsan_global_access priced apart, for dense groups (coalesced
 // accesses). `_bucket` also loads the key of the page's first slot;
 // `_lookup` finds the slot as recording does, inserting pages, and sets no
-// bit; `_words` also sets
-// the span's bitmap words and leaves the page's summary alone. Launches
+// bit; `_words` also sets the span's bitmap words and leaves the page's
+// summary alone. Launches
 // measured with them decode to nothing (docs/injection.md, Overhead).
 // Runs `step(t, a, kind)` on a dense group's first lane, hands its result
 // to the group and keeps it live (`never` is a value it cannot take).
@@ -326,7 +326,7 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamsan_global_access_
   return price_leader<std::uint64_t>(
       userdata, ptr, size, flags, new_value, 1,
       [](const sp::table_view& t, const warp_access& a, sp::footprint_kind kind) {
-        return sp::lane::load(&t.pages[sp::page_hash(sp::key_of(a.page, kind)) & t.slot_mask].key);
+        return sp::lane::load(&t.pages[sp::first_slot(t, sp::key_of(a.page, kind))].key);
       });
 }
 

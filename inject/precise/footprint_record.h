@@ -118,6 +118,11 @@ STREAMSAN_HD std::uint64_t key_of(std::uint64_t page, footprint_kind kind) {
   return ((page << 2) | static_cast<std::uint32_t>(kind)) + 1;
 }
 
+// The slot where probing for `key` starts: the key's own unless taken.
+STREAMSAN_HD std::uint32_t first_slot(const table_view& t, std::uint64_t key) {
+  return page_hash(key) & t.slot_mask;
+}
+
 // The slot of `key`, inserting it if needed; slot_overflowed when neither
 // the key's slot nor a free one lies within max_probes slots of its first,
 // or the launch overflowed before. Probing starts at slot `b`, whose key
@@ -157,7 +162,7 @@ STREAMSAN_HD std::uint32_t find_or_insert_from(const table_view& t, std::uint64_
 STREAMSAN_HD std::uint32_t slot_to_record(const table_view& t, std::uint64_t page,
                                           footprint_kind kind) {
   const std::uint64_t key = key_of(page, kind);
-  const std::uint32_t b = page_hash(key) & t.slot_mask;
+  const std::uint32_t b = first_slot(t, key);
   const std::uint64_t seen = lane::load(&t.pages[b].key);
   if (seen == key) return b;
   return find_or_insert_from(t, key, b, seen);
