@@ -638,15 +638,18 @@ void cuda_model::marked(const call_site& at, std::string_view message) {
 
 // ---- annotations ----
 
+std::optional<access> cuda_model::access_of_locked(const annotated_range& r) const {
+  const auto* a = allocations_.find_live(r.address);
+  if (a == nullptr) return std::nullopt;  // memory streamsan does not track
+  const std::uint64_t offset = r.address - a->base;
+  return access{byte_range{a->id, offset, std::min(r.size, a->size - offset)}, r.mode, r.origin};
+}
+
 std::vector<access> cuda_model::resolve_annotation_locked(
     std::span<const annotated_range> ranges) {
   std::vector<access> out;
   for (const auto& r : ranges) {
-    const auto* a = allocations_.find_live(r.address);
-    if (a == nullptr) continue;  // memory streamsan does not track
-    const std::uint64_t offset = r.address - a->base;
-    const std::uint64_t size = std::min(r.size, a->size - offset);
-    add_access(out, access{byte_range{a->id, offset, size}, r.mode});
+    if (const auto a = access_of_locked(r)) add_access(out, *a);
   }
   return out;
 }

@@ -463,6 +463,10 @@ class cuda_model {
   stream_id new_stream_locked(const call_site& at, std::int32_t device, stream_flavor flavor,
                               std::int32_t priority);
   event_id resolve_event_locked(const call_site& at, std::uintptr_t handle);
+  // The access `r` makes, clamped to its allocation; nullopt for memory
+  // streamsan does not track. Annotations fold these per allocation, an
+  // operator's spans keep them apart.
+  std::optional<access> access_of_locked(const annotated_range& r) const;
   std::vector<access> resolve_annotation_locked(std::span<const annotated_range> ranges);
   bool take_annotation_locked(stream_id s, std::vector<access>& out);
 

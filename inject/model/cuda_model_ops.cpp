@@ -130,11 +130,7 @@ bool cuda_model::in_operator() noexcept { return op.depth > 0; }
 void cuda_model::add_op_spans_locked(std::span<const annotated_range> ranges,
                                      std::vector<access>& out) const {
   for (const auto& r : ranges) {
-    const auto* a = allocations_.find_live(r.address);
-    if (a == nullptr) continue;  // memory streamsan does not track
-    const std::uint64_t offset = r.address - a->base;
-    const std::uint64_t size = std::min(r.size, a->size - offset);
-    add_distinct(out, access{byte_range{a->id, offset, size}, r.mode, r.origin});
+    if (const auto a = access_of_locked(r)) add_distinct(out, *a);
   }
 }
 
