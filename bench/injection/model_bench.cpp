@@ -151,10 +151,14 @@ BENCHMARK(BM_ModelledLaunchProgramThread)
 // takes its three pointers as parameters of their own (range(1) = 0), or
 // in one 512-byte struct beside sizes, strides and a float (1), as
 // PyTorch's elementwise kernels do (Note [Most words are not addresses]).
+// range(2) = 0: the output is named at op_ended() and the launch held for
+// it (the Python dispatch mode, a hook without the allocator tracker); 1:
+// the output is the block handed out inside the operator (Note [An
+// operator's outputs are its blocks]), as the native hook with the tracker.
 class operator_pattern {
  public:
-  operator_pattern(recorder& rec, bool stacks, bool wide)
-      : stacks_(stacks), wide_(wide), model_(rec, driver_) {
+  operator_pattern(recorder& rec, bool stacks, bool wide, bool blocks)
+      : stacks_(stacks), wide_(wide), blocks_(blocks), model_(rec, driver_) {
     resolver_.add_downstream(eng_);
     rec.add_sink(resolver_);
     model_.set_footprint_resolver(&resolver_);
@@ -175,10 +179,15 @@ class operator_pattern {
     const call_site at{stacks_ ? std::span<const std::uint64_t>(frames_.data(),
                                                                 capture_stack(frames_))
                                : std::span<const std::uint64_t>{}};
-    model_.block_allocated(at, out, 4096, 0, {0xa});
     const annotated_range inputs[] = {{segment, 4096, access_mode::read},
                                       {segment + 4096, 4096, access_mode::read}};
-    model_.op_began(inputs, true);
+    if (blocks_) {
+      model_.op_began(inputs, op_outputs::blocks);
+      model_.block_allocated(at, out, 4096, 0, {0xa});
+    } else {
+      model_.block_allocated(at, out, 4096, 0, {0xa});
+      model_.op_began(inputs, op_outputs::named_at_end);
+    }
     std::uint64_t words[3] = {out, segment, segment + 4096};
     void* params[3] = {&words[0], &words[1], &words[2]};
     if (wide_) {
@@ -187,7 +196,7 @@ class operator_pattern {
     }
     model_.kernel_launched(at, {0xa}, 0x1000, kernel_arguments::from_pointers(params));
     const annotated_range outputs[] = {{out, 4096, access_mode::write}};
-    model_.op_ended(outputs);
+    model_.op_ended(blocks_ ? std::span<const annotated_range>{} : outputs);
     if (i_ > 0) model_.block_freed(call_site{}, segment + 8192 + ((i_ + 1) % 2) * 4096);
     ++i_;
   }
@@ -197,6 +206,7 @@ class operator_pattern {
   static constexpr std::uint64_t segment = 0x700000000000;
   bool stacks_;
   bool wide_;
+  bool blocks_;
   std::array<std::uint64_t, 64> wide_words_{};
   fake_driver driver_;
   engine eng_;
@@ -209,11 +219,11 @@ class operator_pattern {
 void BM_ModelledOperator(benchmark::State& state) {
   const bool stacks = state.range(0) != 0;
   recorder rec({.capture_stacks = stacks, .stack_depth = 16});
-  operator_pattern ops(rec, stacks, state.range(1) != 0);
+  operator_pattern ops(rec, stacks, state.range(1) != 0, state.range(2) != 0);
   for (auto _ : state) ops.next();
   state.counters["diagnostics"] = static_cast<double>(ops.eng().diagnostics().size());
 }
-BENCHMARK(BM_ModelledOperator)->ArgsProduct({{0, 1}, {0, 1}});
+BENCHMARK(BM_ModelledOperator)->ArgsProduct({{0, 1}, {0, 1}, {0, 1}});
 
 }  // namespace
 }  // namespace streamsan::injection

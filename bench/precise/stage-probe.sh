@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Copies what probe-gpu.sh and launch-overhead-gpu.sh need from a build
 # folder into DEST. With BASE set (a folder holding another build's
-# streamsan and libstreamsan_inject.so), that build goes to DEST/base for
-# the streamsan_base and streamsan_precise_base configurations.
+# streamsan and libstreamsan_inject.so, and python/ for the MLP), that build
+# goes to DEST/base for the streamsan_base and streamsan_precise_base
+# configurations.
 set -eu
 build=$1 dest=$2
 src=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +19,9 @@ if [[ -n ${BASE:-} ]]; then
   mkdir -p "$dest/base"
   install -m 755 "$BASE/streamsan" "$BASE/libstreamsan_inject.so" "$dest/base/"
   strip --strip-debug "$dest/base/streamsan" "$dest/base/libstreamsan_inject.so"
+  # Its PyTorch support, for overhead.sh's streamsan_base (next to its
+  # streamsan, where `streamsan run` looks).
+  if [[ -d $BASE/python ]]; then cp -r "$BASE/python" "$dest/base/"; fi
 fi
 cp -L "$(dirname "$(readlink -f "$(command -v nvcc)")")/../lib64/libcupti.so.13" "$dest/cupti/"
 install -m 755 "$src/probe-gpu.sh" "$src/launch-overhead-gpu.sh" "$src/profile-loop.sh" "$src/check_footprints.py" "$dest/"

@@ -16,7 +16,11 @@ BM_ModelledOperator counts those). Needs valgrind and its headers.
 
 Prints per configuration: instructions per step, the step's instructions
 above the configuration before it, and the operators told to the library
-per step. CONFIGS (a space-separated list) picks and orders configurations.
+per step. CONFIGS (a space-separated list) picks and orders configurations;
+a configuration with the suffix `+blocks` also names the operators' outputs
+by their blocks, as the hook does once the allocator tracker is attached
+(Note [Outputs named by their blocks]; no allocator here, so the hook is
+told so): `calls+blocks` against `calls` prices the boxed results.
 """
 import os
 import re
@@ -42,6 +46,8 @@ import torch
 torch.set_num_threads(1)
 config, lib_path, iterations = sys.argv[1], sys.argv[2], int(sys.argv[4])
 lib = ctypes.CDLL(lib_path)
+blocks = config.endswith("+blocks")
+config = config[:-len("+blocks")] if blocks else config
 if config != "none":
     from streamsan_torch import _native_hook
     hook, why = _native_hook.load(torch, lambda m: print("streamsan: " + m, file=sys.stderr))
@@ -53,6 +59,8 @@ if config != "none":
                     host_type=-1)
     assert why is None, why
     assert hook.enable() is None
+    if blocks:
+        hook.outputs_from_blocks_for_test()
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.ReLU(), torch.nn.Linear(32, 32),
                             torch.nn.ReLU(), torch.nn.Linear(32, 32))

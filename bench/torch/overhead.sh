@@ -20,7 +20,9 @@
 # subscriber that only counts) and bare_sanitizer (a Compute Sanitizer API
 # subscriber that only counts); streamsan_step_STEP (the native hook stopped
 # after STEP: callback, boxing, spans, frames or calls; Note [The hook priced
-# step by step] in op_hook.cpp). MLP_REPEATS=K has each run time its
+# step by step] in op_hook.cpp); with PROBE_DIR/base (stage-probe.sh with
+# BASE, holding another build's streamsan, library and python/)
+# streamsan_base (that build, as `streamsan`). MLP_REPEATS=K has each run time its
 # iterations K times and report their median (mlp_bench.py).
 set -u
 streamsan=$1 rounds=${2:-5}
@@ -50,21 +52,27 @@ run_one() {
     bare_sanitizer)
       PROBE_MODE=api CUDA_INJECTION64_PATH=$probe/libprobe_inject.so timeout 120 "$python" "$bench" ;;
     csan) TORCH_CUDA_SANITIZER=1 timeout 120 "$python" "$bench" ;;
+    streamsan_base) STREAMSAN_TORCH_HOOK=native timeout 120 "$probe/base/streamsan" run -- \
+      "$python" "$bench" ;;
     streamsan_step_*)  # Note [The hook priced step by step] in op_hook.cpp
       STREAMSAN_TORCH_HOOK_STEPS=${1#streamsan_step_} STREAMSAN_TORCH_HOOK=native \
         timeout 120 "$streamsan" run -- "$python" "$bench" ;;
     *) echo "overhead.sh: unknown configuration '$1'"; return 2 ;;
   esac
 }
-# The native hook is built (once per torch, cached) before any timed run.
+# The native hook is built (once per torch, cached) before any timed run,
+# and the base build's (its own source: another cache entry) when there is one.
 echo "== building the native operator hook"
-PYTHONPATH="$(dirname "$streamsan")/python" timeout 600 "$python" -c '
+for support in "$(dirname "$streamsan")/python" ${probe:+"$probe/base/python"}; do
+[[ -d $support ]] || continue
+PYTHONPATH="$support" timeout 600 "$python" -c '
 import sys, torch
 from streamsan_torch import _native_hook
 path, why, no_tracker = _native_hook.build(torch, lambda m: print("streamsan: " + m))
 print("native operator hook:", path or "NOT BUILT: " + why)
 print("caching allocator blocks:", "tracked" if path and not no_tracker else
       "NOT TRACKED: " + (no_tracker or "no hook"))'
+done
 for ((r = 1; r <= rounds; r++)); do
   for c in "${configs[@]}"; do
     out=$(run_one "$c" 2>&1)

@@ -96,6 +96,14 @@ struct annotated_range {
   access_origin origin = access_origin::exact;
 };
 
+// How an operator names the new tensors it returns (op_began; Note [An
+// operator's outputs are its blocks] in cuda_model_ops.cpp).
+enum class op_outputs : std::uint8_t {
+  none,          // it returns none (in-place, out=, a view)
+  named_at_end,  // op_ended() names them: its launches wait for it
+  blocks,        // the caching allocator's blocks handed out inside it
+};
+
 // How much the model keeps (for tests and benchmarks of its memory bound).
 struct model_footprint {
   std::size_t stream_handles = 0;  // live + tombstones
@@ -306,13 +314,13 @@ class cuda_model {
   // are `inputs`, each read or written as the op's schema says. Kernels it
   // launches until op_ended() take these spans instead of their inferred
   // footprints. Operators nest (the innermost one's spans are added to the
-  // outer ones'). `expects_outputs`: the operator returns new tensors, so
-  // its launches wait for op_ended() to name them.
-  void op_began(std::span<const annotated_range> inputs, bool expects_outputs);
-  // The operator returned `outputs` (fresh tensors it wrote). Launches whose
-  // pointers were not in any input span wait for these (Note [Measured
-  // footprints arrive late]); pointers in no span keep their inferred
-  // footprint.
+  // outer ones'). `outputs` says how the operator's new tensors are named
+  // (Note [An operator's outputs are its blocks] in cuda_model_ops.cpp).
+  void op_began(std::span<const annotated_range> inputs, op_outputs outputs);
+  // The operator returned `outputs` (fresh tensors it wrote; none when its
+  // blocks named them). Launches whose pointers were not in any input span
+  // wait for these (Note [Measured footprints arrive late]); pointers in no
+  // span keep their inferred footprint.
   void op_ended(std::span<const annotated_range> outputs);
 
   // A frame the program's runtime knows and the unwinder does not (a Python
@@ -439,6 +447,8 @@ class cuda_model {
                            std::vector<access>& into) const;
   // A block freed on the calling thread leaves its operators' spans.
   void op_block_freed_locked(alloc_id block);
+  // Note [An operator's outputs are its blocks]
+  void op_block_allocated_locked(alloc_id block, std::uint64_t size);
   using model_lock = std::unique_lock<std::mutex>;
   // A stream argument with the driver's answer it may need (the device of a
   // default stream), asked before the lock: Note [No driver calls under the

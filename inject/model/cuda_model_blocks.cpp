@@ -56,6 +56,7 @@ void cuda_model::block_allocated(const call_site& at, std::uint64_t address, std
   allocations_.insert_block(allocation{id, address, bytes, memory_kind::cached_block, device});
   block_places_.set(id, block_place{parent, offset});
   ++blocks_.allocated;
+  op_block_allocated_locked(id, bytes);
   alloc_record r;
   r.alloc = id;
   r.kind = memory_kind::cached_block;

@@ -46,6 +46,28 @@
 // case: no hull, no workspace) does not wait for its measurement, which
 // only teaches its kernel what its pointer words do (Note [Learned access
 // modes]). An incomplete measurement leaves the accesses as they were.
+//
+// Note [An operator's outputs are its blocks]
+// An operator's new tensors are the caching allocator's blocks handed out
+// on its thread while it runs: torch allocates an output before it launches
+// the kernels that write it (they need its address), so the allocator's
+// trace entry for the block (block_allocated, from the native hook's
+// tracker) comes first. With op_outputs::blocks, each such block enters the
+// operator's spans as written, exact, until it is freed
+// (op_block_freed_locked): the operator's launches know their outputs at
+// once and are not held for op_ended(), which names nothing. The hook then
+// asks torch for no boxed results: on a CPU training step that boxing was
+// about 44,000 instructions of the hook's 210,000 (docs/pytorch.md), and a
+// held launch costs the model a resolver token and a settled copy. Exact
+// because the block is the operator's alone until it returns: a tensor
+// that is a strided view of it (gaps included) or a temporary it frees
+// before returning are its bytes, which nothing else may touch meanwhile
+// (the allocator hands a block to one stream's pool, and the reuse of a
+// freed block is checked on the segment's history, Note [Caching allocator
+// blocks]). A temporary is so an exact write where its pointer words gave
+// an inferred footprint before. op_outputs::named_at_end stays for the
+// Python dispatch mode and a hook without the tracker (another allocator
+// backend): their outputs come from op_ended().
 #include <algorithm>
 #include <utility>
 
@@ -69,7 +91,8 @@ struct held_launch {
 struct operator_state {
   const cuda_model* model = nullptr;
   unsigned depth = 0;
-  bool expects_outputs = false;
+  bool expects_outputs = false;   // some level names its outputs at its end
+  bool blocks_are_spans = false;  // some level's blocks are its outputs
   std::vector<access> spans;  // inputs, then outputs
   std::vector<held_launch> held;
   std::size_t held_count = 0;
@@ -170,7 +193,7 @@ bool cuda_model::op_launch_settled_locked(std::uint64_t id, std::vector<access>&
   return false;
 }
 
-void cuda_model::op_began(std::span<const annotated_range> inputs, bool expects_outputs) {
+void cuda_model::op_began(std::span<const annotated_range> inputs, op_outputs outputs) {
   std::lock_guard lock(mutex_);
   if (op.model != this) {
     op = operator_state{};
@@ -180,8 +203,13 @@ void cuda_model::op_began(std::span<const annotated_range> inputs, bool expects_
     op.spans.clear();
     op.held_count = 0;
     op.expects_outputs = false;
+    op.blocks_are_spans = false;
   }
-  op.expects_outputs = op.expects_outputs || expects_outputs;
+  switch (outputs) {
+    case op_outputs::none: break;
+    case op_outputs::named_at_end: op.expects_outputs = true; break;
+    case op_outputs::blocks: op.blocks_are_spans = true; break;
+  }
   add_op_spans_locked(inputs, op.spans);
 }
 
@@ -222,6 +250,12 @@ void cuda_model::op_ended(std::span<const annotated_range> outputs) {
 void cuda_model::op_block_freed_locked(alloc_id block) {
   if (op.model != this || op.depth == 0) return;
   std::erase_if(op.spans, [block](const access& a) { return a.range.alloc == block; });
+}
+
+// Note [An operator's outputs are its blocks]
+void cuda_model::op_block_allocated_locked(alloc_id block, std::uint64_t size) {
+  if (op.model != this || op.depth == 0 || !op.blocks_are_spans || size == 0) return;
+  op.spans.push_back(access{byte_range{block, 0, size}, access_mode::write, access_origin::exact});
 }
 
 void cuda_model::op_launch_accesses_locked(const kernel_info* info, const kernel_arguments& args,

@@ -45,7 +45,19 @@ using streamsan::injection::annotated_range;
 using streamsan::injection::call_site;
 namespace process_session = streamsan::injection::process_session;
 
-constexpr int torch_abi_version = 3;  // 3: span_hull (Note [A span flagged as a hull])
+// 3: span_hull (Note [A span flagged as a hull]); 4: op_begin's flag 2 (Note
+// [An operator's outputs are its blocks] in inject/model/cuda_model_ops.cpp).
+constexpr int torch_abi_version = 4;
+
+// op_begin's flags.
+constexpr std::uint32_t returns_new_tensors = 1;  // op_end names them
+constexpr std::uint32_t outputs_are_blocks = 2;   // the blocks handed out inside it
+
+streamsan::injection::op_outputs outputs_of(std::uint32_t flags) {
+  using streamsan::injection::op_outputs;
+  if ((flags & outputs_are_blocks) != 0) return op_outputs::blocks;
+  return (flags & returns_new_tensors) != 0 ? op_outputs::named_at_end : op_outputs::none;
+}
 
 // The spans as ranges, in the calling thread's buffer: op_begin and op_end
 // come at every operator, and the model copies what it keeps, so the
@@ -99,7 +111,10 @@ STREAMSAN_EXPORT void streamsan_inject_torch_frames(const std::uint32_t* frames,
 
 // An operator begins on the calling thread with these tensor spans; its
 // launches take them (Note [Operators narrow kernel footprints]). Flag 1:
-// the operator returns new tensors (op_end names them).
+// the operator returns new tensors (op_end names them). Flag 2 (over 1):
+// its new tensors are the caching allocator blocks handed out on this
+// thread until op_end, which then names none (Note [An operator's outputs
+// are its blocks]).
 STREAMSAN_EXPORT void streamsan_inject_torch_op_begin(const std::uint64_t* spans,
                                                       std::size_t count,
                                                       const std::uint32_t* frames,
@@ -109,7 +124,7 @@ STREAMSAN_EXPORT void streamsan_inject_torch_op_begin(const std::uint64_t* spans
   auto* s = process_session::current();
   if (s == nullptr) return;
   try {
-    s->model().op_began(ranges_of(spans, count), (flags & 1u) != 0);
+    s->model().op_began(ranges_of(spans, count), outputs_of(flags));
   } catch (...) {
   }
 }

@@ -3,8 +3,10 @@ import ctypes
 import os
 
 # 3: the span_hull flag of a mode word (Note [A span flagged as a hull] in
-# inject/session/torch_entry.cpp).
-ABI_VERSION = 3
+# inject/session/torch_entry.cpp); 4: op_begin's flag 2, an operator's
+# outputs named by its caching allocator blocks (Note [An operator's outputs
+# are its blocks] in inject/model/cuda_model_ops.cpp).
+ABI_VERSION = 4
 
 
 def load():

@@ -310,6 +310,14 @@ class Hook:
         f(ctypes.byref(hits), ctypes.byref(misses))
         return hits.value, misses.value
 
+    def outputs_from_blocks_for_test(self):
+        """Operators' outputs are named by their blocks from now on, as once
+        the allocator tracker is attached (Note [Outputs named by their
+        blocks]); for good, in this process."""
+        f = self._lib.streamsan_torch_hook_outputs_from_blocks_for_test
+        f.restype = None
+        f()
+
     def trace_for_test(self, action, address, size, device, stream):
         """Hands the allocator tracker a synthetic TraceEntry (the tests have
         no GPU, so no allocator to attach it to); False without a tracker."""

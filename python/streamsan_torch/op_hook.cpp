@@ -144,6 +144,11 @@ constexpr std::uint64_t read_mode = 1, write_mode = 2, read_write_mode = 3;
 // Note [A span flagged as a hull] in inject/session/torch_entry.cpp: the span
 // covers bytes the tensor does not hold; the library takes it as inferred.
 constexpr std::uint64_t hull_flag = 0x100;
+// op_begin's flags (torch_entry.cpp): 1 the operator returns new tensors,
+// named at op_end; 2 they are the caching allocator's blocks handed out
+// inside it, and op_end names none (Note [An operator's outputs are its
+// blocks] in inject/model/cuda_model_ops.cpp).
+constexpr std::uint32_t outputs_are_blocks_flag = 2;
 constexpr std::uint8_t metadata_mode = 0;  // reads the shape only: no span
 constexpr std::size_t max_user_frames = 16;
 constexpr std::size_t max_walked_frames = 512;
@@ -166,6 +171,10 @@ std::vector<std::string> folded_prefixes;
 std::atomic<std::uint32_t> next_frame_id{first_frame_id};
 std::mutex setup_mutex;
 at::CallbackHandle callback_handle = at::INVALID_CALLBACK_HANDLE;
+bool callback_enabled = false;  // under setup_mutex
+// Note [Outputs named by their blocks]: set once the allocator tracker is
+// attached (or by a test); read at every operator.
+std::atomic<bool> outputs_from_blocks{false};
 
 // Said once, on one line (torch's messages go on with a C++ backtrace).
 void say_broken(const char* what) noexcept {
@@ -785,6 +794,8 @@ void on_trace(const TraceEntry& e) noexcept {
   // a block.
 }
 
+void outputs_from_blocks_locked();
+
 // At an operator, until it has been decided.
 void attach_tracker() {
   auto* allocator = c10::cuda::CUDACachingAllocator::allocator.load();
@@ -805,6 +816,7 @@ void attach_tracker() {
     allocator->attachAllocatorTraceTracker(
         [](const TraceEntry& e) { on_trace(e); });
     tracker.store(tracker_state::attached);
+    outputs_from_blocks_locked();
   } catch (const std::exception& e) {
     tracker.store(tracker_state::refused);
     say_no_blocks(std::string("attaching the tracker failed: ") + e.what());
@@ -884,6 +896,7 @@ struct level {
   level_kind kind = level_kind::passed;
   const plan* p = nullptr;
   std::uint32_t op_frame = 0;
+  bool outputs_are_blocks = false;  // begun with op_begin's flag 2: end names nothing
 };
 
 struct thread_state {
@@ -1235,8 +1248,10 @@ void begin(thread_state& t, const at::RecordFunction& fn, level& l) {
       l.kind = level_kind::passed;  // end owes the library nothing
       return;
     }
+    // Note [Outputs named by their blocks]
+    l.outputs_are_blocks = outputs_from_blocks.load(std::memory_order_relaxed);
     abi.op_begin(t.device_spans.data(), t.device_spans.size() / 3, t.frames.data(),
-                 t.frames.size(), p->flags);
+                 t.frames.size(), l.outputs_are_blocks ? outputs_are_blocks_flag : p->flags);
     return;
   }
   if (!t.host_spans.empty() && !inside_host_level(t)) {
@@ -1250,6 +1265,10 @@ void begin(thread_state& t, const at::RecordFunction& fn, level& l) {
 }
 
 void end(thread_state& t, const at::RecordFunction& fn, const level& l) {
+  if (l.outputs_are_blocks) {  // Note [Outputs named by their blocks]
+    abi.op_end(nullptr, 0);
+    return;
+  }
   t.out_spans.clear();
   const span_sink sink{&t.out_spans, nullptr, nullptr};
   const auto& outputs = fn.outputs();
@@ -1317,6 +1336,36 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
 }
 
 thread_local std::string last_error;
+
+// Registers the callback as the hook wants it now; under setup_mutex.
+void register_callback_locked() {
+  const bool boxed = last_step != hook_step::callback;
+  // Note [Outputs named by their blocks]
+  const bool outputs = boxed && !outputs_from_blocks.load();
+  callback_handle = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end)
+                                              .needsInputs(boxed)
+                                              .needsOutputs(outputs)
+                                              .scopes({at::RecordScope::FUNCTION}));
+  callback_enabled = true;
+}
+
+// Note [Outputs named by their blocks]
+// Once the allocator tracker is attached, the library knows an operator's
+// new tensors as the blocks handed out inside it (Note [An operator's
+// outputs are its blocks] in inject/model/cuda_model_ops.cpp), so the
+// callback stops asking torch to box every operator's results: it is
+// registered again without needsOutputs. Called from attach_tracker, inside
+// an operator's start callback: torch copies the callbacks into each
+// RecordFunction when it begins, so the operators running now still end
+// through on_end (their levels say how they began), and those that begin
+// from now on box no results.
+void outputs_from_blocks_locked() {
+  if (outputs_from_blocks.exchange(true)) return;
+  if (callback_handle == at::INVALID_CALLBACK_HANDLE) return;
+  at::removeCallback(callback_handle);
+  callback_handle = at::INVALID_CALLBACK_HANDLE;
+  if (callback_enabled) register_callback_locked();  // else enable() registers it
+}
 
 // Note [The hook priced step by step]: STREAMSAN_TORCH_HOOK_STEPS.
 hook_step step_from_environment() {
@@ -1418,13 +1467,10 @@ STREAMSAN_HOOK_EXPORT int streamsan_torch_hook_enable(void) {
       return 1;
     }
     if (callback_handle == at::INVALID_CALLBACK_HANDLE) {
-      const bool boxed = last_step != hook_step::callback;
-      callback_handle = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end)
-                                                  .needsInputs(boxed)
-                                                  .needsOutputs(boxed)
-                                                  .scopes({at::RecordScope::FUNCTION}));
+      register_callback_locked();
     } else {
       at::reenableCallback(callback_handle);
+      callback_enabled = true;
     }
     return 0;
   } catch (const std::exception& e) {
@@ -1438,6 +1484,7 @@ STREAMSAN_HOOK_EXPORT void streamsan_torch_hook_disable(void) {
   try {
     std::lock_guard lock(setup_mutex);
     if (callback_handle != at::INVALID_CALLBACK_HANDLE) at::disableCallback(callback_handle);
+    callback_enabled = false;
   } catch (...) {
   }
 }
@@ -1468,6 +1515,17 @@ STREAMSAN_HOOK_EXPORT void streamsan_torch_hook_op_frame_counts(std::uint64_t* h
                                                                 std::uint64_t* misses) {
   *hits = ts.op_frames.hits;
   *misses = ts.op_frames.misses;
+}
+
+// For the tests, on a machine without a GPU (no allocator to attach to):
+// operators' outputs are named by their blocks from now on, as once the
+// tracker is attached (Note [Outputs named by their blocks]).
+STREAMSAN_HOOK_EXPORT void streamsan_torch_hook_outputs_from_blocks_for_test(void) {
+  try {
+    std::lock_guard lock(setup_mutex);
+    outputs_from_blocks_locked();
+  } catch (...) {
+  }
 }
 
 // For the tests, on a machine without a GPU (no allocator to attach to):

@@ -35,7 +35,7 @@ class CachingAllocatorBlocks : public model_fixture {
   // accessed in `mode`; its kernel takes the tensor's pointer.
   void op(std::uintptr_t stream, std::uint64_t address, access_mode mode) {
     const annotated_range spans[] = {{address, block_bytes, mode}};
-    model.op_began(spans, false);
+    model.op_began(spans, op_outputs::none);
     model.kernel_launched(here, {stream}, kernel, args(address));
     model.op_ended({});
   }
@@ -141,8 +141,8 @@ TEST_F(CachingAllocatorBlocks, ReuseOnTheSameStreamIsClean) {
 TEST_F(CachingAllocatorBlocks, ATemporaryFreedInsideAnOperatorLeavesItsSpans) {
   model.block_allocated(here, segment, block_bytes, 0, {stream_a});
   const annotated_range input[] = {{segment, block_bytes, access_mode::read}};
-  model.op_began(input, false);
-  model.op_began({}, true);  // the inner operator, returning a new tensor
+  model.op_began(input, op_outputs::none);
+  model.op_began({}, op_outputs::named_at_end);  // the inner operator, returning a new tensor
   model.block_allocated(here, segment + 4096, block_bytes, 0, {stream_a});
   const alloc_id temporary = sink.all<alloc_record>().back().alloc;
   model.kernel_launched(here, {stream_a}, kernel, args(segment + 4096));

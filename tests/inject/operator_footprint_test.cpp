@@ -77,7 +77,7 @@ TEST_F(OperatorFootprint, AFlaggedHullIsInferredAndAnUnflaggedSpanExact) {
   const annotated_range in[] = {torch_span(segment + 4096, 1024, 1),
                                 torch_span(segment + 65536, 4096, 2 | span_hull)};
   EXPECT_EQ(in[1].mode, access_mode::write);
-  model.op_began(in, false);
+  model.op_began(in, op_outputs::none);
   launch(segment + 4096, segment + 65536);
   model.op_ended({});
   const auto accesses = last_launch();
@@ -92,7 +92,7 @@ TEST_F(OperatorFootprint, AFlaggedHullIsInferredAndAnUnflaggedSpanExact) {
 TEST_F(OperatorFootprint, AMeasurementReplacesAHullAndKeepsTheExactSpans) {
   const annotated_range in[] = {torch_span(segment + 4096, 1024, 1),
                                 torch_span(segment + 65536, 4096, 2 | span_hull)};
-  model.op_began(in, false);
+  model.op_began(in, op_outputs::none);
   launch(segment + 4096, segment + 65536, 7);
   model.op_ended({});
   EXPECT_TRUE(sink.all<kernel_launch>().empty());  // waits for its measurement
@@ -109,7 +109,7 @@ TEST_F(OperatorFootprint, AMeasurementReplacesAHullAndKeepsTheExactSpans) {
 
 TEST_F(OperatorFootprint, AnIncompleteMeasurementKeepsTheHullInferred) {
   const annotated_range in[] = {torch_span(segment + 65536, 4096, 3 | span_hull)};
-  model.op_began(in, false);
+  model.op_began(in, op_outputs::none);
   launch(segment + 65536, segment + 65536, 2);
   model.op_ended({});
   model.measured_launch_done(2, written({{65536, 65536 + 256}}, false));
@@ -121,7 +121,7 @@ TEST_F(OperatorFootprint, AnIncompleteMeasurementKeepsTheHullInferred) {
 // Exact spans are the schema's promise: the launch does not wait.
 TEST_F(OperatorFootprint, AnExactLaunchDoesNotWaitForItsMeasurement) {
   const annotated_range in[] = {torch_span(segment + 4096, 1024, 3)};
-  model.op_began(in, false);
+  model.op_began(in, op_outputs::none);
   launch(segment + 4096, segment + 4096, 4);
   ASSERT_EQ(sink.all<kernel_launch>().size(), 1u);
   model.op_ended({});
@@ -138,7 +138,7 @@ TEST_F(OperatorFootprint, AHeldLaunchTakesItsOutputsAndItsMeasurementInEitherOrd
     SCOPED_TRACE(measurement_first ? "measurement first" : "outputs first");
     const std::size_t before = sink.all<kernel_launch>().size();
     const annotated_range in[] = {torch_span(segment + 65536, 4096, 1 | span_hull)};
-    model.op_began(in, true);
+    model.op_began(in, op_outputs::named_at_end);
     launch(segment + 65536, segment + 8192, 9);
     const annotated_range out[] = {torch_span(segment + 8192, 512, 2)};
     if (measurement_first) {
@@ -163,7 +163,7 @@ TEST_F(OperatorFootprint, AHeldLaunchTakesItsOutputsAndItsMeasurementInEitherOrd
 // op_ended(), and the measurement that comes back later changes nothing.
 TEST_F(OperatorFootprint, AHeldLaunchExactOnceSettledDoesNotWaitForItsMeasurement) {
   const annotated_range in[] = {torch_span(segment, 256, 1)};
-  model.op_began(in, true);
+  model.op_began(in, op_outputs::named_at_end);
   launch(segment, segment + 8192, 5);
   const annotated_range out[] = {torch_span(segment + 8192, 512, 2)};
   model.op_ended(out);
@@ -179,7 +179,7 @@ TEST_F(OperatorFootprint, AHeldLaunchExactOnceSettledDoesNotWaitForItsMeasuremen
 TEST_F(OperatorFootprint, AnInPlaceOperatorsKernelTakesItsTensorsExactly) {
   const annotated_range in[] = {{segment + 4096, 1024, access_mode::read_write},
                                 {segment + 65536, 1024, access_mode::read}};
-  model.op_began(in, false);
+  model.op_began(in, op_outputs::none);
   launch(segment + 4096, segment + 65536);
   model.op_ended({});
   const auto accesses = last_launch();
@@ -194,7 +194,7 @@ TEST_F(OperatorFootprint, AnInPlaceOperatorsKernelTakesItsTensorsExactly) {
 
 TEST_F(OperatorFootprint, NewOutputsAreWaitedForAndWorkspacesStayInferred) {
   const annotated_range in[] = {{segment, 256, access_mode::read}};
-  model.op_began(in, true);
+  model.op_began(in, op_outputs::named_at_end);
   launch(segment, workspace + 512);  // reads the input, writes the output... or a workspace
   EXPECT_TRUE(sink.all<kernel_launch>().empty());  // held until the outputs are known
   model.stream_synchronized(here, {stream_a});
@@ -214,11 +214,71 @@ TEST_F(OperatorFootprint, NewOutputsAreWaitedForAndWorkspacesStayInferred) {
   EXPECT_EQ(sink.all<stream_synchronize>().size(), 1u);
 }
 
+// Note [An operator's outputs are its blocks]: the blocks the caching
+// allocator hands out inside the operator are its outputs, exact and
+// written, known before its kernels launch: nothing is held for op_ended().
+TEST_F(OperatorFootprint, AnOperatorsBlocksAreItsOutputsAtOnce) {
+  const annotated_range in[] = {{segment, 256, access_mode::read}};
+  model.op_began(in, op_outputs::blocks);
+  model.block_allocated(here, segment + 8192, 512, 0, {stream_a});
+  const alloc_id output = sink.all<alloc_record>().back().alloc;
+  launch(segment, segment + 8192);
+  ASSERT_EQ(sink.all<kernel_launch>().size(), 1u);  // not held
+  const auto accesses = last_launch();
+  ASSERT_EQ(accesses.size(), 2u);
+  expect_access(accesses[0], 0, 256, access_mode::read, access_origin::exact);
+  EXPECT_EQ(accesses[1].range.alloc, output);
+  expect_access(accesses[1], 0, 512, access_mode::write, access_origin::exact);
+  model.op_ended({});
+  EXPECT_EQ(sink.all<kernel_launch>().size(), 1u);
+  EXPECT_EQ(resolver.awaiting(), 0u);
+  // After the operator, a block is no operator's output.
+  model.block_allocated(here, segment + 16384, 512, 0, {stream_a});
+  model.op_began(in, op_outputs::blocks);
+  launch(segment, segment + 16384);
+  model.op_ended({});
+  const auto later = last_launch();
+  ASSERT_EQ(later.size(), 2u);
+  EXPECT_EQ(later[1].origin, access_origin::inferred);  // a word in no span
+}
+
+// A temporary (a block the operator frees before it returns) is an exact
+// write of the launches before its free, and of none after it; an inner
+// operator's blocks are the outer's too.
+TEST_F(OperatorFootprint, ATemporaryBlockIsAnOutputUntilFreed) {
+  const annotated_range in[] = {{segment, 256, access_mode::read}};
+  model.op_began(in, op_outputs::blocks);
+  model.op_began({}, op_outputs::blocks);
+  model.block_allocated(here, segment + 8192, 512, 0, {stream_a});
+  model.op_ended({});
+  launch(segment, segment + 8192);
+  ASSERT_EQ(last_launch().size(), 2u);
+  expect_access(last_launch()[1], 0, 512, access_mode::write, access_origin::exact);
+  model.block_freed(here, segment + 8192);
+  launch(segment, segment);
+  model.op_ended({});
+  ASSERT_EQ(last_launch().size(), 1u);
+  expect_access(last_launch()[0], 0, 256, access_mode::read, access_origin::exact);
+}
+
+// Without op_outputs::blocks (the Python dispatch mode, another allocator
+// backend) a block handed out inside the operator is no span by itself.
+TEST_F(OperatorFootprint, BlocksAreSpansOnlyWhenTheOperatorSaysSo) {
+  const annotated_range in[] = {{segment, 256, access_mode::read}};
+  model.op_began(in, op_outputs::none);
+  model.block_allocated(here, segment + 8192, 512, 0, {stream_a});
+  launch(segment, segment + 8192);
+  model.op_ended({});
+  const auto accesses = last_launch();
+  ASSERT_EQ(accesses.size(), 2u);
+  EXPECT_EQ(accesses[1].origin, access_origin::inferred);
+}
+
 // The inferred footprint a word in no span adds is its allocation's: every
 // word into that allocation, one in a span too, is folded into it.
 TEST_F(OperatorFootprint, AWordInNoSpanAddsItsAllocationsWholeFootprint) {
   const annotated_range in[] = {{segment + 4096, 1024, access_mode::read}};
-  model.op_began(in, false);
+  model.op_began(in, op_outputs::none);
   launch(segment + 4096, segment + 65536);  // the second word is in no span
   model.op_ended({});
   const auto accesses = last_launch();
@@ -229,7 +289,7 @@ TEST_F(OperatorFootprint, AWordInNoSpanAddsItsAllocationsWholeFootprint) {
   EXPECT_EQ(accesses[1].range.size, (2u << 20) - 4096u);
   // And the words into another allocation only are left out of it.
   const annotated_range both[] = {{segment, 256, access_mode::read}};
-  model.op_began(both, false);
+  model.op_began(both, op_outputs::none);
   launch(segment, workspace + 512);
   model.op_ended({});
   const auto second = last_launch();
@@ -239,7 +299,7 @@ TEST_F(OperatorFootprint, AWordInNoSpanAddsItsAllocationsWholeFootprint) {
 }
 
 TEST_F(OperatorFootprint, OutsideAnOperatorFootprintsStayInferred) {
-  model.op_began({}, false);
+  model.op_began({}, op_outputs::none);
   model.op_ended({});
   launch(segment + 4096, segment + 65536);
   const auto accesses = last_launch();

@@ -110,7 +110,7 @@ class program {
 void fill_in_operator(session& s, std::span<const std::uint32_t> frames,
                       std::span<const annotated_range> spans, std::uintptr_t stream) {
   set_interpreter_frames(frames);
-  s.model().op_began(spans, false);
+  s.model().op_began(spans, op_outputs::none);
   std::uint64_t dst = buffer;
   void* params[] = {&dst};
   s.model().kernel_launched(s.capture_call_site(), {stream}, fill_kernel,
@@ -325,7 +325,7 @@ void column_slices(session& s, std::uint64_t b_first, bool hulls) {
         spans.push_back(torch_span(buffer + 64 * row + first, end - first, mode));
       }
     }
-    s.model().op_began(spans, false);
+    s.model().op_began(spans, op_outputs::none);
     std::uint64_t dst = buffer + first;
     void* params[] = {&dst};
     s.model().kernel_launched(s.capture_call_site(), {stream}, fill_kernel,

@@ -626,6 +626,21 @@ class NativeHook(unittest.TestCase):
         self.assertTrue(self.hook.trace_for_test(n.ALLOC, 0x7f0000000200, 512, 0, 0))
         self.assertEqual(self.abi.calls, [("block_alloc", 0x7f0000000200, 512, 0, 0)])
 
+    def test_once_blocks_name_outputs_the_hook_stops_taking_results(self):
+        # Note [Outputs named by their blocks]: in a process of its own, as
+        # the switch is for good.
+        r = _run(OUTPUTS_FROM_BLOCKS, {})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        told = {}
+        for line in r.stdout.splitlines():
+            key, _, value = line.partition(" ")
+            if key in ("named", "blocks", "again", "in_place"):
+                told[key] = eval(value)
+        calls, pointer = told["named"]
+        self.assertEqual(calls, [("begin", 1), ("end", [pointer, 16, 2])])
+        for key in ("blocks", "again", "in_place"):
+            self.assertEqual(told[key][0], [("begin", 2), ("end", [])], key)
+
     def test_operators_run_while_no_cuda_allocator_exists(self):
         # The CPU install: no CUDA allocator is initialized, so nothing is
         # attached and nothing said; operators pass as before.
@@ -657,6 +672,31 @@ INSTALL = '''
     _support.install(torch, abi)
     x.add_(x)
     print("hosts", [c[2] for c in abi.calls if c[0] == "host"])
+'''
+
+
+OUTPUTS_FROM_BLOCKS = '''
+    import torch
+    from op_hook_test import FakeAbi, CPU, NO_HOST
+    from streamsan_torch import _native_hook, _support
+    hook, why = _native_hook.load(torch, print)
+    abi = FakeAbi()
+    assert hook.init(abi, _support._folded_prefixes(torch), CPU, NO_HOST) is None
+    assert hook.enable() is None
+    a, b = torch.ones(2, 2), torch.ones(2, 2)
+
+    def told(f):
+        abi.calls = []
+        out = f()
+        return [(c[0], c[3]) if c[0] == "begin" else c for c in abi.calls], out.data_ptr()
+
+    print("named", told(lambda: a * b))
+    hook.outputs_from_blocks_for_test()
+    print("blocks", told(lambda: a * b))
+    hook.disable()
+    assert hook.enable() is None  # registered again as it was: still blocks
+    print("again", told(lambda: a * b))
+    print("in_place", told(lambda: a.mul_(b)))
 '''
 
 
