@@ -299,17 +299,32 @@ void session::write_result(std::uint64_t diagnostics) const noexcept {
                                                   host_accesses()}));
 }
 
+namespace {
+
+// One STREAMSAN_DEBUG line of unwinder counters.
+void print_unwinder_stats(const char* whose, const unwinder_stats& u) {
+  std::fprintf(stderr,
+               "streamsan: debug: unwinder (%s): captures=%llu slow=%llu rules=%llu scans=%llu "
+               "path_hits=%llu path_misses=%llu\n",
+               whose, static_cast<unsigned long long>(u.captures),
+               static_cast<unsigned long long>(u.slow_captures),
+               static_cast<unsigned long long>(u.rules_computed),
+               static_cast<unsigned long long>(u.scans),
+               static_cast<unsigned long long>(u.path_hits),
+               static_cast<unsigned long long>(u.path_misses));
+}
+
+}  // namespace
+
 // STREAMSAN_DEBUG=1: counters for whoever works on streamsan itself.
 void session::print_debug_counters() const {
   const auto c = callbacks_.callbacks_received();
-  const auto u = current_thread_unwinder_stats();
   const auto e = engine_.statistics();
   std::fprintf(stderr,
                "streamsan: debug: callbacks runtime=%llu driver=%llu resource=%llu nvtx=%llu "
                "api_calls=%llu records=%llu accesses_checked=%llu "
-               "untracked=%llu unknown_alloc=%llu implicit_streams=%llu ignored=%llu | "
-               "unwinder (this thread): captures=%llu slow=%llu rules=%llu scans=%llu "
-               "path_hits=%llu path_misses=%llu; threads with unwinder state: %zu\n",
+               "untracked=%llu unknown_alloc=%llu implicit_streams=%llu ignored=%llu; "
+               "threads with unwinder state: %zu\n",
                static_cast<unsigned long long>(c.runtime),
                static_cast<unsigned long long>(c.driver),
                static_cast<unsigned long long>(c.resource),
@@ -320,13 +335,10 @@ void session::print_debug_counters() const {
                static_cast<unsigned long long>(e.accesses_untracked),
                static_cast<unsigned long long>(e.accesses_unknown_alloc),
                static_cast<unsigned long long>(e.implicit_streams),
-               static_cast<unsigned long long>(e.ignored_records),
-               static_cast<unsigned long long>(u.captures),
-               static_cast<unsigned long long>(u.slow_captures),
-               static_cast<unsigned long long>(u.rules_computed),
-               static_cast<unsigned long long>(u.scans),
-               static_cast<unsigned long long>(u.path_hits),
-               static_cast<unsigned long long>(u.path_misses), live_unwinder_states());
+               static_cast<unsigned long long>(e.ignored_records), live_unwinder_states());
+  print_unwinder_stats("this thread", current_thread_unwinder_stats());
+  // Every thread that captured (autograd's, a program's workers), ended or not.
+  print_unwinder_stats("all threads", all_threads_unwinder_stats());
   if (engine_queue_) {
     const auto q = engine_queue_->statistics();
     std::fprintf(stderr,

@@ -557,6 +557,13 @@ bool looks_like_return_address(std::uint64_t v) {
 
 // ---- per-thread state ----
 
+// A counter of this thread's, which all_threads_unwinder_stats() reads from
+// another thread: one writer, so a relaxed load and store (plain moves) and
+// no read-modify-write.
+inline void bump(std::uint64_t& counter) noexcept {
+  __atomic_store_n(&counter, __atomic_load_n(&counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
 struct thread_state {
   static constexpr std::size_t slots = 4096;  // power of two
   struct entry {
@@ -637,7 +644,7 @@ struct thread_state {
                        is_static_cudart_private(shown));
     e.rule.after_call = pc != shown && looks_like_return_address(shown);
     ++used;
-    ++stats.rules_computed;
+    bump(stats.rules_computed);
     return e.rule;
   }
 };
@@ -658,8 +665,39 @@ struct thread_state {
 std::atomic<std::size_t> live_states{0};
 thread_local thread_state* current_state = nullptr;
 
+// The live states, and the counters of those freed, for
+// all_threads_unwinder_stats() (STREAMSAN_DEBUG: a program's other threads
+// capture too, autograd's for one). Never destroyed: threads end after
+// static destructors.
+struct state_registry {
+  std::mutex mutex;
+  std::vector<const thread_state*> live;
+  unwinder_stats ended;
+};
+state_registry& registry() {
+  static auto* r = new state_registry;
+  return *r;
+}
+
+void add_stats(unwinder_stats& into, const unwinder_stats& from) noexcept {
+  const auto read = [](const std::uint64_t& c) { return __atomic_load_n(&c, __ATOMIC_RELAXED); };
+  into.captures += read(from.captures);
+  into.slow_captures += read(from.slow_captures);
+  into.rules_computed += read(from.rules_computed);
+  into.scans += read(from.scans);
+  into.path_hits += read(from.path_hits);
+  into.path_misses += read(from.path_misses);
+}
+
 void free_thread_state(void* state) {
-  delete static_cast<thread_state*>(state);
+  auto* s = static_cast<thread_state*>(state);
+  {
+    auto& r = registry();
+    std::lock_guard lock(r.mutex);
+    std::erase(r.live, s);
+    add_stats(r.ended, s->stats);
+  }
+  delete s;
   current_state = nullptr;
   live_states.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -683,6 +721,11 @@ thread_state& this_thread() {
   if (state == nullptr) [[unlikely]] {
     state = new thread_state;
     live_states.fetch_add(1, std::memory_order_relaxed);
+    {
+      auto& r = registry();
+      std::lock_guard lock(r.mutex);
+      r.live.push_back(state);
+    }
     if (const auto& key = state_key(); key.created) pthread_setspecific(key.key, state);
     current_state = state;
   }
@@ -693,7 +736,7 @@ thread_state& this_thread() {
 // Note [Stack scanning]: the first application return address above `from`.
 bool scan_for_caller(thread_state& state, std::uint64_t from, std::uint64_t hi,
                      std::uint64_t& pc, std::uint64_t& sp) {
-  ++state.stats.scans;
+  bump(state.stats.scans);
   const std::uint64_t end = std::min(hi - 8, from + 65536);
   for (std::uint64_t at = from; at <= end; at += 8) {
     std::uint64_t v;
@@ -747,7 +790,7 @@ void set_hide_static_cudart(bool hide) {
 std::size_t capture_stack_slow(std::span<std::uint64_t> out) noexcept {
   if (out.empty()) return 0;
   thread_state& state = this_thread();
-  ++state.stats.slow_captures;
+  bump(state.stats.slow_captures);
   slow_capture c{out, 0, 0, &state};
   _Unwind_Backtrace(slow_step, &c);
   return c.written;
@@ -809,11 +852,11 @@ struct stack_walk {
     if (ok) frame_bp = w.word_at(w.sp0 + path.bp_slot);
   }
   if (!ok) {
-    ++state.stats.path_misses;
+    bump(state.stats.path_misses);
     path.key = 0;
     return;
   }
-  ++state.stats.path_hits;
+  bump(state.stats.path_hits);
   w.sp = w.sp0 + path.sp_offset;
   w.bp = frame_bp;
   w.lookup = ra - 1;
@@ -867,7 +910,7 @@ __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out
                                                    std::uint64_t path_key) noexcept {
   if (out.empty()) return 0;
   thread_state& state = this_thread();
-  ++state.stats.captures;
+  bump(state.stats.captures);
   std::uint64_t pc, sp, bp;
   asm volatile(
       "lea 0(%%rip), %0\n\t"
@@ -909,5 +952,14 @@ __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out
 unwinder_stats current_thread_unwinder_stats() noexcept { return this_thread().stats; }
 
 std::size_t live_unwinder_states() noexcept { return live_states.load(std::memory_order_relaxed); }
+
+unwinder_stats all_threads_unwinder_stats() noexcept {
+  unwinder_stats sum;
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  add_stats(sum, r.ended);
+  for (const thread_state* s : r.live) add_stats(sum, s->stats);
+  return sum;
+}
 
 }  // namespace streamsan::injection

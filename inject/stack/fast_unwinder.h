@@ -84,6 +84,9 @@ std::size_t capture_stack_slow(std::span<std::uint64_t> out) noexcept;
 
 // This thread's counters.
 unwinder_stats current_thread_unwinder_stats() noexcept;
+// Every thread's counters, summed: those that ended and those that live
+// (read while they may still count).
+unwinder_stats all_threads_unwinder_stats() noexcept;
 
 // Threads whose unwinder state is allocated: those that captured and have
 // not ended (the main thread's state lives until the process ends).

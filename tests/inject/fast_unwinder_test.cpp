@@ -137,6 +137,21 @@ TEST(FastUnwinder, ThreadStatesAreFreedWhenTheirThreadsEnd) {
   }
 }
 
+// STREAMSAN_DEBUG's sum over threads: captures of a thread that ended and
+// of one still running are both counted.
+TEST(FastUnwinder, AllThreadsStatsCountEndedAndLiveThreads) {
+  std::array<std::uint64_t, 8> out{};
+  capture_stack(out);
+  const auto before = all_threads_unwinder_stats();
+  std::thread([] {
+    std::array<std::uint64_t, 8> frames{};
+    for (int i = 0; i < 3; ++i) capture_stack(frames);
+  }).join();
+  capture_stack(out);
+  const auto after = all_threads_unwinder_stats();
+  EXPECT_EQ(after.captures - before.captures, 4u);
+}
+
 // A thread_local destructor runs before the key that frees the state: a
 // CUDA call made from it (a per-thread handle released at thread exit) is
 // captured, and the state is still freed.
