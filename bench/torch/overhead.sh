@@ -85,6 +85,8 @@ for ((r = 1; r <= rounds; r++)); do
     # Which operator hook ran, when it was not the one asked for.
     grep -m1 "operator hook is not available\|operator hook stopped" <<<"$out"
     echo "round $r $c ${ms} ms"
+    # Each repeat's time (MLP_REPEATS > 1): the spread inside one process.
+    grep -m1 -Eo 'mlp_ms_each [0-9. ]+' <<<"$out" | sed "s/^/round $r $c /"
     times[$c]+="$ms "
   done
 done
