@@ -86,7 +86,10 @@ print("ops_begun", ops.value - before)
 """
 
 # Each configuration adds one step to the one before it.
-CONFIGS = os.environ.get("CONFIGS", "none callback boxing spans frames calls").split()
+# By default with +blocks: the hook as it runs on a GPU, where the allocator
+# tracker is attached (Note [Outputs named by their blocks]).
+CONFIGS = os.environ.get(
+    "CONFIGS", "none callback+blocks boxing+blocks spans+blocks frames+blocks calls+blocks").split()
 
 
 def instructions(out_file):
