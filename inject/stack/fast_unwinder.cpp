@@ -662,13 +662,12 @@ struct thread_state {
 // the very end. A capture from a later key destructor (another library's)
 // makes a new state, freed in the next round of key destructors. So memory
 // is one state per live thread that captured (about 134 KiB, docs/injection.md).
-std::atomic<std::size_t> live_states{0};
 thread_local thread_state* current_state = nullptr;
 
-// The live states, and the counters of those freed, for
-// all_threads_unwinder_stats() (STREAMSAN_DEBUG: a program's other threads
-// capture too, autograd's for one). Never destroyed: threads end after
-// static destructors.
+// The live states (live_unwinder_states() counts them), and the counters of
+// those freed, for all_threads_unwinder_stats() (STREAMSAN_DEBUG: a
+// program's other threads capture too, autograd's for one). Never
+// destroyed: threads end after static destructors.
 struct state_registry {
   std::mutex mutex;
   std::vector<const thread_state*> live;
@@ -699,7 +698,6 @@ void free_thread_state(void* state) {
   }
   delete s;
   current_state = nullptr;
-  live_states.fetch_sub(1, std::memory_order_relaxed);
 }
 
 struct owner_key {
@@ -720,7 +718,6 @@ thread_state& this_thread() {
   thread_state* state = current_state;
   if (state == nullptr) [[unlikely]] {
     state = new thread_state;
-    live_states.fetch_add(1, std::memory_order_relaxed);
     {
       auto& r = registry();
       std::lock_guard lock(r.mutex);
@@ -951,7 +948,11 @@ __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out
 
 unwinder_stats current_thread_unwinder_stats() noexcept { return this_thread().stats; }
 
-std::size_t live_unwinder_states() noexcept { return live_states.load(std::memory_order_relaxed); }
+std::size_t live_unwinder_states() noexcept {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  return r.live.size();
+}
 
 unwinder_stats all_threads_unwinder_stats() noexcept {
   unwinder_stats sum;
