@@ -164,6 +164,13 @@ done
 echo
 echo "samples (ms, in run order):"
 for label in $configs; do echo "  $label: ${samples[$label]}"; done
+# Note [Intervals, not only medians] in ratio_ci.py.
+if [[ -f $dir/ratio_ci.py && " $configs " == *" native "* ]] && command -v python3 >/dev/null; then
+  echo
+  echo "== ratios of medians with 95% bootstrap intervals"
+  reference=; [[ " $configs " == *" bare_sanitizer "* ]] && reference=bare_sanitizer
+  for label in $configs; do echo "$label ${samples[$label]}"; done | python3 "$dir/ratio_ci.py" native $reference
+fi
 [[ -s $out/failures.log ]] && { echo "failures:"; cat "$out/failures.log"; }
 
 if [[ $rss_launches -gt 0 ]]; then

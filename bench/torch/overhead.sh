@@ -124,3 +124,10 @@ if "csan" in med and "streamsan" in med:
     print()
     print("CSAN / streamsan = %.2f" % (med["csan"] / med["streamsan"]))
 PY
+# Note [Intervals, not only medians] in ratio_ci.py.
+if [[ -f $here/ratio_ci.py && " ${configs[*]} " == *" native "* ]]; then
+  echo
+  echo "ratios of medians with 95% bootstrap intervals:"
+  reference=; [[ " ${configs[*]} " == *" bare_sanitizer "* ]] && reference=bare_sanitizer
+  for c in "${configs[@]}"; do echo "$c ${times[$c]}"; done | "$python" "$here/ratio_ci.py" native $reference
+fi
