@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <utility>
 
 namespace streamsan::sanitizer_api {
@@ -239,6 +240,14 @@ std::optional<launch_tracker::table> launch_tracker::cleared_table_locked(
   return t;
 }
 
+namespace {
+std::uint64_t ns_since(std::chrono::steady_clock::time_point start) {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now() - start)
+                                        .count());
+}
+}  // namespace
+
 void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measure,
                                   std::uint32_t slot_estimate) {
   this_thread = thread_launch{};
@@ -249,6 +258,12 @@ void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measu
     if (patched) null_launch_data_locked(launch);
     return;
   }
+  const auto start = std::chrono::steady_clock::now();
+  struct timed {
+    tracker_stats& stats;
+    std::chrono::steady_clock::time_point start;
+    ~timed() { stats.setup_ns += ns_since(start); }
+  } setup{stats_, start};
   auto t = cleared_table_locked(launch, slot_estimate);
   if (t && lib_.set_launch_callback_data(launch.hLaunch, launch.function, launch.hStream,
                                          t->device) != SANITIZER_SUCCESS) {
@@ -635,9 +650,12 @@ void launch_tracker::poll(bool wait_all, const footprint_callback& done) {
   }
   if (taken.empty()) return;
   std::vector<precise::decoded_footprint> footprints;
+  const auto start = std::chrono::steady_clock::now();
   for (const auto& l : taken) footprints.push_back(read_back(l));
+  const std::uint64_t read_back_ns = ns_since(start);
   {
     std::lock_guard lock(mutex_);
+    stats_.read_back_ns += read_back_ns;
     for (std::size_t i = 0; i < taken.size(); ++i) retire_locked(taken[i], footprints[i]);
   }
   // Handed on outside mutex_ (the callback feeds the log), still in order.

@@ -79,6 +79,12 @@ struct tracker_stats {
   std::uint64_t waits = 0;       // read-backs that had to wait (bound, exit)
   std::uint64_t modules_patched = 0;
   std::uint64_t modules_unpatched = 0;
+  // Where a measured launch's host time goes, for STREAMSAN_DEBUG: setting
+  // up its table at LAUNCH_BEGIN (a memset on its stream, the launch data),
+  // and reading it back (the copies, which wait for them, and the decoding),
+  // on whichever program thread polled.
+  std::uint64_t setup_ns = 0;
+  std::uint64_t read_back_ns = 0;
 };
 
 class launch_tracker {

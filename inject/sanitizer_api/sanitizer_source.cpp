@@ -1094,6 +1094,8 @@ sanitizer_source_stats sanitizer_source::stats() const {
   s.waits = t.waits;
   s.pages = t.pages;
   s.bytes_read_back = t.bytes_read_back;
+  s.setup_ns = t.setup_ns;
+  s.read_back_ns = t.read_back_ns;
   s.modules_patched = t.modules_patched;
   s.modules_unpatched = t.modules_unpatched;
   s.changes_deferred = impl_->transitions_deferred.load();

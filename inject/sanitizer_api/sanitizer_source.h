@@ -70,6 +70,8 @@ struct sanitizer_source_stats {
   std::uint64_t waits = 0;
   std::uint64_t pages = 0;
   std::uint64_t bytes_read_back = 0;
+  std::uint64_t setup_ns = 0;      // tracker_stats::setup_ns
+  std::uint64_t read_back_ns = 0;  // tracker_stats::read_back_ns
   std::uint64_t modules_patched = 0;
   std::uint64_t modules_unpatched = 0;
   // Patches and unpatches put off because a kernel of the module may run.

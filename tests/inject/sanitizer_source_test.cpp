@@ -196,6 +196,19 @@ TEST_F(SanitizerSource, PreciseMeasuresEveryLaunch) {
   for (const auto& l : launches()) EXPECT_EQ(l.at(0).origin, access_origin::measured);
 }
 
+TEST_F(SanitizerSource, MeasuredLaunchesCountTheirSetUpAndReadBackTime) {
+  start(measurement_policy::every_launch);
+  EXPECT_EQ(source->stats().setup_ns, 0u);
+  EXPECT_EQ(source->stats().read_back_ns, 0u);
+  launch(stream_1, 0, 64);
+  const auto set_up = source->stats().setup_ns;
+  EXPECT_GT(set_up, 0u);
+  EXPECT_EQ(source->stats().read_back_ns, 0u);  // not read back yet
+  source->drain();
+  EXPECT_GT(source->stats().read_back_ns, 0u);
+  EXPECT_EQ(source->stats().setup_ns, set_up);
+}
+
 TEST_F(SanitizerSource, TheLogWaitsForTheKernelThenKeepsItsOrder) {
   start(measurement_policy::every_launch);
   fake_cuda_hold_events(true);
