@@ -68,7 +68,7 @@ void access_history::apply_general(std::uint64_t begin, std::uint64_t end,
     }
   };
   const auto fresh = [&](std::uint64_t b, std::uint64_t e) {
-    segment s{b, e, access_entry{}, {}, {}};
+    segment s{b, e, {}, {}, access_entry{}};
     record(s, entry, entry.mode, clock.view());
     return s;
   };
@@ -76,9 +76,9 @@ void access_history::apply_general(std::uint64_t begin, std::uint64_t end,
   std::optional<segment> suffix;
   if (first < last) {
     const segment& head = segments_[first];
-    if (head.begin < begin) emit(segment{head.begin, begin, head.write, head.reads, head.atomics});
+    if (head.begin < begin) emit(segment{head.begin, begin, head.reads, head.atomics, head.write});
     const segment& tail = segments_[last - 1];
-    if (tail.end > end) suffix = segment{end, tail.end, tail.write, tail.reads, tail.atomics};
+    if (tail.end > end) suffix = segment{end, tail.end, tail.reads, tail.atomics, tail.write};
   }
 
   std::uint64_t pos = begin;
@@ -89,7 +89,7 @@ void access_history::apply_general(std::uint64_t begin, std::uint64_t end,
     check(old, b, e, entry.mode, clock.view(), conflicts, first_conflict);
     if (is_write) continue;  // one piece for the whole range, below
     if (b > pos) emit(fresh(pos, b));
-    segment piece{b, e, old.write, old.reads, old.atomics};
+    segment piece{b, e, old.reads, old.atomics, old.write};
     record(piece, entry, entry.mode, clock.view());
     emit(std::move(piece));
     pos = e;

