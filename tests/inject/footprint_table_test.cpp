@@ -142,6 +142,55 @@ TEST(FootprintTable, RepeatedAccessesAddNothing) {
             (std::vector<measured_interval>{{heap + 64, heap + 192, footprint_kind::read}}));
 }
 
+// Note [What a page needs, beside its key]: pages whole, partly covered as
+// one run, fragmented and untouched by one kind, in every kind, recorded in
+// a random order, decode to what a byte-by-byte reference says.
+TEST(FootprintTable, MixedPagesDecodeAsAByteByByteReference) {
+  host_table t(1024);
+  constexpr std::uint64_t pages = 24;
+  std::vector<std::set<std::uint64_t>> bytes(kind_count);
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> spans;  // offset, length
+  std::mt19937 rng(7);
+  for (std::uint64_t page = 0; page < pages; ++page) {
+    switch (page % 4) {
+      case 0: spans.emplace_back(page * page_bytes, page_bytes); break;  // whole
+      case 1: spans.emplace_back(page * page_bytes + 100, 900); break;   // one run
+      case 2:  // fragmented
+        for (std::uint32_t i = 0; i < 16; ++i) spans.emplace_back(page * page_bytes + 256 * i, 8);
+        break;
+      case 3: break;  // untouched by this kind
+    }
+  }
+  std::vector<std::pair<std::uint64_t, footprint_kind>> order;
+  for (std::uint32_t kind = 0; kind < kind_count; ++kind) {
+    for (const auto& [offset, length] : spans) {
+      // Each kind shifted by a page, so that kinds share some pages.
+      const std::uint64_t at = offset + kind * page_bytes;
+      for (std::uint32_t b = 0; b < length; ++b) bytes[kind].insert(heap + at + b);
+      order.emplace_back(at << 16 | length, static_cast<footprint_kind>(kind));
+    }
+  }
+  std::shuffle(order.begin(), order.end(), rng);
+  for (const auto& [packed, kind] : order) {
+    record_span(t.view(), heap + (packed >> 16), static_cast<std::uint32_t>(packed & 0xffff), kind);
+  }
+  std::vector<measured_interval> expected;
+  for (std::uint32_t kind = 0; kind < kind_count; ++kind) {
+    for (const std::uint64_t b : bytes[kind]) {
+      if (!expected.empty() && expected.back().kind == static_cast<footprint_kind>(kind) &&
+          expected.back().end == b) {
+        ++expected.back().end;
+      } else {
+        expected.push_back({b, b + 1, static_cast<footprint_kind>(kind)});
+      }
+    }
+  }
+  const auto d = t.decode();
+  EXPECT_TRUE(d.complete);
+  EXPECT_EQ(d.fragmented_pages, 3u * pages / 4);
+  EXPECT_EQ(d.intervals, expected);
+}
+
 TEST(FootprintTable, OverflowIsReportedNotHidden) {
   host_table t(2);
   for (int p = 0; p < 5; ++p) record_span(t.view(), heap + p * page_bytes, 4, footprint_kind::read);
