@@ -109,6 +109,7 @@ std::uint32_t page_word(const page_summary& s, std::uint32_t slot) {
 struct pages_in_order {
   std::vector<std::uint64_t> keys;   // kind << 62 | page << slot_bits | index
   std::vector<std::uint32_t> words;  // by index: page_word()
+  std::vector<std::uint32_t> fragmented;  // the slots whose bitmaps are needed, ascending
 };
 
 pages_in_order slots_in_page_order(std::span<const page_summary> slots, bool& intact) {
@@ -122,7 +123,9 @@ pages_in_order slots_in_page_order(std::span<const page_summary> slots, bool& in
     }
     out.keys.push_back(std::uint64_t{kind_of_key(key)} << 62 | page_of_key(key) << slot_bits |
                        out.words.size());
-    out.words.push_back(page_word(slots[slot], static_cast<std::uint32_t>(slot)));
+    const std::uint32_t word = page_word(slots[slot], static_cast<std::uint32_t>(slot));
+    if ((word & page_fragmented) != 0) out.fragmented.push_back(static_cast<std::uint32_t>(slot));
+    out.words.push_back(word);
   }
   sort_by_kind_and_page(out.keys);
   return out;
@@ -143,8 +146,6 @@ struct fragmented_runs {
   }
 };
 
-bool needs_bitmap(const page_summary& p) { return p.key != 0 && p.bytes != 0 && !is_one_run(p); }
-
 // Note [Bitmaps read window by window]
 // The slots lie where their keys hashed, so the fragmented ones may be
 // spread over the whole table: a kernel's first launch gets a table sized
@@ -158,13 +159,14 @@ bool needs_bitmap(const page_summary& p) { return p.key != 0 && p.bytes != 0 && 
 // `window_slots` slots to the last fragmented slot in it, decoded before
 // the next window is read. At most capacity / window_slots + 1 copies and
 // window_slots bitmaps in memory at once.
+// `fragmented`: the slots that need their bitmaps, ascending (found by
+// slots_in_page_order's one pass over the summaries).
 fragmented_runs read_fragmented(const table_layout& layout, std::uint64_t base,
                                 const fetch_fn& fetch, std::span<const page_summary> slots,
-                                std::uint32_t window_slots, decoded_footprint& d) {
+                                std::vector<std::uint32_t> fragmented, std::uint32_t window_slots,
+                                decoded_footprint& d) {
   fragmented_runs out;
-  for (std::uint32_t slot = 0; slot < slots.size(); ++slot) {
-    if (needs_bitmap(slots[slot])) out.slots.push_back(slot);
-  }
+  out.slots = std::move(fragmented);
   const std::uint32_t window = std::max(window_slots, 1u);
   std::vector<std::uint32_t> bits;
   std::vector<measured_interval> one;
@@ -250,11 +252,12 @@ decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t bas
   d.complete = counters.overflow == 0;
   const std::span<const page_summary> slots(reinterpret_cast<const page_summary*>(head.get()),
                                             layout.capacity);
-  // Note [Bitmaps read window by window]
-  const fragmented_runs fragmented = read_fragmented(layout, base, fetch, slots, bitmap_window, d);
   // Note [Slots decoded in page order], Note [What a page needs, beside its key]
   bool intact = true;
-  const pages_in_order used = slots_in_page_order(slots, intact);
+  pages_in_order used = slots_in_page_order(slots, intact);
+  // Note [Bitmaps read window by window]
+  const fragmented_runs fragmented =
+      read_fragmented(layout, base, fetch, slots, std::move(used.fragmented), bitmap_window, d);
   d.pages = static_cast<std::uint32_t>(used.keys.size());
   for (const std::uint64_t key : used.keys) {
     const std::uint32_t word = used.words[key & index_mask];
