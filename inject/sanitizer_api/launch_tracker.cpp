@@ -562,10 +562,15 @@ Sanitizer_StreamHandle launch_tracker::private_stream(CUcontext ctx) {
 }
 
 // Under poll_mutex_, not mutex_: the copies take the Sanitizer API's lock.
-precise::decoded_footprint launch_tracker::read_back(const launch_state& l) {
+precise::decoded_footprint launch_tracker::read_back(const launch_state& l,
+                                                     std::uint64_t& copy_ns) {
   const Sanitizer_StreamHandle via = private_stream(l.ctx);
   const auto fetch = [&](void* dst, std::uint64_t src, std::size_t n) {
-    return lib_.memcpy_to_host(dst, reinterpret_cast<void*>(src), n, via) == SANITIZER_SUCCESS;
+    const auto start = std::chrono::steady_clock::now();
+    const bool copied =
+        lib_.memcpy_to_host(dst, reinterpret_cast<void*>(src), n, via) == SANITIZER_SUCCESS;
+    copy_ns += ns_since(start);
+    return copied;
   };
   try {
     return precise::decode_footprint(l.t.layout, reinterpret_cast<std::uint64_t>(l.t.device),
@@ -651,11 +656,13 @@ void launch_tracker::poll(bool wait_all, const footprint_callback& done) {
   if (taken.empty()) return;
   std::vector<precise::decoded_footprint> footprints;
   const auto start = std::chrono::steady_clock::now();
-  for (const auto& l : taken) footprints.push_back(read_back(l));
+  std::uint64_t copy_ns = 0;
+  for (const auto& l : taken) footprints.push_back(read_back(l, copy_ns));
   const std::uint64_t read_back_ns = ns_since(start);
   {
     std::lock_guard lock(mutex_);
     stats_.read_back_ns += read_back_ns;
+    stats_.copy_ns += copy_ns;
     for (std::size_t i = 0; i < taken.size(); ++i) retire_locked(taken[i], footprints[i]);
   }
   // Handed on outside mutex_ (the callback feeds the log), still in order.

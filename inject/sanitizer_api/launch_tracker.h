@@ -85,6 +85,7 @@ struct tracker_stats {
   // on whichever program thread polled.
   std::uint64_t setup_ns = 0;
   std::uint64_t read_back_ns = 0;
+  std::uint64_t copy_ns = 0;  // of read_back_ns, inside the copies
 };
 
 class launch_tracker {
@@ -238,7 +239,8 @@ class launch_tracker {
   Sanitizer_StreamHandle private_stream(CUcontext ctx);
   CUevent new_event(CUcontext ctx);
   std::vector<launch_state> take_completed(bool wait_all);
-  precise::decoded_footprint read_back(const launch_state& l);
+  // copy_ns: the time inside its copies is added there.
+  precise::decoded_footprint read_back(const launch_state& l, std::uint64_t& copy_ns);
   void retire_locked(const launch_state& l, const precise::decoded_footprint& d);
 
   const sanitizer_library& lib_;

@@ -1096,6 +1096,7 @@ sanitizer_source_stats sanitizer_source::stats() const {
   s.bytes_read_back = t.bytes_read_back;
   s.setup_ns = t.setup_ns;
   s.read_back_ns = t.read_back_ns;
+  s.copy_ns = t.copy_ns;
   s.modules_patched = t.modules_patched;
   s.modules_unpatched = t.modules_unpatched;
   s.changes_deferred = impl_->transitions_deferred.load();

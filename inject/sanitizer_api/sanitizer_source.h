@@ -72,6 +72,7 @@ struct sanitizer_source_stats {
   std::uint64_t bytes_read_back = 0;
   std::uint64_t setup_ns = 0;      // tracker_stats::setup_ns
   std::uint64_t read_back_ns = 0;  // tracker_stats::read_back_ns
+  std::uint64_t copy_ns = 0;       // tracker_stats::copy_ns
   std::uint64_t modules_patched = 0;
   std::uint64_t modules_unpatched = 0;
   // Patches and unpatches put off because a kernel of the module may run.

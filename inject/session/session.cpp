@@ -373,7 +373,7 @@ void session::print_debug_counters() const {
   std::fprintf(stderr,
                "streamsan: debug: sanitizer api_callbacks=%llu launches=%llu measured=%llu "
                "incomplete=%llu failed=%llu waits=%llu slots=%llu read_back=%llu "
-               "setup_ms=%.1f read_back_ms=%.1f "
+               "setup_ms=%.1f read_back_ms=%.1f (copies %.1f) "
                "modules_patched=%llu unpatched=%llu (at a synchronize %llu) patched_at_exit=%llu "
                "changes_deferred=%llu\n",
                static_cast<unsigned long long>(m.api_callbacks),
@@ -385,6 +385,7 @@ void session::print_debug_counters() const {
                static_cast<unsigned long long>(m.pages),
                static_cast<unsigned long long>(m.bytes_read_back),
                static_cast<double>(m.setup_ns) / 1e6, static_cast<double>(m.read_back_ns) / 1e6,
+               static_cast<double>(m.copy_ns) / 1e6,
                static_cast<unsigned long long>(m.modules_patched),
                static_cast<unsigned long long>(m.modules_unpatched),
                static_cast<unsigned long long>(m.unpatched_at_synchronize),

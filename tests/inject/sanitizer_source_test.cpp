@@ -206,6 +206,8 @@ TEST_F(SanitizerSource, MeasuredLaunchesCountTheirSetUpAndReadBackTime) {
   EXPECT_EQ(source->stats().read_back_ns, 0u);  // not read back yet
   source->drain();
   EXPECT_GT(source->stats().read_back_ns, 0u);
+  EXPECT_GT(source->stats().copy_ns, 0u);
+  EXPECT_LE(source->stats().copy_ns, source->stats().read_back_ns);
   EXPECT_EQ(source->stats().setup_ns, set_up);
 }
 
