@@ -48,14 +48,14 @@ void append_merged(std::vector<measured_interval>& out, const measured_interval&
 // order, which is no order at all: std::sort took 10 to 14 ms for the
 // triad's 49,152 pages on the 2-core host, against 4 to 6 for the same
 // pages handed out in insertion order, nearly sorted already.
-void sort_by_kind_and_page(std::vector<std::uint64_t>& keys) {
+void sort_by_kind_and_page(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& other) {
   constexpr std::uint32_t first_byte = slot_bits / 8;  // the slot is payload
   constexpr std::uint32_t bytes = 8 - first_byte;
   std::array<std::array<std::size_t, 256>, bytes> counts{};
   for (const std::uint64_t k : keys) {
     for (std::uint32_t b = 0; b < bytes; ++b) ++counts[b][(k >> (8 * (first_byte + b))) & 0xff];
   }
-  std::vector<std::uint64_t> other(keys.size());
+  other.resize(keys.size());
   for (std::uint32_t b = 0; b < bytes; ++b) {
     auto& count = counts[b];
     const std::uint32_t shift = 8 * (first_byte + b);
@@ -106,14 +106,13 @@ std::uint32_t page_word(const page_summary& s, std::uint32_t slot) {
   return (page_bytes - s.first) | s.end << offset_bits;
 }
 
-struct pages_in_order {
-  std::vector<std::uint64_t> keys;   // kind << 62 | page << slot_bits | index
-  std::vector<std::uint32_t> words;  // by index: page_word()
-  std::vector<std::uint32_t> fragmented;  // the slots whose bitmaps are needed, ascending
-};
-
-pages_in_order slots_in_page_order(std::span<const page_summary> slots, bool& intact) {
-  pages_in_order out;
+// Fills out.keys (kind << 62 | page << slot_bits | index) sorted, out.words
+// (by index: page_word()) and out.fragmented (the slots whose bitmaps are
+// needed, ascending).
+void slots_in_page_order(std::span<const page_summary> slots, bool& intact, decode_scratch& out) {
+  out.keys.clear();
+  out.words.clear();
+  out.fragmented.clear();
   for (std::size_t slot = 0; slot < slots.size(); ++slot) {
     const std::uint64_t key = slots[slot].key;
     if (key == 0) continue;
@@ -127,24 +126,16 @@ pages_in_order slots_in_page_order(std::span<const page_summary> slots, bool& in
     if ((word & page_fragmented) != 0) out.fragmented.push_back(static_cast<std::uint32_t>(slot));
     out.words.push_back(word);
   }
-  sort_by_kind_and_page(out.keys);
-  return out;
+  sort_by_kind_and_page(out.keys, out.keys_sorting);
 }
 
-// The runs of the slots whose bytes are not one run, per slot: `slots` in
-// ascending order, slot slots[i]'s runs at [first[i], first[i + 1]) of
-// `runs`.
-struct fragmented_runs {
-  std::vector<std::uint32_t> slots;
-  std::vector<std::size_t> first;
-  std::vector<measured_interval> runs;
-
-  std::span<const measured_interval> of(std::uint32_t slot) const {
-    const auto it = std::lower_bound(slots.begin(), slots.end(), slot);
-    const auto i = static_cast<std::size_t>(it - slots.begin());
-    return {runs.data() + first[i], first[i + 1] - first[i]};
-  }
-};
+// The runs of fragmented slot `slot` (read_fragmented: the runs of
+// s.fragmented[i] at [s.first[i], s.first[i + 1]) of s.runs).
+std::span<const measured_interval> runs_of(const decode_scratch& s, std::uint32_t slot) {
+  const auto it = std::lower_bound(s.fragmented.begin(), s.fragmented.end(), slot);
+  const auto i = static_cast<std::size_t>(it - s.fragmented.begin());
+  return {s.runs.data() + s.first[i], s.first[i + 1] - s.first[i]};
+}
 
 // Note [Bitmaps read window by window]
 // The slots lie where their keys hashed, so the fragmented ones may be
@@ -159,29 +150,28 @@ struct fragmented_runs {
 // `window_slots` slots to the last fragmented slot in it, decoded before
 // the next window is read. At most capacity / window_slots + 1 copies and
 // window_slots bitmaps in memory at once.
-// `fragmented`: the slots that need their bitmaps, ascending (found by
+// out.fragmented: the slots that need their bitmaps, ascending (found by
 // slots_in_page_order's one pass over the summaries).
-fragmented_runs read_fragmented(const table_layout& layout, std::uint64_t base,
-                                const fetch_fn& fetch, std::span<const page_summary> slots,
-                                std::vector<std::uint32_t> fragmented, std::uint32_t window_slots,
-                                decoded_footprint& d) {
-  fragmented_runs out;
-  out.slots = std::move(fragmented);
+void read_fragmented(const table_layout& layout, std::uint64_t base, const fetch_fn& fetch,
+                     std::span<const page_summary> slots, std::uint32_t window_slots,
+                     decoded_footprint& d, decode_scratch& out) {
+  out.first.clear();
+  out.runs.clear();
   const std::uint32_t window = std::max(window_slots, 1u);
-  std::vector<std::uint32_t> bits;
-  std::vector<measured_interval> one;
-  for (std::size_t i = 0; i < out.slots.size();) {
-    const std::uint32_t lo = out.slots[i];
+  std::vector<std::uint32_t>& bits = out.bits;
+  std::vector<measured_interval>& one = out.one;
+  for (std::size_t i = 0; i < out.fragmented.size();) {
+    const std::uint32_t lo = out.fragmented[i];
     std::size_t j = i;
-    while (j < out.slots.size() && out.slots[j] - lo < window) ++j;
-    const std::size_t words = std::size_t{out.slots[j - 1] - lo + 1} * words_per_bitmap;
+    while (j < out.fragmented.size() && out.fragmented[j] - lo < window) ++j;
+    const std::size_t words = std::size_t{out.fragmented[j - 1] - lo + 1} * words_per_bitmap;
     bits.resize(words);
     fetch_or_throw(fetch, bits.data(),
                    base + layout.bits_offset + std::size_t{lo} * words_per_bitmap * 4,
                    words * sizeof(std::uint32_t), "page bitmaps");
     d.bytes_read_back += words * sizeof(std::uint32_t);
     for (; i < j; ++i) {
-      const std::uint32_t slot = out.slots[i];
+      const std::uint32_t slot = out.fragmented[i];
       one.clear();  // a slot's runs apart: never merged with another page's
       page_intervals(slots[slot], bits.data() + std::size_t{slot - lo} * words_per_bitmap, one);
       out.first.push_back(out.runs.size());
@@ -189,7 +179,6 @@ fragmented_runs read_fragmented(const table_layout& layout, std::uint64_t base,
     }
   }
   out.first.push_back(out.runs.size());
-  return out;
 }
 
 }  // namespace
@@ -236,34 +225,46 @@ void coalesce(std::vector<measured_interval>& intervals) {
 
 decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t base,
                                    const fetch_fn& fetch, std::uint32_t bitmap_window) {
+  decode_scratch scratch;
+  return decode_footprint(layout, base, fetch, scratch, bitmap_window);
+}
+
+decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t base,
+                                   const fetch_fn& fetch, decode_scratch& scratch,
+                                   std::uint32_t bitmap_window) {
   decoded_footprint d;
   // Every slot's summary and the counters after them in one copy (Note
   // [The slot is the bucket]), into memory nobody clears first: a large
   // table's read-back is megabytes.
   const std::size_t summaries = std::size_t{layout.capacity} * sizeof(page_summary);
   const std::size_t head_bytes = summaries + sizeof(table_counters);
-  auto head = std::make_unique_for_overwrite<std::uint64_t[]>((head_bytes + 7) / 8);
-  fetch_or_throw(fetch, head.get(), base + layout.pages_offset, head_bytes,
+  const std::size_t head_words = (head_bytes + 7) / 8;
+  if (scratch.head_words < head_words) {
+    scratch.head = std::make_unique_for_overwrite<std::uint64_t[]>(head_words);
+    scratch.head_words = head_words;
+  }
+  std::uint64_t* const head = scratch.head.get();
+  fetch_or_throw(fetch, head, base + layout.pages_offset, head_bytes,
                  "page summaries and counters");
   d.bytes_read_back = head_bytes;
   table_counters counters;
-  std::memcpy(&counters, reinterpret_cast<const std::uint8_t*>(head.get()) + summaries,
+  std::memcpy(&counters, reinterpret_cast<const std::uint8_t*>(head) + summaries,
               sizeof counters);
   d.complete = counters.overflow == 0;
-  const std::span<const page_summary> slots(reinterpret_cast<const page_summary*>(head.get()),
+  const std::span<const page_summary> slots(reinterpret_cast<const page_summary*>(head),
                                             layout.capacity);
   // Note [Slots decoded in page order], Note [What a page needs, beside its key]
   bool intact = true;
-  pages_in_order used = slots_in_page_order(slots, intact);
+  slots_in_page_order(slots, intact, scratch);
   // Note [Bitmaps read window by window]
-  const fragmented_runs fragmented =
-      read_fragmented(layout, base, fetch, slots, std::move(used.fragmented), bitmap_window, d);
+  read_fragmented(layout, base, fetch, slots, bitmap_window, d, scratch);
+  const decode_scratch& used = scratch;
   d.pages = static_cast<std::uint32_t>(used.keys.size());
   for (const std::uint64_t key : used.keys) {
     const std::uint32_t word = used.words[key & index_mask];
     if ((word & page_untouched) != 0) continue;
     if ((word & page_fragmented) != 0) {
-      for (const measured_interval& run : fragmented.of(word & index_mask)) {
+      for (const measured_interval& run : runs_of(used, word & index_mask)) {
         append_merged(d.intervals, run);
       }
       ++d.fragmented_pages;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "inject/precise/footprint_layout.h"
@@ -35,6 +36,28 @@ struct decoded_footprint {
 // failure.
 using fetch_fn = std::function<bool(void* destination, std::uint64_t source, std::size_t size)>;
 
+// Note [Decoding reuses its buffers]
+// A large launch's read-back is megabytes (the triad's summaries: 3 MB a
+// launch), and buffers that size come from fresh pages each time (glibc
+// maps an allocation above its threshold and unmaps it when freed), whose
+// first touches fault: decode_bench's 49,152 pages took 5.8 ms with the
+// heap trimmed before each decode against 2.0 ms with its memory reused
+// (2-core host, median of 3). So a reader that decodes launch after
+// launch (the tracker, under its poll lock) keeps one scratch and hands it
+// to every decode: the buffers keep their capacity.
+struct decode_scratch {
+  std::unique_ptr<std::uint64_t[]> head;  // the summaries and counters
+  std::size_t head_words = 0;
+  std::vector<std::uint64_t> keys;          // slots_in_page_order
+  std::vector<std::uint64_t> keys_sorting;  // the radix sort's second buffer
+  std::vector<std::uint32_t> words;
+  std::vector<std::uint32_t> fragmented;    // slots whose bitmaps are read
+  std::vector<std::uint32_t> bits;          // one window of bitmaps
+  std::vector<std::size_t> first;           // per fragmented slot: its runs
+  std::vector<measured_interval> runs;
+  std::vector<measured_interval> one;
+};
+
 // Bitmaps a read-back copies at most at once (16 MiB: Note [Bitmaps read
 // window by window] in footprint_decode.cpp).
 inline constexpr std::uint32_t bitmap_window_slots = 32768;
@@ -46,6 +69,11 @@ inline constexpr std::uint32_t bitmap_window_slots = 32768;
 // the part that could not be read.
 decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t base,
                                    const fetch_fn& fetch,
+                                   std::uint32_t bitmap_window = bitmap_window_slots);
+// The same, with buffers kept from the decodes before (Note [Decoding
+// reuses its buffers]).
+decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t base,
+                                   const fetch_fn& fetch, decode_scratch& scratch,
                                    std::uint32_t bitmap_window = bitmap_window_slots);
 
 // The intervals of one slot (a page and a kind) from its summary, reading

@@ -574,7 +574,7 @@ precise::decoded_footprint launch_tracker::read_back(const launch_state& l,
   };
   try {
     return precise::decode_footprint(l.t.layout, reinterpret_cast<std::uint64_t>(l.t.device),
-                                     fetch);
+                                     fetch, scratch_);
   } catch (const std::exception&) {
     precise::decoded_footprint d;
     d.complete = false;

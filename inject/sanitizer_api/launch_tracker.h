@@ -248,6 +248,8 @@ class launch_tracker {
   const tracker_options options_;
   mutable std::mutex mutex_;
   std::mutex poll_mutex_;  // one poller at a time (Note [Sanitizer calls outside our lock])
+  // Under poll_mutex_: Note [Decoding reuses its buffers].
+  precise::decode_scratch scratch_;
   std::mutex patch_mutex_;  // (un)patching; guards contexts_with_patches_
   std::map<CUmodule, std::uint32_t> handed_out_;  // tables given, launch not yet in flight
   std::set<CUcontext> contexts_with_patches_;
