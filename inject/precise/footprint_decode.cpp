@@ -106,10 +106,10 @@ std::uint32_t page_word(const page_summary& s, std::uint32_t slot) {
   return (page_bytes - s.first) | s.end << offset_bits;
 }
 
-// Fills out.keys (kind << 62 | page << slot_bits | index) sorted, out.words
-// (by index: page_word()) and out.fragmented (the slots whose bitmaps are
-// needed, ascending).
-void slots_in_page_order(std::span<const page_summary> slots, bool& intact, decode_scratch& out) {
+// Fills out.keys (kind << 62 | page << slot_bits | index; sorted later by
+// sort_by_kind_and_page), out.words (by index: page_word()) and
+// out.fragmented (the slots whose bitmaps are needed, ascending).
+void scan_slots(std::span<const page_summary> slots, bool& intact, decode_scratch& out) {
   out.keys.clear();
   out.words.clear();
   out.fragmented.clear();
@@ -126,7 +126,6 @@ void slots_in_page_order(std::span<const page_summary> slots, bool& intact, deco
     if ((word & page_fragmented) != 0) out.fragmented.push_back(static_cast<std::uint32_t>(slot));
     out.words.push_back(word);
   }
-  sort_by_kind_and_page(out.keys, out.keys_sorting);
 }
 
 // The runs of fragmented slot `slot` (read_fragmented: the runs of
@@ -151,7 +150,7 @@ std::span<const measured_interval> runs_of(const decode_scratch& s, std::uint32_
 // the next window is read. At most capacity / window_slots + 1 copies and
 // window_slots bitmaps in memory at once.
 // out.fragmented: the slots that need their bitmaps, ascending (found by
-// slots_in_page_order's one pass over the summaries).
+// scan_slots's one pass over the summaries).
 void read_fragmented(const table_layout& layout, std::uint64_t base, const fetch_fn& fetch,
                      std::span<const page_summary> slots, std::uint32_t window_slots,
                      decoded_footprint& d, decode_scratch& out) {
@@ -232,6 +231,14 @@ decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t bas
 decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t base,
                                    const fetch_fn& fetch, decode_scratch& scratch,
                                    std::uint32_t bitmap_window) {
+  decoded_footprint d = fetch_footprint(layout, base, fetch, scratch, bitmap_window);
+  finish_footprint(scratch, d);
+  return d;
+}
+
+decoded_footprint fetch_footprint(const table_layout& layout, std::uint64_t base,
+                                  const fetch_fn& fetch, decode_scratch& scratch,
+                                  std::uint32_t bitmap_window) {
   decoded_footprint d;
   // Every slot's summary and the counters after them in one copy (Note
   // [The slot is the bucket]), into memory nobody clears first: a large
@@ -255,11 +262,19 @@ decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t bas
                                             layout.capacity);
   // Note [Slots decoded in page order], Note [What a page needs, beside its key]
   bool intact = true;
-  slots_in_page_order(slots, intact, scratch);
+  scan_slots(slots, intact, scratch);
+  if (!intact) d.complete = false;
   // Note [Bitmaps read window by window]
   read_fragmented(layout, base, fetch, slots, bitmap_window, d, scratch);
+  d.pages = static_cast<std::uint32_t>(scratch.keys.size());
+  d.fragmented_pages = static_cast<std::uint32_t>(scratch.fragmented.size());
+  return d;
+}
+
+void finish_footprint(decode_scratch& scratch, decoded_footprint& d) {
+  // Note [Slots decoded in page order]
+  sort_by_kind_and_page(scratch.keys, scratch.keys_sorting);
   const decode_scratch& used = scratch;
-  d.pages = static_cast<std::uint32_t>(used.keys.size());
   for (const std::uint64_t key : used.keys) {
     const std::uint32_t word = used.words[key & index_mask];
     if ((word & page_untouched) != 0) continue;
@@ -267,7 +282,6 @@ decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t bas
       for (const measured_interval& run : runs_of(used, word & index_mask)) {
         append_merged(d.intervals, run);
       }
-      ++d.fragmented_pages;
       continue;
     }
     const std::uint64_t base = (key << 2 >> (2 + slot_bits)) << page_shift;
@@ -276,8 +290,6 @@ decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t bas
                                 static_cast<footprint_kind>(key >> 62)});
   }
   coalesce(d.intervals);  // a few intervals by now: one per run
-  if (!intact) d.complete = false;
-  return d;
 }
 
 }  // namespace streamsan::precise

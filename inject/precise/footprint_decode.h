@@ -48,7 +48,7 @@ using fetch_fn = std::function<bool(void* destination, std::uint64_t source, std
 struct decode_scratch {
   std::unique_ptr<std::uint64_t[]> head;  // the summaries and counters
   std::size_t head_words = 0;
-  std::vector<std::uint64_t> keys;          // slots_in_page_order
+  std::vector<std::uint64_t> keys;          // scan_slots, then sorted
   std::vector<std::uint64_t> keys_sorting;  // the radix sort's second buffer
   std::vector<std::uint32_t> words;
   std::vector<std::uint32_t> fragmented;    // slots whose bitmaps are read
@@ -71,10 +71,21 @@ decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t bas
                                    const fetch_fn& fetch,
                                    std::uint32_t bitmap_window = bitmap_window_slots);
 // The same, with buffers kept from the decodes before (Note [Decoding
-// reuses its buffers]).
+// reuses its buffers]): fetch_footprint, then finish_footprint.
 decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t base,
                                    const fetch_fn& fetch, decode_scratch& scratch,
                                    std::uint32_t bitmap_window = bitmap_window_slots);
+
+// A decode in two halves (Note [Decoded on a thread of its own] in
+// inject/sanitizer_api/launch_tracker.cpp). fetch_footprint makes every
+// copy (the summaries, the fragmented slots' bitmaps) and fills `scratch`
+// and every field of the result but its intervals; finish_footprint then
+// needs only `scratch`, no copy: it sorts the pages and makes the
+// intervals.
+decoded_footprint fetch_footprint(const table_layout& layout, std::uint64_t base,
+                                  const fetch_fn& fetch, decode_scratch& scratch,
+                                  std::uint32_t bitmap_window = bitmap_window_slots);
+void finish_footprint(decode_scratch& scratch, decoded_footprint& d);
 
 // The intervals of one slot (a page and a kind) from its summary, reading
 // `bitmap` (words_per_bitmap words) only when the bytes are not one run.

@@ -19,10 +19,12 @@
 #include <cuda.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -32,6 +34,7 @@
 
 #include "inject/precise/footprint_decode.h"
 #include "inject/precise/footprint_layout.h"
+#include "inject/sanitizer_api/ordered_worker.h"
 #include "inject/sanitizer_api/sanitizer_library.h"
 
 namespace streamsan::sanitizer_api {
@@ -86,6 +89,9 @@ struct tracker_stats {
   std::uint64_t setup_ns = 0;
   std::uint64_t read_back_ns = 0;
   std::uint64_t copy_ns = 0;  // of read_back_ns, inside the copies
+  // Finishing the decodes (sorting pages, making intervals): on the
+  // decoding thread when there is one, else part of read_back_ns.
+  std::uint64_t decode_ns = 0;
 };
 
 class launch_tracker {
@@ -159,8 +165,15 @@ class launch_tracker {
   std::vector<measured_node> graph_launched();
 
   // Reads back every launch at the head of the queue whose kernel has
-  // completed (all of them with wait_all), in launch order.
+  // completed (all of them with wait_all), in launch order. `done` gets
+  // each footprint, in launch order: on the calling thread, or on the
+  // decoding thread once set_decode_thread(true) (then wait_decoded() after
+  // poll(true) waits for all of them).
   void poll(bool wait_all, const footprint_callback& done);
+  // Note [Decoded on a thread of its own]: before the first poll.
+  void set_decode_thread(bool on) noexcept { decode_thread_ = on; }
+  // Returns once every footprint read back so far was handed to `done`.
+  void wait_decoded();
   std::size_t in_flight() const noexcept { return in_flight_count_.load(std::memory_order_acquire); }
 
   tracker_stats stats() const;
@@ -239,8 +252,13 @@ class launch_tracker {
   Sanitizer_StreamHandle private_stream(CUcontext ctx);
   CUevent new_event(CUcontext ctx);
   std::vector<launch_state> take_completed(bool wait_all);
-  // copy_ns: the time inside its copies is added there.
-  precise::decoded_footprint read_back(const launch_state& l, std::uint64_t& copy_ns);
+  // The first half of its decode (precise::fetch_footprint: every copy)
+  // into `scratch`; copy_ns: the time inside its copies is added there.
+  precise::decoded_footprint read_back(const launch_state& l, precise::decode_scratch& scratch,
+                                       std::uint64_t& copy_ns);
+  // The second half, then `done`: here, or on the decoding thread.
+  void finish(launch_id id, precise::decoded_footprint d, precise::decode_scratch* scratch,
+              const footprint_callback& done);
   void retire_locked(const launch_state& l, const precise::decoded_footprint& d);
 
   const sanitizer_library& lib_;
@@ -248,8 +266,17 @@ class launch_tracker {
   const tracker_options options_;
   mutable std::mutex mutex_;
   std::mutex poll_mutex_;  // one poller at a time (Note [Sanitizer calls outside our lock])
-  // Under poll_mutex_: Note [Decoding reuses its buffers].
-  precise::decode_scratch scratch_;
+  // Note [Decoding reuses its buffers], Note [Decoded on a thread of its
+  // own]: the scratches, each with one launch's read-back from its fetch to
+  // its finish; at most decode_scratches of them, free ones in free_scratches_.
+  static constexpr std::size_t decode_scratches = 4;
+  precise::decode_scratch* take_scratch();
+  void give_back_scratch(precise::decode_scratch* s);
+  std::mutex scratch_mutex_;
+  std::condition_variable scratch_freed_;
+  std::vector<std::unique_ptr<precise::decode_scratch>> scratches_;
+  std::vector<precise::decode_scratch*> free_scratches_;
+  bool decode_thread_ = false;
   std::mutex patch_mutex_;  // (un)patching; guards contexts_with_patches_
   std::map<CUmodule, std::uint32_t> handed_out_;  // tables given, launch not yet in flight
   std::set<CUcontext> contexts_with_patches_;
@@ -273,6 +300,8 @@ class launch_tracker {
   std::atomic<std::size_t> in_flight_count_{0};
   launch_id last_id_ = 0;
   tracker_stats stats_;
+  // Last: destroyed (its thread joined) before what its jobs use.
+  ordered_worker decoder_;
 };
 
 }  // namespace streamsan::sanitizer_api

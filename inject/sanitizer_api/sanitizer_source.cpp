@@ -1044,6 +1044,9 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
 void sanitizer_source::impl::poll(bool wait_all) {
   tracker.poll(wait_all, [this](sa::launch_tracker::launch_id id,
                                 const precise::decoded_footprint& d) {
+    // Busy on the decoding thread too (Note [Decoded on a thread of its
+    // own]): a CUDA call made under the model is ours, not the program's.
+    busy_guard busy(tls_thread);
     model.measured_launch_done(id, d);
   });
 }
@@ -1063,6 +1066,7 @@ void sanitizer_source::drain() noexcept {
   try {
     busy_guard busy(tls_thread);
     impl_->poll(true);
+    impl_->tracker.wait_decoded();
   } catch (...) {
   }
 }
@@ -1083,6 +1087,8 @@ void sanitizer_source::set_unpatch_wait(std::chrono::milliseconds wait) noexcept
   impl_->unpatch_wait = wait;
 }
 
+void sanitizer_source::set_decode_thread(bool on) noexcept { impl_->tracker.set_decode_thread(on); }
+
 sanitizer_source_stats sanitizer_source::stats() const {
   const auto t = impl_->tracker.stats();
   sanitizer_source_stats s;
@@ -1097,6 +1103,7 @@ sanitizer_source_stats sanitizer_source::stats() const {
   s.setup_ns = t.setup_ns;
   s.read_back_ns = t.read_back_ns;
   s.copy_ns = t.copy_ns;
+  s.decode_ns = t.decode_ns;
   s.modules_patched = t.modules_patched;
   s.modules_unpatched = t.modules_unpatched;
   s.changes_deferred = impl_->transitions_deferred.load();

@@ -73,6 +73,7 @@ struct sanitizer_source_stats {
   std::uint64_t setup_ns = 0;      // tracker_stats::setup_ns
   std::uint64_t read_back_ns = 0;  // tracker_stats::read_back_ns
   std::uint64_t copy_ns = 0;       // tracker_stats::copy_ns
+  std::uint64_t decode_ns = 0;     // tracker_stats::decode_ns
   std::uint64_t modules_patched = 0;
   std::uint64_t modules_unpatched = 0;
   // Patches and unpatches put off because a kernel of the module may run.
@@ -111,11 +112,15 @@ class sanitizer_source {
   // Note [Waiting for a module's streams to drain]: how long an unpatch may
   // wait, once, for the module's streams; zero (the default): not at all.
   void set_unpatch_wait(std::chrono::milliseconds wait) noexcept;
+  // Note [Decoded on a thread of its own] (launch_tracker.cpp): measured
+  // footprints finish decoding on a thread of their own; before enable().
+  void set_decode_thread(bool on) noexcept;
   // The next `launches` launches of kernels with this name (the model's
   // short name) are measured (Note [Which launches are measured]).
   void measure_kernel(std::string_view name, unsigned launches);
-  // Reads back every measured launch still in flight (at exit, before the
-  // report). Callbacks keep coming until the dispatcher is stopped.
+  // Reads back every measured launch still in flight and waits until the
+  // model has every footprint (at exit, before the report). Callbacks keep
+  // coming until the dispatcher is stopped.
   void drain() noexcept;
   // Modules that could not be patched and why (their kernels keep inferred
   // footprints), for the one-time note in the report.

@@ -212,6 +212,15 @@ inline bool parse_runtime_launch_callbacks(std::string_view value) {
   return detail::parse_switch(runtime_launch_callbacks_variable, value, "on");
 }
 
+// STREAMSAN_DECODE_THREAD (Note [Decoded on a thread of its own] in
+// inject/sanitizer_api/launch_tracker.cpp): "off" finishes every measured
+// launch's decode on the program's thread; "on" or nothing leaves it on a
+// thread of its own (when the engine has one).
+inline constexpr std::string_view decode_thread_variable = "STREAMSAN_DECODE_THREAD";
+inline bool parse_decode_thread(std::string_view value) {
+  return detail::parse_switch(decode_thread_variable, value, "on");
+}
+
 // STREAMSAN_UNPATCH_WAIT_MS (Note [Waiting for a module's streams to drain]
 // in inject/sanitizer_api/sanitizer_source.cpp): how long an unpatch may
 // wait, once, for the module's streams to drain; 0 (the default) or
@@ -237,6 +246,8 @@ struct library_settings {
   bool runtime_launch_callbacks = true;
   // Note [Waiting for a module's streams to drain]; 0 = off.
   std::uint32_t unpatch_wait_ms = 0;
+  // Note [Decoded on a thread of its own].
+  bool decode_thread = true;
 };
 
 // Reads them through `lookup` (a variable's name -> its value, null when
@@ -249,6 +260,7 @@ library_settings read_library_settings(Lookup&& lookup) {
     s.runtime_launch_callbacks = parse_runtime_launch_callbacks(v);
   }
   if (const char* v = lookup(unpatch_wait_variable)) s.unpatch_wait_ms = parse_unpatch_wait(v);
+  if (const char* v = lookup(decode_thread_variable)) s.decode_thread = parse_decode_thread(v);
   return s;
 }
 

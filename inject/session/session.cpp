@@ -154,6 +154,10 @@ void session::subscribe() {
         config_.library.measure_graph_nodes ? graph_node_measurement::on : graph_node_measurement::off);
     if (sanitizer_) {
       sanitizer_->set_unpatch_wait(std::chrono::milliseconds(config_.library.unpatch_wait_ms));
+      // Note [Decoded on a thread of its own]: only beside the engine's
+      // thread (Note [Where the engine runs]): with halt_on_error, the
+      // report a footprint confirms must come before the program goes on.
+      sanitizer_->set_decode_thread(config_.library.decode_thread && engine_on_own_thread());
       try {
         sanitizer_->enable();
         measuring_.store(sanitizer_.get(), std::memory_order_release);
@@ -373,7 +377,7 @@ void session::print_debug_counters() const {
   std::fprintf(stderr,
                "streamsan: debug: sanitizer api_callbacks=%llu launches=%llu measured=%llu "
                "incomplete=%llu failed=%llu waits=%llu slots=%llu read_back=%llu "
-               "setup_ms=%.1f read_back_ms=%.1f (copies %.1f) "
+               "setup_ms=%.1f read_back_ms=%.1f (copies %.1f) decode_ms=%.1f "
                "modules_patched=%llu unpatched=%llu (at a synchronize %llu) patched_at_exit=%llu "
                "changes_deferred=%llu\n",
                static_cast<unsigned long long>(m.api_callbacks),
@@ -385,7 +389,7 @@ void session::print_debug_counters() const {
                static_cast<unsigned long long>(m.pages),
                static_cast<unsigned long long>(m.bytes_read_back),
                static_cast<double>(m.setup_ns) / 1e6, static_cast<double>(m.read_back_ns) / 1e6,
-               static_cast<double>(m.copy_ns) / 1e6,
+               static_cast<double>(m.copy_ns) / 1e6, static_cast<double>(m.decode_ns) / 1e6,
                static_cast<unsigned long long>(m.modules_patched),
                static_cast<unsigned long long>(m.modules_unpatched),
                static_cast<unsigned long long>(m.unpatched_at_synchronize),

@@ -40,6 +40,8 @@ class host_table {
   }
   // Copies the last decode() made.
   int copies() const { return copies_; }
+  const table_layout& layout() const { return layout_; }
+  std::uintptr_t base() const { return base_; }
   // The slots holding a key.
   std::vector<std::uint32_t> used_slots() const {
     std::vector<std::uint32_t> used;
@@ -189,6 +191,32 @@ TEST(FootprintTable, MixedPagesDecodeAsAByteByByteReference) {
   EXPECT_TRUE(d.complete);
   EXPECT_EQ(d.fragmented_pages, 3u * pages / 4);
   EXPECT_EQ(d.intervals, expected);
+}
+
+// Note [Decoded on a thread of its own]: every copy in the first half, none
+// in the second, and the two halves give what one decode does.
+TEST(FootprintTable, FetchThenFinishIsTheWholeDecodeAndFinishCopiesNothing) {
+  host_table t(64);
+  record_span(t.view(), heap, 3 * page_bytes, footprint_kind::read);
+  for (std::uint64_t i = 0; i < 64; ++i) record_span(t.view(), heap + 8 * page_bytes + 16 * i, 4, footprint_kind::write);
+  const decoded_footprint whole = t.decode();
+  int copies = 0;
+  const auto fetch = [&](void* dst, std::uint64_t src, std::size_t n) {
+    ++copies;
+    std::memcpy(dst, reinterpret_cast<const void*>(src), n);
+    return true;
+  };
+  decode_scratch scratch;
+  decoded_footprint d = fetch_footprint(t.layout(), t.base(), fetch, scratch);
+  EXPECT_EQ(copies, 2);  // the summaries, one window of bitmaps
+  EXPECT_TRUE(d.intervals.empty());
+  EXPECT_EQ(d.pages, whole.pages);
+  EXPECT_EQ(d.fragmented_pages, 1u);
+  finish_footprint(scratch, d);
+  EXPECT_EQ(copies, 2);
+  EXPECT_EQ(d.intervals, whole.intervals);
+  EXPECT_EQ(d.bytes_read_back, whole.bytes_read_back);
+  EXPECT_EQ(d.complete, whole.complete);
 }
 
 TEST(FootprintTable, OverflowIsReportedNotHidden) {

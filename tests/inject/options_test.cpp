@@ -159,6 +159,22 @@ TEST(SanitizerOptions, RuntimeLaunchCallbacksVariableTakesOnOrOffAndNamesABadVal
   }
 }
 
+TEST(SanitizerOptions, DecodeThreadVariableTakesOnOrOffAndNamesABadValue) {
+  EXPECT_TRUE(parse_decode_thread(""));
+  EXPECT_TRUE(parse_decode_thread("on"));
+  EXPECT_FALSE(parse_decode_thread("off"));
+  try {
+    parse_decode_thread("no");
+    FAIL() << "no error";
+  } catch (const option_error& e) {
+    EXPECT_STREQ(e.what(), "STREAMSAN_DECODE_THREAD=no: expected on or off");
+  }
+  const auto settings = read_library_settings([](std::string_view name) -> const char* {
+    return name == "STREAMSAN_DECODE_THREAD" ? "off" : nullptr;
+  });
+  EXPECT_FALSE(settings.decode_thread);
+}
+
 TEST(SanitizerOptions, UnpatchWaitVariableTakesMillisecondsAndNamesABadValue) {
   EXPECT_EQ(parse_unpatch_wait("50"), 50u);
   EXPECT_EQ(parse_unpatch_wait("0"), 0u);

@@ -56,6 +56,7 @@ class SanitizerSource : public ::testing::Test {
   std::unique_ptr<sanitizer_source> source;
   std::uintptr_t next_launch = 0x100;
   graph_node_measurement graph_nodes = graph_node_measurement::off;
+  bool decode_thread = false;  // Note [Decoded on a thread of its own]
 
   void start(measurement_policy policy, bool refuse_module = false) {
     fake_sanitizer_reset();
@@ -71,6 +72,7 @@ class SanitizerSource : public ::testing::Test {
     std::string why;
     source = sanitizer_source::create(dispatcher, model, policy, why, graph_nodes);
     ASSERT_NE(source, nullptr) << why;
+    source->set_decode_thread(decode_thread);
     source->enable();
     deliver_module(SANITIZER_CBID_RESOURCE_MODULE_LOADED, module_a);
   }
@@ -209,6 +211,22 @@ TEST_F(SanitizerSource, MeasuredLaunchesCountTheirSetUpAndReadBackTime) {
   EXPECT_GT(source->stats().copy_ns, 0u);
   EXPECT_LE(source->stats().copy_ns, source->stats().read_back_ns);
   EXPECT_EQ(source->stats().setup_ns, set_up);
+}
+
+TEST_F(SanitizerSource, FootprintsDecodedOnTheirOwnThreadKeepLaunchOrder) {
+  decode_thread = true;
+  start(measurement_policy::every_launch);
+  for (std::uint64_t i = 0; i < 12; ++i) EXPECT_TRUE(launch(stream_1, 4096 * i, 64 + 4 * i));
+  source->drain();
+  const auto l = launches();
+  ASSERT_EQ(l.size(), 12u);
+  for (std::uint64_t i = 0; i < 12; ++i) {
+    ASSERT_EQ(l[i].size(), 1u);
+    EXPECT_EQ(l[i][0].origin, access_origin::measured);
+    EXPECT_EQ(l[i][0].range.offset, 4096 * i);
+    EXPECT_EQ(l[i][0].range.size, 64 + 4 * i);
+  }
+  EXPECT_GT(source->stats().decode_ns, 0u);
 }
 
 TEST_F(SanitizerSource, TheLogWaitsForTheKernelThenKeepsItsOrder) {

@@ -1,0 +1,84 @@
+#include "inject/sanitizer_api/ordered_worker.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <utility>
+
+namespace streamsan::sanitizer_api {
+
+ordered_worker::~ordered_worker() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (!thread_.joinable()) return;
+  if (forked() || thread_.get_id() == std::this_thread::get_id()) {
+    thread_.detach();
+  } else {
+    thread_.join();
+  }
+}
+
+bool ordered_worker::forked() const noexcept { return owner_ != 0 && ::getpid() != owner_; }
+
+// Like the engine's thread (queued_sink::start), the worker takes none of
+// the program's signals but the faults it could raise itself.
+void ordered_worker::submit(std::function<void()> job) {
+  if (forked()) {
+    try {
+      job();
+    } catch (...) {
+    }
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    jobs_.push_back(std::move(job));
+    if (!thread_.joinable()) {
+      owner_ = ::getpid();
+      sigset_t all, before;
+      sigfillset(&all);
+      for (const int fault : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) sigdelset(&all, fault);
+      ::pthread_sigmask(SIG_SETMASK, &all, &before);
+      thread_ = std::thread([this] { run(); });
+      ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+      ::pthread_setname_np(thread_.native_handle(), "streamsan-decode");
+    }
+  }
+  changed_.notify_all();
+}
+
+void ordered_worker::wait_idle() {
+  if (forked()) return;
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [this] { return jobs_.empty() && !running_; });
+}
+
+std::size_t ordered_worker::pending() const {
+  std::lock_guard lock(mutex_);
+  return jobs_.size() + (running_ ? 1 : 0);
+}
+
+void ordered_worker::run() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+    if (jobs_.empty()) return;  // stopping, and nothing left to run
+    std::function<void()> job = std::move(jobs_.front());
+    jobs_.pop_front();
+    running_ = true;
+    lock.unlock();
+    try {
+      job();
+    } catch (...) {
+    }
+    lock.lock();
+    running_ = false;
+    changed_.notify_all();
+  }
+}
+
+}  // namespace streamsan::sanitizer_api

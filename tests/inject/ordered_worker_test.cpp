@@ -1,0 +1,83 @@
+// The decoding thread's worker (Note [Decoded on a thread of its own] in
+// inject/sanitizer_api/launch_tracker.cpp): jobs run one at a time, in the
+// order handed over, off the caller's thread.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "inject/sanitizer_api/ordered_worker.h"
+
+namespace streamsan::sanitizer_api {
+namespace {
+
+TEST(OrderedWorker, RunsJobsInTheOrderHandedOverOffTheCallersThread) {
+  std::vector<int> order;
+  std::vector<std::thread::id> threads;
+  ordered_worker w;
+  for (int i = 0; i < 100; ++i) {
+    w.submit([&, i] {
+      order.push_back(i);
+      threads.push_back(std::this_thread::get_id());
+    });
+  }
+  w.wait_idle();
+  ASSERT_EQ(order.size(), 100u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
+  for (const auto id : threads) EXPECT_NE(id, std::this_thread::get_id());
+  EXPECT_EQ(w.pending(), 0u);
+}
+
+TEST(OrderedWorker, WaitIdleWaitsForTheRunningJob) {
+  std::atomic<bool> release{false};
+  std::atomic<bool> finished{false};
+  ordered_worker w;
+  w.submit([&] {
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    finished = true;
+  });
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(w.pending(), 1u);
+    release = true;
+  });
+  w.wait_idle();
+  EXPECT_TRUE(finished.load());
+  releaser.join();
+}
+
+TEST(OrderedWorker, AJobThatThrowsDoesNotStopTheOthers) {
+  int ran = 0;
+  ordered_worker w;
+  w.submit([] { throw std::runtime_error("a job failed"); });
+  w.submit([&] { ++ran; });
+  w.wait_idle();
+  EXPECT_EQ(ran, 1);
+}
+
+TEST(OrderedWorker, DestructionRunsWhatWasHandedOver) {
+  std::atomic<int> ran{0};
+  {
+    ordered_worker w;
+    for (int i = 0; i < 50; ++i) {
+      w.submit([&] {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        ++ran;
+      });
+    }
+  }
+  EXPECT_EQ(ran.load(), 50);
+}
+
+TEST(OrderedWorker, NothingHandedOverStartsNoThread) {
+  ordered_worker w;
+  w.wait_idle();  // returns at once
+  EXPECT_EQ(w.pending(), 0u);
+}
+
+}  // namespace
+}  // namespace streamsan::sanitizer_api
