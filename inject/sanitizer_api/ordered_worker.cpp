@@ -1,10 +1,10 @@
 #include "inject/sanitizer_api/ordered_worker.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <utility>
+
+#include "sanitizer/log/library_thread.h"
 
 namespace streamsan::sanitizer_api {
 
@@ -24,8 +24,8 @@ ordered_worker::~ordered_worker() {
 
 bool ordered_worker::forked() const noexcept { return owner_ != 0 && ::getpid() != owner_; }
 
-// Like the engine's thread (queued_sink::start), the worker takes none of
-// the program's signals but the faults it could raise itself.
+// The worker takes none of the program's signals (Note [Threads of our own
+// take no signals] in sanitizer/log/library_thread.h).
 void ordered_worker::submit(std::function<void()> job) {
   if (forked()) {
     try {
@@ -39,13 +39,7 @@ void ordered_worker::submit(std::function<void()> job) {
     jobs_.push_back(std::move(job));
     if (!thread_.joinable()) {
       owner_ = ::getpid();
-      sigset_t all, before;
-      sigfillset(&all);
-      for (const int fault : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) sigdelset(&all, fault);
-      ::pthread_sigmask(SIG_SETMASK, &all, &before);
-      thread_ = std::thread([this] { run(); });
-      ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
-      ::pthread_setname_np(thread_.native_handle(), "streamsan-decode");
+      thread_ = start_library_thread("streamsan-decode", [this] { run(); });
     }
   }
   changed_.notify_all();

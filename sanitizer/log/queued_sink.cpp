@@ -12,6 +12,8 @@
 #include <type_traits>
 #include <variant>
 
+#include "sanitizer/log/library_thread.h"
+
 #include "sanitizer/log/record_fields.h"
 
 namespace streamsan {
@@ -166,20 +168,11 @@ queued_sink::~queued_sink() {
 
 void queued_sink::add_downstream(record_sink& sink) { downstream_.push_back(&sink); }
 
-// The consumer thread takes none of the program's signals: a signal sent
-// to the process goes to one of the program's threads, as without us (a
-// program that sigwait()s in one thread blocks them in the others it
-// made, not in ours). Only the faults it could raise itself stay
-// unblocked, so that a crash on it still reaches the fatal-signal handler.
+// The consumer thread takes none of the program's signals (Note [Threads
+// of our own take no signals] in library_thread.h).
 void queued_sink::start() {
   owner_pid_ = ::getpid();
-  sigset_t all, before;
-  sigfillset(&all);
-  for (const int fault : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) sigdelset(&all, fault);
-  ::pthread_sigmask(SIG_SETMASK, &all, &before);
-  consumer_ = std::thread([this] { consume(); });
-  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
-  ::pthread_setname_np(consumer_.native_handle(), "streamsan-log");
+  consumer_ = start_library_thread("streamsan-log", [this] { consume(); });
   consumer_id_.store(consumer_.get_id(), std::memory_order_release);
   started_.store(true, std::memory_order_release);
 }
