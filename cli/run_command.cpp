@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.h"
@@ -167,9 +168,25 @@ void forward_signal(int sig, siginfo_t* info, void*) {
   if (child_pid > 0 && !from_terminal) ::kill(child_pid, sig);
 }
 
+// Note [No signal lost while the program starts]
+// A signal that came after the handlers were installed and before
+// child_pid was set went nowhere: the handler had no child to send it to,
+// and streamsan, handling it, did not die either, so `kill streamsan`
+// right after the start left the program running (seen once, under ASan
+// on a loaded machine: RunCommand.SignalsAreForwardedToTheProgram ran its
+// `sleep 20` to the end). So the forwarded signals are blocked from before
+// the handlers are installed until child_pid is set: one sent meanwhile
+// waits, and is forwarded once unblocked. The child puts the default
+// dispositions back and unblocks before its exec (the mask would survive
+// the exec), so a signal sent to it directly acts as it would on the
+// program.
 class signal_forwarding {
  public:
   signal_forwarding() {
+    sigset_t forwarded;
+    sigemptyset(&forwarded);
+    for (const int s : signals_) sigaddset(&forwarded, s);
+    ::sigprocmask(SIG_BLOCK, &forwarded, &mask_before_);
     struct sigaction sa {};
     sa.sa_sigaction = forward_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -181,14 +198,29 @@ class signal_forwarding {
   signal_forwarding(const signal_forwarding&) = delete;
   signal_forwarding& operator=(const signal_forwarding&) = delete;
   ~signal_forwarding() {
+    unblock();
     for (std::size_t i = 0; i < std::size(signals_); ++i) {
       ::sigaction(signals_[i], &previous_[i], nullptr);
     }
   }
 
+  // In the parent, once child_pid is set: what came meanwhile is forwarded.
+  void unblock() noexcept {
+    if (std::exchange(blocked_, false)) ::sigprocmask(SIG_SETMASK, &mask_before_, nullptr);
+  }
+  // In the child, before its exec.
+  void reset_in_child() noexcept {
+    for (std::size_t i = 0; i < std::size(signals_); ++i) {
+      ::sigaction(signals_[i], &previous_[i], nullptr);
+    }
+    unblock();
+  }
+
  private:
   static constexpr int signals_[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
   struct sigaction previous_[std::size(signals_)] {};
+  sigset_t mask_before_{};
+  bool blocked_ = true;
 };
 
 // A temporary file that is removed when the run is over.
@@ -237,6 +269,7 @@ std::optional<int> spawn_and_wait(const std::vector<std::string>& program) {
     return std::nullopt;
   }
   if (pid == 0) {
+    forwarding.reset_in_child();
     ::close(pipe_fds[0]);
     ::execvp(argv[0], argv.data());
     const int err = errno;
@@ -244,6 +277,7 @@ std::optional<int> spawn_and_wait(const std::vector<std::string>& program) {
     ::_exit(exit_code::cannot_run);
   }
   child_pid = pid;
+  forwarding.unblock();  // Note [No signal lost while the program starts]
   ::close(pipe_fds[1]);
   int exec_errno = 0;
   ssize_t n;
