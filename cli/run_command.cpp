@@ -199,9 +199,7 @@ class signal_forwarding {
   signal_forwarding& operator=(const signal_forwarding&) = delete;
   ~signal_forwarding() {
     unblock();
-    for (std::size_t i = 0; i < std::size(signals_); ++i) {
-      ::sigaction(signals_[i], &previous_[i], nullptr);
-    }
+    restore_handlers();
   }
 
   // In the parent, once child_pid is set: what came meanwhile is forwarded.
@@ -210,13 +208,17 @@ class signal_forwarding {
   }
   // In the child, before its exec.
   void reset_in_child() noexcept {
-    for (std::size_t i = 0; i < std::size(signals_); ++i) {
-      ::sigaction(signals_[i], &previous_[i], nullptr);
-    }
+    restore_handlers();
     unblock();
   }
 
  private:
+  void restore_handlers() noexcept {
+    for (std::size_t i = 0; i < std::size(signals_); ++i) {
+      ::sigaction(signals_[i], &previous_[i], nullptr);
+    }
+  }
+
   static constexpr int signals_[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
   struct sigaction previous_[std::size(signals_)] {};
   sigset_t mask_before_{};

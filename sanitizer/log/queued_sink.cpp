@@ -13,7 +13,6 @@
 #include <variant>
 
 #include "sanitizer/log/library_thread.h"
-
 #include "sanitizer/log/record_fields.h"
 
 namespace streamsan {
