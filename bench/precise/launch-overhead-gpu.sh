@@ -40,6 +40,8 @@
 #                     the page's first slot (no insertion)
 #   probe_track_per_lane  probe_track, every lane recording its own access
 #                     (no warp aggregation)
+#   (PROBE_INITIAL_SLOTS=N in the environment sizes a kernel's first table
+#   for the probe configurations: the triad wants 131072)
 #   bare_sanitizer    libprobe_inject.so PROBE_MODE=api: a Compute Sanitizer
 #                     API subscriber to the runtime + driver domains, counting
 #                     (the floor of the default capture source)

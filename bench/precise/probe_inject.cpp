@@ -470,6 +470,12 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
     }
     sa::tracker_options options;
     if (const char* fn = std::getenv("PROBE_ACCESS_FN")) options.global_access_function = fn;
+    // A kernel's first table (the tracker grows it 4 times after each
+    // overflow): the triad's 49,152 pages overflow the default 256 for its
+    // first launches, which a pricing run should not count.
+    if (const char* slots = std::getenv("PROBE_INITIAL_SLOTS")) {
+      options.initial_slots = static_cast<std::uint32_t>(std::strtoul(slots, nullptr, 10));
+    }
     p.tracker = std::make_unique<sa::launch_tracker>(*p.lib, *driver, options);
   }
   Sanitizer_SubscriberHandle handle;

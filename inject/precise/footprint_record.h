@@ -92,8 +92,21 @@ inline constexpr std::uint32_t slot_overflowed = 0xffffffffu;
 // there: a record's cost then grows with the number of warps in flight,
 // not with its own work. The overflow counter was such a word: each record
 // read it before its bucket. Now a hit reads only its page's slots, which
-// the warps of other pages do not share, and the counter is read only by a
-// lane about to take a free slot for a new page.
+// the warps of other pages do not share, and the counter is read only once
+// a page has found neither its key nor a free slot.
+//
+// Note [Pages inserted without asking]
+// A lane about to take a free slot read the counter too, to keep an
+// overflowed launch from taking new keys. In a streaming kernel that is
+// every record: the 32 warps that share a page reach it in the same pass
+// of their loop, all find its slot free, and each paid three dependent
+// round trips to L2 (the key, the counter, the CAS) where two do (pricing
+// on the H200, bench/precise triad 20, 2026-11-29: finding the slot cost
+// 18.4 ms of the 20 launches, loading the first key alone 4.8). So an
+// overflowed launch now takes the free slots it still finds: its footprint
+// is not used anyway (the counter makes it incomplete), and once its table
+// is full a page without a slot costs at most max_probes loads, in that
+// launch only (the next table of the kernel is four times larger).
 
 // A multiplicative hash of the page number (Fibonacci hashing): consecutive
 // pages land in different buckets.
@@ -124,14 +137,12 @@ STREAMSAN_HD std::uint32_t first_slot(const table_view& t, std::uint64_t key) {
 }
 
 // The slot of `key`, inserting it if needed; slot_overflowed when neither
-// the key's slot nor a free one lies within max_probes slots of its first,
-// or the launch overflowed before. Probing starts at slot `b`, whose key
-// the caller already read as `seen`. Only a lane about to take a free slot
-// reads the overflow counter (Note [No word every access reads]): an
-// overflowed launch is not a measurement any more, so it takes no new key,
-// and its accesses to pages it has no slot for end there. A page whose key
-// decoding cannot pack (Note [The slot is the bucket]) never finds its key
-// and counts as an overflow.
+// the key's slot nor a free one lies within max_probes slots of its first.
+// Probing starts at slot `b`, whose key the caller already read as `seen`.
+// Nothing reads the overflow counter before a free slot is taken (Note
+// [Pages inserted without asking]). A page whose key decoding cannot pack
+// (Note [The slot is the bucket]) never finds its key and counts as an
+// overflow.
 STREAMSAN_HD std::uint32_t find_or_insert_from(const table_view& t, std::uint64_t key,
                                                std::uint32_t b, std::uint64_t seen) {
   // Compared as keys, so the page need not stay live: comparing pages
@@ -141,7 +152,6 @@ STREAMSAN_HD std::uint32_t find_or_insert_from(const table_view& t, std::uint64_
   for (std::uint32_t probe = 0; probe < probes; ++probe) {
     if (seen == key) return b;
     if (seen == 0) {
-      if (lane::load(&t.counters->overflow) != 0) return slot_overflowed;
       if (key > largest_key) break;
       seen = lane::cas(&t.pages[b].key, 0, key);
       // 0: this lane took the slot; the key: a lane of another warp did.

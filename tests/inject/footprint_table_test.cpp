@@ -235,13 +235,28 @@ TEST(FootprintTable, AFullTableTakesNoNewKeys) {
   // first of them counted (one word, not one add per access).
   EXPECT_EQ(t.used_slots().size(), 2u);
   EXPECT_EQ(t.view().counters->overflow, 1u);
-  // An overflowed launch takes no new page; a page it has still records
-  // (Note [No word every access reads]): its footprint is incomplete anyway.
+  // A full table takes no new page; a page it has still records (Note [No
+  // word every access reads]): its footprint is incomplete anyway.
   record_span(t.view(), heap + 8, 4, footprint_kind::read);
   const std::uint32_t read_slot = slot_to_record(t.view(), heap >> page_shift, footprint_kind::read);
   ASSERT_NE(read_slot, slot_overflowed);
   EXPECT_EQ(t.view().pages[read_slot].bytes, 8u);
   record_span(t.view(), heap + 60 * page_bytes, 4, footprint_kind::read);
+  EXPECT_EQ(t.used_slots().size(), 2u);
+  EXPECT_EQ(t.view().counters->overflow, 1u);
+  EXPECT_FALSE(t.decode().complete);
+}
+
+// Note [Pages inserted without asking]: a launch that overflowed before
+// still takes the free slot it finds, without reading the counter, and
+// stays incomplete.
+TEST(FootprintTable, AnOverflowedLaunchStillTakesAFreeSlotAndStaysIncomplete) {
+  host_table t(64);
+  record_span(t.view(), heap, 4, footprint_kind::read);
+  t.view().counters->overflow = 1;  // as an earlier access's probing would
+  const std::uint32_t slot =
+      slot_to_record(t.view(), (heap >> page_shift) + 5, footprint_kind::write);
+  ASSERT_NE(slot, slot_overflowed);
   EXPECT_EQ(t.used_slots().size(), 2u);
   EXPECT_EQ(t.view().counters->overflow, 1u);
   EXPECT_FALSE(t.decode().complete);
