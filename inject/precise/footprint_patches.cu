@@ -57,10 +57,13 @@ struct group_extent {
   std::uint32_t begin, end, size_min, size_max;
 };
 
-// Minimum and maximum over the lanes of `group`. Tools patches may not use
-// the redux instruction (__reduce_*_sync), so: a butterfly over the warp
+// Minimum and maximum over the lanes of `group`: a butterfly over the warp
 // when the whole warp is one group (a coalesced access), else a walk over
-// the group's lanes with one shuffle each.
+// the group's lanes with one shuffle each. These were written when tools
+// patches were thought unable to use the redux instruction
+// (__reduce_*_sync); one that did (docs/injection.md, "one add per span")
+// compiled for every architecture of the fatbin and gave the examples'
+// verdicts on an H200, so redux may serve here too: not measured.
 __device__ __forceinline__ group_extent group_reduce(unsigned group, std::uint32_t begin,
                                                      std::uint32_t end, std::uint32_t size) {
   group_extent e{begin, end, size, size};
