@@ -19,13 +19,13 @@
 //
 // Slots are the buckets of an open-addressing hash table keyed by page and
 // kind (Note [The slot is the bucket]). An access whose key finds neither
-// its bucket nor an empty one within max_probes buckets counts itself in
-// `overflow`; later accesses of the launch to pages without a slot stop at
-// the counter, and those to pages with one still record (Note [No word
-// every access reads] in footprint_record.h). Such a launch's footprint is
-// incomplete and is not used as a measurement: the launch keeps its
-// inferred footprint and the kernel's next launch gets a larger table, up
-// to max_capacity slots.
+// its bucket nor an empty one within max_probes buckets sets `overflow`
+// (once: later ones see it set and add nothing); later accesses of the
+// launch still take the free slots they find and record into the slots
+// they have (Note [Pages inserted without asking] in footprint_record.h).
+// Such a launch's footprint is incomplete and is not used as a
+// measurement: the launch keeps its inferred footprint and the kernel's
+// next launch gets a larger table, up to max_capacity slots.
 //
 // Note [The slot is the bucket]
 // A slot's summary starts with its key, (page << 2 | kind) + 1, 0 while
