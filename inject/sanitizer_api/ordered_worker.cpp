@@ -22,7 +22,10 @@ ordered_worker::~ordered_worker() {
   }
 }
 
-bool ordered_worker::forked() const noexcept { return owner_ != 0 && ::getpid() != owner_; }
+bool ordered_worker::forked() const noexcept {
+  const pid_t owner = owner_.load(std::memory_order_acquire);
+  return owner != 0 && ::getpid() != owner;
+}
 
 // The worker takes none of the program's signals (Note [Threads of our own
 // take no signals] in sanitizer/log/library_thread.h).
@@ -38,7 +41,7 @@ void ordered_worker::submit(std::function<void()> job) {
     std::lock_guard lock(mutex_);
     jobs_.push_back(std::move(job));
     if (!thread_.joinable()) {
-      owner_ = ::getpid();
+      owner_.store(::getpid(), std::memory_order_release);
       thread_ = start_library_thread("streamsan-decode", [this] { run(); });
     }
   }

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -41,7 +42,10 @@ class ordered_worker {
   std::deque<std::function<void()>> jobs_;
   bool running_ = false;  // a job taken from jobs_ is running
   bool stopping_ = false;
-  pid_t owner_ = 0;  // the process that started the thread
+  // The process that started the thread. Set under mutex_ by the first
+  // submit, read without it by forked(): another thread's wait_idle or
+  // submit may ask while the first submit sets it.
+  std::atomic<pid_t> owner_{0};
   std::thread thread_;
 };
 
