@@ -73,6 +73,30 @@ TEST(OrderedWorker, DestructionRunsWhatWasHandedOver) {
   EXPECT_EQ(ran.load(), 50);
 }
 
+// A drain's wait_idle on one thread while another thread's poll hands over
+// the first job (which starts the thread and names its process): under the
+// TSan pass this raced on the owner's pid before it was atomic.
+TEST(OrderedWorker, WaitingWhileAnotherThreadHandsOverTheFirstJob) {
+  for (int round = 0; round < 20; ++round) {
+    ordered_worker w;
+    std::atomic<bool> go{false};
+    std::atomic<bool> ran{false};
+    std::thread waiter([&] {
+      while (!go) std::this_thread::yield();
+      for (int i = 0; i < 2000; ++i) w.wait_idle();
+    });
+    std::thread submitter([&] {
+      while (!go) std::this_thread::yield();
+      w.submit([&] { ran = true; });
+    });
+    go = true;
+    submitter.join();
+    waiter.join();
+    w.wait_idle();
+    EXPECT_TRUE(ran);
+  }
+}
+
 TEST(OrderedWorker, NothingHandedOverStartsNoThread) {
   ordered_worker w;
   w.wait_idle();  // returns at once
