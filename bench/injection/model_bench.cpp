@@ -93,6 +93,43 @@ void BM_ModelledLaunch(benchmark::State& state) {
 }
 BENCHMARK(BM_ModelledLaunch)->Arg(0)->Arg(1);
 
+// A launch whose one parameter is a struct of range(0) bytes, as
+// framework kernels take (a functor with its tensors' sizes and strides, a
+// foreach kernel's list of tensor addresses: 4 KiB and more). Its type is
+// not in the name, so every word is looked at: range(1) of them are
+// addresses, each in its own of 64 allocations of 2 MiB (a caching
+// allocator's segments), the rest small integers. One stream: no
+// hand-over, no race.
+void BM_ModelledLaunchStructParam(benchmark::State& state) {
+  const auto bytes = static_cast<std::uint32_t>(state.range(0));
+  const auto addresses = static_cast<std::size_t>(state.range(1));
+  recorder rec({.capture_stacks = false});
+  engine eng;
+  rec.add_sink(eng);
+  fake_driver driver;
+  driver.kernels[0x1000] = kernel_description{"_Z6kernel6Params", {{0, bytes}}, true};
+  cuda_model model(rec, driver);
+  const call_site here{};
+  model.stream_created(here, 0xa, 1, 0);
+  constexpr std::uint64_t segment = 2u << 20;
+  constexpr std::uint64_t first = 0x7f0000000000;
+  for (std::uint64_t i = 0; i < 64; ++i) {
+    model.allocated(here, first + i * segment, segment, memory_kind::device);
+  }
+  std::vector<std::uint64_t> words(bytes / 8);
+  const std::size_t every = std::max<std::size_t>(1, words.size() / addresses);
+  for (std::size_t w = 0; w < words.size(); ++w) {
+    const std::size_t k = w / every;
+    words[w] = w % every == 0 && k < addresses ? first + k % 64 * segment + 256 * k : w * 4 + 1;
+  }
+  void* params[1] = {words.data()};
+  for (auto _ : state) {
+    model.kernel_launched(here, {0xa}, 0x1000, kernel_arguments::from_pointers(params));
+  }
+  if (!eng.diagnostics().empty()) state.SkipWithError("one stream cannot race");
+}
+BENCHMARK(BM_ModelledLaunchStructParam)->ArgsProduct({{64, 512, 4096}, {2, 8}})->Args({4096, 64})->Args({4096, 256});
+
 // What the program's thread pays per launch when launches come at a launch-
 // bound loop's pace: between launches, range(1) ns of the program's own work
 // (not counted) that writes range(2) KiB of a large buffer, as the driver's

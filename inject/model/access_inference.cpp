@@ -50,18 +50,61 @@ std::span<const unsigned char> kernel_arguments::param_bytes(std::size_t index,
   return {buffer_ + p.offset, std::min<std::size_t>(p.size, buffer_size_ - p.offset)};
 }
 
+namespace {
+
+void merge_into(access& into, const access& a) {
+  const std::uint64_t end =
+      std::max(into.range.offset + into.range.size, a.range.offset + a.range.size);
+  into.range.offset = std::min(into.range.offset, a.range.offset);
+  into.range.size = end - into.range.offset;
+  into.mode = static_cast<access_mode>(static_cast<unsigned>(into.mode) |
+                                       static_cast<unsigned>(a.mode));
+}
+
+// Below this many, a linear search per access beats sorting.
+constexpr std::size_t fold_by_sorting_from = 16;
+
+}  // namespace
+
 void add_access(std::vector<access>& out, const access& a) {
   for (auto& existing : out) {
     if (existing.range.alloc != a.range.alloc) continue;
-    const std::uint64_t end = std::max(existing.range.offset + existing.range.size,
-                                       a.range.offset + a.range.size);
-    existing.range.offset = std::min(existing.range.offset, a.range.offset);
-    existing.range.size = end - existing.range.offset;
-    existing.mode = static_cast<access_mode>(static_cast<unsigned>(existing.mode) |
-                                             static_cast<unsigned>(a.mode));
+    merge_into(existing, a);
     return;
   }
   out.push_back(a);
+}
+
+// Note [Folding a launch's words] (access_inference.h).
+void fold_accesses(std::vector<access>& out, std::size_t first) {
+  const std::size_t n = out.size() - std::min(first, out.size());
+  if (n < 2) return;
+  if (n < fold_by_sorting_from) {
+    std::vector<access> appended(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
+    out.resize(first);
+    for (const access& a : appended) add_access(out, a);
+    return;
+  }
+  // Positions sorted by allocation, first appearance first within one.
+  std::vector<std::uint32_t> order(n);
+  for (std::uint32_t i = 0; i < n; ++i) order[i] = i;
+  const auto at = [&](std::uint32_t i) -> access& { return out[first + i]; };
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+    return raw(at(x).range.alloc) < raw(at(y).range.alloc);
+  });
+  std::vector<bool> kept(n, false);
+  for (std::size_t k = 0; k < n;) {
+    access& head = at(order[k]);
+    kept[order[k]] = true;
+    std::size_t j = k + 1;
+    for (; j < n && at(order[j]).range.alloc == head.range.alloc; ++j) merge_into(head, at(order[j]));
+    k = j;
+  }
+  std::size_t write = first;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (kept[i]) out[write++] = out[first + i];
+  }
+  out.resize(write);
 }
 
 std::optional<std::uint8_t> learned_modes::mode_of(word_ref w) const {
@@ -203,9 +246,10 @@ void infer_accesses(std::span<const param_plan> plans, const kernel_arguments& a
     if (!hit) return;
     const auto mode = inferred_mode(p, w, learned);
     if (!mode) return;  // measured: this word's memory is not used
-    add_access(out, access{byte_range{hit->block.id, hit->offset, bytes_from(*hit)}, *mode,
-                           access_origin::inferred});
+    out.push_back(access{byte_range{hit->block.id, hit->offset, bytes_from(*hit)}, *mode,
+                         access_origin::inferred});
   });
+  fold_accesses(out);
 }
 
 void infer_accesses(std::span<const param_plan> plans, std::span<const pointer_word> words,
@@ -214,8 +258,9 @@ void infer_accesses(std::span<const param_plan> plans, std::span<const pointer_w
   for (const auto& w : words) {
     const auto mode = inferred_mode(plans[w.word.param], w.word, learned);
     if (!mode) continue;  // measured: this word's memory is not used
-    add_access(out, access{byte_range{w.alloc, w.offset, w.rest}, *mode, access_origin::inferred});
+    out.push_back(access{byte_range{w.alloc, w.offset, w.rest}, *mode, access_origin::inferred});
   }
+  fold_accesses(out);
 }
 
 void object_words(std::span<const param_plan> plans, const kernel_arguments& args,

@@ -129,8 +129,7 @@ const allocation* allocation_map::find_live(std::uint64_t address) const {
   return find_live_segment(address);
 }
 
-std::optional<address_hit> allocation_map::find(std::uint64_t address) const {
-  if (outside_every_entry(address)) return std::nullopt;
+std::optional<address_hit> allocation_map::find_inside(std::uint64_t address) const {
   if (const auto* a = find_live(address)) return address_hit{*a, address - a->base, false};
   const auto it = containing(freed_, address);
   if (it == freed_.end()) return std::nullopt;

@@ -86,8 +86,13 @@ class allocation_map {
   std::optional<allocation> erase(std::uint64_t base, alloc_id id);
 
   // The live allocation containing `address`, else the most recently freed
-  // one that contained it, else nullopt.
-  std::optional<address_hit> find(std::uint64_t address) const;
+  // one that contained it, else nullopt. Inline up to the bounds check: a
+  // launch's words are mostly no address (Note [Most words are not
+  // addresses]), and a call per word cost more than the check.
+  std::optional<address_hit> find(std::uint64_t address) const {
+    if (outside_every_entry(address)) return std::nullopt;
+    return find_inside(address);
+  }
 
   // The live allocation containing `address` only: the innermost (a live
   // block, else its segment).
@@ -137,6 +142,7 @@ class allocation_map {
     return address < lowest_ || address >= highest_;
   }
   void widen_bounds(const allocation& a) noexcept;
+  std::optional<address_hit> find_inside(std::uint64_t address) const;
 
   void remember_freed(allocation a);
   // Note [Block nodes are recycled], Note [Freed blocks in a ring]

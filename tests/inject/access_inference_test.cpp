@@ -263,5 +263,54 @@ TEST(AccessInference, FreedAllocationIsStillAttributed) {
   EXPECT_EQ(out[0].range.alloc, alloc_id{2});
 }
 
+// Note [Folding a launch's words]: folding all at once, by sorting once
+// there are many, gives what folding one by one gives.
+TEST(AccessInference, FoldingManyAccessesMatchesFoldingOneByOne) {
+  for (const std::size_t count : {3u, 15u, 16u, 40u, 300u}) {
+    std::vector<access> appended;
+    std::uint64_t seed = 12345;
+    for (std::size_t i = 0; i < count; ++i) {
+      seed = seed * 6364136223846793005u + 1442695040888963407u;
+      const auto alloc = alloc_id{static_cast<std::uint32_t>(seed >> 59) + 1};  // 1..32
+      const std::uint64_t offset = (seed >> 20) % 4096;
+      const auto mode = (seed >> 40) % 2 == 0 ? access_mode::read : access_mode::read_write;
+      appended.push_back(access{byte_range{alloc, offset, 4096 - offset}, mode,
+                                access_origin::inferred});
+    }
+    std::vector<access> one_by_one{access{byte_range{alloc_id{99}, 0, 8}, access_mode::write}};
+    for (const access& a : appended) add_access(one_by_one, a);
+    std::vector<access> at_once{access{byte_range{alloc_id{99}, 0, 8}, access_mode::write}};
+    at_once.insert(at_once.end(), appended.begin(), appended.end());
+    fold_accesses(at_once, 1);
+    EXPECT_EQ(at_once, one_by_one) << count << " accesses";
+  }
+}
+
+TEST(AccessInference, WordsIntoManyAllocationsFoldPerAllocationInFirstSeenOrder) {
+  allocation_map m;
+  constexpr std::uint64_t first = 0x7f0000000000;
+  for (std::uint32_t i = 0; i < 40; ++i) {
+    m.insert({alloc_id{i + 1}, first + i * 0x10000, 0x10000, memory_kind::device, 0});
+  }
+  // A struct of 80 words: allocation 40 - k at word k, then each again,
+  // lower, in the same order.
+  std::vector<std::uint64_t> words(80);
+  for (std::uint32_t k = 0; k < 40; ++k) {
+    words[k] = first + (39 - k) * 0x10000 + 0x100;
+    words[40 + k] = first + (39 - k) * 0x10000 + 0x10;
+  }
+  const param_layout layout[] = {{0, 640}};
+  const auto plans = make_param_plans(layout, parse_kernel_signature("_Z1k6Params"));
+  void* params[1] = {words.data()};
+  std::vector<access> out;
+  infer_accesses(plans, kernel_arguments::from_pointers(params), m, out);
+  ASSERT_EQ(out.size(), 40u);
+  for (std::uint32_t k = 0; k < 40; ++k) {
+    EXPECT_EQ(out[k].range.alloc, alloc_id{40 - k});
+    EXPECT_EQ(out[k].range.offset, 0x10u);
+    EXPECT_EQ(out[k].range.size, 0x10000u - 0x10u);
+  }
+}
+
 }  // namespace
 }  // namespace streamsan::injection
