@@ -2,25 +2,27 @@
 # Stages everything a GPU validation runs into one archive that a device
 # call carries (the working tree that travels is limited to 64 MiB):
 #
-#   bench/device/stage-all.sh BUILD DEST [SAMPLES_BIN]
+#   bench/device/stage-all.sh BUILD DEST [SAMPLES_BIN [EXTRA_BIN]]
 #
 # BUILD: a build folder (streamsan, the injection library, the examples and
 # benchmarks); DEST: a folder git ignores (for example .carry/all);
 # SAMPLES_BIN: the cuda-samples acceptance binaries
-# (../shared/acceptance/build-cuda-samples.sh), left out when not given.
+# (../shared/acceptance/build-cuda-samples.sh), left out when not given or
+# empty; EXTRA_BIN: the extra cuda-samples corpus
+# (bench/precise/extra-samples/build-extra-samples.sh), left out when not given.
 # DEST ends up holding all.tar.xz only. On the GPU machine:
 #
-#   bash bench/device/run-all.sh DEST int acc torch probe   (any of them)
+#   bash bench/device/run-all.sh DEST int acc extra torch probe   (any of them)
 set -eu
-build=$(cd "$1" && pwd) dest=$2 samples=${3:-}
+build=$(cd "$1" && pwd) dest=$2 samples=${3:-} extra=${4:-}
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 bash "$here/precise/stage-integration.sh" "$build" "$work/int" >/dev/null
 bash "$here/torch/stage-torch.sh" "$build" "$work/torch" >/dev/null
 bash "$here/precise/stage-probe.sh" "$build" "$work/probe" >/dev/null
-if [[ -n $samples ]]; then
-  bash "$here/precise/stage-acceptance.sh" "$build" "$samples" "$work/acc" >/dev/null
+if [[ -n $samples || -n $extra ]]; then
+  bash "$here/precise/stage-acceptance.sh" "$build" "$samples" "$work/acc" "$extra" >/dev/null
 fi
 if [[ -f $build/bench/profile/libpc_sampler.so ]]; then
   install -m 755 "$build/bench/profile/libpc_sampler.so" "$work/probe/"
