@@ -170,7 +170,7 @@ void queued_sink::add_downstream(record_sink& sink) { downstream_.push_back(&sin
 // The consumer thread takes none of the program's signals (Note [Threads
 // of our own take no signals] in library_thread.h).
 void queued_sink::start() {
-  owner_pid_ = ::getpid();
+  owner_.claim();
   consumer_ = start_library_thread("streamsan-log", [this] { consume(); });
   consumer_id_.store(consumer_.get_id(), std::memory_order_release);
   started_.store(true, std::memory_order_release);
@@ -227,18 +227,13 @@ void queued_sink::wake_consumer() noexcept {
   }
 }
 
-bool queued_sink::consumer_gone() const noexcept {
-  // A forked child: the thread object was copied, the thread was not.
-  return started_.load(std::memory_order_acquire) && ::getpid() != owner_pid_;
-}
-
 // The slow path: the ring is full. The consumer is woken if asleep, and the
 // producer polls, then sleeps until the consumer has made room (it wakes a
 // waiting producer once a quarter of the ring is free) or closes. Every
 // sleep is bounded by the tick, so a wake-up lost to a race costs a tick.
 void queued_sink::wait_for_room() noexcept {
   producer_waits_.fetch_add(1, std::memory_order_relaxed);
-  if (!started_.load(std::memory_order_acquire) || consumer_gone()) {
+  if (!started_.load(std::memory_order_acquire) || owner_.forked()) {
     // No consumer thread: this thread delivers what is queued, and in a
     // forked child every later record too.
     deliver_here();
@@ -335,7 +330,7 @@ void queued_sink::consume() noexcept {
 void queued_sink::flush() noexcept {
   const std::uint64_t target = published_tail_.load(std::memory_order_acquire);
   while (head_.load(std::memory_order_acquire) < target) {
-    if (!started_.load(std::memory_order_acquire) || consumer_gone() ||
+    if (!started_.load(std::memory_order_acquire) || owner_.forked() ||
         closed_.load(std::memory_order_acquire) || on_consumer_thread()) {
       return;
     }
@@ -356,7 +351,7 @@ void queued_sink::close() noexcept {
   }
   if (!started_.load(std::memory_order_acquire)) {
     deliver_here();
-  } else if (consumer_gone()) {
+  } else if (owner_.forked()) {
     deliver_here();
     consumer_.detach();
   } else {

@@ -44,10 +44,9 @@
 // a forked child, which has no consumer thread: there the calling thread
 // delivers what is queued itself (from the last head the consumer
 // published, so up to 64 records it was delivering at the fork come
-// again), and every later record inline.
+// again), and every later record inline (Note [A forked child has none of
+// our threads] in process_owner.h).
 #pragma once
-
-#include <sys/types.h>
 
 #include <atomic>
 #include <chrono>
@@ -57,6 +56,7 @@
 #include <thread>
 #include <vector>
 
+#include "sanitizer/log/process_owner.h"
 #include "sanitizer/log/record.h"
 
 namespace streamsan {
@@ -121,7 +121,6 @@ class queued_sink final : public record_sink {
   void wake_producer() noexcept;
   void wait_for_room() noexcept;
   void wake_consumer() noexcept;
-  bool consumer_gone() const noexcept;  // a forked child: no consumer thread
   std::uint64_t pending() const noexcept;
 
   const queued_sink_options options_;
@@ -145,7 +144,7 @@ class queued_sink final : public record_sink {
   std::thread consumer_;
   std::atomic<std::thread::id> consumer_id_{};
   std::atomic<bool> started_{false};
-  pid_t owner_pid_ = 0;  // the process the consumer thread runs in
+  process_owner owner_;  // forked(): a child, with no consumer thread
 
   // Statistics, each written by one side only.
   std::atomic<std::uint64_t> dropped_{0};
