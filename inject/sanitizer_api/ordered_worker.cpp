@@ -1,7 +1,5 @@
 #include "inject/sanitizer_api/ordered_worker.h"
 
-#include <unistd.h>
-
 #include <utility>
 
 #include "sanitizer/log/library_thread.h"
@@ -15,22 +13,17 @@ ordered_worker::~ordered_worker() {
   }
   changed_.notify_all();
   if (!thread_.joinable()) return;
-  if (forked() || thread_.get_id() == std::this_thread::get_id()) {
+  if (owner_.forked() || thread_.get_id() == std::this_thread::get_id()) {
     thread_.detach();
   } else {
     thread_.join();
   }
 }
 
-bool ordered_worker::forked() const noexcept {
-  const pid_t owner = owner_.load(std::memory_order_acquire);
-  return owner != 0 && ::getpid() != owner;
-}
-
 // The worker takes none of the program's signals (Note [Threads of our own
 // take no signals] in sanitizer/log/library_thread.h).
 void ordered_worker::submit(std::function<void()> job) {
-  if (forked()) {
+  if (owner_.forked()) {
     try {
       job();
     } catch (...) {
@@ -41,7 +34,7 @@ void ordered_worker::submit(std::function<void()> job) {
     std::lock_guard lock(mutex_);
     jobs_.push_back(std::move(job));
     if (!thread_.joinable()) {
-      owner_.store(::getpid(), std::memory_order_release);
+      owner_.claim();
       thread_ = start_library_thread("streamsan-decode", [this] { run(); });
     }
   }
@@ -49,7 +42,7 @@ void ordered_worker::submit(std::function<void()> job) {
 }
 
 void ordered_worker::wait_idle() {
-  if (forked()) return;
+  if (owner_.forked()) return;
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [this] { return jobs_.empty() && !running_; });
 }

@@ -3,15 +3,14 @@
 // launch_tracker.cpp).
 #pragma once
 
-#include <sys/types.h>
-
-#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
+
+#include "sanitizer/log/process_owner.h"
 
 namespace streamsan::sanitizer_api {
 
@@ -25,8 +24,9 @@ class ordered_worker {
 
   // Queues `job` after every job handed over before it; the thread starts
   // with the first. A job must not throw (what it throws is dropped). In a
-  // forked child, which has no copy of the thread, the job runs at once on
-  // the caller.
+  // forked child, which has no copy of the thread (Note [A forked child has
+  // none of our threads] in sanitizer/log/process_owner.h), the job runs at
+  // once on the caller.
   void submit(std::function<void()> job);
   // Returns once every job handed over before the call has run.
   void wait_idle();
@@ -35,17 +35,16 @@ class ordered_worker {
 
  private:
   void run();
-  bool forked() const noexcept;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::function<void()>> jobs_;
   bool running_ = false;  // a job taken from jobs_ is running
   bool stopping_ = false;
-  // The process that started the thread. Set under mutex_ by the first
-  // submit, read without it by forked(): another thread's wait_idle or
-  // submit may ask while the first submit sets it.
-  std::atomic<pid_t> owner_{0};
+  // The process that started the thread. Claimed under mutex_ by the first
+  // submit, asked without it: another thread's wait_idle or submit may ask
+  // while the first submit claims.
+  process_owner owner_;
   std::thread thread_;
 };
 
