@@ -1,5 +1,6 @@
 #include "inject/sanitizer_api/ordered_worker.h"
 
+#include <cstdio>
 #include <utility>
 
 #include "sanitizer/log/library_thread.h"
@@ -24,10 +25,7 @@ ordered_worker::~ordered_worker() {
 // take no signals] in sanitizer/log/library_thread.h).
 void ordered_worker::submit(std::function<void()> job) {
   if (owner_.forked()) {
-    try {
-      job();
-    } catch (...) {
-    }
+    run_here(job);
     return;
   }
   {
@@ -61,14 +59,23 @@ void ordered_worker::run() {
     jobs_.pop_front();
     running_ = true;
     lock.unlock();
-    try {
-      job();
-    } catch (...) {
-    }
+    run_here(job);
     lock.lock();
     running_ = false;
     changed_.notify_all();
   }
+}
+
+void ordered_worker::job_failed(const char* what) noexcept {
+  if (failures_.fetch_add(1, std::memory_order_acq_rel) != 0) return;
+  std::snprintf(first_failure_, sizeof first_failure_, "%s",
+                what != nullptr ? what : "an exception that is not a std::exception");
+  first_failure_written_.store(true, std::memory_order_release);
+}
+
+std::string ordered_worker::first_failure() const {
+  if (!first_failure_written_.load(std::memory_order_acquire)) return {};
+  return first_failure_;
 }
 
 }  // namespace streamsan::sanitizer_api

@@ -3,11 +3,15 @@
 // launch_tracker.cpp).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "sanitizer/log/process_owner.h"
@@ -23,18 +27,36 @@ class ordered_worker {
   ordered_worker& operator=(const ordered_worker&) = delete;
 
   // Queues `job` after every job handed over before it; the thread starts
-  // with the first. A job must not throw (what it throws is dropped). In a
-  // forked child, which has no copy of the thread (Note [A forked child has
-  // none of our threads] in sanitizer/log/process_owner.h), the job runs at
-  // once on the caller.
+  // with the first. In a forked child, which has no copy of the thread
+  // (Note [A forked child has none of our threads] in
+  // sanitizer/log/process_owner.h), the job runs at once on the caller.
+  // Either way it runs through run_here().
   void submit(std::function<void()> job);
+  // Runs `job` on the calling thread now. A job should catch what it can
+  // handle itself (Note [A decoding job that throws] in launch_tracker.cpp);
+  // what still escapes is the last resort's: counted, its message kept,
+  // never propagated, and the next job runs.
+  template <class Job>
+  void run_here(Job& job) noexcept {
+    try {
+      job();
+    } catch (const std::exception& e) {
+      job_failed(e.what());
+    } catch (...) {
+      job_failed(nullptr);
+    }
+  }
   // Returns once every job handed over before the call has run.
   void wait_idle();
   // Jobs handed over and not yet run, the running one included.
   std::size_t pending() const;
+  // Jobs the last resort caught, and the first one's message ("" if none).
+  std::uint64_t failures() const noexcept { return failures_.load(std::memory_order_acquire); }
+  std::string first_failure() const;
 
  private:
   void run();
+  void job_failed(const char* what) noexcept;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
@@ -46,6 +68,12 @@ class ordered_worker {
   // while the first submit claims.
   process_owner owner_;
   std::thread thread_;
+  // Taken without mutex_: a forked child's submit may find it held by a
+  // thread the child has not got. The first failure writes the message,
+  // then publishes it.
+  std::atomic<std::uint64_t> failures_{0};
+  char first_failure_[256] = {};
+  std::atomic<bool> first_failure_written_{false};
 };
 
 }  // namespace streamsan::sanitizer_api
