@@ -30,6 +30,15 @@ bool resolve(void* lib, const char* name, F& slot) {
   return slot != nullptr;
 }
 
+// A launch whose table could not be read back or decoded: the model keeps
+// its inferred footprint.
+precise::decoded_footprint unmeasured() {
+  precise::decoded_footprint d;
+  d.complete = false;
+  d.failed = true;
+  return d;
+}
+
 // The driver context `ctx` is current for the scope.
 class context_scope {
  public:
@@ -75,7 +84,9 @@ std::optional<tracker_driver> resolve_tracker_driver() {
 
 launch_tracker::launch_tracker(const sanitizer_library& lib, const tracker_driver& driver,
                                tracker_options options)
-    : lib_(lib), driver_(driver), options_(options) {}
+    : lib_(lib), driver_(driver), options_(options) {
+  free_scratches_.reserve(decode_scratches);  // giving one back allocates nothing
+}
 
 launch_tracker::~launch_tracker() {
   const auto free_table = [this](const table& t) {
@@ -577,10 +588,7 @@ precise::decoded_footprint launch_tracker::read_back(const launch_state& l,
     return precise::fetch_footprint(l.t.layout, reinterpret_cast<std::uint64_t>(l.t.device),
                                     fetch, scratch);
   } catch (const std::exception&) {
-    precise::decoded_footprint d;
-    d.complete = false;
-    d.failed = true;
-    return d;
+    return unmeasured();
   }
 }
 
@@ -668,7 +676,7 @@ void launch_tracker::poll(bool wait_all, const footprint_callback& done) {
       retire_locked(l, d);
     }
     // Handed on outside mutex_ (the callback feeds the log), still in order.
-    finish(l.id, std::move(d), scratch, done);
+    finish(l, std::move(d), scratch, done);
   }
 }
 
@@ -689,23 +697,91 @@ void launch_tracker::poll(bool wait_all, const footprint_callback& done) {
 // holds the launch's scratch until then; with all decode_scratches in
 // use, the next read-back waits for one (the queue is bounded). drain
 // waits for the thread too, so nothing is lost at exit.
-void launch_tracker::finish(launch_id id, precise::decoded_footprint d,
+void launch_tracker::finish(const launch_state& l, precise::decoded_footprint d,
                             precise::decode_scratch* scratch, const footprint_callback& done) {
-  auto job = [this, id, d = std::move(d), scratch, done]() mutable {
-    const auto start = std::chrono::steady_clock::now();
-    if (!d.failed) precise::finish_footprint(*scratch, d);
-    give_back_scratch(scratch);
-    {
-      std::lock_guard lock(mutex_);
-      stats_.decode_ns += ns_since(start);
-    }
-    done(id, d);
-  };
+  auto job = [this, id = l.id, function = l.function, d = std::move(d), scratch,
+              done]() mutable { hand_over(id, function, d, scratch, done); };
   if (decode_thread_) {
     decoder_.submit(std::move(job));
   } else {
-    job();
+    decoder_.run_here(job);
   }
+}
+
+// Note [A decoding job that throws]
+// A measured launch's record, and every record after it, wait in the
+// footprint resolver until its footprint is handed to the model (Note
+// [Measured footprints arrive late]). A decoding job that threw before
+// that (the second half of the decode out of memory, the model's
+// hand-over throwing) ended in ordered_worker's catch, which dropped it:
+// the launch stayed awaited, so the log behind it was held until exit
+// (every report after it late, and lost if the program died first), its
+// scratch never came back (the fifth such launch left the next read-back
+// waiting for ever), and without a decoding thread the exception left
+// poll() with the launches read back after it never handed over. The
+// worker cannot do better: it knows a job, not a launch. So the job
+// catches what its decode and its hand-over throw, and hands the launch
+// over as a table that could not be read back is (decoded_footprint's
+// `failed`, not complete): the model keeps its inferred accesses and the
+// resolver lets the log go on at once, in order. Its scratch goes back
+// however the decode ends. The failure is counted (`failed` and
+// `decodes` in STREAMSAN_DEBUG's sanitizer line) and told to the source,
+// which names the kernel and the first reason once at exit, as it names a
+// module it could not patch (sanitizer_source::decode_failures()). What
+// the unmeasured hand-over throws in turn reaches the worker's last resort
+// (ordered_worker::run_here, the inline path's too), which counts it
+// (`jobs_thrown`) and keeps its message: that launch alone then waits for
+// exit.
+void launch_tracker::hand_over(launch_id id, CUfunction function, precise::decoded_footprint& d,
+                               precise::decode_scratch* scratch,
+                               const footprint_callback& done) {
+  try {
+    finish_decode(d, scratch);
+    done(id, d);
+  } catch (const std::exception& e) {
+    hand_over_unmeasured(id, function, e.what(), d.failed, done);
+  } catch (...) {
+    hand_over_unmeasured(id, function, "an exception that is not a std::exception", d.failed,
+                         done);
+  }
+}
+
+// The second half of the decode. The scratch goes back however it ends:
+// the next read-backs wait for a free one.
+void launch_tracker::finish_decode(precise::decoded_footprint& d,
+                                   precise::decode_scratch* scratch) {
+  struct given_back {
+    launch_tracker& tracker;
+    precise::decode_scratch* scratch;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    ~given_back() {
+      tracker.give_back_scratch(scratch);
+      std::lock_guard lock(tracker.mutex_);
+      tracker.stats_.decode_ns += ns_since(start);
+    }
+  } back{*this, scratch};
+  if (d.failed) return;
+  if (decode_hook_) decode_hook_();
+  precise::finish_footprint(*scratch, d);
+}
+
+// Note [A decoding job that throws]. `counted_failed`: the read-back had
+// failed already, and was counted then.
+void launch_tracker::hand_over_unmeasured(launch_id id, CUfunction function, const char* why,
+                                          bool counted_failed, const footprint_callback& done) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!counted_failed) ++stats_.failed;
+    ++stats_.decode_failed;
+  }
+  if (failure_callback_) {
+    try {
+      failure_callback_(function, why);
+    } catch (...) {
+      // No memory to note it: the counts above stand.
+    }
+  }
+  done(id, unmeasured());  // what this throws is the worker's last resort's
 }
 
 void launch_tracker::wait_decoded() {
@@ -733,8 +809,13 @@ void launch_tracker::give_back_scratch(precise::decode_scratch* s) {
 }
 
 tracker_stats launch_tracker::stats() const {
-  std::lock_guard lock(mutex_);
-  return stats_;
+  tracker_stats s;
+  {
+    std::lock_guard lock(mutex_);
+    s = stats_;
+  }
+  s.jobs_thrown = decoder_.failures();
+  return s;
 }
 
 }  // namespace streamsan::sanitizer_api

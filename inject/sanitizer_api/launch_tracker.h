@@ -75,7 +75,15 @@ struct tracker_options {
 struct tracker_stats {
   std::uint64_t measured = 0;
   std::uint64_t incomplete = 0;  // table overflowed: footprint not usable
-  std::uint64_t failed = 0;      // a read-back failed
+  // No table could be had, or it could not be read back or decoded: the
+  // launch keeps its inferred footprint.
+  std::uint64_t failed = 0;
+  // Of failed: a decode or its hand-over threw (Note [A decoding job that
+  // throws]).
+  std::uint64_t decode_failed = 0;
+  // Decoding jobs whose exception reached the worker's last resort
+  // (ordered_worker::failures()): their launch waits for exit.
+  std::uint64_t jobs_thrown = 0;
   std::uint64_t pages = 0;
   std::uint64_t fragmented_pages = 0;
   std::uint64_t bytes_read_back = 0;
@@ -100,6 +108,9 @@ class launch_tracker {
   // A measured launch's footprint (incomplete ones too: decoded.complete).
   using footprint_callback =
       std::function<void(launch_id, const precise::decoded_footprint& decoded)>;
+  // A launch of `function` whose decode or hand-over threw `why` (Note [A
+  // decoding job that throws]).
+  using failure_callback = std::function<void(CUfunction function, const char* why)>;
 
   launch_tracker(const sanitizer_library& lib, const tracker_driver& driver,
                  tracker_options options = {});
@@ -172,6 +183,15 @@ class launch_tracker {
   void poll(bool wait_all, const footprint_callback& done);
   // Note [Decoded on a thread of its own]: before the first poll.
   void set_decode_thread(bool on) noexcept { decode_thread_ = on; }
+  // Told of each launch whose decode or hand-over threw, on the thread that
+  // decoded it, before the launch is handed over unmeasured (Note [A
+  // decoding job that throws]). Before the first poll.
+  void set_failure_callback(failure_callback told) { failure_callback_ = std::move(told); }
+  // Tests only: runs on the thread that decodes, before the second half of
+  // every decode (not for a table that could not be read back); what it
+  // throws, the decode threw (Note [A decoding job that throws]). Before the
+  // first poll.
+  void set_decode_hook(std::function<void()> hook) { decode_hook_ = std::move(hook); }
   // Returns once every footprint read back so far was handed to `done`.
   void wait_decoded();
   std::size_t in_flight() const noexcept { return in_flight_count_.load(std::memory_order_acquire); }
@@ -257,8 +277,14 @@ class launch_tracker {
   precise::decoded_footprint read_back(const launch_state& l, precise::decode_scratch& scratch,
                                        std::uint64_t& copy_ns);
   // The second half, then `done`: here, or on the decoding thread.
-  void finish(launch_id id, precise::decoded_footprint d, precise::decode_scratch* scratch,
-              const footprint_callback& done);
+  void finish(const launch_state& l, precise::decoded_footprint d,
+              precise::decode_scratch* scratch, const footprint_callback& done);
+  // The decoding job (Note [A decoding job that throws]).
+  void hand_over(launch_id id, CUfunction function, precise::decoded_footprint& d,
+                 precise::decode_scratch* scratch, const footprint_callback& done);
+  void finish_decode(precise::decoded_footprint& d, precise::decode_scratch* scratch);
+  void hand_over_unmeasured(launch_id id, CUfunction function, const char* why,
+                            bool counted_failed, const footprint_callback& done);
   void retire_locked(const launch_state& l, const precise::decoded_footprint& d);
 
   const sanitizer_library& lib_;
@@ -277,6 +303,8 @@ class launch_tracker {
   std::vector<std::unique_ptr<precise::decode_scratch>> scratches_;
   std::vector<precise::decode_scratch*> free_scratches_;
   bool decode_thread_ = false;
+  std::function<void()> decode_hook_;  // tests only
+  failure_callback failure_callback_;
   std::mutex patch_mutex_;  // (un)patching; guards contexts_with_patches_
   std::map<CUmodule, std::uint32_t> handed_out_;  // tables given, launch not yet in flight
   std::set<CUcontext> contexts_with_patches_;

@@ -3,6 +3,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <set>
@@ -15,6 +16,7 @@
 #include "inject/model/kernel_signature.h"
 #include "inject/sanitizer_api/launch_tracker.h"
 #include "inject/sanitizer_api/sanitizer_library.h"
+#include "sanitizer/log/printable_text.h"
 
 namespace streamsan::injection {
 namespace sa = streamsan::sanitizer_api;
@@ -124,7 +126,10 @@ struct sanitizer_source::impl {
   impl(const sa::sanitizer_library& l, const sa::tracker_driver& d, api_dispatcher& disp,
        cuda_model& m, measurement_policy p, graph_node_measurement g)
       : lib(l), driver(d), dispatcher(disp), model(m), policy(p),
-        graph_nodes(g == graph_node_measurement::on), tracker(l, d) {}
+        graph_nodes(g == graph_node_measurement::on), tracker(l, d) {
+    tracker.set_failure_callback(
+        [this](CUfunction f, const char* why) { footprint_not_decoded(f, why); });
+  }
 
   const sa::sanitizer_library& lib;
   const sa::tracker_driver driver;
@@ -159,6 +164,15 @@ struct sanitizer_source::impl {
     std::set<std::string> kernels;
   };
   std::map<CUmodule, failure> failed_modules;
+  // Note [A decoding job that throws]: by kernel name, the first reason a
+  // footprint of it could not be decoded, and how many launches.
+  struct decode_failure {
+    std::string why;
+    std::uint64_t launches = 0;
+  };
+  std::map<std::string, decode_failure, std::less<>> decode_failures;
+  void footprint_not_decoded(CUfunction f, const char* why);
+  std::string kernel_name_locked(CUfunction f) const;
   // --precise: modules loaded while a stream captured, not patched yet, with
   // their contexts (Note [Patched before a graph is instantiated]).
   std::map<CUmodule, CUcontext> loaded_in_capture;
@@ -1051,6 +1065,25 @@ void sanitizer_source::impl::poll(bool wait_all) {
   });
 }
 
+// On the thread that decoded (Note [A decoding job that throws]).
+void sanitizer_source::impl::footprint_not_decoded(CUfunction f, const char* why) {
+  std::lock_guard lock(mutex);
+  auto [it, first] = decode_failures.try_emplace(kernel_name_locked(f));
+  if (first) it->second.why = why;
+  ++it->second.launches;
+}
+
+// The kernels looked up at launch entries name their functions; a graph
+// node's kernel never launched alone, or one forgotten since, has no name.
+std::string sanitizer_source::impl::kernel_name_locked(CUfunction f) const {
+  for (const auto& [handle, k] : kernels) {
+    if (k.function == f && !k.name.empty()) return k.name;
+  }
+  char unnamed[48];
+  std::snprintf(unnamed, sizeof unnamed, "at CUfunction %p", static_cast<void*>(f));
+  return unnamed;
+}
+
 // ---- the rest of the interface ----
 
 void sanitizer_source::measure_kernel(std::string_view name, unsigned launches) {
@@ -1083,11 +1116,25 @@ std::vector<std::string> sanitizer_source::patch_failures() const {
   return out;
 }
 
+std::vector<std::string> sanitizer_source::decode_failures() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<std::string> out;
+  for (const auto& [kernel, f] : impl_->decode_failures) {
+    out.push_back("kernel " + printable_text(kernel) + ", " + std::to_string(f.launches) +
+                  (f.launches == 1 ? " launch: " : " launches: ") + printable_text(f.why));
+  }
+  return out;
+}
+
 void sanitizer_source::set_unpatch_wait(std::chrono::milliseconds wait) noexcept {
   impl_->unpatch_wait = wait;
 }
 
 void sanitizer_source::set_decode_thread(bool on) noexcept { impl_->tracker.set_decode_thread(on); }
+
+void sanitizer_source::set_decode_hook(std::function<void()> hook) {
+  impl_->tracker.set_decode_hook(std::move(hook));
+}
 
 sanitizer_source_stats sanitizer_source::stats() const {
   const auto t = impl_->tracker.stats();
@@ -1097,6 +1144,8 @@ sanitizer_source_stats sanitizer_source::stats() const {
   s.measured = t.measured;
   s.incomplete = t.incomplete;
   s.failed = t.failed;
+  s.decode_failed = t.decode_failed;
+  s.jobs_thrown = t.jobs_thrown;
   s.waits = t.waits;
   s.pages = t.pages;
   s.bytes_read_back = t.bytes_read_back;

@@ -30,6 +30,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -67,6 +68,8 @@ struct sanitizer_source_stats {
   std::uint64_t measured = 0;
   std::uint64_t incomplete = 0;  // table overflow: kept the inferred footprint
   std::uint64_t failed = 0;
+  std::uint64_t decode_failed = 0;  // tracker_stats::decode_failed
+  std::uint64_t jobs_thrown = 0;    // tracker_stats::jobs_thrown
   std::uint64_t waits = 0;
   std::uint64_t pages = 0;
   std::uint64_t bytes_read_back = 0;
@@ -115,6 +118,10 @@ class sanitizer_source {
   // Note [Decoded on a thread of its own] (launch_tracker.cpp): measured
   // footprints finish decoding on a thread of their own; before enable().
   void set_decode_thread(bool on) noexcept;
+  // Tests only: every decode runs `hook` first, on the thread that decodes;
+  // what it throws, the decode threw (launch_tracker::set_decode_hook). Before
+  // the first launch.
+  void set_decode_hook(std::function<void()> hook);
   // The next `launches` launches of kernels with this name (the model's
   // short name) are measured (Note [Which launches are measured]).
   void measure_kernel(std::string_view name, unsigned launches);
@@ -125,6 +132,10 @@ class sanitizer_source {
   // Modules that could not be patched and why (their kernels keep inferred
   // footprints), for the one-time note in the report.
   std::vector<std::string> patch_failures() const;
+  // Kernels a measured footprint of which could not be decoded, each with
+  // its launches so far and the first reason (Note [A decoding job that
+  // throws] in launch_tracker.cpp), for the one-time note in the report.
+  std::vector<std::string> decode_failures() const;
   sanitizer_source_stats stats() const;
 
  private:

@@ -376,7 +376,8 @@ void session::print_debug_counters() const {
   const auto m = sanitizer_->stats();
   std::fprintf(stderr,
                "streamsan: debug: sanitizer api_callbacks=%llu launches=%llu measured=%llu "
-               "incomplete=%llu failed=%llu waits=%llu slots=%llu read_back=%llu "
+               "incomplete=%llu failed=%llu (decodes %llu, jobs_thrown %llu) waits=%llu slots=%llu "
+               "read_back=%llu "
                "setup_ms=%.1f read_back_ms=%.1f (copies %.1f) decode_ms=%.1f "
                "modules_patched=%llu unpatched=%llu (at a synchronize %llu) patched_at_exit=%llu "
                "changes_deferred=%llu\n",
@@ -385,6 +386,8 @@ void session::print_debug_counters() const {
                static_cast<unsigned long long>(m.measured),
                static_cast<unsigned long long>(m.incomplete),
                static_cast<unsigned long long>(m.failed),
+               static_cast<unsigned long long>(m.decode_failed),
+               static_cast<unsigned long long>(m.jobs_thrown),
                static_cast<unsigned long long>(m.waits),
                static_cast<unsigned long long>(m.pages),
                static_cast<unsigned long long>(m.bytes_read_back),
@@ -426,14 +429,22 @@ void session::finish() noexcept {
       std::fprintf(stderr, "streamsan: debug: %s\n", tsan_->debug_counters().c_str());
     }
   }
-  // Said once: kernels of modules that could not be patched keep guessed
-  // footprints (never abort, never change the program).
+  // Said once: kernels of modules that could not be patched, and launches
+  // whose footprints could not be decoded, keep guessed footprints (never
+  // abort, never change the program).
   if (sanitizer_) {
     for (const auto& why : sanitizer_->patch_failures()) {
       std::fprintf(stderr,
                    "streamsan: a module could not be instrumented (%s): their footprints "
                    "stay inferred\n",
                    why.c_str());
+    }
+    // Note [A decoding job that throws] (launch_tracker.cpp)
+    for (const auto& what : sanitizer_->decode_failures()) {
+      std::fprintf(stderr,
+                   "streamsan: a measured footprint could not be decoded (%s): those launches "
+                   "keep inferred footprints\n",
+                   what.c_str());
     }
   }
   const auto kept = print_report();

@@ -7,9 +7,12 @@
 #include <gtest/gtest.h>
 #include <sanitizer.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <variant>
 
@@ -21,18 +24,14 @@
 #include "tests/inject/fake_cuda_driver.h"
 #include "tests/inject/fake_driver.h"
 #include "tests/inject/fake_sanitizer_api.h"
+#include "tests/inject/sanitizer_test_handles.h"
 
 namespace streamsan::injection {
 namespace {
 
 namespace sp = streamsan::precise;
 
-const auto ctx = reinterpret_cast<CUcontext>(0xc0);
-const auto module_a = reinterpret_cast<CUmodule>(0xa000);
-const auto fill = reinterpret_cast<CUfunction>(0xf111);
-const auto stream_1 = reinterpret_cast<CUstream>(0x5001);
-const auto stream_2 = reinterpret_cast<CUstream>(0x5002);
-constexpr std::uint64_t buffer = 0x7e0000000000;
+using namespace sanitizer_test_handles;  // tests/inject/sanitizer_test_handles.h
 
 using namespace driver_calls;  // tests/inject/driver_call_params.h
 
@@ -610,6 +609,90 @@ TEST_F(SanitizerSource, AModuleThatCannotBePatchedIsNamedWithItsKernels) {
   EXPECT_NE(failures[0].find("INVALID_PARAMETER"), std::string::npos) << failures[0];
   source->drain();
   EXPECT_EQ(launches().at(0).at(0).origin, access_origin::inferred);
+}
+
+// ---- Note [A decoding job that throws] ----
+
+class SanitizerSourceDecodeFailures : public SanitizerSource {
+ protected:
+  std::atomic<int> decodes{0};
+
+  // --precise, and the decodes `first` to `last` (counted from 1) throw.
+  void start_throwing(int first, int last) {
+    start(measurement_policy::every_launch);
+    source->set_decode_hook([this, first, last] {
+      const int n = ++decodes;
+      if (n >= first && n <= last) throw std::runtime_error("out of memory sorting pages (test)");
+    });
+  }
+
+  // Three launches and a synchronize, all held behind the first launch
+  // until its kernel completes; the second launch's decode throws. It is
+  // handed over unmeasured at once: the records behind it go on, in order,
+  // with no release at exit (drain() does none), and its kernel is named.
+  void expect_the_log_to_go_on_past_a_decode_that_throws() {
+    start_throwing(2, 2);
+    fake_cuda_hold_events(true);
+    launch(stream_1, 0, 64);
+    launch(stream_1, 4096, 64);
+    synchronize();
+    launch(stream_1, 8192, 64);
+    EXPECT_TRUE(launches().empty());  // held behind the first
+    EXPECT_GT(resolver.held(), 0u);
+    fake_cuda_complete_events();
+    source->drain();
+    EXPECT_EQ(resolver.awaiting(), 0u);
+    EXPECT_EQ(resolver.held(), 0u);
+    std::vector<std::string> seen;
+    std::uint64_t last_seq = 0;
+    for (const auto& c : sink.records) {
+      EXPECT_GT(c.header.seq, last_seq);
+      last_seq = c.header.seq;
+      if (std::holds_alternative<device_synchronize>(c.body)) seen.emplace_back("synchronize");
+      if (std::holds_alternative<kernel_launch>(c.body)) {
+        EXPECT_EQ(c.accesses.size(), 1u);
+        seen.push_back(c.accesses.empty() ? "no access"
+                       : c.accesses[0].origin == access_origin::measured ? "measured"
+                                                                          : "inferred");
+      }
+    }
+    EXPECT_EQ(seen, (std::vector<std::string>{"measured", "inferred", "synchronize", "measured"}));
+    const auto stats = source->stats();
+    EXPECT_EQ(stats.measured, 3u);
+    EXPECT_EQ(stats.failed, 1u);
+    EXPECT_EQ(stats.decode_failed, 1u);
+    EXPECT_EQ(stats.jobs_thrown, 0u);
+    EXPECT_EQ(source->decode_failures(),
+              (std::vector<std::string>{
+                  "kernel fill(float*, int), 1 launch: out of memory sorting pages (test)"}));
+  }
+};
+
+TEST_F(SanitizerSourceDecodeFailures, TheLogGoesOnPastALaunchWhoseDecodeThrew) {
+  expect_the_log_to_go_on_past_a_decode_that_throws();
+}
+
+TEST_F(SanitizerSourceDecodeFailures, TheLogGoesOnPastALaunchWhoseDecodeThrewOnTheDecodingThread) {
+  decode_thread = true;
+  expect_the_log_to_go_on_past_a_decode_that_throws();
+}
+
+// More decodes throw than the tracker has scratches (four): each gives its
+// scratch back, so the read-backs after them neither wait for ever nor
+// stop, and the kernel is named once, with its count.
+TEST_F(SanitizerSourceDecodeFailures, DecodesThatKeepThrowingNeitherHangNorStopTheNext) {
+  decode_thread = true;
+  start_throwing(1, 6);
+  for (std::uint64_t i = 0; i < 7; ++i) EXPECT_TRUE(launch(stream_1, 4096 * i, 64));
+  source->drain();
+  const auto l = launches();
+  ASSERT_EQ(l.size(), 7u);
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(l[i].at(0).origin, access_origin::inferred) << i;
+  EXPECT_EQ(l[6].at(0).origin, access_origin::measured);
+  EXPECT_EQ(source->stats().failed, 6u);
+  EXPECT_EQ(source->decode_failures(),
+            (std::vector<std::string>{
+                "kernel fill(float*, int), 6 launches: out of memory sorting pages (test)"}));
 }
 
 // ---- graph kernel nodes (Note [Which graph nodes are measured]) ----

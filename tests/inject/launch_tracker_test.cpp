@@ -1,0 +1,133 @@
+// The launch tracker over the fake Sanitizer API and driver: what becomes of
+// a launch whose hand-over to the model throws (Note [A decoding job that
+// throws] in inject/sanitizer_api/launch_tracker.cpp), with the decode on
+// the polling thread and on a decoding thread of its own.
+#include "inject/sanitizer_api/launch_tracker.h"
+
+#include <gtest/gtest.h>
+#include <sanitizer.h>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "inject/precise/footprint_record.h"
+#include "tests/inject/fake_cuda_driver.h"
+#include "tests/inject/fake_sanitizer_api.h"
+#include "tests/inject/sanitizer_test_handles.h"
+
+namespace streamsan::sanitizer_api {
+namespace {
+
+namespace sp = streamsan::precise;
+
+using namespace sanitizer_test_handles;  // tests/inject/sanitizer_test_handles.h
+
+// One try of `done`: the launch and what it was handed.
+struct handed_over {
+  launch_tracker::launch_id id = 0;
+  bool complete = false;
+  bool failed = false;
+  std::size_t intervals = 0;
+
+  friend bool operator==(const handed_over&, const handed_over&) = default;
+};
+void PrintTo(const handed_over& h, std::ostream* out) {
+  *out << "{" << h.id << (h.complete ? " complete" : "") << (h.failed ? " failed" : "") << " "
+       << h.intervals << " intervals}";
+}
+
+// The parameter: whether the tracker decodes on a thread of its own.
+class LaunchTracker : public ::testing::TestWithParam<bool> {
+ protected:
+  std::optional<launch_tracker> tracker;
+  std::uintptr_t next_launch = 0x100;
+  std::vector<handed_over> tries;  // every call of `done`, in order
+  std::vector<std::pair<CUfunction, std::string>> told;  // the failure callback
+
+  void SetUp() override {
+    fake_sanitizer_reset();
+    fake_cuda_hold_events(false);
+    const load_result loaded = load_sanitizer_library();
+    ASSERT_NE(loaded.library, nullptr) << loaded.error;
+    const auto driver = resolve_tracker_driver();
+    ASSERT_TRUE(driver.has_value());
+    tracker.emplace(*loaded.library, *driver);
+    tracker->set_decode_thread(GetParam());
+    tracker->set_failure_callback(
+        [this](CUfunction f, const char* why) { told.emplace_back(f, why); });
+    std::string why;
+    ASSERT_TRUE(tracker->patch_module(ctx, module_a, why)) << why;
+  }
+
+  // A measured launch of fill that writes 64 bytes at buffer + offset; its
+  // id.
+  launch_tracker::launch_id launch(std::uint64_t offset) {
+    Sanitizer_LaunchData l{};
+    l.context = ctx;
+    l.module = module_a;
+    l.function = fill;
+    l.stream = stream_1;
+    l.hStream = reinterpret_cast<Sanitizer_StreamHandle>(stream_1);
+    l.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(next_launch++);
+    tracker->launch_begin(l, true);
+    const auto* table = static_cast<const sp::table_view*>(fake_sanitizer_userdata(l.hLaunch));
+    if (table != nullptr) sp::record_span(*table, buffer + offset, 64, sp::footprint_kind::write);
+    tracker->launch_end(l);
+    return tracker->launched().value_or(0);
+  }
+
+  // Reads back every launch; `done` throws for launch `refused` on every
+  // try up to `refusals`.
+  void read_back_all(launch_tracker::launch_id refused, int refusals) {
+    int refused_so_far = 0;
+    tracker->poll(true, [&](launch_tracker::launch_id id, const sp::decoded_footprint& d) {
+      tries.push_back({id, d.complete, d.failed, d.intervals.size()});
+      if (id == refused && refused_so_far++ < refusals) {
+        throw std::runtime_error("the model refused it (test)");
+      }
+    });
+    tracker->wait_decoded();
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Decoding, LaunchTracker, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "OnItsThread" : "Inline"; });
+
+// The hand-over threw: the launch is handed over again, unmeasured, before
+// the next launch; the failure is counted and told with the kernel.
+TEST_P(LaunchTracker, AHandOverThatThrowsIsMadeAgainUnmeasured) {
+  ASSERT_EQ(launch(0), 1u);
+  ASSERT_EQ(launch(4096), 2u);
+  ASSERT_EQ(launch(8192), 3u);
+  read_back_all(2, 1);
+  EXPECT_EQ(tries, (std::vector<handed_over>{{1, true, false, 1},
+                                           {2, true, false, 1},
+                                           {2, false, true, 0},
+                                           {3, true, false, 1}}));
+  const tracker_stats s = tracker->stats();
+  EXPECT_EQ(s.measured, 3u);
+  EXPECT_EQ(s.failed, 1u);
+  EXPECT_EQ(s.decode_failed, 1u);
+  EXPECT_EQ(s.jobs_thrown, 0u);
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0].first, fill);
+  EXPECT_EQ(told[0].second, "the model refused it (test)");
+}
+
+// The unmeasured hand-over threw too: the worker's last resort counts it,
+// and the next launch is still handed over.
+TEST_P(LaunchTracker, WhatTheSecondHandOverThrowsIsCountedAndTheNextLaunchGoesOn) {
+  ASSERT_EQ(launch(0), 1u);
+  ASSERT_EQ(launch(4096), 2u);
+  read_back_all(1, 2);
+  EXPECT_EQ(tries, (std::vector<handed_over>{
+                       {1, true, false, 1}, {1, false, true, 0}, {2, true, false, 1}}));
+  const tracker_stats s = tracker->stats();
+  EXPECT_EQ(s.decode_failed, 1u);
+  EXPECT_EQ(s.jobs_thrown, 1u);
+}
+
+}  // namespace
+}  // namespace streamsan::sanitizer_api
