@@ -209,6 +209,15 @@ void cuda_model::measured_launch_done(std::uint64_t id, const precise::decoded_f
     model_lock lock(mutex_);
     const auto it = pending_measurements_.find(id);
     if (it == pending_measurements_.end()) return;
+    // Note [A decoding job that throws] (launch_tracker.cpp): the accesses,
+    // the allocation most likely to fail here, are made while the launch
+    // is still pending, so that if they throw, the tracker's second
+    // hand-over, unmeasured, finds it and lets the log behind it go on.
+    std::vector<std::uint64_t> starts;
+    if (decoded.complete) {
+      measured = measured_accesses(decoded, allocations_, it->second.epoch,
+                                   it->second.graph_launch != 0 ? &starts : nullptr);
+    }
     pending_measurement p = std::move(it->second);
     pending_measurements_.erase(it);
     resolver = resolver_;
@@ -216,14 +225,12 @@ void cuda_model::measured_launch_done(std::uint64_t id, const precise::decoded_f
       // Note [Measuring graph kernel nodes]: delivered with the last node.
       const auto g = pending_graphs_.find(p.graph_launch);
       if (g == pending_graphs_.end()) return;
-      if (decoded.complete) {
-        std::vector<std::uint64_t> starts;
-        auto accesses = measured_accesses(decoded, allocations_, p.epoch, &starts);
+      if (measured) {
         if (const auto k = kernels_.find(p.kernel); k != kernels_.end() && !p.words.empty()) {
-          learn_from_measurement(p.words, accesses, k->second.learned);
+          learn_from_measurement(p.words, *measured, k->second.learned);
         }
-        remember_measured_node_locked(g->second.exec, p.node, accesses, starts);
-        g->second.measured.emplace_back(p.node, std::move(accesses));
+        remember_measured_node_locked(g->second.exec, p.node, *measured, starts);
+        g->second.measured.emplace_back(p.node, std::move(*measured));
       }
       if (--g->second.remaining > 0) return;
       const pending_graph done = std::move(g->second);
@@ -233,8 +240,7 @@ void cuda_model::measured_launch_done(std::uint64_t id, const precise::decoded_f
       return;
     }
     token = p.token;
-    if (decoded.complete) {
-      measured = measured_accesses(decoded, allocations_, p.epoch);
+    if (measured) {
       if (const auto k = kernels_.find(p.kernel); k != kernels_.end()) {
         learn_from_measurement(p.words, *measured, k->second.learned);
       }

@@ -727,8 +727,11 @@ void launch_tracker::finish(const launch_state& l, precise::decoded_footprint d,
 // however the decode ends. The failure is counted (`failed` and
 // `decodes` in STREAMSAN_DEBUG's sanitizer line) and told to the source,
 // which names the kernel and the first reason once at exit, as it names a
-// module it could not patch (sanitizer_source::decode_failures()). What
-// the unmeasured hand-over throws in turn reaches the worker's last resort
+// module it could not patch (sanitizer_source::decode_failures()). The
+// model makes a footprint's accesses before it lets go of the launch
+// (cuda_model::measured_launch_done), so a hand-over that threw there
+// finds the launch again the second time. What the unmeasured hand-over
+// throws in turn reaches the worker's last resort
 // (ordered_worker::run_here, the inline path's too), which counts it
 // (`jobs_thrown`) and keeps its message: that launch alone then waits for
 // exit.
