@@ -90,6 +90,39 @@ void BM_DecodeStreamingTableFreshBuffers(benchmark::State& state) {
 BENCHMARK(BM_DecodeStreamingTable)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecodeStreamingTableFreshBuffers)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond);
 
+// A gather's launch: range(0) pages read, each fragmented into range(1)
+// runs of 4 bytes spread evenly over the page (Note [Runs found a word at
+// a time]).
+void BM_DecodeGatherTable(benchmark::State& state) {
+  const auto pages = static_cast<std::uint32_t>(state.range(0));
+  const auto runs = static_cast<std::uint32_t>(state.range(1));
+  const sp::table_layout layout = sp::layout_for(std::bit_ceil(pages * 2));
+  std::vector<std::uint64_t> storage(layout.bytes / 8 + 8, 0);
+  const auto base = reinterpret_cast<std::uintptr_t>(storage.data());
+  const sp::table_view view = sp::view_at(base, layout);
+  for (std::uint64_t page = 0; page < pages; ++page) {
+    for (std::uint32_t r = 0; r < runs; ++r) {
+      sp::record_span(view, 0x7f0000000000ull + page * sp::page_bytes + r * (sp::page_bytes / runs), 4,
+                      sp::footprint_kind::read);
+    }
+  }
+  const auto fetch = [](void* destination, std::uint64_t source, std::size_t size) {
+    std::memcpy(destination, reinterpret_cast<const void*>(source), size);
+    return true;
+  };
+  sp::decode_scratch scratch;
+  for (auto _ : state) {
+    const sp::decoded_footprint d = sp::decode_footprint(layout, base, fetch, scratch);
+    if (d.intervals.size() != std::size_t{pages} * runs || !d.complete) {
+      state.SkipWithError("the table did not decode to its runs");
+      return;
+    }
+    benchmark::DoNotOptimize(d.intervals.data());
+  }
+  state.counters["pages"] = pages;
+}
+BENCHMARK(BM_DecodeGatherTable)->Args({4096, 4})->Args({4096, 64})->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

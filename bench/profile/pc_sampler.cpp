@@ -12,6 +12,10 @@
 // process receives and stops at SIGUSR2, so that a program can have only
 // its timed region sampled (bench/torch/mlp_bench.py sends them around its
 // timed loop when the variable is set), not its start-up.
+// With PCSAMPLE_ON_TERM=1 a SIGTERM writes the samples and then ends the
+// process the way SIGTERM would (the handler is not async-signal-safe:
+// for a program that hangs, where `timeout` is the only way out, which is
+// when a profile is wanted most).
 // At exit each address is written as "object+offset" (dladdr) to
 // $PCSAMPLE_DIR/pcs.<pid>, one sample a line; bench/profile/fold.py
 // symbolizes and sums them where the binaries have their symbols.
@@ -91,6 +95,12 @@ __attribute__((destructor)) void finish() {
   std::fclose(out);
 }
 
+void on_sigterm(int) {
+  finish();
+  signal(SIGTERM, SIG_DFL);
+  raise(SIGTERM);
+}
+
 itimerspec interval() {
   const char* us_text = std::getenv("PCSAMPLE_US");
   const long us = us_text != nullptr ? std::atol(us_text) : 1000;
@@ -128,6 +138,11 @@ __attribute__((constructor)) void start() {
   ev.sigev_signo = SIGPROF;
   if (timer_create(CLOCK_PROCESS_CPUTIME_ID, &ev, &timer) != 0) return;
   armed = interval();
+  if (const char* on_term = std::getenv("PCSAMPLE_ON_TERM"); on_term != nullptr && *on_term == '1') {
+    struct sigaction st {};
+    st.sa_handler = on_sigterm;
+    sigaction(SIGTERM, &st, nullptr);
+  }
   const char* on_signal = std::getenv("PCSAMPLE_ON_SIGNAL");
   if (on_signal != nullptr && *on_signal == '1') {
     struct sigaction su {};

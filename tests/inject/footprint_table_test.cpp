@@ -193,6 +193,52 @@ TEST(FootprintTable, MixedPagesDecodeAsAByteByByteReference) {
   EXPECT_EQ(d.intervals, expected);
 }
 
+// Note [Runs found a word at a time]: the runs of a fragmented page's
+// bitmap, found a word at a time, are those a bit at a time finds, for
+// sparse and dense bitmaps, runs across words and to the page's end.
+TEST(FootprintTable, FragmentedPageRunsMatchABitByBitReference) {
+  std::mt19937 rng(11);
+  constexpr std::uint64_t page = 0x1234;
+  for (const std::uint32_t percent : {1u, 10u, 50u, 90u, 99u}) {
+    for (int round = 0; round < 40; ++round) {
+      std::vector<std::uint32_t> bits(words_per_bitmap, 0);
+      // Runs of random lengths with gaps, so that both cross words.
+      std::uint32_t byte = rng() % 64;
+      while (byte < page_bytes) {
+        const bool set = rng() % 100 < percent;
+        const std::uint32_t length = 1 + rng() % (rng() % 4 == 0 ? 200 : 9);
+        for (std::uint32_t b = byte; b < std::min(byte + length, page_bytes); ++b) {
+          if (set) bits[b / bits_per_word] |= 1u << (b % bits_per_word);
+        }
+        byte += length;
+      }
+      if (round % 5 == 0) bits.back() |= 0x80000000u;  // a run to the page's end
+      if (round % 7 == 0) bits[3] = ~0u;                // a whole word
+      std::vector<measured_interval> expected;
+      std::uint32_t bytes = 0;
+      for (std::uint32_t b = 0; b < page_bytes; ++b) {
+        if (((bits[b / bits_per_word] >> (b % bits_per_word)) & 1u) == 0) continue;
+        ++bytes;
+        const std::uint64_t at = (page << page_shift) + b;
+        if (!expected.empty() && expected.back().end == at) {
+          ++expected.back().end;
+        } else {
+          expected.push_back({at, at + 1, footprint_kind::write});
+        }
+      }
+      if (expected.size() < 2) continue;  // one run needs no bitmap
+      page_summary summary;
+      summary.key = key_of(page, footprint_kind::write);
+      summary.first = page_bytes - static_cast<std::uint32_t>(expected.front().begin - (page << page_shift));
+      summary.end = static_cast<std::uint32_t>(expected.back().end - (page << page_shift));
+      summary.bytes = bytes;
+      std::vector<measured_interval> runs;
+      EXPECT_TRUE(page_intervals(summary, bits.data(), runs));
+      EXPECT_EQ(runs, expected) << percent << "% set, round " << round;
+    }
+  }
+}
+
 // Note [Decoded on a thread of its own]: every copy in the first half, none
 // in the second, and the two halves give what one decode does.
 TEST(FootprintTable, FetchThenFinishIsTheWholeDecodeAndFinishCopiesNothing) {
