@@ -12,6 +12,9 @@ namespace streamsan::injection {
 namespace {
 
 constexpr int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+// Taken only while the program leaves them to their default action
+// (Note [Reports when the program dies]).
+constexpr int termination_signals[] = {SIGTERM, SIGINT};
 
 struct sigaction previous[NSIG];
 std::atomic<last_words_fn> last_words{nullptr};
@@ -35,6 +38,8 @@ const char* signal_name(int sig) noexcept {
     case SIGILL: return "SIGILL (illegal instruction)";
     case SIGFPE: return "SIGFPE (arithmetic exception)";
     case SIGABRT: return "SIGABRT (abort)";
+    case SIGTERM: return "SIGTERM (termination request)";
+    case SIGINT: return "SIGINT (interrupt)";
     default: return "a fatal signal";
   }
 }
@@ -87,12 +92,16 @@ void on_fatal(int sig, siginfo_t* info, void*) noexcept {
 void install_fatal_signal_handlers(last_words_fn words) noexcept {
   last_words_fn none = nullptr;
   if (!last_words.compare_exchange_strong(none, words)) return;
-  for (const int sig : fatal_signals) {
-    struct sigaction action {};
-    action.sa_sigaction = on_fatal;
-    action.sa_flags = SA_SIGINFO;
-    sigemptyset(&action.sa_mask);
-    ::sigaction(sig, &action, &previous[sig]);
+  struct sigaction action {};
+  action.sa_sigaction = on_fatal;
+  action.sa_flags = SA_SIGINFO;
+  sigemptyset(&action.sa_mask);
+  for (const int sig : fatal_signals) ::sigaction(sig, &action, &previous[sig]);
+  for (const int sig : termination_signals) {
+    struct sigaction now {};
+    if (::sigaction(sig, nullptr, &now) != 0) continue;
+    const bool by_default = (now.sa_flags & SA_SIGINFO) == 0 && now.sa_handler == SIG_DFL;
+    if (by_default) ::sigaction(sig, &action, &previous[sig]);
   }
 }
 

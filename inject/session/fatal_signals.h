@@ -14,7 +14,12 @@
 // itself, the queue is closed instead and what it held is not delivered.
 // A finish() that cannot complete (the crash came while a lock of ours was
 // held) is cut off after a few seconds by an alarm that ends the program
-// with the original signal. Not covered: a stack overflow (no alternate
+// with the original signal. SIGTERM and SIGINT (`timeout`, `kill`, ^C)
+// end a program the same way when it leaves them to their default action,
+// so they are handled too, but only then: a program with a handler of its
+// own (a server that shuts down cleanly, a training loop that saves a
+// checkpoint) keeps it, or ignores them as it chose, and its report comes
+// at its exit as usual. Not covered: a stack overflow (no alternate
 // stack), _exit() from a thread, SIGKILL (docs/reliability.md).
 #pragma once
 

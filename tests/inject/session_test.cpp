@@ -503,15 +503,30 @@ session* dying_session = nullptr;
 
 void dying_words() noexcept { dying_session->finish(); }
 
-enum class death { segfault, abort, uncaught_exception, divide };
+enum class death { segfault, abort, uncaught_exception, divide, terminated, interrupted };
 
-[[noreturn]] void race_then_die(const fs::path& dir, death how) {
-  fake_driver driver;
+// A session that handles the fatal signals, with a race in its log.
+void race_in_a_dying_session(const fs::path& dir, fake_driver& driver) {
   dying_session = new session(config_in(dir), driver);
   install_fatal_signal_handlers(dying_words);
   program p(dying_session->model());
   p.setup();
   p.race();
+}
+
+// A signal sent is delivered, not raised: wait for it.
+[[noreturn]] void wait_for_the_signal() {
+  std::this_thread::sleep_for(5s);
+  std::_Exit(12);
+}
+
+[[noreturn]] void race_then_die(const fs::path& dir, death how) {
+  // As a program started from a shell has them (a test runner may ignore
+  // SIGINT, and ignoring is inherited).
+  ::signal(SIGTERM, SIG_DFL);
+  ::signal(SIGINT, SIG_DFL);
+  fake_driver driver;
+  race_in_a_dying_session(dir, driver);
   switch (how) {
     case death::segfault: {
       // A store to a page with no access, a real fault: a store through a
@@ -529,15 +544,25 @@ enum class death { segfault, abort, uncaught_exception, divide };
       ::raise(SIGFPE);
       break;
     }
+    case death::terminated: {
+      ::kill(::getpid(), SIGTERM);  // as `timeout` and `kill` send it
+      break;
+    }
+    case death::interrupted: {
+      ::kill(::getpid(), SIGINT);
+      break;
+    }
   }
-  std::_Exit(12);  // not reached
+  wait_for_the_signal();
 }
 
 TEST_F(Session, ReportsAreWrittenWhenTheProgramDiesBySignal) {
   const std::pair<death, int> deaths[] = {{death::segfault, SIGSEGV},
                                           {death::abort, SIGABRT},
                                           {death::uncaught_exception, SIGABRT},
-                                          {death::divide, SIGFPE}};
+                                          {death::divide, SIGFPE},
+                                          {death::terminated, SIGTERM},
+                                          {death::interrupted, SIGINT}};
   for (const auto& [how, sig] : deaths) {
     SCOPED_TRACE(sig);
     fs::remove(dir / "result");
@@ -550,6 +575,23 @@ TEST_F(Session, ReportsAreWrittenWhenTheProgramDiesBySignal) {
     EXPECT_NE(read_file(dir / "report.json").find("stream-race"), std::string::npos);
     EXPECT_GT(trace_records(), 0u);
   }
+}
+
+// Note [Reports when the program dies]: a program with a SIGTERM handler of
+// its own keeps it; its handler runs and streamsan says nothing then.
+void own_sigterm_handler(int) { std::_Exit(42); }
+
+[[noreturn]] void race_then_terminate_with_own_handler(const fs::path& dir) {
+  ::signal(SIGTERM, own_sigterm_handler);
+  fake_driver driver;
+  race_in_a_dying_session(dir, driver);
+  ::kill(::getpid(), SIGTERM);
+  wait_for_the_signal();
+}
+
+TEST_F(Session, AProgramsOwnTerminationHandlerIsKept) {
+  EXPECT_EXIT(race_then_terminate_with_own_handler(dir.path()), ::testing::ExitedWithCode(42),
+              "^$");
 }
 
 // Note [Where the engine runs]: a program that makes diagnostics of several
