@@ -152,9 +152,11 @@ std::span<const measured_interval> runs_of(const decode_scratch& s, std::uint32_
 // window_slots bitmaps in memory at once.
 // out.fragmented: the slots that need their bitmaps, ascending (found by
 // scan_slots's one pass over the summaries).
+// Stops once the runs exceed `max_runs` (Note [A footprint too fragmented
+// to use] in footprint_decode.h): `d.too_fragmented`, and `out` half made.
 void read_fragmented(const table_layout& layout, std::uint64_t base, const fetch_fn& fetch,
                      std::span<const page_summary> slots, std::uint32_t window_slots,
-                     decoded_footprint& d, decode_scratch& out) {
+                     std::size_t max_runs, decoded_footprint& d, decode_scratch& out) {
   out.first.clear();
   out.runs.clear();
   const std::uint32_t window = std::max(window_slots, 1u);
@@ -176,6 +178,11 @@ void read_fragmented(const table_layout& layout, std::uint64_t base, const fetch
       page_intervals(slots[slot], bits.data() + std::size_t{slot - lo} * words_per_bitmap, one);
       out.first.push_back(out.runs.size());
       out.runs.insert(out.runs.end(), one.begin(), one.end());
+    }
+    if (out.runs.size() > max_runs) {
+      d.too_fragmented = true;
+      d.complete = false;
+      return;
     }
   }
   out.first.push_back(out.runs.size());
@@ -246,15 +253,15 @@ decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t bas
 
 decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t base,
                                    const fetch_fn& fetch, decode_scratch& scratch,
-                                   std::uint32_t bitmap_window) {
-  decoded_footprint d = fetch_footprint(layout, base, fetch, scratch, bitmap_window);
+                                   std::uint32_t bitmap_window, std::size_t max_runs) {
+  decoded_footprint d = fetch_footprint(layout, base, fetch, scratch, bitmap_window, max_runs);
   finish_footprint(scratch, d);
   return d;
 }
 
 decoded_footprint fetch_footprint(const table_layout& layout, std::uint64_t base,
                                   const fetch_fn& fetch, decode_scratch& scratch,
-                                  std::uint32_t bitmap_window) {
+                                  std::uint32_t bitmap_window, std::size_t max_runs) {
   decoded_footprint d;
   // Every slot's summary and the counters after them in one copy (Note
   // [The slot is the bucket]), into memory nobody clears first: a large
@@ -281,13 +288,15 @@ decoded_footprint fetch_footprint(const table_layout& layout, std::uint64_t base
   scan_slots(slots, intact, scratch);
   if (!intact) d.complete = false;
   // Note [Bitmaps read window by window]
-  read_fragmented(layout, base, fetch, slots, bitmap_window, d, scratch);
+  read_fragmented(layout, base, fetch, slots, bitmap_window, max_runs, d, scratch);
   d.pages = static_cast<std::uint32_t>(scratch.keys.size());
   d.fragmented_pages = static_cast<std::uint32_t>(scratch.fragmented.size());
   return d;
 }
 
 void finish_footprint(decode_scratch& scratch, decoded_footprint& d) {
+  // Not a measurement, and its runs were not all found.
+  if (d.too_fragmented) return;
   // Note [Slots decoded in page order]
   sort_by_kind_and_page(scratch.keys, scratch.keys_sorting);
   const decode_scratch& used = scratch;

@@ -2,6 +2,7 @@
 // byte intervals (Note [Footprints are coalesced on the device]).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -27,6 +28,9 @@ struct decoded_footprint {
   bool complete = true;
   // True when the table could not be read back at all (complete is false).
   bool failed = false;
+  // True when its pages held more runs than a launch's budget (Note [A
+  // footprint too fragmented to use]; complete is false).
+  bool too_fragmented = false;
   std::uint32_t pages = 0;             // slots used (page and kind)
   std::uint32_t fragmented_pages = 0;  // slots whose bitmap had to be read
   std::uint64_t bytes_read_back = 0;   // device-to-host traffic
@@ -62,6 +66,19 @@ struct decode_scratch {
 // window by window] in footprint_decode.cpp).
 inline constexpr std::uint32_t bitmap_window_slots = 32768;
 
+// Note [A footprint too fragmented to use]
+// A gather or a scatter over a large buffer leaves every page it touches
+// in many runs. Each run is read back, found, kept and checked by the
+// engine, at every measured launch: on the H200, cuda-samples'
+// MonteCarloMultiGPU and segmentationTreeThrust ran past 80 s at exit
+// doing that (native: 0.4 and 1.1 s; docs/injection.md, the extra corpus).
+// A launch whose pages hold more than `max_runs` runs is therefore not a
+// measurement: decoding stops there, no more bitmaps are read, and the
+// launch keeps its inferred footprint, as an overflowed one does (its
+// conflicts are possible races, never reports), without the larger table
+// an overflow gets. 2^20 runs is 24 MiB of intervals.
+inline constexpr std::size_t max_runs_per_launch = std::size_t{1} << 20;
+
 // Decodes the table whose allocation starts at device address `base`:
 // one copy of the counters and every slot's summary, and the bitmaps of
 // the slots whose bytes are not one run, a copy per window of
@@ -74,7 +91,8 @@ decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t bas
 // reuses its buffers]): fetch_footprint, then finish_footprint.
 decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t base,
                                    const fetch_fn& fetch, decode_scratch& scratch,
-                                   std::uint32_t bitmap_window = bitmap_window_slots);
+                                   std::uint32_t bitmap_window = bitmap_window_slots,
+                                   std::size_t max_runs = max_runs_per_launch);
 
 // A decode in two halves (Note [Decoded on a thread of its own] in
 // inject/sanitizer_api/launch_tracker.cpp). fetch_footprint makes every
@@ -84,7 +102,8 @@ decoded_footprint decode_footprint(const table_layout& layout, std::uint64_t bas
 // intervals.
 decoded_footprint fetch_footprint(const table_layout& layout, std::uint64_t base,
                                   const fetch_fn& fetch, decode_scratch& scratch,
-                                  std::uint32_t bitmap_window = bitmap_window_slots);
+                                  std::uint32_t bitmap_window = bitmap_window_slots,
+                                  std::size_t max_runs = max_runs_per_launch);
 void finish_footprint(decode_scratch& scratch, decoded_footprint& d);
 
 // The intervals of one slot (a page and a kind) from its summary, reading

@@ -599,7 +599,12 @@ void launch_tracker::retire_locked(const launch_state& l, const precise::decoded
   stats_.fragmented_pages += d.fragmented_pages;
   stats_.bytes_read_back += d.bytes_read_back;
   auto& hint = slots_hint_[l.function];
-  if (!d.complete) {
+  if (d.too_fragmented) {
+    // Note [A footprint too fragmented to use]: the table was large enough.
+    ++stats_.incomplete;
+    ++stats_.too_fragmented;
+    hint = std::max<std::uint32_t>(16, d.pages * 2);
+  } else if (!d.complete) {
     ++stats_.incomplete;
     hint = std::max(l.t.layout.capacity * 4, d.pages * 2);
   } else {

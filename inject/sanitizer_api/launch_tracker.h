@@ -75,6 +75,8 @@ struct tracker_options {
 struct tracker_stats {
   std::uint64_t measured = 0;
   std::uint64_t incomplete = 0;  // table overflowed: footprint not usable
+  // of which too fragmented (Note [A footprint too fragmented to use])
+  std::uint64_t too_fragmented = 0;
   // No table could be had, or it could not be read back or decoded: the
   // launch keeps its inferred footprint.
   std::uint64_t failed = 0;

@@ -1143,6 +1143,7 @@ sanitizer_source_stats sanitizer_source::stats() const {
   s.launches = impl_->launches.load();
   s.measured = t.measured;
   s.incomplete = t.incomplete;
+  s.too_fragmented = t.too_fragmented;
   s.failed = t.failed;
   s.decode_failed = t.decode_failed;
   s.jobs_thrown = t.jobs_thrown;

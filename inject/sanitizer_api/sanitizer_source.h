@@ -67,6 +67,7 @@ struct sanitizer_source_stats {
   std::uint64_t launches = 0;
   std::uint64_t measured = 0;
   std::uint64_t incomplete = 0;  // table overflow: kept the inferred footprint
+  std::uint64_t too_fragmented = 0;  // of those, too many runs to use
   std::uint64_t failed = 0;
   std::uint64_t decode_failed = 0;  // tracker_stats::decode_failed
   std::uint64_t jobs_thrown = 0;    // tracker_stats::jobs_thrown

@@ -376,7 +376,7 @@ void session::print_debug_counters() const {
   const auto m = sanitizer_->stats();
   std::fprintf(stderr,
                "streamsan: debug: sanitizer api_callbacks=%llu launches=%llu measured=%llu "
-               "incomplete=%llu failed=%llu (decodes %llu, jobs_thrown %llu) waits=%llu slots=%llu "
+               "incomplete=%llu (too fragmented %llu) failed=%llu (decodes %llu, jobs_thrown %llu) waits=%llu slots=%llu "
                "read_back=%llu "
                "setup_ms=%.1f read_back_ms=%.1f (copies %.1f) decode_ms=%.1f "
                "modules_patched=%llu unpatched=%llu (at a synchronize %llu) patched_at_exit=%llu "
@@ -385,6 +385,7 @@ void session::print_debug_counters() const {
                static_cast<unsigned long long>(m.launches),
                static_cast<unsigned long long>(m.measured),
                static_cast<unsigned long long>(m.incomplete),
+               static_cast<unsigned long long>(m.too_fragmented),
                static_cast<unsigned long long>(m.failed),
                static_cast<unsigned long long>(m.decode_failed),
                static_cast<unsigned long long>(m.jobs_thrown),

@@ -27,8 +27,10 @@ class host_table {
     clear();
   }
   const table_view& view() const { return view_; }
-  decoded_footprint decode(std::uint32_t bitmap_window = bitmap_window_slots) const {
+  decoded_footprint decode(std::uint32_t bitmap_window = bitmap_window_slots,
+                           std::size_t max_runs = max_runs_per_launch) const {
     copies_ = 0;
+    decode_scratch scratch;
     return decode_footprint(
         layout_, base_,
         [this](void* dst, std::uint64_t src, std::size_t n) {
@@ -36,7 +38,7 @@ class host_table {
           std::memcpy(dst, reinterpret_cast<const void*>(src), n);
           return true;
         },
-        bitmap_window);
+        scratch, bitmap_window, max_runs);
   }
   // Copies the last decode() made.
   int copies() const { return copies_; }
@@ -237,6 +239,33 @@ TEST(FootprintTable, FragmentedPageRunsMatchABitByBitReference) {
       EXPECT_EQ(runs, expected) << percent << "% set, round " << round;
     }
   }
+}
+
+// Note [A footprint too fragmented to use]: past the budget of runs the
+// decode stops (no more bitmaps read) and the launch is not a measurement;
+// within it, the same table decodes exactly.
+TEST(FootprintTable, AFootprintWithMoreRunsThanTheBudgetIsNotAMeasurement) {
+  host_table t(1024);
+  constexpr std::uint32_t pages = 256;
+  constexpr std::uint32_t runs_per_page = 8;
+  for (std::uint32_t page = 0; page < pages; ++page) {
+    for (std::uint32_t r = 0; r < runs_per_page; ++r) {
+      record_span(t.view(), heap + page * page_bytes + r * 512, 4, footprint_kind::read);
+    }
+  }
+  const auto exact = t.decode(16);
+  EXPECT_TRUE(exact.complete);
+  EXPECT_FALSE(exact.too_fragmented);
+  EXPECT_EQ(exact.intervals.size(), std::size_t{pages} * runs_per_page);
+  const int copies_for_all = t.copies();
+  const auto over = t.decode(16, 100);
+  EXPECT_FALSE(over.complete);
+  EXPECT_TRUE(over.too_fragmented);
+  EXPECT_TRUE(over.intervals.empty());
+  EXPECT_LT(t.copies(), copies_for_all / 4);
+  const auto at_budget = t.decode(16, std::size_t{pages} * runs_per_page);
+  EXPECT_TRUE(at_budget.complete);
+  EXPECT_EQ(at_budget.intervals, exact.intervals);
 }
 
 // Note [Decoded on a thread of its own]: every copy in the first half, none
