@@ -586,7 +586,8 @@ precise::decoded_footprint launch_tracker::read_back(const launch_state& l,
   };
   try {
     return precise::fetch_footprint(l.t.layout, reinterpret_cast<std::uint64_t>(l.t.device),
-                                    fetch, scratch);
+                                    fetch, scratch, precise::bitmap_window_slots,
+                                    options_.max_runs);
   } catch (const std::exception&) {
     return unmeasured();
   }

@@ -70,6 +70,9 @@ struct tracker_options {
   // The device function patched into global accesses: the benchmarks'
   // probe swaps in the pricing variants of footprint_patches.cu.
   const char* global_access_function = "streamsan_global_access";
+  // Runs a launch's pages may hold before it is not a measurement (Note [A
+  // footprint too fragmented to use] in inject/precise/footprint_decode.h).
+  std::size_t max_runs = precise::max_runs_per_launch;
 };
 
 struct tracker_stats {

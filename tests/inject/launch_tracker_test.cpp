@@ -53,7 +53,7 @@ class LaunchTracker : public ::testing::TestWithParam<bool> {
     ASSERT_NE(loaded.library, nullptr) << loaded.error;
     const auto driver = resolve_tracker_driver();
     ASSERT_TRUE(driver.has_value());
-    tracker.emplace(*loaded.library, *driver);
+    tracker.emplace(*loaded.library, *driver, options());
     tracker->set_decode_thread(GetParam());
     tracker->set_failure_callback(
         [this](CUfunction f, const char* why) { told.emplace_back(f, why); });
@@ -61,9 +61,12 @@ class LaunchTracker : public ::testing::TestWithParam<bool> {
     ASSERT_TRUE(tracker->patch_module(ctx, module_a, why)) << why;
   }
 
-  // A measured launch of fill that writes 64 bytes at buffer + offset; its
-  // id.
-  launch_tracker::launch_id launch(std::uint64_t offset) {
+  virtual tracker_options options() const { return {}; }
+
+  // A measured launch of fill that writes `runs` runs of 64 bytes, 128
+  // apart, from buffer + offset; its id. The table it got in `capacity`.
+  launch_tracker::launch_id launch(std::uint64_t offset, std::uint32_t runs = 1,
+                                   std::uint32_t* capacity = nullptr) {
     Sanitizer_LaunchData l{};
     l.context = ctx;
     l.module = module_a;
@@ -73,7 +76,10 @@ class LaunchTracker : public ::testing::TestWithParam<bool> {
     l.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(next_launch++);
     tracker->launch_begin(l, true);
     const auto* table = static_cast<const sp::table_view*>(fake_sanitizer_userdata(l.hLaunch));
-    if (table != nullptr) sp::record_span(*table, buffer + offset, 64, sp::footprint_kind::write);
+    for (std::uint32_t r = 0; table != nullptr && r < runs; ++r) {
+      sp::record_span(*table, buffer + offset + r * 128, 64, sp::footprint_kind::write);
+    }
+    if (capacity != nullptr) *capacity = table != nullptr ? table->capacity : 0;
     tracker->launch_end(l);
     return tracker->launched().value_or(0);
   }
@@ -127,6 +133,36 @@ TEST_P(LaunchTracker, WhatTheSecondHandOverThrowsIsCountedAndTheNextLaunchGoesOn
   const tracker_stats s = tracker->stats();
   EXPECT_EQ(s.decode_failed, 1u);
   EXPECT_EQ(s.jobs_thrown, 1u);
+}
+
+// Note [A footprint too fragmented to use]: a launch with more runs than
+// the budget is handed over unmeasured and counted, and the kernel's next
+// table is sized from its pages, not grown as after an overflow.
+class LaunchTrackerRunBudget : public LaunchTracker {
+ protected:
+  tracker_options options() const override {
+    tracker_options o;
+    o.max_runs = 4;
+    return o;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Decoding, LaunchTrackerRunBudget, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "OnItsThread" : "Inline"; });
+
+TEST_P(LaunchTrackerRunBudget, ALaunchWithTooManyRunsIsNotAMeasurementAndGetsNoLargerTable) {
+  std::uint32_t first = 0, next = 0;
+  ASSERT_EQ(launch(0, 8, &first), 1u);
+  read_back_all(0, 0);
+  ASSERT_EQ(launch(0, 2, &next), 2u);
+  read_back_all(0, 0);
+  EXPECT_EQ(tries, (std::vector<handed_over>{{1, false, false, 0}, {2, true, false, 2}}));
+  const tracker_stats s = tracker->stats();
+  EXPECT_EQ(s.too_fragmented, 1u);
+  EXPECT_EQ(s.incomplete, 1u);
+  EXPECT_EQ(s.failed, 0u);
+  EXPECT_GT(first, 0u);
+  EXPECT_LE(next, first);
 }
 
 }  // namespace
