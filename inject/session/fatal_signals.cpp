@@ -65,6 +65,14 @@ void on_alarm(int) noexcept {
   ::_exit(128 + sig);
 }
 
+// A fault an instruction made comes again once the handler returns; any
+// other signal (sent, raised, abort(), a terminal's ^C, which the kernel
+// sends with a positive si_code too) must be raised again.
+bool comes_again(int sig, const siginfo_t* info) noexcept {
+  const bool fault = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE;
+  return fault && info != nullptr && info->si_code > 0;
+}
+
 void on_fatal(int sig, siginfo_t* info, void*) noexcept {
   int none = 0;
   if (dying.compare_exchange_strong(none, sig)) {
@@ -84,7 +92,7 @@ void on_fatal(int sig, siginfo_t* info, void*) noexcept {
   // the program's (or the default's); a signal sent or raised (abort()) is
   // raised again and delivered once this handler returns.
   ::sigaction(sig, &previous[sig], nullptr);
-  if (info == nullptr || info->si_code <= 0 || sig == SIGABRT) ::raise(sig);
+  if (!comes_again(sig, info)) ::raise(sig);
 }
 
 }  // namespace

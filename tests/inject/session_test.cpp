@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -503,7 +504,15 @@ session* dying_session = nullptr;
 
 void dying_words() noexcept { dying_session->finish(); }
 
-enum class death { segfault, abort, uncaught_exception, divide, terminated, interrupted };
+enum class death {
+  segfault,
+  abort,
+  uncaught_exception,
+  divide,
+  terminated,
+  interrupted,
+  interrupted_at_a_terminal
+};
 
 // A session that handles the fatal signals, with a race in its log.
 void race_in_a_dying_session(const fs::path& dir, fake_driver& driver) {
@@ -552,6 +561,15 @@ void race_in_a_dying_session(const fs::path& dir, fake_driver& driver) {
       ::kill(::getpid(), SIGINT);
       break;
     }
+    case death::interrupted_at_a_terminal: {
+      // As the terminal driver sends ^C: si_code SI_KERNEL, positive, as a
+      // fault's is (a process may queue that to itself).
+      siginfo_t info{};
+      info.si_signo = SIGINT;
+      info.si_code = SI_KERNEL;
+      ::syscall(SYS_rt_sigqueueinfo, ::getpid(), SIGINT, &info);
+      break;
+    }
   }
   wait_for_the_signal();
 }
@@ -562,7 +580,8 @@ TEST_F(Session, ReportsAreWrittenWhenTheProgramDiesBySignal) {
                                           {death::uncaught_exception, SIGABRT},
                                           {death::divide, SIGFPE},
                                           {death::terminated, SIGTERM},
-                                          {death::interrupted, SIGINT}};
+                                          {death::interrupted, SIGINT},
+                                          {death::interrupted_at_a_terminal, SIGINT}};
   for (const auto& [how, sig] : deaths) {
     SCOPED_TRACE(sig);
     fs::remove(dir / "result");
