@@ -128,7 +128,10 @@ void BM_ModelledLaunchStructParam(benchmark::State& state) {
   }
   if (!eng.diagnostics().empty()) state.SkipWithError("one stream cannot race");
 }
-BENCHMARK(BM_ModelledLaunchStructParam)->ArgsProduct({{64, 512, 4096}, {2, 8}})->Args({4096, 64})->Args({4096, 256});
+BENCHMARK(BM_ModelledLaunchStructParam)
+    ->ArgsProduct({{64, 512, 4096}, {2, 8}})
+    ->Args({4096, 64})
+    ->Args({4096, 256});
 
 // What the program's thread pays per launch when launches come at a launch-
 // bound loop's pace: between launches, range(1) ns of the program's own work

@@ -102,8 +102,9 @@ void BM_DecodeGatherTable(benchmark::State& state) {
   const sp::table_view view = sp::view_at(base, layout);
   for (std::uint64_t page = 0; page < pages; ++page) {
     for (std::uint32_t r = 0; r < runs; ++r) {
-      sp::record_span(view, 0x7f0000000000ull + page * sp::page_bytes + r * (sp::page_bytes / runs), 4,
-                      sp::footprint_kind::read);
+      const std::uint64_t at =
+          0x7f0000000000ull + page * sp::page_bytes + r * (sp::page_bytes / runs);
+      sp::record_span(view, at, 4, sp::footprint_kind::read);
     }
   }
   const auto fetch = [](void* destination, std::uint64_t source, std::size_t size) {

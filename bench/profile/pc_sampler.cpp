@@ -138,7 +138,8 @@ __attribute__((constructor)) void start() {
   ev.sigev_signo = SIGPROF;
   if (timer_create(CLOCK_PROCESS_CPUTIME_ID, &ev, &timer) != 0) return;
   armed = interval();
-  if (const char* on_term = std::getenv("PCSAMPLE_ON_TERM"); on_term != nullptr && *on_term == '1') {
+  const char* on_term = std::getenv("PCSAMPLE_ON_TERM");
+  if (on_term != nullptr && *on_term == '1') {
     struct sigaction st {};
     st.sa_handler = on_sigterm;
     sigaction(SIGTERM, &st, nullptr);

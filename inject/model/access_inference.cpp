@@ -76,33 +76,44 @@ void add_access(std::vector<access>& out, const access& a) {
 }
 
 // Note [Folding a launch's words] (access_inference.h).
-void fold_accesses(std::vector<access>& out, std::size_t first) {
-  const std::size_t n = out.size() - std::min(first, out.size());
+void fold_accesses(std::vector<access>& out) {
+  const std::size_t n = out.size();
   if (n < 2) return;
+  std::size_t write = 0;
   if (n < fold_by_sorting_from) {
-    std::vector<access> appended(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
-    out.resize(first);
-    for (const access& a : appended) add_access(out, a);
+    // In place: each access into the first kept one of its allocation.
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto kept_end = out.begin() + static_cast<std::ptrdiff_t>(write);
+      const auto same = std::find_if(out.begin(), kept_end, [&](const access& k) {
+        return k.range.alloc == out[i].range.alloc;
+      });
+      if (same != kept_end) {
+        merge_into(*same, out[i]);
+      } else {
+        out[write++] = out[i];
+      }
+    }
+    out.resize(write);
     return;
   }
   // Positions sorted by allocation, first appearance first within one.
   std::vector<std::uint32_t> order(n);
   for (std::uint32_t i = 0; i < n; ++i) order[i] = i;
-  const auto at = [&](std::uint32_t i) -> access& { return out[first + i]; };
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-    return raw(at(x).range.alloc) < raw(at(y).range.alloc);
+    return raw(out[x].range.alloc) < raw(out[y].range.alloc);
   });
   std::vector<bool> kept(n, false);
   for (std::size_t k = 0; k < n;) {
-    access& head = at(order[k]);
+    access& head = out[order[k]];
     kept[order[k]] = true;
     std::size_t j = k + 1;
-    for (; j < n && at(order[j]).range.alloc == head.range.alloc; ++j) merge_into(head, at(order[j]));
+    for (; j < n && out[order[j]].range.alloc == head.range.alloc; ++j) {
+      merge_into(head, out[order[j]]);
+    }
     k = j;
   }
-  std::size_t write = first;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    if (kept[i]) out[write++] = out[first + i];
+  for (std::size_t i = 0; i < n; ++i) {
+    if (kept[i]) out[write++] = out[i];
   }
   out.resize(write);
 }

@@ -162,11 +162,10 @@ void add_access(std::vector<access>& out, const access& a);
 // with add_access looks through every access so far: quadratic in the
 // words (a 4 KiB struct with 256 addresses into 64 allocations: 21 µs a
 // launch on the development machine, 17 once folded by sorting:
-// BM_ModelledLaunchStructParam). fold_accesses folds what was appended to `out` from
-// `first` on in O(n log n) once there are more than a few, with
-// add_access's result: one access per allocation, in the order the
-// allocations first appear, each the hull of its ranges with the union of
-// its modes.
-void fold_accesses(std::vector<access>& out, std::size_t first = 0);
+// BM_ModelledLaunchStructParam). fold_accesses folds `out` once, in
+// O(n log n) when there are more than a few, with add_access's result:
+// one access per allocation, in the order the allocations first appear,
+// each the hull of its ranges with the union of its modes.
+void fold_accesses(std::vector<access>& out);
 
 }  // namespace streamsan::injection

@@ -208,16 +208,15 @@ bool page_intervals(const page_summary& summary, const std::uint32_t* bitmap,
   std::uint32_t run_begin = 0;
   bool in_run = false;
   for (std::uint32_t w = 0; w < words_per_bitmap; ++w) {
-    std::uint32_t word = bitmap[w];
+    const std::uint32_t word = bitmap[w];
     const std::uint32_t word_base = w * bits_per_word;
     if (word == (in_run ? ~0u : 0u)) continue;  // the run, or the gap, goes on
     std::uint32_t bit = 0;
     while (bit < bits_per_word) {
-      const std::uint32_t rest = bit == 0 ? word : word >> bit;
-      const std::uint32_t bits_left = bits_per_word - bit;
+      // Zeros come in from the top: a run never reaches past the word.
+      const std::uint32_t rest = word >> bit;
       if (in_run) {
-        const auto ones = std::min<std::uint32_t>(std::countr_one(rest), bits_left);
-        bit += ones;
+        bit += static_cast<std::uint32_t>(std::countr_one(rest));
         if (bit == bits_per_word) break;
         append_merged(out, {base + run_begin, base + word_base + bit, kind});
         in_run = false;

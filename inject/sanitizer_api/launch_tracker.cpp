@@ -599,18 +599,13 @@ void launch_tracker::retire_locked(const launch_state& l, const precise::decoded
   stats_.pages += d.pages;
   stats_.fragmented_pages += d.fragmented_pages;
   stats_.bytes_read_back += d.bytes_read_back;
-  auto& hint = slots_hint_[l.function];
-  if (d.too_fragmented) {
-    // Note [A footprint too fragmented to use]: the table was large enough.
-    ++stats_.incomplete;
-    ++stats_.too_fragmented;
-    hint = std::max<std::uint32_t>(16, d.pages * 2);
-  } else if (!d.complete) {
-    ++stats_.incomplete;
-    hint = std::max(l.t.layout.capacity * 4, d.pages * 2);
-  } else {
-    hint = std::max<std::uint32_t>(16, d.pages * 2);
-  }
+  if (!d.complete) ++stats_.incomplete;
+  if (d.too_fragmented) ++stats_.too_fragmented;
+  // A table that was too small gets larger; one too fragmented to use was
+  // large enough (Note [A footprint too fragmented to use]).
+  const bool too_small = !d.complete && !d.too_fragmented;
+  slots_hint_[l.function] = too_small ? std::max(l.t.layout.capacity * 4, d.pages * 2)
+                                      : std::max<std::uint32_t>(16, d.pages * 2);
   release_launch_locked(l);
 }
 

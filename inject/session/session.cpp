@@ -376,8 +376,8 @@ void session::print_debug_counters() const {
   const auto m = sanitizer_->stats();
   std::fprintf(stderr,
                "streamsan: debug: sanitizer api_callbacks=%llu launches=%llu measured=%llu "
-               "incomplete=%llu (too fragmented %llu) failed=%llu (decodes %llu, jobs_thrown %llu) waits=%llu slots=%llu "
-               "read_back=%llu "
+               "incomplete=%llu (too fragmented %llu) failed=%llu (decodes %llu, jobs_thrown %llu) "
+               "waits=%llu slots=%llu read_back=%llu "
                "setup_ms=%.1f read_back_ms=%.1f (copies %.1f) decode_ms=%.1f "
                "modules_patched=%llu unpatched=%llu (at a synchronize %llu) patched_at_exit=%llu "
                "changes_deferred=%llu\n",

@@ -281,7 +281,7 @@ TEST(AccessInference, FoldingManyAccessesMatchesFoldingOneByOne) {
     for (const access& a : appended) add_access(one_by_one, a);
     std::vector<access> at_once{access{byte_range{alloc_id{99}, 0, 8}, access_mode::write}};
     at_once.insert(at_once.end(), appended.begin(), appended.end());
-    fold_accesses(at_once, 1);
+    fold_accesses(at_once);
     EXPECT_EQ(at_once, one_by_one) << count << " accesses";
   }
 }

@@ -231,8 +231,9 @@ TEST(FootprintTable, FragmentedPageRunsMatchABitByBitReference) {
       if (expected.size() < 2) continue;  // one run needs no bitmap
       page_summary summary;
       summary.key = key_of(page, footprint_kind::write);
-      summary.first = page_bytes - static_cast<std::uint32_t>(expected.front().begin - (page << page_shift));
-      summary.end = static_cast<std::uint32_t>(expected.back().end - (page << page_shift));
+      const std::uint64_t page_base = page << page_shift;
+      summary.first = page_bytes - static_cast<std::uint32_t>(expected.front().begin - page_base);
+      summary.end = static_cast<std::uint32_t>(expected.back().end - page_base);
       summary.bytes = bytes;
       std::vector<measured_interval> runs;
       EXPECT_TRUE(page_intervals(summary, bits.data(), runs));
