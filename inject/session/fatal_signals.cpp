@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <iterator>
 
@@ -74,6 +75,9 @@ bool comes_again(int sig, const siginfo_t* info) noexcept {
 }
 
 void on_fatal(int sig, siginfo_t* info, void*) noexcept {
+  // A signal sent (SIGTERM, SIGINT) may come between a call and the
+  // program's read of its errno; the report's writes must not change it.
+  const int saved_errno = errno;
   int none = 0;
   if (dying.compare_exchange_strong(none, sig)) {
     say("streamsan: the program received ");
@@ -93,6 +97,7 @@ void on_fatal(int sig, siginfo_t* info, void*) noexcept {
   // raised again and delivered once this handler returns.
   ::sigaction(sig, &previous[sig], nullptr);
   if (!comes_again(sig, info)) ::raise(sig);
+  errno = saved_errno;
 }
 
 }  // namespace
