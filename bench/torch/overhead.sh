@@ -22,7 +22,8 @@
 # after STEP: callback, boxing, spans, frames or calls; Note [The hook priced
 # step by step] in op_hook.cpp); with PROBE_DIR/base (stage-probe.sh with
 # BASE, holding another build's streamsan, library and python/)
-# streamsan_base (that build, as `streamsan`). MLP_REPEATS=K has each run time its
+# streamsan_base (that build, as `streamsan`) and streamsan_generic_base (that
+# build, as `streamsan_generic`). MLP_REPEATS=K has each run time its
 # iterations K times and report their median (mlp_bench.py).
 set -u
 streamsan=$1 rounds=${2:-5}
@@ -53,6 +54,8 @@ run_one() {
       PROBE_MODE=api CUDA_INJECTION64_PATH=$probe/libprobe_inject.so timeout 120 "$python" "$bench" ;;
     csan) TORCH_CUDA_SANITIZER=1 timeout 120 "$python" "$bench" ;;
     streamsan_base) STREAMSAN_TORCH_HOOK=native timeout 120 "$probe/base/streamsan" run -- \
+      "$python" "$bench" ;;
+    streamsan_generic_base) STREAMSAN_TORCH=0 timeout 120 "$probe/base/streamsan" run -- \
       "$python" "$bench" ;;
     streamsan_step_*)  # Note [The hook priced step by step] in op_hook.cpp
       STREAMSAN_TORCH_HOOK_STEPS=${1#streamsan_step_} STREAMSAN_TORCH_HOOK=native \
@@ -109,6 +112,8 @@ labels = {"native": "native",
           "streamsan_driver_launches": "streamsan run, STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off",
           "streamsan_generic_driver_launches":
               "streamsan run, STREAMSAN_TORCH=0, STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off",
+          "streamsan_base": "the base build (PROBE_DIR/base), native operator hook",
+          "streamsan_generic_base": "the base build (PROBE_DIR/base), STREAMSAN_TORCH=0",
           "bare_cupti": "bare CUPTI subscriber (counting only)",
           "bare_sanitizer": "bare Compute Sanitizer API subscriber (counting only)",
           "csan": "CSAN (TORCH_CUDA_SANITIZER=1)"}

@@ -103,6 +103,12 @@ void footprint_resolver::flush_locked() {
   }
 }
 
+std::optional<std::size_t> footprint_resolver::held_if_free() const {
+  std::unique_lock lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return std::nullopt;
+  return held_.size() - first_held_;
+}
+
 std::size_t footprint_resolver::held() const {
   std::lock_guard lock(mutex_);
   return held_.size() - first_held_;

@@ -62,6 +62,9 @@ class footprint_resolver final : public record_sink {
   void release_all();
 
   std::size_t held() const;      // records held back
+  // held(), unless the lock is taken (at a signal, maybe by the thread the
+  // signal interrupted: Note [A report within the time a signal leaves]).
+  std::optional<std::size_t> held_if_free() const;
   std::size_t awaiting() const;  // launches whose footprint has not come back
 
  private:

@@ -788,8 +788,55 @@ void launch_tracker::hand_over_unmeasured(launch_id id, CUfunction function, con
   done(id, unmeasured());  // what this throws is the worker's last resort's
 }
 
+// Note [Launches in flight when the program is stopped]
+// A program stopped by a signal (Note [Reports when the program dies])
+// gets its report from the signal handler, within a few seconds: a
+// `timeout -k`, a container runtime or a batch scheduler kills it soon
+// after. Reading back what is in flight cannot promise that: a launch's
+// kernel may run for minutes more (a patched kernel runs many times
+// longer than its program expects), and its table may need many copies.
+// So each launch in flight is handed over unmeasured, as one whose table
+// could not be read back: the records held behind it go on to the engine
+// with its inferred footprint, whose conflicts are possible races, never
+// reports. Its table and event are left as they are, since its kernel
+// may still write into the table and the process is about to end. A
+// launch read back already goes on to the decoding thread as usual; the
+// abandoned ones follow it there, so footprints still reach the model in
+// launch order. A read-back in progress on another thread (the signal may
+// have come while it copied) holds the poll lock: then nothing is
+// abandoned here, and the records behind those launches stay unchecked.
+std::size_t launch_tracker::abandon(const footprint_callback& done) {
+  std::unique_lock order(poll_mutex_, std::try_to_lock);
+  if (!order.owns_lock()) return 0;
+  std::deque<launch_state> taken;
+  {
+    std::lock_guard lock(mutex_);
+    taken.swap(in_flight_);
+    in_flight_count_.store(0, std::memory_order_release);
+    in_flight_bytes_ = 0;
+  }
+  std::size_t abandoned = 0;
+  for (const launch_state& l : taken) {
+    if (l.dropped) continue;
+    ++abandoned;
+    auto job = [id = l.id, done] { done(id, unmeasured()); };
+    if (decode_thread_) {
+      decoder_.submit(std::move(job));
+    } else {
+      decoder_.run_here(job);
+    }
+  }
+  std::lock_guard lock(mutex_);
+  stats_.abandoned += abandoned;
+  return abandoned;
+}
+
 void launch_tracker::wait_decoded() {
   if (decode_thread_) decoder_.wait_idle();
+}
+
+bool launch_tracker::wait_decoded_until(std::chrono::steady_clock::time_point deadline) {
+  return !decode_thread_ || decoder_.wait_idle_until(deadline);
 }
 
 precise::decode_scratch* launch_tracker::take_scratch() {

@@ -19,6 +19,7 @@
 #include <cuda.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -93,6 +94,9 @@ struct tracker_stats {
   std::uint64_t fragmented_pages = 0;
   std::uint64_t bytes_read_back = 0;
   std::uint64_t waits = 0;       // read-backs that had to wait (bound, exit)
+  // In flight when the program was stopped by a signal: never read back
+  // (Note [Launches in flight when the program is stopped]).
+  std::uint64_t abandoned = 0;
   std::uint64_t modules_patched = 0;
   std::uint64_t modules_unpatched = 0;
   // Where a measured launch's host time goes, for STREAMSAN_DEBUG: setting
@@ -199,6 +203,13 @@ class launch_tracker {
   void set_decode_hook(std::function<void()> hook) { decode_hook_ = std::move(hook); }
   // Returns once every footprint read back so far was handed to `done`.
   void wait_decoded();
+  // wait_decoded(), or false once `deadline` has passed first.
+  bool wait_decoded_until(std::chrono::steady_clock::time_point deadline);
+  // Note [Launches in flight when the program is stopped]: hands every
+  // launch still in flight to `done` unmeasured, in launch order, without
+  // waiting for its kernel or reading its table; returns how many. 0 when
+  // another thread is reading back (the caller's time is bounded).
+  std::size_t abandon(const footprint_callback& done);
   std::size_t in_flight() const noexcept { return in_flight_count_.load(std::memory_order_acquire); }
 
   tracker_stats stats() const;

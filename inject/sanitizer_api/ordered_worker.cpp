@@ -45,6 +45,12 @@ void ordered_worker::wait_idle() {
   changed_.wait(lock, [this] { return jobs_.empty() && !running_; });
 }
 
+bool ordered_worker::wait_idle_until(std::chrono::steady_clock::time_point deadline) {
+  if (owner_.forked()) return true;
+  std::unique_lock lock(mutex_);
+  return changed_.wait_until(lock, deadline, [this] { return jobs_.empty() && !running_; });
+}
+
 std::size_t ordered_worker::pending() const {
   std::lock_guard lock(mutex_);
   return jobs_.size() + (running_ ? 1 : 0);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -48,6 +49,8 @@ class ordered_worker {
   }
   // Returns once every job handed over before the call has run.
   void wait_idle();
+  // wait_idle(), or false once `deadline` has passed first.
+  bool wait_idle_until(std::chrono::steady_clock::time_point deadline);
   // Jobs handed over and not yet run, the running one included.
   std::size_t pending() const;
   // Jobs the last resort caught, and the first one's message ("" if none).

@@ -254,6 +254,8 @@ struct sanitizer_source::impl {
   std::mutex callbacks_mutex;
   bool launch_callbacks_on = false;  // under callbacks_mutex
   void poll(bool wait_all);
+  // What a footprint read back (or abandoned) is handed to.
+  sa::launch_tracker::footprint_callback to_model();
 };
 
 // ---- subscription ----
@@ -1055,15 +1057,16 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
   }
 }
 
-void sanitizer_source::impl::poll(bool wait_all) {
-  tracker.poll(wait_all, [this](sa::launch_tracker::launch_id id,
-                                const precise::decoded_footprint& d) {
+sa::launch_tracker::footprint_callback sanitizer_source::impl::to_model() {
+  return [this](sa::launch_tracker::launch_id id, const precise::decoded_footprint& d) {
     // Busy on the decoding thread too (Note [Decoded on a thread of its
     // own]): a CUDA call made under the model is ours, not the program's.
     busy_guard busy(tls_thread);
     model.measured_launch_done(id, d);
-  });
+  };
 }
+
+void sanitizer_source::impl::poll(bool wait_all) { tracker.poll(wait_all, to_model()); }
 
 // On the thread that decoded (Note [A decoding job that throws]).
 void sanitizer_source::impl::footprint_not_decoded(CUfunction f, const char* why) {
@@ -1101,6 +1104,17 @@ void sanitizer_source::drain() noexcept {
     impl_->poll(true);
     impl_->tracker.wait_decoded();
   } catch (...) {
+  }
+}
+
+std::size_t sanitizer_source::abandon(std::chrono::steady_clock::time_point deadline) noexcept {
+  try {
+    busy_guard busy(tls_thread);
+    const std::size_t n = impl_->tracker.abandon(impl_->to_model());
+    impl_->tracker.wait_decoded_until(deadline);
+    return n;
+  } catch (...) {
+    return 0;
   }
 }
 

@@ -130,6 +130,12 @@ class sanitizer_source {
   // model has every footprint (at exit, before the report). Callbacks keep
   // coming until the dispatcher is stopped.
   void drain() noexcept;
+  // At a signal, instead of drain(): every measured launch still in flight
+  // keeps its inferred footprint, unread (Note [Launches in flight when the
+  // program is stopped] in launch_tracker.cpp); waits for the decoding
+  // thread until `deadline` at most. Returns how many launches were
+  // abandoned.
+  std::size_t abandon(std::chrono::steady_clock::time_point deadline) noexcept;
   // Modules that could not be patched and why (their kernels keep inferred
   // footprints), for the one-time note in the report.
   std::vector<std::string> patch_failures() const;

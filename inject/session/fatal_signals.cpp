@@ -1,6 +1,8 @@
 #include "inject/session/fatal_signals.h"
 
 #include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,6 +22,9 @@ constexpr int termination_signals[] = {SIGTERM, SIGINT};
 struct sigaction previous[NSIG];
 std::atomic<last_words_fn> last_words{nullptr};
 std::atomic<int> dying{0};  // the first fatal signal, 0 before
+std::atomic<pid_t> speaker{0};  // the thread saying the last words
+std::atomic<bool> spoken{false};  // the last words are said
+std::atomic<int> deferred{0};  // a signal to raise once the report is made
 
 // Only async-signal-safe calls from here on.
 void say(const char* text) noexcept {
@@ -74,12 +79,33 @@ bool comes_again(int sig, const siginfo_t* info) noexcept {
   return fault && info != nullptr && info->si_code > 0;
 }
 
+// Note [A second signal waits for the last words]
+// `timeout` sends its SIGTERM to the whole process group, and `streamsan
+// run` passes the one it gets on to the program too, so a program gets
+// two; a batch system may signal every process twice. Each is process-
+// directed: the kernel gives the second to any thread that does not block
+// it, which is not the one in the handler. That thread used to restore the
+// default action and raise the signal, which ended the process while the
+// first was still writing the report: on an H200 every run that `timeout`
+// stopped lost its report this way. So a signal that finds another thread
+// saying the last words waits until they are said (the alarm bounds them),
+// then goes on as it would have. On the speaking thread itself a signal
+// (a fault in the report's own code, a ^C while it prints) ends the
+// process at once, as before.
+void wait_for_the_last_words() noexcept {
+  const pid_t me = static_cast<pid_t>(::syscall(SYS_gettid));
+  if (speaker.load() == me) return;
+  const struct timespec pause {0, 1'000'000};
+  while (!spoken.load()) ::nanosleep(&pause, nullptr);
+}
+
 void on_fatal(int sig, siginfo_t* info, void*) noexcept {
   // A signal sent (SIGTERM, SIGINT) may come between a call and the
   // program's read of its errno; the report's writes must not change it.
   const int saved_errno = errno;
   int none = 0;
   if (dying.compare_exchange_strong(none, sig)) {
+    speaker.store(static_cast<pid_t>(::syscall(SYS_gettid)));
     say("streamsan: the program received ");
     say(signal_name(sig));
     say("; what streamsan found until then follows\n");
@@ -88,9 +114,21 @@ void on_fatal(int sig, siginfo_t* info, void*) noexcept {
       alarm.sa_handler = on_alarm;
       ::sigaction(SIGALRM, &alarm, nullptr);
       ::alarm(last_words_seconds);
-      words();
+      const bool said = words();
       ::alarm(0);
+      if (!said && !comes_again(sig, info)) {
+        // The report goes on on this thread once this handler returns,
+        // still bounded by the alarm.
+        ::alarm(last_words_seconds);
+        deferred.store(sig);
+        spoken.store(true);
+        errno = saved_errno;
+        return;
+      }
     }
+    spoken.store(true);
+  } else {
+    wait_for_the_last_words();
   }
   // Restored: a fault happens again when the handler returns, and is then
   // the program's (or the default's); a signal sent or raised (abort()) is
@@ -101,6 +139,10 @@ void on_fatal(int sig, siginfo_t* info, void*) noexcept {
 }
 
 }  // namespace
+
+void raise_deferred_signal() noexcept {
+  if (const int sig = deferred.exchange(0)) die_by(sig);
+}
 
 void install_fatal_signal_handlers(last_words_fn words) noexcept {
   last_words_fn none = nullptr;

@@ -25,10 +25,18 @@
 
 namespace streamsan::injection {
 
-using last_words_fn = void (*)() noexcept;
+// Returns false when the report is being made on this thread already (the
+// signal came while the program's exit made it): the signal is then raised
+// again by raise_deferred_signal() once the report is made (Note [A signal
+// while the report is made]).
+using last_words_fn = bool (*)() noexcept;
 
 // Idempotent; the first call's `last_words` stays.
 void install_fatal_signal_handlers(last_words_fn last_words) noexcept;
+
+// After a report made at exit: a signal whose last words were deferred ends
+// the program now, as it would have.
+void raise_deferred_signal() noexcept;
 
 // The seconds finish() gets before the alarm ends the program.
 inline constexpr unsigned last_words_seconds = 10;

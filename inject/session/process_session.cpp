@@ -80,6 +80,13 @@ void hide_internal_modules() {
 
 void finish_at_exit() noexcept {
   if (auto* s = current()) s->finish();
+  // Note [A signal while the report is made]
+  raise_deferred_signal();
+}
+
+bool finish_at_signal() noexcept {
+  auto* s = current();
+  return s == nullptr || s->finish_at_signal();
 }
 
 }  // namespace
@@ -104,7 +111,7 @@ session& start() {
     running.store(s, std::memory_order_release);
     std::atexit(finish_at_exit);
     // Note [Reports when the program dies]
-    install_fatal_signal_handlers(finish_at_exit);
+    install_fatal_signal_handlers(finish_at_signal);
   });
   return *running.load(std::memory_order_acquire);
 }

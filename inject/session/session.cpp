@@ -1,13 +1,16 @@
 #include "inject/session/session.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,6 +31,12 @@ std::string expand_pid(std::string path) {
   }
   return path;
 }
+
+// How long the engine may go on checking at a signal (Note [A report within
+// the time a signal leaves] in queued_sink.h): well inside the alarm of
+// last_words_seconds, and the report still written within the 5 s that a
+// `timeout -k 5` leaves.
+constexpr std::chrono::seconds signal_checking_budget{3};
 
 // Call-stack keys of the NVTX handlers (Note [Path cache]).
 enum nvtx_call : std::uint32_t { nvtx_push = 1, nvtx_pop = 2, nvtx_mark = 3, nvtx_other = 4 };
@@ -189,6 +198,45 @@ int session::nvtx_initialized(const void* get_export_table) noexcept {
 void session::settle_footprints() noexcept {
   if (sanitizer_) sanitizer_->drain();
   resolver_.release_all();
+}
+
+// Note [A report within the time a signal leaves] (queued_sink.h), Note
+// [Launches in flight when the program is stopped] (launch_tracker.cpp):
+// the measured launches in flight keep their inferred footprints, and the
+// engine checks what it can until signal_checking_budget is spent. The
+// signal may have come while its thread held the recorder's or the
+// resolver's lock (a producer waiting for room behind a slow engine), so
+// neither is taken here: the records the resolver still holds are counted
+// if its lock is free, and never delivered (the queue is closed by then).
+void session::cut_short() noexcept {
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + signal_checking_budget;
+  const auto debug_step = [&](const char* step) {
+    if (config_.debug < 1) return;
+    std::fprintf(stderr, "streamsan: debug: at the signal, %s after %.1f ms\n", step,
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                           start).count());
+  };
+  const std::size_t abandoned = sanitizer_ ? sanitizer_->abandon(deadline) : 0;
+  debug_step("launches in flight abandoned");
+  std::uint64_t unchecked = 0;
+  if (engine_queue_) {
+    unchecked = engine_queue_->close_by(deadline);
+    debug_step("the engine stopped");
+  } else {
+    // The engine runs on the program's threads (halt_on_error): it has
+    // checked every record delivered, and gets the held ones now.
+    recorder_.remove_sink(resolver_);
+    resolver_.release_all();
+  }
+  const std::optional<std::size_t> held = resolver_.held_if_free();
+  unchecked += held.value_or(0);
+  if (abandoned == 0 && unchecked == 0 && held.has_value()) return;
+  std::fprintf(stderr,
+               "streamsan: checking was cut short: %zu measured launch(es) in flight keep "
+               "their inferred footprints, %llu record(s) of the log were not checked%s\n",
+               abandoned, static_cast<unsigned long long>(unchecked),
+               held.has_value() ? "" : ", nor those held behind measured launches");
 }
 
 bool session::try_subscribe() noexcept { return callbacks_.try_enable(); }
@@ -410,18 +458,59 @@ void session::print_debug_counters() const {
 // Note [Reports at exit]
 void session::finish() noexcept {
   if (finished_.exchange(true)) return;
+  make_report(finishing::at_exit);
+}
+
+// Note [A signal while the report is made]
+// A program whose exit is under way is making its report (Note [Reports at
+// exit]), and that can take a while: the engine may have a long queue
+// before it (Note [A report within the time a signal leaves]). A signal
+// then (`timeout` running out during it) found finish() done already and
+// went on to end the program: on an H200 a --precise run stopped that way
+// lost its whole report. So the signal hurries the report being made: the
+// engine stops at its next record, and what it leaves is said as at a
+// signal. A signal on another thread waits for the report (the alarm of
+// Note [Reports when the program dies] bounds the wait); one that
+// interrupted the report's own thread returns to it, and the signal is
+// raised again once the report is made (raise_deferred_signal).
+bool session::finish_at_signal() noexcept {
+  if (!finished_.exchange(true)) {
+    make_report(finishing::at_signal);
+    return true;
+  }
+  hurried_.store(true, std::memory_order_release);
+  if (engine_queue_) engine_queue_->give_up();
+  if (finishing_thread_.load(std::memory_order_acquire) == ::gettid()) return false;
+  const struct timespec pause {0, 1'000'000};
+  while (!reported_.load(std::memory_order_acquire)) ::nanosleep(&pause, nullptr);
+  return true;
+}
+
+void session::make_report(finishing when) noexcept {
+  finishing_thread_.store(::gettid(), std::memory_order_release);
   // A fatal signal on the engine's thread (Note [Reports when the program
   // dies]): the queue stops first, so that a producer waiting for room lets
   // go of the recorder's lock; what it still held is not delivered.
   if (engine_queue_ && engine_queue_->on_consumer_thread()) engine_queue_->close();
   dispatcher_.stop();
-  settle_footprints();
-  // Waits for a delivery in progress; none reaches the resolver afterwards,
-  // and what it still holds goes on to the engine, the trace and the dump.
-  recorder_.remove_sink(resolver_);
-  resolver_.release_all();
-  // The engine's thread delivers everything queued, then ends.
-  if (engine_queue_) engine_queue_->close();
+  if (when == finishing::at_signal) {
+    cut_short();
+  } else {
+    settle_footprints();
+    // Waits for a delivery in progress; none reaches the resolver afterwards,
+    // and what it still holds goes on to the engine, the trace and the dump.
+    recorder_.remove_sink(resolver_);
+    resolver_.release_all();
+    // The engine's thread delivers everything queued, then ends.
+    if (engine_queue_) engine_queue_->close();
+    // Note [A signal while the report is made]
+    if (hurried_.load(std::memory_order_acquire) && engine_queue_) {
+      std::fprintf(stderr,
+                   "streamsan: checking was cut short by a signal: %llu record(s) of the log "
+                   "were not checked\n",
+                   static_cast<unsigned long long>(engine_queue_->statistics().undelivered));
+    }
+  }
   // Work deferred behind host functions that never ran is checked now.
   if (tsan_) tsan_->finish();
   if (config_.debug >= 1) {
@@ -451,6 +540,7 @@ void session::finish() noexcept {
   const auto kept = print_report();
   close_trace();
   write_result(kept);
+  reported_.store(true, std::memory_order_release);
 }
 
 }  // namespace streamsan::injection

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -157,12 +158,23 @@ class session {
 
   // Prints the report and records the result, once (Note [Reports at exit]).
   void finish() noexcept;
+  // The same at a signal, with the checking cut short to end within a few
+  // seconds (Note [A report within the time a signal leaves] in
+  // queued_sink.h). When a report is being made already (Note [A signal
+  // while the report is made]) it is hurried, and this waits for it; false
+  // when it is being made on this thread, which the signal interrupted.
+  bool finish_at_signal() noexcept;
 
   // Note [Where the engine runs]
   bool engine_on_own_thread() const noexcept { return engine_queue_ != nullptr; }
 
  private:
   void on_diagnostic(const diagnostic& d);
+  // At a signal: what settle_footprints and the engine's queue left
+  // unchecked, said in one line before the report.
+  void cut_short() noexcept;
+  enum class finishing : std::uint8_t { at_exit, at_signal };
+  void make_report(finishing when) noexcept;
   void measure_candidate(const diagnostic& d);
   // Launches of a candidate's kernel measured to confirm or refute it.
   static constexpr unsigned candidate_measurements = 4;
@@ -197,6 +209,9 @@ class session {
   std::unique_ptr<tsan_attachment> tsan_;  // docs/tsan-bridge.md
   bool tsan_off_ = false;  // a usable bridge the capture plan turned off
   std::atomic<bool> finished_{false};
+  std::atomic<pid_t> finishing_thread_{0};  // the thread making the report
+  std::atomic<bool> hurried_{false};        // a signal came meanwhile
+  std::atomic<bool> reported_{false};       // the report is made
   // Note [A block's stack is its operator's]: for STREAMSAN_DEBUG.
   std::atomic<std::uint64_t> blocks_unwound_{0};
   // sanitizer_, for the engine's thread (measure_candidate): set once it is

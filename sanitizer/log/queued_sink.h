@@ -77,6 +77,7 @@ struct queued_sink_options {
 struct queued_sink_statistics {
   std::uint64_t delivered = 0;        // records handed to the downstream sinks
   std::uint64_t dropped = 0;          // records after close()
+  std::uint64_t undelivered = 0;      // queued, left by close_by()
   std::uint64_t producer_waits = 0;   // the ring was full (back-pressure)
   std::uint64_t consumer_sleeps = 0;  // the consumer found the ring empty and slept
   std::uint64_t wakeups = 0;          // a producer woke the sleeping consumer
@@ -107,6 +108,13 @@ class queued_sink final : public record_sink {
   // Delivers everything queued, ends the consumer thread; later records are
   // dropped. Idempotent. On the consumer thread it only stops the thread.
   void close() noexcept;
+  // close(), but the consumer stops at the first record boundary after
+  // `deadline` (Note [A report within the time a signal leaves]); returns
+  // how many records queued were never delivered (0 after a close()).
+  std::uint64_t close_by(std::chrono::steady_clock::time_point deadline) noexcept;
+  // The consumer stops at its next record boundary; a close() after it
+  // returns at once. Lock-free (a signal handler calls it).
+  void give_up() noexcept { give_up_.store(true, std::memory_order_release); }
 
   bool on_consumer_thread() const noexcept;
   queued_sink_statistics statistics() const noexcept;
@@ -140,6 +148,7 @@ class queued_sink final : public record_sink {
   std::atomic<std::uint32_t> producer_waiting_{0};
   std::atomic<bool> closing_{false};
   std::atomic<bool> closed_{false};
+  std::atomic<bool> give_up_{false};  // close_by()'s deadline passed
 
   std::thread consumer_;
   std::atomic<std::thread::id> consumer_id_{};
@@ -148,6 +157,7 @@ class queued_sink final : public record_sink {
 
   // Statistics, each written by one side only.
   std::atomic<std::uint64_t> dropped_{0};
+  std::atomic<std::uint64_t> undelivered_{0};
   std::atomic<std::uint64_t> producer_waits_{0};
   std::atomic<std::uint64_t> consumer_sleeps_{0};
   std::atomic<std::uint64_t> wakeups_{0};

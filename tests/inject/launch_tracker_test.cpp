@@ -135,6 +135,32 @@ TEST_P(LaunchTracker, WhatTheSecondHandOverThrowsIsCountedAndTheNextLaunchGoesOn
   EXPECT_EQ(s.jobs_thrown, 1u);
 }
 
+// Note [Launches in flight when the program is stopped]: the kernels still
+// run (their events never complete), and every launch is handed over
+// unmeasured, in order, without a read-back; a poll after finds nothing.
+TEST_P(LaunchTracker, LaunchesInFlightAreAbandonedUnreadInOrder) {
+  fake_cuda_hold_events(true);
+  ASSERT_EQ(launch(0), 1u);
+  ASSERT_EQ(launch(4096), 2u);
+  ASSERT_EQ(launch(8192), 3u);
+  const auto done = [this](launch_tracker::launch_id id, const sp::decoded_footprint& d) {
+    tries.push_back({id, d.complete, d.failed, d.intervals.size()});
+  };
+  EXPECT_EQ(tracker->abandon(done), 3u);
+  tracker->wait_decoded();
+  EXPECT_EQ(tries, (std::vector<handed_over>{
+                       {1, false, true, 0}, {2, false, true, 0}, {3, false, true, 0}}));
+  EXPECT_EQ(tracker->in_flight(), 0u);
+  const tracker_stats s = tracker->stats();
+  EXPECT_EQ(s.abandoned, 3u);
+  EXPECT_EQ(s.measured, 0u);
+  EXPECT_EQ(s.bytes_read_back, 0u);
+  tracker->poll(true, done);
+  tracker->wait_decoded();
+  EXPECT_EQ(tries.size(), 3u);
+  fake_cuda_hold_events(false);
+}
+
 // Note [A footprint too fragmented to use]: a launch with more runs than
 // the budget is handed over unmeasured and counted, and the kernel's next
 // table is sized from its pages, not grown as after an overflow.

@@ -502,7 +502,17 @@ TEST_F(Session, HaltOnErrorWhileFinishingPrintsOnceAndEnds) {
 // written first, and the program still dies by its signal.
 session* dying_session = nullptr;
 
-void dying_words() noexcept { dying_session->finish(); }
+bool dying_words() noexcept { return dying_session->finish_at_signal(); }
+
+// Note [A second signal waits for the last words]: while the last words are
+// said, another thread gets the same signal (as `timeout` and `streamsan
+// run` each send one).
+std::atomic<pthread_t> other_thread{};
+bool words_interrupted_by_a_second_signal() noexcept {
+  ::pthread_kill(other_thread.load(), SIGTERM);
+  std::this_thread::sleep_for(300ms);
+  return dying_words();
+}
 
 enum class death {
   segfault,
@@ -511,13 +521,15 @@ enum class death {
   divide,
   terminated,
   interrupted,
-  interrupted_at_a_terminal
+  interrupted_at_a_terminal,
+  terminated_twice
 };
 
 // A session that handles the fatal signals, with a race in its log.
-void race_in_a_dying_session(const fs::path& dir, fake_driver& driver) {
+void race_in_a_dying_session(const fs::path& dir, fake_driver& driver,
+                             last_words_fn words = dying_words) {
   dying_session = new session(config_in(dir), driver);
-  install_fatal_signal_handlers(dying_words);
+  install_fatal_signal_handlers(words);
   program p(dying_session->model());
   p.setup();
   p.race();
@@ -535,7 +547,16 @@ void race_in_a_dying_session(const fs::path& dir, fake_driver& driver) {
   ::signal(SIGTERM, SIG_DFL);
   ::signal(SIGINT, SIG_DFL);
   fake_driver driver;
-  race_in_a_dying_session(dir, driver);
+  if (how == death::terminated_twice) {
+    std::thread([] {
+      other_thread = ::pthread_self();
+      std::this_thread::sleep_for(10s);
+    }).detach();
+    while (other_thread.load() == pthread_t{}) std::this_thread::yield();
+    race_in_a_dying_session(dir, driver, words_interrupted_by_a_second_signal);
+  } else {
+    race_in_a_dying_session(dir, driver);
+  }
   switch (how) {
     case death::segfault: {
       // A store to a page with no access, a real fault: a store through a
@@ -555,6 +576,11 @@ void race_in_a_dying_session(const fs::path& dir, fake_driver& driver) {
     }
     case death::terminated: {
       ::kill(::getpid(), SIGTERM);  // as `timeout` and `kill` send it
+      break;
+    }
+    case death::terminated_twice: {
+      // To this thread, so that the second one is the other thread's.
+      ::pthread_kill(::pthread_self(), SIGTERM);
       break;
     }
     case death::interrupted: {
@@ -581,7 +607,8 @@ TEST_F(Session, ReportsAreWrittenWhenTheProgramDiesBySignal) {
                                           {death::divide, SIGFPE},
                                           {death::terminated, SIGTERM},
                                           {death::interrupted, SIGINT},
-                                          {death::interrupted_at_a_terminal, SIGINT}};
+                                          {death::interrupted_at_a_terminal, SIGINT},
+                                          {death::terminated_twice, SIGTERM}};
   for (const auto& [how, sig] : deaths) {
     SCOPED_TRACE(sig);
     fs::remove(dir / "result");
@@ -594,6 +621,25 @@ TEST_F(Session, ReportsAreWrittenWhenTheProgramDiesBySignal) {
     EXPECT_NE(read_file(dir / "report.json").find("stream-race"), std::string::npos);
     EXPECT_GT(trace_records(), 0u);
   }
+}
+
+// Note [A signal while the report is made]: last words that say the report
+// is being made on this thread leave the program running; the signal ends
+// it once the report is made.
+bool report_under_way_here() noexcept { return false; }
+
+[[noreturn]] void terminated_while_reporting() {
+  ::signal(SIGTERM, SIG_DFL);
+  install_fatal_signal_handlers(report_under_way_here);
+  ::pthread_kill(::pthread_self(), SIGTERM);
+  std::fputs("the report goes on\n", stderr);
+  raise_deferred_signal();
+  std::_Exit(12);
+}
+
+TEST(FatalSignals, ASignalDuringTheReportIsRaisedAgainOnceItIsMade) {
+  EXPECT_EXIT(terminated_while_reporting(), ::testing::KilledBySignal(SIGTERM),
+              "the report goes on");
 }
 
 // Note [Reports when the program dies]: a program with a SIGTERM handler of

@@ -154,6 +154,70 @@ TEST(QueuedSink, CloseDrainsAndLaterRecordsAreDropped) {
   EXPECT_EQ(q.statistics().dropped, 1u);
 }
 
+// Records 1 to n, each an nvtx_pop.
+void queue_pops(queued_sink& q, std::uint64_t n) {
+  for (std::uint64_t seq = 1; seq <= n; ++seq) {
+    q.on_record(record{{seq, thread_id{1}, stack_id{}}, nvtx_pop{}});
+  }
+}
+
+// Note [A report within the time a signal leaves]: close_by() stops the
+// consumer at a record boundary once its deadline passed; the records
+// delivered are the first ones, in order, and the rest are counted.
+TEST(QueuedSink, CloseByStopsAtItsDeadlineAndCountsWhatItLeft) {
+  keeping_sink kept;
+  kept.delay = 20ms;
+  queued_sink q(queued_sink_options{.capacity = 1024, .wake_batch = 1});
+  q.add_downstream(kept);
+  q.start();
+  constexpr std::uint64_t n = 200;  // 4 s of delivery
+  queue_pops(q, n);
+  const auto start = std::chrono::steady_clock::now();
+  const std::uint64_t left = q.close_by(start + 100ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  const auto seqs = kept.seqs();
+  EXPECT_GT(left, 0u);
+  EXPECT_EQ(seqs.size() + left, n);
+  for (std::size_t i = 0; i < seqs.size(); ++i) EXPECT_EQ(seqs[i], i + 1);
+  EXPECT_EQ(q.statistics().undelivered, left);
+  q.on_record(record{{n + 1, thread_id{1}, stack_id{}}, nvtx_pop{}});
+  EXPECT_EQ(q.statistics().dropped, 1u);
+}
+
+// Everything delivered before the deadline: nothing is left, as with close().
+TEST(QueuedSink, CloseByWithTimeToSpareDeliversEverything) {
+  keeping_sink kept;
+  queued_sink q;
+  q.add_downstream(kept);
+  q.start();
+  queue_pops(q, 50);
+  EXPECT_EQ(q.close_by(std::chrono::steady_clock::now() + 10s), 0u);
+  EXPECT_EQ(kept.seqs().size(), 50u);
+}
+
+// Note [A signal while the report is made]: a close() under way returns
+// soon after a give_up() from another thread, and counts what it left.
+TEST(QueuedSink, GiveUpCutsACloseUnderWayShort) {
+  keeping_sink kept;
+  kept.delay = 20ms;
+  queued_sink q(queued_sink_options{.capacity = 1024});
+  q.add_downstream(kept);
+  q.start();
+  constexpr std::uint64_t n = 200;  // 4 s of delivery
+  queue_pops(q, n);
+  std::thread signal([&q] {
+    std::this_thread::sleep_for(100ms);
+    q.give_up();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  q.close();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  signal.join();
+  const std::uint64_t left = q.statistics().undelivered;
+  EXPECT_GT(left, 0u);
+  EXPECT_EQ(kept.seqs().size() + left, n);
+}
+
 TEST(QueuedSink, FlushWaitsForEverythingGivenBefore) {
   keeping_sink kept;
   queued_sink q(queued_sink_options{.wake_batch = 1u << 20, .tick = 10s});
