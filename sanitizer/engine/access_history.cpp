@@ -117,6 +117,83 @@ void access_history::apply_general(std::uint64_t begin, std::uint64_t end,
   }
 }
 
+bool access_history::batchable(std::span<const batch_access> accesses) noexcept {
+  for (std::size_t i = 1; i < accesses.size(); ++i) {
+    if (accesses[i].begin < accesses[i - 1].end) return false;
+  }
+  return true;
+}
+
+// Note [Many accesses merged in one pass]. `cur` is what is left of the old
+// segment being split; `next` the first old segment not yet taken.
+void access_history::apply_batch(std::span<const batch_access> accesses,
+                                 const vector_clock& clock,
+                                 std::vector<history_conflict>& conflicts,
+                                 std::vector<conflict_slice>& slices) {
+  std::vector<segment> merged;
+  merged.reserve(segments_.size() + 2 * accesses.size() + 1);
+  const auto emit = [&](segment&& s) {
+    if (!merged.empty() && merged.back().end == s.begin && same_state(merged.back(), s)) {
+      merged.back().end = s.end;
+    } else {
+      merged.push_back(std::move(s));
+    }
+  };
+  std::size_t next = 0;
+  std::optional<segment> cur;
+  const auto old = [&]() -> segment* {
+    if (!cur && next < segments_.size()) cur = std::move(segments_[next++]);
+    return cur ? &*cur : nullptr;
+  };
+  for (std::size_t i = 0; i < accesses.size(); ++i) {
+    const auto& [begin, end, entry] = accesses[i];
+    if (begin >= end) continue;
+    const auto fresh = [&](std::uint64_t b, std::uint64_t e) {
+      segment s{b, e, {}, {}, access_entry{}};
+      record(s, entry, entry.mode, clock.view());
+      return s;
+    };
+    const std::size_t first = conflicts.size();
+    segment* s = nullptr;
+    while ((s = old()) != nullptr && s->end <= begin) {
+      emit(std::move(*s));
+      cur.reset();
+    }
+    if (s != nullptr && s->begin < begin) {
+      emit(segment{s->begin, begin, s->reads, s->atomics, s->write});
+      s->begin = begin;
+    }
+    const bool is_write = writes(entry.mode);
+    std::uint64_t pos = begin;
+    while ((s = old()) != nullptr && s->begin < end) {
+      const std::uint64_t b = s->begin;
+      const std::uint64_t e = std::min(s->end, end);
+      check(*s, b, e, entry.mode, clock.view(), conflicts, first);
+      if (!is_write) {
+        if (b > pos) emit(fresh(pos, b));
+        segment piece{b, e, s->reads, s->atomics, s->write};
+        record(piece, entry, entry.mode, clock.view());
+        emit(std::move(piece));
+      }
+      pos = e;
+      if (s->end > end) {
+        s->begin = end;
+        break;
+      }
+      cur.reset();
+    }
+    if (is_write) {
+      emit(fresh(begin, end));
+    } else if (pos < end) {
+      emit(fresh(pos, end));
+    }
+    if (conflicts.size() > first) slices.push_back({i, first, conflicts.size()});
+  }
+  if (cur) emit(std::move(*cur));
+  for (; next < segments_.size(); ++next) emit(std::move(segments_[next]));
+  segments_.swap(merged);
+}
+
 void access_history::find_unordered(std::uint64_t begin, std::uint64_t end,
                                     const vector_clock& clock,
                                     std::vector<history_conflict>& conflicts) const {

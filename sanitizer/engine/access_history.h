@@ -41,6 +41,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "sanitizer/engine/access_entry.h"
@@ -79,6 +80,32 @@ class access_history {
     }
     apply_search(begin, end, entry, clock, conflicts);
   }
+
+  // Note [Many accesses merged in one pass]
+  // A measured footprint can bring a million intervals of one allocation in
+  // one launch (a gather, a scatter, a hash table), and each that splits a
+  // segment of a long history inserted into the middle of segments_, moving
+  // everything after it: quadratic, seconds for one launch record (an
+  // H200's engine thread spent minutes on segmentationTreeThrust under
+  // --precise). Accesses sorted by begin and disjoint are instead merged
+  // with the history in one pass into a new vector, O(segments + accesses).
+  // Each is checked and recorded exactly as apply() would, in order; they
+  // cannot see one another, being disjoint. Conflicts go to `conflicts`,
+  // and for each access with some, `slices` says which.
+  struct batch_access {
+    std::uint64_t begin = 0;
+    std::uint64_t end = 0;
+    access_entry entry;
+  };
+  struct conflict_slice {
+    std::size_t access = 0;  // index into the batch
+    std::size_t first = 0;   // [first, last) of `conflicts`
+    std::size_t last = 0;
+  };
+  // Whether apply_batch takes them: sorted by begin, disjoint.
+  static bool batchable(std::span<const batch_access> accesses) noexcept;
+  void apply_batch(std::span<const batch_access> accesses, const vector_clock& clock,
+                   std::vector<history_conflict>& conflicts, std::vector<conflict_slice>& slices);
 
   // Appends every access to [begin, end) that `clock` does not cover, as if
   // a plain write at `clock` happened (a free: Note [Frees check like writes]).

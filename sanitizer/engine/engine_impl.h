@@ -239,6 +239,13 @@ class engine_impl {
                       const execution_context& context);
   void apply_accesses_inline(std::span<const access> accesses, access_entry& entry,
                              const execution_context& context);
+  // Note [Many accesses merged in one pass] (access_history.h): from this
+  // many accesses on, a launch's runs of one root go to its history at once.
+  static constexpr std::size_t batch_threshold = 64;
+  void apply_accesses_batched(std::span<const access> accesses, access_entry& entry,
+                              const execution_context& context);
+  std::size_t gather_batch(std::span<const access> accesses, const access_entry& entry,
+                           allocation*& root);
   void apply_access(const access& a, access_entry& entry, const execution_context& context);
   [[gnu::noinline, gnu::cold]] void announce_access(const allocation& a, const access_entry& entry,
                                                      const execution_context& context);
@@ -344,6 +351,10 @@ class engine_impl {
   std::vector<stream_state*> capturing_;
   nvtx_paths nvtx_{first_engine_string_id};
   std::vector<history_conflict> conflicts_;  // scratch for one access
+  // Scratch of apply_accesses_batched.
+  std::vector<access_history::batch_access> batch_;
+  std::vector<history_conflict> batch_conflicts_;
+  std::vector<access_history::conflict_slice> batch_slices_;
   near_misses near_;                          // Note [Near misses are cheap]
   std::unique_ptr<operation_window> window_;  // Note [The window is bounded]
   std::uint64_t current_op_ = 0;              // the window's operation being checked

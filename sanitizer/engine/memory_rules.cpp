@@ -116,10 +116,82 @@ void engine_impl::apply_access(const access& a, access_entry& entry,
   apply_access(a, allocations_.find(a.range.alloc), entry, context);  // none is never found
 }
 
-// Inlined into the launch path (stream_work), like apply_access.
+// Inlined into the launch path (stream_work), like apply_access. A launch
+// with many accesses (a measured footprint) goes through the batches of
+// Note [Many accesses merged in one pass] where it can.
 [[gnu::always_inline]] inline void engine_impl::apply_accesses_inline(
     std::span<const access> accesses, access_entry& entry, const execution_context& context) {
+  if (accesses.size() >= batch_threshold) [[unlikely]] {
+    apply_accesses_batched(accesses, entry, context);
+    return;
+  }
   for (const access& a : accesses) apply_access(a, allocations_.find(a.range.alloc), entry, context);
+}
+
+// How many accesses from the first on can go to one history's apply_batch:
+// live allocations of one root, sorted and disjoint in its bytes. Builds
+// them into batch_.
+std::size_t engine_impl::gather_batch(std::span<const access> accesses, const access_entry& entry,
+                                      allocation*& root) {
+  batch_.clear();
+  root = nullptr;
+  for (const access& a : accesses) {
+    allocation* al = allocations_.find(a.range.alloc);
+    if (al == nullptr || al->ref.freed || al->root->ref.freed) break;
+    if (root != nullptr && al->root != root) break;
+    const std::uint64_t begin = saturating_add(al->root_offset, a.range.offset);
+    const std::uint64_t end = saturating_add(begin, a.range.size);
+    if (!batch_.empty() && begin < batch_.back().end) break;
+    root = al->root;
+    access_entry& e = batch_.emplace_back(access_history::batch_access{begin, end, entry}).entry;
+    e.alloc = a.range.alloc;
+    e.offset = a.range.offset;
+    e.size = a.range.size;
+    e.mode = a.mode;
+    e.origin = a.origin;
+  }
+  return batch_.size();
+}
+
+// Note [Many accesses merged in one pass]: runs of accesses of one root go
+// to its history at once; the rest one by one, as apply_access does. The
+// checks around the history's (a use before a stream-ordered allocation, the
+// reports, the observer) are apply_access's, access by access, in order.
+void engine_impl::apply_accesses_batched(std::span<const access> accesses, access_entry& entry,
+                                         const execution_context& context) {
+  while (!accesses.empty()) {
+    allocation* root = nullptr;
+    const std::size_t n = gather_batch(accesses, entry, root);
+    if (n < batch_threshold) {
+      const std::size_t one_by_one = std::max<std::size_t>(n, 1);
+      for (const access& a : accesses.first(one_by_one)) {
+        apply_access(a, allocations_.find(a.range.alloc), entry, context);
+      }
+      accesses = accesses.subspan(one_by_one);
+      continue;
+    }
+    stats_.accesses_checked += n;
+    batch_conflicts_.clear();
+    batch_slices_.clear();
+    root->history.apply_batch(batch_, context.clock, batch_conflicts_, batch_slices_);
+    std::size_t next_slice = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const allocation& al = *allocations_.find(batch_[i].entry.alloc);
+      if (!root->created.when.is_none() && !context.clock.covers(root->created.when)) [[unlikely]] {
+        report_use_before_alloc(al, batch_[i].entry);
+      }
+      if (next_slice < batch_slices_.size() && batch_slices_[next_slice].access == i) {
+        const auto& slice = batch_slices_[next_slice++];
+        conflicts_.assign(batch_conflicts_.begin() + static_cast<std::ptrdiff_t>(slice.first),
+                          batch_conflicts_.begin() + static_cast<std::ptrdiff_t>(slice.last));
+        report_conflicts(al, batch_[i].entry, diagnostic_kind::stream_race);
+      }
+      if (observer_ != nullptr) [[unlikely]] announce_access(al, batch_[i].entry, context);
+    }
+    // As apply_access leaves it: the last access's fields.
+    entry = batch_[n - 1].entry;
+    accesses = accesses.subspan(n);
+  }
 }
 
 void engine_impl::apply_accesses(std::span<const access> accesses, access_entry& entry,

@@ -203,6 +203,33 @@ TEST(EngineCertainty, AFreeWhileAnInferredKernelMayRunIsACandidate) {
 
 // ---- Note [One diagnostic per pair of operations] ----
 
+// Note [Many accesses merged in one pass]: launches with more measured
+// intervals than engine_impl::batch_threshold go to the history at once;
+// interleaved disjoint writes stay clean and reads between them race on
+// exactly their bytes.
+TEST(EngineConflictRanges, ALaunchOfManyIntervalsIsCheckedByteExactly) {
+  engine_driver d;
+  const auto s1 = d.stream(stream_flavor::non_blocking), s2 = d.stream(stream_flavor::non_blocking);
+  constexpr std::uint64_t n = 200;
+  const auto x = d.alloc(32 * n);
+  std::vector<access> evens, odds, reads;
+  for (std::uint64_t k = 0; k < n; ++k) {
+    evens.push_back(d.touch(x, 32 * k, 16, access_mode::write, measured));
+    odds.push_back(d.touch(x, 32 * k + 16, 16, access_mode::write, measured));
+    reads.push_back(d.touch(x, 32 * k + 8, 4, access_mode::read, measured));
+  }
+  d.launch(s1, evens, "evens");
+  d.launch(s2, odds, "odds");
+  EXPECT_TRUE(d.diagnostics().empty());
+  d.launch(s2, reads, "reader");
+  ASSERT_EQ(d.diagnostics().size(), 1u);
+  const diagnostic& r = d.diagnostics()[0];
+  EXPECT_EQ(r.hazard_kind, hazard::read_after_write);
+  EXPECT_EQ(r.conflict_bytes, 4 * n);
+  EXPECT_EQ(r.overlap_offset, 8u);
+  EXPECT_EQ(r.overlap_size, 32 * (n - 1) + 4);
+}
+
 TEST(EngineConflictRanges, TheIntervalsOfOneLaunchMakeOneDiagnosticWithEveryRange) {
   engine_driver d;
   const auto s1 = d.stream(stream_flavor::non_blocking), s2 = d.stream(stream_flavor::non_blocking);
