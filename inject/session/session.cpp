@@ -478,6 +478,8 @@ bool session::finish_at_signal() noexcept {
     make_report(finishing::at_signal);
     return true;
   }
+  // Made already (the signal came later in the exit): it goes on at once.
+  if (reported_.load(std::memory_order_acquire)) return true;
   hurried_.store(true, std::memory_order_release);
   if (engine_queue_) engine_queue_->give_up();
   if (finishing_thread_.load(std::memory_order_acquire) == ::gettid()) return false;
