@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <thread>
 #include <utility>
 
 namespace streamsan::sanitizer_api {
@@ -614,6 +615,19 @@ void launch_tracker::release_launch_locked(const launch_state& l) {
   if (l.done != nullptr && l.owns_event) free_events_.push_back(l.done);
 }
 
+// The exit's drain waits for each kernel by asking, so that a signal's
+// hurry() can stop it (Note [A signal while the report is made]); false
+// once hurried. Only there: a program thread waiting for room keeps
+// cuEventSynchronize.
+bool launch_tracker::completed_unless_hurried(CUevent done) {
+  for (;;) {
+    if (hurried_.load(std::memory_order_acquire)) return false;
+    const CUresult r = driver_.event_query(done);
+    if (r != CUDA_ERROR_NOT_READY) return true;  // done, or failed: nothing to wait for
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
 // Takes the completed launches at the head of the queue, in order; waits for
 // them when asked to or when too much is in flight.
 std::vector<launch_tracker::launch_state> launch_tracker::take_completed(bool wait_all) {
@@ -629,7 +643,9 @@ std::vector<launch_tracker::launch_state> launch_tracker::take_completed(bool wa
                   in_flight_bytes_ > options_.max_pending_bytes;
     }
     if (head.done != nullptr) {
-      if (must_wait) {
+      if (wait_all) {
+        if (!completed_unless_hurried(head.done)) break;
+      } else if (must_wait) {
         driver_.event_synchronize(head.done);
       } else if (driver_.event_query(head.done) != CUDA_SUCCESS) {
         break;

@@ -210,6 +210,10 @@ class launch_tracker {
   // waiting for its kernel or reading its table; returns how many. 0 when
   // another thread is reading back (the caller's time is bounded).
   std::size_t abandon(const footprint_callback& done);
+  // A poll(true) under way (the exit's drain) stops waiting for kernels
+  // and returns; what it left in flight is for abandon(). Lock-free: a
+  // signal handler calls it (Note [A signal while the report is made]).
+  void hurry() noexcept { hurried_.store(true, std::memory_order_release); }
   std::size_t in_flight() const noexcept { return in_flight_count_.load(std::memory_order_acquire); }
 
   tracker_stats stats() const;
@@ -288,6 +292,7 @@ class launch_tracker {
   Sanitizer_StreamHandle private_stream(CUcontext ctx);
   CUevent new_event(CUcontext ctx);
   std::vector<launch_state> take_completed(bool wait_all);
+  bool completed_unless_hurried(CUevent done);
   // The first half of its decode (precise::fetch_footprint: every copy)
   // into `scratch`; copy_ns: the time inside its copies is added there.
   precise::decoded_footprint read_back(const launch_state& l, precise::decode_scratch& scratch,
@@ -332,6 +337,7 @@ class launch_tracker {
   std::map<CUcontext, std::pair<CUstream, Sanitizer_StreamHandle>> private_streams_;  // poll_mutex_
   std::deque<precise::table_view> views_;  // host sources of the tables' views
   std::deque<launch_state> in_flight_;
+  std::atomic<bool> hurried_{false};
   std::map<std::thread::id, graph_launch_state> graph_launches_;
   std::map<CUfunction, function_use> function_uses_;
   // The (exec, node) pairs given per-launch data, which they keep (Note [A

@@ -1102,10 +1102,14 @@ void sanitizer_source::drain() noexcept {
   try {
     busy_guard busy(tls_thread);
     impl_->poll(true);
+    // Note [A signal while the report is made]: what a hurried poll left.
+    if (impl_->tracker.in_flight() > 0) impl_->tracker.abandon(impl_->to_model());
     impl_->tracker.wait_decoded();
   } catch (...) {
   }
 }
+
+void sanitizer_source::hurry() noexcept { impl_->tracker.hurry(); }
 
 std::size_t sanitizer_source::abandon(std::chrono::steady_clock::time_point deadline) noexcept {
   try {

@@ -136,6 +136,9 @@ class sanitizer_source {
   // thread until `deadline` at most. Returns how many launches were
   // abandoned.
   std::size_t abandon(std::chrono::steady_clock::time_point deadline) noexcept;
+  // A drain() under way stops waiting for kernels, and abandons what it
+  // has not read back (launch_tracker::hurry). Lock-free.
+  void hurry() noexcept;
   // Modules that could not be patched and why (their kernels keep inferred
   // footprints), for the one-time note in the report.
   std::vector<std::string> patch_failures() const;

@@ -468,8 +468,9 @@ void session::finish() noexcept {
 // then (`timeout` running out during it) found finish() done already and
 // went on to end the program: on an H200 a --precise run stopped that way
 // lost its whole report. So the signal hurries the report being made: the
-// engine stops at its next record, and what it leaves is said as at a
-// signal. A signal on another thread waits for the report (the alarm of
+// drain stops waiting for kernels still running and abandons their
+// measurements (launch_tracker::hurry), the engine stops at its next
+// record, and what it leaves is said as at a signal. A signal on another thread waits for the report (the alarm of
 // Note [Reports when the program dies] bounds the wait); one that
 // interrupted the report's own thread returns to it, and the signal is
 // raised again once the report is made (raise_deferred_signal).
@@ -481,6 +482,7 @@ bool session::finish_at_signal() noexcept {
   // Made already (the signal came later in the exit): it goes on at once.
   if (reported_.load(std::memory_order_acquire)) return true;
   hurried_.store(true, std::memory_order_release);
+  if (sanitizer_) sanitizer_->hurry();
   if (engine_queue_) engine_queue_->give_up();
   if (finishing_thread_.load(std::memory_order_acquire) == ::gettid()) return false;
   const struct timespec pause {0, 1'000'000};

@@ -71,9 +71,10 @@ FAKE CUresult cuEventRecord(CUevent e, CUstream) {
   s().events[e].complete = !s().hold;
   return CUDA_SUCCESS;
 }
+// Held events are work the GPU has not run yet; once the hold ends, it has.
 FAKE CUresult cuEventQuery(CUevent e) {
   std::lock_guard lock(s().mutex);
-  return s().events[e].complete ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  return s().events[e].complete || !s().hold ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 FAKE CUresult cuEventSynchronize(CUevent e) {
   std::lock_guard lock(s().mutex);

@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 #include <sanitizer.h>
 
+#include <chrono>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "inject/precise/footprint_record.h"
@@ -158,6 +160,29 @@ TEST_P(LaunchTracker, LaunchesInFlightAreAbandonedUnreadInOrder) {
   tracker->poll(true, done);
   tracker->wait_decoded();
   EXPECT_EQ(tries.size(), 3u);
+  fake_cuda_hold_events(false);
+}
+
+// Note [A signal while the report is made]: the exit's drain (poll(true))
+// waiting for a kernel that does not end returns once hurried, and what it
+// left in flight is abandoned in order.
+TEST_P(LaunchTracker, AHurriedDrainStopsWaitingForKernels) {
+  fake_cuda_hold_events(true);
+  ASSERT_EQ(launch(0), 1u);
+  ASSERT_EQ(launch(4096), 2u);
+  const auto done = [this](launch_tracker::launch_id id, const sp::decoded_footprint& d) {
+    tries.push_back({id, d.complete, d.failed, d.intervals.size()});
+  };
+  std::thread signal([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    tracker->hurry();
+  });
+  tracker->poll(true, done);
+  signal.join();
+  EXPECT_EQ(tracker->in_flight(), 2u);
+  EXPECT_EQ(tracker->abandon(done), 2u);
+  tracker->wait_decoded();
+  EXPECT_EQ(tries, (std::vector<handed_over>{{1, false, true, 0}, {2, false, true, 0}}));
   fake_cuda_hold_events(false);
 }
 
