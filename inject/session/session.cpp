@@ -470,8 +470,10 @@ void session::finish() noexcept {
 // lost its whole report. So the signal hurries the report being made: the
 // drain stops waiting for kernels still running and abandons their
 // measurements (launch_tracker::hurry), the engine stops at its next
-// record, and what it leaves is said as at a signal. A signal on another thread waits for the report (the alarm of
-// Note [Reports when the program dies] bounds the wait); one that
+// record, records given to the queue after that are dropped, and what is
+// left unchecked is said as at a signal. A signal on another thread waits
+// for the report (the alarm of Note [Reports when the program dies]
+// bounds the wait); one that
 // interrupted the report's own thread returns to it, and the signal is
 // raised again once the report is made (raise_deferred_signal).
 bool session::finish_at_signal() noexcept {
@@ -512,7 +514,8 @@ void session::make_report(finishing when) noexcept {
       std::fprintf(stderr,
                    "streamsan: checking was cut short by a signal: %llu record(s) of the log "
                    "were not checked\n",
-                   static_cast<unsigned long long>(engine_queue_->statistics().undelivered));
+                   static_cast<unsigned long long>(engine_queue_->statistics().undelivered +
+                                                   engine_queue_->statistics().dropped));
     }
   }
   // Work deferred behind host functions that never ran is checked now.

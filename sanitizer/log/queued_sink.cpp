@@ -185,7 +185,9 @@ std::uint64_t queued_sink::pending() const noexcept {
 }
 
 bool queued_sink::bypass(const record& r) {
-  if (closed_.load(std::memory_order_acquire)) {
+  // After a give_up() the consumer delivers nothing more: a record would
+  // wait for room for ever.
+  if (closed_.load(std::memory_order_acquire) || give_up_.load(std::memory_order_acquire)) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
@@ -244,7 +246,10 @@ void queued_sink::wait_for_room() noexcept {
   wake_consumer();
   for (int spin = 0;; ++spin) {
     head_seen_ = head_.load(std::memory_order_acquire);
-    if (tail_ - head_seen_ <= mask_ || closed_.load(std::memory_order_acquire)) return;
+    if (tail_ - head_seen_ <= mask_ || closed_.load(std::memory_order_acquire) ||
+        give_up_.load(std::memory_order_acquire)) {
+      return;
+    }
     if (spin < spins_before_sleep) {
       cpu_relax();
       continue;

@@ -113,7 +113,8 @@ class queued_sink final : public record_sink {
   // how many records queued were never delivered (0 after a close()).
   std::uint64_t close_by(std::chrono::steady_clock::time_point deadline) noexcept;
   // The consumer stops at its next record boundary; a close() after it
-  // returns at once. Lock-free (a signal handler calls it).
+  // returns at once, and records given after it are dropped (a producer
+  // waiting for room stops waiting). Lock-free (a signal handler calls it).
   void give_up() noexcept { give_up_.store(true, std::memory_order_release); }
 
   bool on_consumer_thread() const noexcept;

@@ -218,6 +218,22 @@ TEST(QueuedSink, GiveUpCutsACloseUnderWayShort) {
   EXPECT_EQ(kept.seqs().size() + left, n);
 }
 
+// After a give_up() nothing is delivered: a producer facing a full ring
+// drops its record instead of waiting for room for ever.
+TEST(QueuedSink, AfterGiveUpRecordsAreDroppedNotWaitedFor) {
+  keeping_sink kept;
+  kept.delay = 50ms;
+  queued_sink q(queued_sink_options{.capacity = 4, .wake_batch = 1});
+  q.add_downstream(kept);
+  q.start();
+  queue_pops(q, 4);
+  q.give_up();
+  queue_pops(q, 20);  // would wait for room behind a consumer that stopped
+  q.close();
+  EXPECT_EQ(q.statistics().dropped, 20u);
+  EXPECT_EQ(kept.seqs().size() + q.statistics().undelivered, 4u);
+}
+
 TEST(QueuedSink, FlushWaitsForEverythingGivenBefore) {
   keeping_sink kept;
   queued_sink q(queued_sink_options{.wake_batch = 1u << 20, .tick = 10s});
