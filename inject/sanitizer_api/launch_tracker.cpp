@@ -99,9 +99,11 @@ launch_tracker::~launch_tracker() {
   for (const auto& [key, pool] : free_tables_) {
     for (const table& t : pool) free_table(t);
   }
-  for (const launch_state& l : in_flight_) {  // never read back
-    free_table(l.t);
-    if (l.owns_event) destroy_event(l.done);
+  for (const auto* launches : {&in_flight_, &abandoned_}) {
+    for (const launch_state& l : *launches) {  // never read back
+      free_table(l.t);
+      if (l.owns_event) destroy_event(l.done);
+    }
   }
   for (const auto& [thread, g] : graph_launches_) {
     for (const graph_node_table& n : g.nodes) free_table(n.t);
@@ -844,6 +846,7 @@ std::size_t launch_tracker::abandon(const footprint_callback& done) {
   }
   std::lock_guard lock(mutex_);
   stats_.abandoned += abandoned;
+  abandoned_.insert(abandoned_.end(), taken.begin(), taken.end());
   return abandoned;
 }
 

@@ -337,6 +337,9 @@ class launch_tracker {
   std::map<CUcontext, std::pair<CUstream, Sanitizer_StreamHandle>> private_streams_;  // poll_mutex_
   std::deque<precise::table_view> views_;  // host sources of the tables' views
   std::deque<launch_state> in_flight_;
+  // Abandoned (Note [Launches in flight when the program is stopped]): their
+  // kernels may still write into their tables; freed with the tracker only.
+  std::deque<launch_state> abandoned_;
   std::atomic<bool> hurried_{false};
   std::map<std::thread::id, graph_launch_state> graph_launches_;
   std::map<CUfunction, function_use> function_uses_;
