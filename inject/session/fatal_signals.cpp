@@ -118,10 +118,10 @@ void on_fatal(int sig, siginfo_t* info, void*) noexcept {
       ::alarm(0);
       if (!said && !comes_again(sig, info)) {
         // The report goes on on this thread once this handler returns,
-        // still bounded by the alarm.
+        // still bounded by the alarm; a signal on another thread meanwhile
+        // waits for it (spoken is set by raise_deferred_signal).
         ::alarm(last_words_seconds);
         deferred.store(sig);
-        spoken.store(true);
         errno = saved_errno;
         return;
       }
@@ -141,7 +141,10 @@ void on_fatal(int sig, siginfo_t* info, void*) noexcept {
 }  // namespace
 
 void raise_deferred_signal() noexcept {
-  if (const int sig = deferred.exchange(0)) die_by(sig);
+  if (const int sig = deferred.exchange(0)) {
+    spoken.store(true);
+    die_by(sig);
+  }
 }
 
 void install_fatal_signal_handlers(last_words_fn words) noexcept {

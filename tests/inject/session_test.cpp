@@ -630,8 +630,17 @@ bool report_under_way_here() noexcept { return false; }
 
 [[noreturn]] void terminated_while_reporting() {
   ::signal(SIGTERM, SIG_DFL);
+  std::thread([] {
+    other_thread = ::pthread_self();
+    std::this_thread::sleep_for(10s);
+  }).detach();
+  while (other_thread.load() == pthread_t{}) std::this_thread::yield();
   install_fatal_signal_handlers(report_under_way_here);
   ::pthread_kill(::pthread_self(), SIGTERM);
+  // A second one, as `timeout` sends, while the report goes on here: it
+  // waits for it.
+  ::pthread_kill(other_thread.load(), SIGTERM);
+  std::this_thread::sleep_for(300ms);
   std::fputs("the report goes on\n", stderr);
   raise_deferred_signal();
   std::_Exit(12);
