@@ -92,11 +92,16 @@ bool comes_again(int sig, const siginfo_t* info) noexcept {
 // then goes on as it would have. On the speaking thread itself a signal
 // (a fault in the report's own code, a ^C while it prints) ends the
 // process at once, as before.
-void wait_for_the_last_words() noexcept {
+// Whether the signal is to be let go: on the thread whose report was
+// deferred to the program's exit (Note [A signal while the report is made]
+// in session.cpp), a signal sent meanwhile returns to that report, which
+// the deferred signal ends; a fault there ends the program at once.
+bool wait_for_the_last_words(int sig, const siginfo_t* info) noexcept {
   const pid_t me = static_cast<pid_t>(::syscall(SYS_gettid));
-  if (speaker.load() == me) return;
+  if (speaker.load() == me) return deferred.load() != 0 && !comes_again(sig, info);
   const struct timespec pause {0, 1'000'000};
   while (!spoken.load()) ::nanosleep(&pause, nullptr);
+  return false;
 }
 
 void on_fatal(int sig, siginfo_t* info, void*) noexcept {
@@ -127,8 +132,9 @@ void on_fatal(int sig, siginfo_t* info, void*) noexcept {
       }
     }
     spoken.store(true);
-  } else {
-    wait_for_the_last_words();
+  } else if (wait_for_the_last_words(sig, info)) {
+    errno = saved_errno;
+    return;
   }
   // Restored: a fault happens again when the handler returns, and is then
   // the program's (or the default's); a signal sent or raised (abort()) is

@@ -637,9 +637,10 @@ bool report_under_way_here() noexcept { return false; }
   while (other_thread.load() == pthread_t{}) std::this_thread::yield();
   install_fatal_signal_handlers(report_under_way_here);
   ::pthread_kill(::pthread_self(), SIGTERM);
-  // A second one, as `timeout` sends, while the report goes on here: it
-  // waits for it.
+  // More, as `timeout` and `streamsan run` send them, while the report goes
+  // on here: on another thread it waits for it, on this one it lets it go on.
   ::pthread_kill(other_thread.load(), SIGTERM);
+  ::pthread_kill(::pthread_self(), SIGTERM);
   std::this_thread::sleep_for(300ms);
   std::fputs("the report goes on\n", stderr);
   raise_deferred_signal();
