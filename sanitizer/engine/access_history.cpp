@@ -60,17 +60,9 @@ void access_history::apply_general(std::uint64_t begin, std::uint64_t end,
   const std::size_t first_conflict = conflicts.size();
 
   scratch_.clear();
-  const auto emit = [&](segment&& s) {
-    if (!scratch_.empty() && scratch_.back().end == s.begin && same_state(scratch_.back(), s)) {
-      scratch_.back().end = s.end;
-    } else {
-      scratch_.push_back(std::move(s));
-    }
-  };
+  const auto emit = [&](segment&& s) { append_merged(scratch_, std::move(s)); };
   const auto fresh = [&](std::uint64_t b, std::uint64_t e) {
-    segment s{b, e, {}, {}, access_entry{}};
-    record(s, entry, entry.mode, clock.view());
-    return s;
+    return fresh_segment(b, e, entry, clock.view());
   };
 
   std::optional<segment> suffix;
@@ -117,6 +109,25 @@ void access_history::apply_general(std::uint64_t begin, std::uint64_t end,
   }
 }
 
+// Adjacent segments with one state are one (Note [Byte-exact shadow
+// segments]).
+void access_history::append_merged(std::vector<segment>& out, segment&& s) {
+  if (!out.empty() && out.back().end == s.begin && same_state(out.back(), s)) {
+    out.back().end = s.end;
+  } else {
+    out.push_back(std::move(s));
+  }
+}
+
+// Bytes no access touched before, recorded as `entry`.
+access_history::segment access_history::fresh_segment(std::uint64_t begin, std::uint64_t end,
+                                                      const access_entry& entry,
+                                                      clock_view clock) {
+  segment s{begin, end, {}, {}, access_entry{}};
+  record(s, entry, entry.mode, clock);
+  return s;
+}
+
 bool access_history::batchable(std::span<const batch_access> accesses) noexcept {
   for (std::size_t i = 1; i < accesses.size(); ++i) {
     if (accesses[i].begin < accesses[i - 1].end) return false;
@@ -132,13 +143,7 @@ void access_history::apply_batch(std::span<const batch_access> accesses,
                                  std::vector<conflict_slice>& slices) {
   std::vector<segment> merged;
   merged.reserve(segments_.size() + 2 * accesses.size() + 1);
-  const auto emit = [&](segment&& s) {
-    if (!merged.empty() && merged.back().end == s.begin && same_state(merged.back(), s)) {
-      merged.back().end = s.end;
-    } else {
-      merged.push_back(std::move(s));
-    }
-  };
+  const auto emit = [&](segment&& s) { append_merged(merged, std::move(s)); };
   std::size_t next = 0;
   std::optional<segment> cur;
   const auto old = [&]() -> segment* {
@@ -149,9 +154,7 @@ void access_history::apply_batch(std::span<const batch_access> accesses,
     const auto& [begin, end, entry] = accesses[i];
     if (begin >= end) continue;
     const auto fresh = [&](std::uint64_t b, std::uint64_t e) {
-      segment s{b, e, {}, {}, access_entry{}};
-      record(s, entry, entry.mode, clock.view());
-      return s;
+      return fresh_segment(b, e, entry, clock.view());
     };
     const std::size_t first = conflicts.size();
     segment* s = nullptr;

@@ -243,6 +243,10 @@ class access_history {
                                           hazard kind, const access_entry& previous,
                                           std::uint64_t begin, std::uint64_t end);
 
+  static void append_merged(std::vector<segment>& out, segment&& s);
+  static segment fresh_segment(std::uint64_t begin, std::uint64_t end, const access_entry& entry,
+                               clock_view clock);
+
   void apply_search(std::uint64_t begin, std::uint64_t end, const access_entry& entry,
                     const vector_clock& clock, std::vector<history_conflict>& conflicts);
   void apply_general(std::uint64_t begin, std::uint64_t end, const access_entry& entry,

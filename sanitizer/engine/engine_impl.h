@@ -353,6 +353,7 @@ class engine_impl {
   std::vector<history_conflict> conflicts_;  // scratch for one access
   // Scratch of apply_accesses_batched.
   std::vector<access_history::batch_access> batch_;
+  std::vector<const allocation*> batch_allocations_;  // of batch_'s accesses
   std::vector<history_conflict> batch_conflicts_;
   std::vector<access_history::conflict_slice> batch_slices_;
   near_misses near_;                          // Note [Near misses are cheap]

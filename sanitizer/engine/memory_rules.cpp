@@ -59,6 +59,25 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
   return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::uint64_t>::max() : sum;
 }
 
+// The access's own fields of its entry.
+void take_access(access_entry& entry, const access& a) noexcept {
+  entry.alloc = a.range.alloc;
+  entry.offset = a.range.offset;
+  entry.size = a.range.size;
+  entry.mode = a.mode;
+  entry.origin = a.origin;
+}
+
+// The bytes `a` touches in its root's history.
+struct root_bytes {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+};
+root_bytes in_root(const allocation& al, const access& a) noexcept {
+  const std::uint64_t begin = saturating_add(al.root_offset, a.range.offset);
+  return {begin, saturating_add(begin, a.range.size)};
+}
+
 }  // namespace
 
 // Inlined into the launch path: it runs for every access of every launch.
@@ -69,11 +88,7 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
     ++(is_none(a.range.alloc) ? stats_.accesses_untracked : stats_.accesses_unknown_alloc);
     return;
   }
-  entry.alloc = a.range.alloc;
-  entry.offset = a.range.offset;
-  entry.size = a.range.size;
-  entry.mode = a.mode;
-  entry.origin = a.origin;
+  take_access(entry, a);
   allocation& root = *al->root;
   if (al->ref.freed || root.ref.freed) [[unlikely]] {
     report_use_after_free(*al, entry);
@@ -84,8 +99,7 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
     report_use_before_alloc(*al, entry);
   }
   ++stats_.accesses_checked;
-  const std::uint64_t begin = saturating_add(al->root_offset, a.range.offset);
-  const std::uint64_t end = saturating_add(begin, a.range.size);
+  const auto [begin, end] = in_root(*al, a);
   conflicts_.clear();
   root.history.apply(begin, end, entry, context.clock, conflicts_);
   if (!conflicts_.empty()) [[unlikely]] {
@@ -130,25 +144,21 @@ void engine_impl::apply_access(const access& a, access_entry& entry,
 
 // How many accesses from the first on can go to one history's apply_batch:
 // live allocations of one root, sorted and disjoint in its bytes. Builds
-// them into batch_.
+// them into batch_, and their allocations into batch_allocations_.
 std::size_t engine_impl::gather_batch(std::span<const access> accesses, const access_entry& entry,
                                       allocation*& root) {
   batch_.clear();
+  batch_allocations_.clear();
   root = nullptr;
   for (const access& a : accesses) {
     allocation* al = allocations_.find(a.range.alloc);
     if (al == nullptr || al->ref.freed || al->root->ref.freed) break;
     if (root != nullptr && al->root != root) break;
-    const std::uint64_t begin = saturating_add(al->root_offset, a.range.offset);
-    const std::uint64_t end = saturating_add(begin, a.range.size);
+    const auto [begin, end] = in_root(*al, a);
     if (!batch_.empty() && begin < batch_.back().end) break;
     root = al->root;
-    access_entry& e = batch_.emplace_back(access_history::batch_access{begin, end, entry}).entry;
-    e.alloc = a.range.alloc;
-    e.offset = a.range.offset;
-    e.size = a.range.size;
-    e.mode = a.mode;
-    e.origin = a.origin;
+    take_access(batch_.emplace_back(access_history::batch_access{begin, end, entry}).entry, a);
+    batch_allocations_.push_back(al);
   }
   return batch_.size();
 }
@@ -174,12 +184,13 @@ void engine_impl::apply_accesses_batched(std::span<const access> accesses, acces
     batch_conflicts_.clear();
     batch_slices_.clear();
     root->history.apply_batch(batch_, context.clock, batch_conflicts_, batch_slices_);
+    // Note [Stream-ordered allocations]: the same answer for every access.
+    const bool before_alloc =
+        !root->created.when.is_none() && !context.clock.covers(root->created.when);
     std::size_t next_slice = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      const allocation& al = *allocations_.find(batch_[i].entry.alloc);
-      if (!root->created.when.is_none() && !context.clock.covers(root->created.when)) [[unlikely]] {
-        report_use_before_alloc(al, batch_[i].entry);
-      }
+      const allocation& al = *batch_allocations_[i];
+      if (before_alloc) [[unlikely]] report_use_before_alloc(al, batch_[i].entry);
       if (next_slice < batch_slices_.size() && batch_slices_[next_slice].access == i) {
         const auto& slice = batch_slices_[next_slice++];
         conflicts_.assign(batch_conflicts_.begin() + static_cast<std::ptrdiff_t>(slice.first),
