@@ -718,8 +718,14 @@ void launch_tracker::poll(bool wait_all, const footprint_callback& done) {
 // waits for the thread too, so nothing is lost at exit.
 void launch_tracker::finish(const launch_state& l, precise::decoded_footprint d,
                             precise::decode_scratch* scratch, const footprint_callback& done) {
-  auto job = [this, id = l.id, function = l.function, d = std::move(d), scratch,
-              done]() mutable { hand_over(id, function, d, scratch, done); };
+  in_launch_order([this, id = l.id, function = l.function, d = std::move(d), scratch,
+                   done]() mutable { hand_over(id, function, d, scratch, done); });
+}
+
+// A job that hands a footprint to the model: on the decoding thread, after
+// every one handed on before it, or here.
+template <class Job>
+void launch_tracker::in_launch_order(Job job) {
   if (decode_thread_) {
     decoder_.submit(std::move(job));
   } else {
@@ -816,8 +822,9 @@ void launch_tracker::hand_over_unmeasured(launch_id id, CUfunction function, con
 // So each launch in flight is handed over unmeasured, as one whose table
 // could not be read back: the records held behind it go on to the engine
 // with its inferred footprint, whose conflicts are possible races, never
-// reports. Its table and event are left as they are, since its kernel
-// may still write into the table and the process is about to end. A
+// reports. Its table and event stay the tracker's (abandoned_), never
+// reused, since its kernel may still write into the table; they go with
+// the tracker, which a process about to end never destroys. A
 // launch read back already goes on to the decoding thread as usual; the
 // abandoned ones follow it there, so footprints still reach the model in
 // launch order. A read-back in progress on another thread (the signal may
@@ -837,12 +844,7 @@ std::size_t launch_tracker::abandon(const footprint_callback& done) {
   for (const launch_state& l : taken) {
     if (l.dropped) continue;
     ++abandoned;
-    auto job = [id = l.id, done] { done(id, unmeasured()); };
-    if (decode_thread_) {
-      decoder_.submit(std::move(job));
-    } else {
-      decoder_.run_here(job);
-    }
+    in_launch_order([id = l.id, done] { done(id, unmeasured()); });
   }
   std::lock_guard lock(mutex_);
   stats_.abandoned += abandoned;

@@ -300,6 +300,8 @@ class launch_tracker {
   // The second half, then `done`: here, or on the decoding thread.
   void finish(const launch_state& l, precise::decoded_footprint d,
               precise::decode_scratch* scratch, const footprint_callback& done);
+  template <class Job>
+  void in_launch_order(Job job);
   // The decoding job (Note [A decoding job that throws]).
   void hand_over(launch_id id, CUfunction function, precise::decoded_footprint& d,
                  precise::decode_scratch* scratch, const footprint_callback& done);
