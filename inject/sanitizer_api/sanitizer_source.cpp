@@ -1166,6 +1166,7 @@ sanitizer_source_stats sanitizer_source::stats() const {
   s.decode_failed = t.decode_failed;
   s.jobs_thrown = t.jobs_thrown;
   s.waits = t.waits;
+  s.abandoned = t.abandoned;
   s.pages = t.pages;
   s.bytes_read_back = t.bytes_read_back;
   s.setup_ns = t.setup_ns;

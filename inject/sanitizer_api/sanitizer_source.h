@@ -72,6 +72,7 @@ struct sanitizer_source_stats {
   std::uint64_t decode_failed = 0;  // tracker_stats::decode_failed
   std::uint64_t jobs_thrown = 0;    // tracker_stats::jobs_thrown
   std::uint64_t waits = 0;
+  std::uint64_t abandoned = 0;  // tracker_stats::abandoned
   std::uint64_t pages = 0;
   std::uint64_t bytes_read_back = 0;
   std::uint64_t setup_ns = 0;      // tracker_stats::setup_ns

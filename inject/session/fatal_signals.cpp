@@ -91,11 +91,10 @@ bool comes_again(int sig, const siginfo_t* info) noexcept {
 // saying the last words waits until they are said (the alarm bounds them),
 // then goes on as it would have. On the speaking thread itself a signal
 // (a fault in the report's own code, a ^C while it prints) ends the
-// process at once, as before.
-// Whether the signal is to be let go: on the thread whose report was
-// deferred to the program's exit (Note [A signal while the report is made]
-// in session.cpp), a signal sent meanwhile returns to that report, which
-// the deferred signal ends; a fault there ends the program at once.
+// process at once, as before, except while that thread's report was
+// deferred to the program's exit (Note [A signal while the report is
+// made] in session.cpp): a signal sent then returns to that report, which
+// the deferred signal ends. Returns whether the signal is to be let go.
 bool wait_for_the_last_words(int sig, const siginfo_t* info) noexcept {
   const pid_t me = static_cast<pid_t>(::syscall(SYS_gettid));
   if (speaker.load() == me) return deferred.load() != 0 && !comes_again(sig, info);

@@ -230,13 +230,21 @@ void session::cut_short() noexcept {
     resolver_.release_all();
   }
   const std::optional<std::size_t> held = resolver_.held_if_free();
-  unchecked += held.value_or(0);
-  if (abandoned == 0 && unchecked == 0 && held.has_value()) return;
+  say_cut_short(abandoned, unchecked + held.value_or(0), held.has_value());
+}
+
+// The one line before a report whose checking a signal cut short; nothing
+// when nothing was left. `held_counted`: the records held behind measured
+// launches are among `unchecked` (their lock was free to count them).
+void session::say_cut_short(std::uint64_t abandoned, std::uint64_t unchecked,
+                            bool held_counted) const noexcept {
+  if (abandoned == 0 && unchecked == 0 && held_counted) return;
   std::fprintf(stderr,
-               "streamsan: checking was cut short: %zu measured launch(es) in flight keep "
+               "streamsan: checking was cut short: %llu measured launch(es) in flight keep "
                "their inferred footprints, %llu record(s) of the log were not checked%s\n",
-               abandoned, static_cast<unsigned long long>(unchecked),
-               held.has_value() ? "" : ", nor those held behind measured launches");
+               static_cast<unsigned long long>(abandoned),
+               static_cast<unsigned long long>(unchecked),
+               held_counted ? "" : ", nor those held behind measured launches");
 }
 
 bool session::try_subscribe() noexcept { return callbacks_.try_enable(); }
@@ -473,9 +481,9 @@ void session::finish() noexcept {
 // record, records given to the queue after that are dropped, and what is
 // left unchecked is said as at a signal. A signal on another thread waits
 // for the report (the alarm of Note [Reports when the program dies]
-// bounds the wait); one that
-// interrupted the report's own thread returns to it, and the signal is
-// raised again once the report is made (raise_deferred_signal).
+// bounds the wait); one that interrupted the report's own thread returns
+// to it, and the signal is raised again once the report is made
+// (raise_deferred_signal).
 bool session::finish_at_signal() noexcept {
   if (!finished_.exchange(true)) {
     make_report(finishing::at_signal);
@@ -509,13 +517,12 @@ void session::make_report(finishing when) noexcept {
     resolver_.release_all();
     // The engine's thread delivers everything queued, then ends.
     if (engine_queue_) engine_queue_->close();
-    // Note [A signal while the report is made]
-    if (hurried_.load(std::memory_order_acquire) && engine_queue_) {
-      std::fprintf(stderr,
-                   "streamsan: checking was cut short by a signal: %llu record(s) of the log "
-                   "were not checked\n",
-                   static_cast<unsigned long long>(engine_queue_->statistics().undelivered +
-                                                   engine_queue_->statistics().dropped));
+    // Note [A signal while the report is made]: the drain's abandoned
+    // launches, and what the queue left or dropped.
+    if (hurried_.load(std::memory_order_acquire)) {
+      const auto q = engine_queue_ ? engine_queue_->statistics() : queued_sink_statistics{};
+      say_cut_short(sanitizer_ ? sanitizer_->stats().abandoned : 0, q.undelivered + q.dropped,
+                    true);
     }
   }
   // Work deferred behind host functions that never ran is checked now.

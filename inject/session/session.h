@@ -173,6 +173,8 @@ class session {
   // At a signal: what settle_footprints and the engine's queue left
   // unchecked, said in one line before the report.
   void cut_short() noexcept;
+  void say_cut_short(std::uint64_t abandoned, std::uint64_t unchecked,
+                     bool held_counted) const noexcept;
   enum class finishing : std::uint8_t { at_exit, at_signal };
   void make_report(finishing when) noexcept;
   void measure_candidate(const diagnostic& d);
