@@ -35,27 +35,31 @@ void access_history::apply_search(std::uint64_t begin, std::uint64_t end,
                                   const access_entry& entry, const vector_clock& clock,
                                   std::vector<history_conflict>& conflicts) {
   if (begin >= end) return;
-  const auto it = std::partition_point(segments_.begin(), segments_.end(),
+  const std::size_t c = chunk_for(begin);
+  std::vector<segment>& segments = chunk(c);
+  const auto it = std::partition_point(segments.begin(), segments.end(),
                                        [&](const segment& s) { return s.end <= begin; });
-  if (it != segments_.end() && it->begin == begin && it->end == end) {
+  if (it != segments.end() && it->begin == begin && it->end == end) {
     apply_exact(*it, entry, clock.view(), conflicts);  // one of several segments
     return;
   }
-  apply_general(begin, end, entry, clock, conflicts,
-                static_cast<std::size_t>(it - segments_.begin()));
+  const auto first = static_cast<std::size_t>(it - segments.begin());
+  absorb_while_past(c, end);
+  apply_general(chunk(c), begin, end, entry, clock, conflicts, first);
+  rebalance(c);
 }
 
-void access_history::apply_general(std::uint64_t begin, std::uint64_t end,
-                                   const access_entry& entry, const vector_clock& clock,
-                                   std::vector<history_conflict>& conflicts,
-                                   std::size_t first) {
+void access_history::apply_general(std::vector<segment>& segments, std::uint64_t begin,
+                                   std::uint64_t end, const access_entry& entry,
+                                   const vector_clock& clock,
+                                   std::vector<history_conflict>& conflicts, std::size_t first) {
   // Segments [first, last) overlap [begin, end). They are replaced by the
   // pieces built in scratch_: the untouched prefix of the first, the
   // accessed range (split at old boundaries for reads and atomics, one
   // piece for a write), gaps that had no history, and the untouched suffix
   // of the last.
   std::size_t last = first;
-  while (last < segments_.size() && segments_[last].begin < end) ++last;
+  while (last < segments.size() && segments[last].begin < end) ++last;
   const bool is_write = writes(entry.mode);
   const std::size_t first_conflict = conflicts.size();
 
@@ -67,15 +71,15 @@ void access_history::apply_general(std::uint64_t begin, std::uint64_t end,
 
   std::optional<segment> suffix;
   if (first < last) {
-    const segment& head = segments_[first];
+    const segment& head = segments[first];
     if (head.begin < begin) emit(segment{head.begin, begin, head.reads, head.atomics, head.write});
-    const segment& tail = segments_[last - 1];
+    const segment& tail = segments[last - 1];
     if (tail.end > end) suffix = segment{end, tail.end, tail.reads, tail.atomics, tail.write};
   }
 
   std::uint64_t pos = begin;
   for (std::size_t i = first; i < last; ++i) {
-    const segment& old = segments_[i];
+    const segment& old = segments[i];
     const std::uint64_t b = std::max(old.begin, begin);
     const std::uint64_t e = std::min(old.end, end);
     check(old, b, e, entry.mode, clock.view(), conflicts, first_conflict);
@@ -97,12 +101,12 @@ void access_history::apply_general(std::uint64_t begin, std::uint64_t end,
   const std::size_t new_count = scratch_.size();
   const std::size_t common = std::min(old_count, new_count);
   std::move(scratch_.begin(), scratch_.begin() + static_cast<std::ptrdiff_t>(common),
-            segments_.begin() + static_cast<std::ptrdiff_t>(first));
+            segments.begin() + static_cast<std::ptrdiff_t>(first));
   if (new_count < old_count) {
-    segments_.erase(segments_.begin() + static_cast<std::ptrdiff_t>(first + new_count),
-                    segments_.begin() + static_cast<std::ptrdiff_t>(last));
+    segments.erase(segments.begin() + static_cast<std::ptrdiff_t>(first + new_count),
+                    segments.begin() + static_cast<std::ptrdiff_t>(last));
   } else if (new_count > old_count) {
-    segments_.insert(segments_.begin() + static_cast<std::ptrdiff_t>(first + common),
+    segments.insert(segments.begin() + static_cast<std::ptrdiff_t>(first + common),
                      std::make_move_iterator(scratch_.begin() +
                                              static_cast<std::ptrdiff_t>(common)),
                      std::make_move_iterator(scratch_.end()));
@@ -137,17 +141,44 @@ bool access_history::batchable(std::span<const batch_access> accesses) noexcept 
 
 // Note [Many accesses merged in one pass]. `cur` is what is left of the old
 // segment being split; `next` the first old segment not yet taken.
+// Note [A long history in chunks]: each run of accesses that lies within
+// one chunk (after it absorbed the chunks an access reaches into) is merged
+// with that chunk alone; chunks no access touches are not moved.
 void access_history::apply_batch(std::span<const batch_access> accesses,
                                  const vector_clock& clock,
                                  std::vector<history_conflict>& conflicts,
                                  std::vector<conflict_slice>& slices) {
-  std::vector<segment> merged;
-  merged.reserve(segments_.size() + 2 * accesses.size() + 1);
+  std::size_t i = 0;
+  while (i < accesses.size()) {
+    const std::size_t c = chunk_for(accesses[i].begin);
+    std::size_t j = i;
+    for (;;) {
+      absorb_while_past(c, accesses[j].end);
+      ++j;
+      const bool last_chunk = c + 1 >= chunk_count();
+      if (j == accesses.size() || (!last_chunk && accesses[j].begin >= chunk(c).back().end)) break;
+    }
+    merge_batch(chunk(c), accesses.subspan(i, j - i), i, clock, conflicts, slices);
+    rebalance(c);
+    i = j;
+  }
+}
+
+// Note [Many accesses merged in one pass], over one chunk. `offset` is the
+// index of accesses[0] in the whole batch, for the slices.
+void access_history::merge_batch(std::vector<segment>& segments,
+                                 std::span<const batch_access> accesses, std::size_t offset,
+                                 const vector_clock& clock,
+                                 std::vector<history_conflict>& conflicts,
+                                 std::vector<conflict_slice>& slices) {
+  std::vector<segment>& merged = scratch_;
+  merged.clear();
+  merged.reserve(segments.size() + 2 * accesses.size() + 1);
   const auto emit = [&](segment&& s) { append_merged(merged, std::move(s)); };
   std::size_t next = 0;
   std::optional<segment> cur;
   const auto old = [&]() -> segment* {
-    if (!cur && next < segments_.size()) cur = std::move(segments_[next++]);
+    if (!cur && next < segments.size()) cur = std::move(segments[next++]);
     return cur ? &*cur : nullptr;
   };
   for (std::size_t i = 0; i < accesses.size(); ++i) {
@@ -190,11 +221,59 @@ void access_history::apply_batch(std::span<const batch_access> accesses,
     } else if (pos < end) {
       emit(fresh(pos, end));
     }
-    if (conflicts.size() > first) slices.push_back({i, first, conflicts.size()});
+    if (conflicts.size() > first) slices.push_back({offset + i, first, conflicts.size()});
   }
   if (cur) emit(std::move(*cur));
-  for (; next < segments_.size(); ++next) emit(std::move(segments_[next]));
-  segments_.swap(merged);
+  for (; next < segments.size(); ++next) emit(std::move(segments[next]));
+  segments.swap(merged);
+}
+
+std::size_t access_history::chunk_for(std::uint64_t at) const noexcept {
+  std::size_t lo = 0, hi = chunk_count();
+  if (hi <= 1) return 0;
+  hi -= 1;  // the last chunk when none ends after `at`
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (chunk(mid).back().end <= at) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+void access_history::absorb_next(std::size_t c) {
+  std::vector<segment>& into = chunk(c);
+  std::vector<segment>& next = rest_[c];  // chunk c + 1
+  into.insert(into.end(), std::make_move_iterator(next.begin()),
+              std::make_move_iterator(next.end()));
+  rest_.erase(rest_.begin() + static_cast<std::ptrdiff_t>(c));
+}
+
+void access_history::absorb_while_past(std::size_t c, std::uint64_t end) {
+  while (c + 1 < chunk_count() && end > chunk(c).back().end) absorb_next(c);
+}
+
+void access_history::rebalance(std::size_t c) {
+  std::vector<segment>& grown = chunk(c);
+  if (grown.size() < chunk_target_ / 4 && c + 1 < chunk_count()) absorb_next(c);
+  if (chunk(c).size() <= 2 * chunk_target_) return;
+  // Cut into chunks of chunk_target_ (the last one takes the remainder).
+  std::vector<std::vector<segment>> cut;
+  std::vector<segment>& whole = chunk(c);
+  for (std::size_t at = chunk_target_; at < whole.size(); at += chunk_target_) {
+    const std::size_t to = whole.size() - at < 2 * chunk_target_ ? whole.size() : at + chunk_target_;
+    cut.emplace_back(std::make_move_iterator(whole.begin() + static_cast<std::ptrdiff_t>(at)),
+                     std::make_move_iterator(whole.begin() + static_cast<std::ptrdiff_t>(to)));
+    if (to == whole.size()) break;
+  }
+  whole.resize(chunk_target_);
+  // A chunk that took a whole batch's merge may hold the capacity of a
+  // million segments; one a little over its size keeps it for its growth.
+  if (whole.capacity() > 8 * chunk_target_) whole.shrink_to_fit();
+  rest_.insert(rest_.begin() + static_cast<std::ptrdiff_t>(c), std::make_move_iterator(cut.begin()),
+               std::make_move_iterator(cut.end()));
 }
 
 void access_history::find_unordered(std::uint64_t begin, std::uint64_t end,
@@ -202,36 +281,58 @@ void access_history::find_unordered(std::uint64_t begin, std::uint64_t end,
                                     std::vector<history_conflict>& conflicts) const {
   if (begin >= end) return;
   const std::size_t first_conflict = conflicts.size();
-  auto it = std::partition_point(segments_.begin(), segments_.end(),
-                                 [&](const segment& s) { return s.end <= begin; });
-  for (; it != segments_.end() && it->begin < end; ++it) {
-    check(*it, std::max(it->begin, begin), std::min(it->end, end), access_mode::write,
-          clock.view(), conflicts, first_conflict);
+  for (std::size_t c = chunk_for(begin); c < chunk_count(); ++c) {
+    const std::vector<segment>& segments = chunk(c);
+    auto it = std::partition_point(segments.begin(), segments.end(),
+                                   [&](const segment& s) { return s.end <= begin; });
+    for (; it != segments.end() && it->begin < end; ++it) {
+      check(*it, std::max(it->begin, begin), std::min(it->end, end), access_mode::write,
+            clock.view(), conflicts, first_conflict);
+    }
+    if (it != segments.end()) return;  // a segment past `end`
   }
 }
 
 void access_history::clear() noexcept {
-  std::vector<segment>().swap(segments_);
+  std::vector<segment>().swap(first_);
+  std::vector<std::vector<segment>>().swap(rest_);
   std::vector<segment>().swap(scratch_);
+}
+
+std::size_t access_history::segment_count() const noexcept {
+  std::size_t n = first_.size();
+  for (const auto& c : rest_) n += c.size();
+  return n;
+}
+
+std::vector<access_history::segment> access_history::segments() const {
+  std::vector<segment> all;
+  all.reserve(segment_count());
+  for (std::size_t c = 0; c < chunk_count(); ++c) {
+    all.insert(all.end(), chunk(c).begin(), chunk(c).end());
+  }
+  return all;
 }
 
 std::size_t access_history::read_count() const noexcept {
   std::size_t n = 0;
-  for (const auto& s : segments_) n += s.reads.size();
+  for_each_segment([&](const segment& s) { n += s.reads.size(); });
   return n;
 }
 
 std::size_t access_history::atomic_count() const noexcept {
   std::size_t n = 0;
-  for (const auto& s : segments_) n += s.atomics.size();
+  for_each_segment([&](const segment& s) { n += s.atomics.size(); });
   return n;
 }
 
 std::size_t access_history::bytes_held() const noexcept {
-  std::size_t bytes = (segments_.capacity() + scratch_.capacity()) * sizeof(segment);
-  for (const auto& s : segments_) {
+  std::size_t bytes = scratch_.capacity() * sizeof(segment);
+  bytes += rest_.capacity() * sizeof(std::vector<segment>);
+  for (std::size_t c = 0; c < chunk_count(); ++c) bytes += chunk(c).capacity() * sizeof(segment);
+  for_each_segment([&](const segment& s) {
     bytes += (s.reads.capacity() + s.atomics.capacity()) * sizeof(access_entry);
-  }
+  });
   return bytes;
 }
 

@@ -14,6 +14,27 @@
 // merged), so the number of segments is bounded by the distinct boundaries
 // live accesses use, not by the length of the log.
 //
+// Note [A long history in chunks]
+// Measured footprints can leave a million segments in one history: a sparse
+// solver's level-by-level kernels each write scattered entries of one values
+// array, and neighbouring entries written by different launches never
+// merge. In one sorted vector every access that splits a segment moved
+// half of it: 80 ms an access at a million segments (bench/engine's
+// BM_FewAccessesOnALongHistory), and cuSolverRf under --precise spent
+// minutes of its engine thread in those moves (H200, 2026-11-29). So the
+// segments are kept in chunks, each a sorted vector of at most
+// 2 * chunk_target_ of them, in order: an access finds its chunk by a binary
+// search over the chunks' ends, changes only that chunk (absorbing the next
+// ones first while it reaches past its end), and a chunk grown past twice
+// the target is cut into chunks of the target, one shrunk below a quarter
+// absorbs its successor. An access then moves O(chunk_target_) segments,
+// plus the segments it covers. Nearly every history has one chunk; the
+// first is a member of its own, so the single-segment check of apply()
+// reads what it read before (engine_replay under callgrind: the same
+// instructions). The target is 128 segments, 16 KB: with 512, a batch's
+// merge of a chunk took and gave back blocks above malloc's mmap threshold,
+// and the gather of history_bench spent its time in page faults.
+//
 // Note [Bounded read sets]
 // A read drops every earlier read that happens before it (TSan does the same
 // with its shadow cells): such a read is redundant, because anything that
@@ -62,6 +83,13 @@ struct history_conflict {
 
 class access_history {
  public:
+  static constexpr std::size_t default_chunk_target = 128;  // chunks of 128 to 256 segments
+  access_history() = default;
+  // Tests pass small targets to cut chunks often (Note [A long history in
+  // chunks]); at least 1.
+  explicit access_history(std::size_t chunk_target) noexcept
+      : chunk_target_(chunk_target == 0 ? 1 : chunk_target) {}
+
   // Checks the access [begin, end) with `entry.mode` by the context whose clock is
   // `clock` against the history, appends the conflicts to `conflicts` (one
   // per previous access and hazard, with the hull of the bytes in conflict),
@@ -70,9 +98,11 @@ class access_history {
                                     const access_entry& entry, const vector_clock& clock,
                                     std::vector<history_conflict>& conflicts) {
     // The common case, inline: the access covers exactly the only segment
-    // (the same whole tensor as last time). No search, split or merge.
-    if (segments_.size() == 1) [[likely]] {
-      segment& s = segments_.front();
+    // (the same whole tensor as last time). No search, split or merge. An
+    // access that covers exactly the first chunk's only segment is such a
+    // case whatever the other chunks hold, so they are not asked about.
+    if (first_.size() == 1) [[likely]] {
+      segment& s = first_.front();
       if (s.begin == begin && s.end == end) [[likely]] {
         apply_exact(s, entry, clock.view(), conflicts);
         return;
@@ -84,11 +114,12 @@ class access_history {
   // Note [Many accesses merged in one pass]
   // A measured footprint can bring a million intervals of one allocation in
   // one launch (a gather, a scatter, a hash table), and each that splits a
-  // segment of a long history inserted into the middle of segments_, moving
-  // everything after it: quadratic, seconds for one launch record (an
-  // H200's engine thread spent minutes on segmentationTreeThrust under
+  // segment of a long history was inserted into the middle of its vector,
+  // moving everything after it: quadratic, seconds for one launch record
+  // (an H200's engine thread spent minutes on segmentationTreeThrust under
   // --precise). Accesses sorted by begin and disjoint are instead merged
-  // with the history in one pass into a new vector, O(segments + accesses).
+  // with each chunk they touch (Note [A long history in chunks]) in one
+  // pass into a new vector, O(segments of those chunks + accesses).
   // Each is checked and recorded exactly as apply() would, in order; they
   // cannot see one another, being disjoint. Conflicts go to `conflicts`,
   // and for each access with some, `slices` says which.
@@ -126,16 +157,27 @@ class access_history {
     access_entry write;  // write.when.is_none(): never written
   };
   static_assert(offsetof(segment, write) + sizeof(epoch) <= entry_set::line);
-  const std::vector<segment>& segments() const noexcept { return segments_; }
+  std::size_t segment_count() const noexcept;
+  // Copies of the segments in order (tests and tools: a history may hold
+  // millions).
+  std::vector<segment> segments() const;
+  std::size_t chunk_count() const noexcept { return first_.empty() ? 0 : 1 + rest_.size(); }
+  std::size_t chunk_size(std::size_t c) const noexcept { return chunk(c).size(); }
   // Visits every stored access: each segment's last write (possibly none),
   // its reads and its atomics. The sweep of Note [Retiring context slots]
   // relies on it seeing every epoch the history holds.
   template <class F>
   void for_each_entry(F&& f) const {
-    for (const auto& s : segments_) {
+    for_each_segment([&](const segment& s) {
       f(s.write);
       for (const auto& r : s.reads) f(r);
       for (const auto& a : s.atomics) f(a);
+    });
+  }
+  template <class F>
+  void for_each_segment(F&& f) const {
+    for (std::size_t c = 0; c < chunk_count(); ++c) {
+      for (const auto& s : chunk(c)) f(s);
     }
   }
   std::size_t read_count() const noexcept;
@@ -249,12 +291,31 @@ class access_history {
 
   void apply_search(std::uint64_t begin, std::uint64_t end, const access_entry& entry,
                     const vector_clock& clock, std::vector<history_conflict>& conflicts);
-  void apply_general(std::uint64_t begin, std::uint64_t end, const access_entry& entry,
-                     const vector_clock& clock, std::vector<history_conflict>& conflicts,
-                     std::size_t first);
+  void apply_general(std::vector<segment>& segments, std::uint64_t begin, std::uint64_t end,
+                     const access_entry& entry, const vector_clock& clock,
+                     std::vector<history_conflict>& conflicts, std::size_t first);
+  void merge_batch(std::vector<segment>& segments, std::span<const batch_access> accesses,
+                   std::size_t offset, const vector_clock& clock,
+                   std::vector<history_conflict>& conflicts, std::vector<conflict_slice>& slices);
 
-  std::vector<segment> segments_;  // sorted by begin, non-overlapping
-  std::vector<segment> scratch_;   // reused by apply_general
+  // Note [A long history in chunks].
+  std::vector<segment>& chunk(std::size_t c) noexcept { return c == 0 ? first_ : rest_[c - 1]; }
+  const std::vector<segment>& chunk(std::size_t c) const noexcept {
+    return c == 0 ? first_ : rest_[c - 1];
+  }
+  // The first chunk whose last segment ends after `at`, else the last (0
+  // for an empty history, whose first chunk is then made).
+  std::size_t chunk_for(std::uint64_t at) const noexcept;
+  // Chunk c takes chunk c + 1's segments while `end` reaches past its own.
+  void absorb_while_past(std::size_t c, std::uint64_t end);
+  void absorb_next(std::size_t c);
+  // After chunk c changed: cut if too large, absorb its successor if small.
+  void rebalance(std::size_t c);
+
+  std::vector<segment> first_;              // chunk 0: sorted by begin, non-overlapping
+  std::vector<std::vector<segment>> rest_;  // chunks 1..: non-empty, each after the one before
+  std::vector<segment> scratch_;            // reused by apply_general and merge_batch
+  std::size_t chunk_target_ = default_chunk_target;
 };
 
 }  // namespace streamsan

@@ -88,7 +88,7 @@ engine_statistics engine_impl::statistics() const {
   s.clock_bytes = contexts_.bytes_held();
   allocations_.for_each([&](const allocation& a) {
     if (a.root != &a) return;
-    s.history_segments += a.history.segments().size();
+    s.history_segments += a.history.segment_count();
     s.history_reads += a.history.read_count();
     s.history_atomics += a.history.atomic_count();
     s.history_bytes += a.history.bytes_held();

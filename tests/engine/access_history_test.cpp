@@ -428,6 +428,19 @@ std::vector<access_history::segment> normalized(const access_history& h) {
   return out;
 }
 
+// The same state byte for byte, however the segments are cut.
+void expect_same_state(const access_history& expected, const access_history& found) {
+  const auto a = normalized(expected), b = normalized(found);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].begin, b[i].begin);
+    EXPECT_EQ(a[i].end, b[i].end);
+    EXPECT_TRUE(a[i].write == b[i].write && a[i].reads == b[i].reads &&
+                a[i].atomics == b[i].atomics)
+        << "segment " << i;
+  }
+}
+
 TEST(AccessHistoryBatch, MatchesApplyingOneAccessAtATime) {
   std::mt19937_64 random(20261129);
   const auto& modes = all_access_modes;
@@ -475,16 +488,113 @@ TEST(AccessHistoryBatch, MatchesApplyingOneAccessAtATime) {
         EXPECT_EQ(found[i][c].end, expected[i][c].end);
       }
     }
-    const auto a = normalized(one_by_one), b = normalized(batched);
-    ASSERT_EQ(a.size(), b.size());
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      EXPECT_EQ(a[i].begin, b[i].begin);
-      EXPECT_EQ(a[i].end, b[i].end);
-      EXPECT_TRUE(a[i].write == b[i].write && a[i].reads == b[i].reads &&
-                  a[i].atomics == b[i].atomics)
-          << "segment " << i;
-    }
+    expect_same_state(one_by_one, batched);
   }
+}
+
+// Note [A long history in chunks]: histories cut into chunks of 1 to 5
+// segments, under random accesses (one at a time and batched, small and
+// spanning many chunks), find the same conflicts and hold the same state as
+// one history in one chunk; every chunk stays non-empty, in order, and at
+// most twice its target.
+void expect_same_conflicts(const std::vector<history_conflict>& found,
+                           const std::vector<history_conflict>& expected) {
+  ASSERT_EQ(found.size(), expected.size());
+  for (std::size_t c = 0; c < found.size(); ++c) {
+    EXPECT_EQ(found[c].kind, expected[c].kind);
+    EXPECT_EQ(found[c].previous, expected[c].previous);
+    EXPECT_EQ(found[c].begin, expected[c].begin);
+    EXPECT_EQ(found[c].end, expected[c].end);
+  }
+}
+
+void expect_well_chunked(const access_history& h, std::size_t target) {
+  std::uint64_t end = 0;
+  std::size_t total = 0;
+  for (std::size_t c = 0; c < h.chunk_count(); ++c) {
+    ASSERT_GT(h.chunk_size(c), 0u) << "chunk " << c;
+    ASSERT_LE(h.chunk_size(c), 2 * target) << "chunk " << c;
+    total += h.chunk_size(c);
+  }
+  ASSERT_EQ(total, h.segment_count());
+  for (const auto& s : h.segments()) {
+    ASSERT_LT(s.begin, s.end);
+    ASSERT_LE(end, s.begin);
+    end = s.end;
+  }
+}
+
+TEST(AccessHistoryChunks, ChunkedHistoriesMatchOneChunk) {
+  std::mt19937_64 random(20261129);
+  const auto& modes = all_access_modes;
+  const auto pick = [&](std::uint64_t n) { return random() % n; };
+  std::size_t most_chunks = 0;
+  for (int round = 0; round < 300; ++round) {
+    SCOPED_TRACE(round);
+    const std::size_t target = 1 + pick(5);
+    access_history chunked(target);
+    access_history flat(std::size_t{1} << 40);
+    std::uint64_t seq = 1;
+    for (int op = 0, n = 20 + static_cast<int>(pick(80)); op < n; ++op) {
+      SCOPED_TRACE(op);
+      const auto slot = static_cast<context_slot>(pick(3));
+      vector_clock clock = clock_of(slot, 2 + op);
+      clock.set((slot + 1) % 3, pick(op + 2));  // ordered after some of another context
+      std::vector<history_conflict> expected, found;
+      if (pick(3) != 0) {
+        // Mostly small accesses, which split segments; now and then one over
+        // much of the buffer, which reaches across chunks.
+        const std::uint64_t begin = pick(2000);
+        const std::uint64_t size = pick(8) == 0 ? 1 + pick(1500) : 1 + pick(24);
+        const access_entry e = entry(slot, 2 + op, modes[pick(std::size(modes))], seq++);
+        flat.apply(begin, begin + size, e, clock, expected);
+        chunked.apply(begin, begin + size, e, clock, found);
+        expect_same_conflicts(found, expected);
+      } else {
+        std::vector<access_history::batch_access> batch;
+        for (std::uint64_t at = pick(60); at < 2100; at += 1 + pick(90)) {
+          const std::uint64_t size = pick(10) == 0 ? 1 + pick(400) : 1 + pick(30);
+          batch.push_back({at, at + size, entry(slot, 2 + op, modes[pick(std::size(modes))], seq++)});
+          at += size;
+        }
+        std::vector<access_history::conflict_slice> flat_slices, chunked_slices;
+        flat.apply_batch(batch, clock, expected, flat_slices);
+        chunked.apply_batch(batch, clock, found, chunked_slices);
+        ASSERT_EQ(chunked_slices.size(), flat_slices.size());
+        for (std::size_t i = 0; i < flat_slices.size(); ++i) {
+          EXPECT_EQ(chunked_slices[i].access, flat_slices[i].access);
+          EXPECT_EQ(chunked_slices[i].first, flat_slices[i].first);
+          EXPECT_EQ(chunked_slices[i].last, flat_slices[i].last);
+        }
+        expect_same_conflicts(found, expected);
+      }
+      expect_well_chunked(chunked, target);
+      most_chunks = std::max(most_chunks, chunked.chunk_count());
+      expect_same_state(flat, chunked);
+      std::vector<history_conflict> flat_free, chunked_free;
+      const std::uint64_t free_begin = pick(2000), free_end = free_begin + 1 + pick(800);
+      flat.find_unordered(free_begin, free_end, clock_of(slot, 1), flat_free);
+      chunked.find_unordered(free_begin, free_end, clock_of(slot, 1), chunked_free);
+      expect_same_conflicts(chunked_free, flat_free);
+    }
+    ASSERT_EQ(flat.chunk_count(), flat.segment_count() == 0 ? 0u : 1u);
+  }
+  EXPECT_GT(most_chunks, 20u);  // the histories did grow into many chunks
+}
+
+TEST(AccessHistoryChunks, AWriteOverEverythingLeavesOneChunkOfOneSegment) {
+  access_history h(2);
+  std::vector<history_conflict> out;
+  for (std::uint64_t k = 0; k < 100; ++k) {
+    h.apply(32 * k, 32 * k + 16, entry(0, 1 + k, access_mode::write, k + 1), clock_of(0, 1 + k),
+            out);
+  }
+  ASSERT_GT(h.chunk_count(), 10u);
+  h.apply(0, 3200, entry(0, 200, access_mode::write, 200), clock_of(0, 200), out);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(h.chunk_count(), 1u);
+  ASSERT_EQ(h.segment_count(), 1u);
+  EXPECT_EQ(h.segments()[0].write.seq, 200u);
 }
 
 TEST(AccessHistoryBatch, OverlappingOrUnsortedAccessesAreNotBatchable) {
