@@ -3,8 +3,9 @@
 # call, in the default mode and with --precise. acceptance-gpu.sh DIR [MODES] [SUITE]
 # DIR holds streamsan, libstreamsan_inject.so, the acceptance scripts and the
 # suites' binaries (stage-acceptance.sh makes it). SUITE: samples (the 42
-# cases of cuda-samples.tsv, from DIR/samples/bin; logs in $OUT/MODE) or extra
-# (extra-samples.tsv, from DIR/extra/bin; logs in $OUT/extra-MODE). Logs go to
+# cases of cuda-samples.tsv, from DIR/samples/bin; logs in $OUT/MODE), extra
+# (extra-samples.tsv, from DIR/extra/bin; logs in $OUT/extra-MODE) or wide
+# (wide-samples.tsv, from DIR/wide/bin; logs in $OUT/wide-MODE). Logs go to
 # $OUT (default DIR/out).
 set -u
 dir=$(cd "$1" && pwd)
@@ -12,14 +13,14 @@ modes=${2:-"default precise"}
 suite=${3:-samples}
 case $suite in
   samples) cases=$dir/cuda-samples.tsv prefix="" ;;
-  extra) cases=$dir/extra-samples.tsv prefix="extra-" ;;
-  *) echo "acceptance-gpu.sh: unknown suite '$suite' (samples, extra)"; exit 2 ;;
+  extra|wide) cases=$dir/$suite-samples.tsv prefix="$suite-" ;;
+  *) echo "acceptance-gpu.sh: unknown suite '$suite' (samples, extra, wide)"; exit 2 ;;
 esac
 [[ -d $dir/$suite/bin ]] || { echo "acceptance-gpu.sh: $dir/$suite/bin not staged"; exit 2; }
 out=${OUT:-$dir/out}
 mkdir -p "$out"
 cd "$dir"
-# cuBLAS, cuFFT, cuSPARSE, cuSOLVER, cuRAND and NVRTC come with the machine's PyTorch.
+# cuBLAS, cuFFT, cuSPARSE, cuSOLVER, cuRAND, nvJitLink and NVRTC come with the machine's PyTorch.
 nvlib=$(python3 -c 'import nvidia.cu13, os; print(os.path.join(list(nvidia.cu13.__path__)[0], "lib"))' 2>/dev/null)
 export LD_LIBRARY_PATH=${nvlib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 for mode in $modes; do

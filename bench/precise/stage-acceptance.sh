@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# stage-acceptance.sh BUILD SAMPLES_BIN DEST [EXTRA_BIN]: what acceptance-gpu.sh needs.
+# stage-acceptance.sh BUILD SAMPLES_BIN DEST [EXTRA_BIN [WIDE_BIN]]: what acceptance-gpu.sh needs.
 # SAMPLES_BIN: the 42 cases' binaries (../shared/acceptance/build-cuda-samples.sh),
 # EXTRA_BIN (or env EXTRA_BIN): the extra corpus's (extra-samples/build-extra-samples.sh),
-# staged as DEST/extra/bin with extra-samples.tsv; either may be empty to leave it out.
+# staged as DEST/extra/bin with extra-samples.tsv; WIDE_BIN (or env WIDE_BIN): the wide
+# corpus's (wide-samples/build-wide-samples.sh), staged as DEST/wide/bin with
+# wide-samples.tsv; any of them may be empty to leave it out.
 set -eu
-build=$1 samples=$2 dest=$3 extra=${4:-${EXTRA_BIN:-}}
+build=$1 samples=$2 dest=$3 extra=${4:-${EXTRA_BIN:-}} wide=${5:-${WIDE_BIN:-}}
 src=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$dest"; mkdir -p "$dest"
 install -m 755 "$build/cli/streamsan" "$build/inject/libstreamsan_inject.so" "$dest/"
@@ -17,9 +19,12 @@ if [[ -n $samples ]]; then
   cp -r "$samples" "$dest/samples/bin"
   install -m 644 "$acceptance/cuda-samples.tsv" "$dest/"
 fi
-if [[ -n $extra ]]; then
-  mkdir -p "$dest/extra"
-  cp -r "$extra" "$dest/extra/bin"
-  install -m 644 "$src/extra-samples/extra-samples.tsv" "$dest/"
-fi
+corpus() {  # corpus BIN NAME: BIN as DEST/NAME/bin, NAME-samples/NAME-samples.tsv beside; nothing when BIN is empty
+  [[ -n $1 ]] || return 0
+  mkdir -p "$dest/$2"
+  cp -r "$1" "$dest/$2/bin"
+  install -m 644 "$src/$2-samples/$2-samples.tsv" "$dest/"
+}
+corpus "$extra" extra
+corpus "$wide" wide
 du -sh "$dest"

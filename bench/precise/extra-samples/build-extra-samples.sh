@@ -16,12 +16,8 @@
 # left out, so the GPU machine need not have it. Two nvcc run at a time
 # (JOBS=N for another count), under nice.
 set -u
-SRC=$(cd "${1:?usage: build-extra-samples.sh SRC BIN}" && pwd)
-mkdir -p "${2:?usage: build-extra-samples.sh SRC BIN}"; BIN=$(cd "$2" && pwd)
-LOGDIR=$(cd "$BIN/.." && pwd)/buildlogs
-mkdir -p "$LOGDIR"
-rm -f "$LOGDIR"/*.status
-NVCC=/usr/local/cuda/bin/nvcc
+source "$(dirname "$0")/../samples-build-lib.sh"
+samples_build_setup build-extra-samples.sh "$@"
 BASE=(-O2 -arch=sm_90 -std=c++17 -lineinfo --extended-lambda -I "$SRC/Common")
 RDC=(-rdc=true)
 LIB64=/usr/local/cuda/lib64
@@ -29,28 +25,6 @@ DRV=(-L$LIB64/stubs -lcuda)
 MP=$SRC/Common/helper_multiprocess.cpp
 JOBS=${JOBS:-2}
 
-build() { # build NAME DIR [nvcc args...]  (sources relative to DIR); runs in the background
-    local name=$1 dir=$SRC/Samples/$2; shift 2
-    if (cd "$dir" && nice -n 10 $NVCC "${BASE[@]}" -I . "$@" -o "$BIN/$name") >"$LOGDIR/$name.log" 2>&1 \
-        && strip "$BIN/$name"; then
-        echo ok >"$LOGDIR/$name.status"
-    else
-        echo FAILED >"$LOGDIR/$name.status"
-    fi
-}
-b() { # b NAME DIR [nvcc args...]: build, at most JOBS at a time
-    while (( $(jobs -rp | wc -l) >= JOBS )); do wait -n; done
-    echo "== $1"
-    build "$@" &
-}
-module() { # module SAMPLEDIR KERNEL.cu OUT -fatbin|-ptx: a module the sample loads at run time
-    (cd "$SRC/Samples/$1" && nice -n 10 $NVCC -arch=sm_90 "$4" -o "$BIN/$3" "$2") >>"$LOGDIR/modules.log" 2>&1 \
-        || { echo "module $3 FAILED"; echo FAILED >"$LOGDIR/module-$3.status"; }
-}
-data() { # data SAMPLEDIR FILE...: run-time input files next to the binaries
-    local d=$SRC/Samples/$1; shift
-    for f in "$@"; do cp "$d/$f" "$BIN/"; done
-}
 
 I=0_Introduction C=2_Concepts_and_Techniques F=3_CUDA_Features L=4_CUDA_Libraries D=5_Domain_Specific P=6_Performance
 # The slowest (Thrust) first, so that the two nvcc stay busy to the end.
@@ -107,12 +81,4 @@ b FDTD3d                   $D/FDTD3d                   "${RDC[@]}" -I inc src/FD
 b transpose                $P/transpose                "${RDC[@]}" transpose.cu
 wait
 
-OK=(); FAIL=()
-for s in "$LOGDIR"/*.status; do
-    [[ -e $s ]] || continue
-    n=$(basename "$s" .status)
-    log=$LOGDIR/$n.log; [[ $n == module-* ]] && log=$LOGDIR/modules.log
-    if [[ $(cat "$s") == ok ]]; then OK+=("$n"); else FAIL+=("$n"); echo "-- $n"; tail -5 "$log"; fi
-done
-echo "BUILT (${#OK[@]}): ${OK[*]}"
-echo "FAILED (${#FAIL[@]}): ${FAIL[*]:-}"
+built_and_failed
