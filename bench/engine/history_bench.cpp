@@ -20,72 +20,16 @@ access_entry entry_at(context_slot slot, access_mode mode) {
   return e;
 }
 
-// N writes of 16 bytes every 32 by one context, then the gather's reads of
-// 4 bytes at +8 of each by another, ordered after the writes.
-struct gather_case {
+// `segments` writes of 16 bytes every 32 by one context, then `accesses`
+// reads of 4 bytes at +8 of every (segments / accesses)-th of them by
+// another, ordered after the writes: each read splits a segment. With as
+// many reads as segments, a gather over a scatter.
+struct scatter_case {
   access_history scattered;
   std::vector<access_history::batch_access> reads;
   vector_clock reader;
 
-  explicit gather_case(std::uint64_t n) {
-    vector_clock writer;
-    writer.set(0, 1);
-    std::vector<history_conflict> ignored;
-    for (std::uint64_t k = 0; k < n; ++k) {
-      scattered.apply(32 * k, 32 * k + 16, entry_at(0, access_mode::write), writer, ignored);
-      reads.push_back({32 * k + 8, 32 * k + 12, entry_at(1, access_mode::read)});
-    }
-    reader.set(0, 1);
-    reader.set(1, 1);
-  }
-};
-
-void BM_GatherOverAScatterOneByOne(benchmark::State& state) {
-  const gather_case c(static_cast<std::uint64_t>(state.range(0)));
-  std::vector<history_conflict> conflicts;
-  for (auto _ : state) {
-    state.PauseTiming();
-    access_history h = c.scattered;
-    state.ResumeTiming();
-    for (const auto& r : c.reads) h.apply(r.begin, r.end, r.entry, c.reader, conflicts);
-    benchmark::DoNotOptimize(h.segment_count());
-  }
-  state.SetItemsProcessed(state.iterations() * state.range(0));
-}
-BENCHMARK(BM_GatherOverAScatterOneByOne)->RangeMultiplier(4)->Range(1 << 10, 1 << 16)
-    ->Unit(benchmark::kMillisecond);
-
-void BM_GatherOverAScatterBatched(benchmark::State& state) {
-  const gather_case c(static_cast<std::uint64_t>(state.range(0)));
-  std::vector<history_conflict> conflicts;
-  std::vector<access_history::conflict_slice> slices;
-  for (auto _ : state) {
-    state.PauseTiming();
-    access_history h = c.scattered;
-    state.ResumeTiming();
-    h.apply_batch(c.reads, c.reader, conflicts, slices);
-    benchmark::DoNotOptimize(h.segment_count());
-  }
-  state.SetItemsProcessed(state.iterations() * state.range(0));
-}
-BENCHMARK(BM_GatherOverAScatterBatched)->RangeMultiplier(4)->Range(1 << 10, 1 << 20)
-    ->Unit(benchmark::kMillisecond);
-
-}  // namespace
-}  // namespace streamsan
-
-namespace streamsan {
-namespace {
-
-// A launch of a few measured intervals against a long history (a sparse
-// solver's level-by-level updates of one values array): range(0) segments,
-// range(1) accesses spread over them, each splitting a segment.
-struct few_on_long_case {
-  access_history scattered;
-  std::vector<access_history::batch_access> reads;
-  vector_clock reader;
-
-  few_on_long_case(std::uint64_t segments, std::uint64_t accesses) {
+  scatter_case(std::uint64_t segments, std::uint64_t accesses) {
     vector_clock writer;
     writer.set(0, 1);
     std::vector<history_conflict> ignored;
@@ -102,9 +46,46 @@ struct few_on_long_case {
   }
 };
 
+void BM_GatherOverAScatterOneByOne(benchmark::State& state) {
+  const scatter_case c(static_cast<std::uint64_t>(state.range(0)),
+                      static_cast<std::uint64_t>(state.range(0)));
+  std::vector<history_conflict> conflicts;
+  for (auto _ : state) {
+    state.PauseTiming();
+    access_history h = c.scattered;
+    state.ResumeTiming();
+    for (const auto& r : c.reads) h.apply(r.begin, r.end, r.entry, c.reader, conflicts);
+    benchmark::DoNotOptimize(h.segment_count());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_GatherOverAScatterOneByOne)->RangeMultiplier(4)->Range(1 << 10, 1 << 16)
+    ->Unit(benchmark::kMillisecond);
+
+void BM_GatherOverAScatterBatched(benchmark::State& state) {
+  const scatter_case c(static_cast<std::uint64_t>(state.range(0)),
+                      static_cast<std::uint64_t>(state.range(0)));
+  std::vector<history_conflict> conflicts;
+  std::vector<access_history::conflict_slice> slices;
+  for (auto _ : state) {
+    state.PauseTiming();
+    access_history h = c.scattered;
+    state.ResumeTiming();
+    h.apply_batch(c.reads, c.reader, conflicts, slices);
+    benchmark::DoNotOptimize(h.segment_count());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_GatherOverAScatterBatched)->RangeMultiplier(4)->Range(1 << 10, 1 << 20)
+    ->Unit(benchmark::kMillisecond);
+
+
+// A launch of a few measured intervals against a long history (a sparse
+// solver's level-by-level updates of one values array): range(0) segments,
+// range(1) accesses spread over them.
 void BM_FewAccessesOnALongHistoryBatched(benchmark::State& state) {
-  few_on_long_case c(static_cast<std::uint64_t>(state.range(0)),
-                     static_cast<std::uint64_t>(state.range(1)));
+  const scatter_case c(static_cast<std::uint64_t>(state.range(0)),
+                      static_cast<std::uint64_t>(state.range(1)));
   std::vector<history_conflict> conflicts;
   std::vector<access_history::conflict_slice> slices;
   access_history h;
@@ -121,8 +102,8 @@ BENCHMARK(BM_FewAccessesOnALongHistoryBatched)
     ->Args({1 << 20, 64})->Args({1 << 20, 1024})->Unit(benchmark::kMillisecond);
 
 void BM_FewAccessesOnALongHistoryOneByOne(benchmark::State& state) {
-  few_on_long_case c(static_cast<std::uint64_t>(state.range(0)),
-                     static_cast<std::uint64_t>(state.range(1)));
+  const scatter_case c(static_cast<std::uint64_t>(state.range(0)),
+                      static_cast<std::uint64_t>(state.range(1)));
   std::vector<history_conflict> conflicts;
   access_history h;
   for (auto _ : state) {

@@ -139,8 +139,6 @@ bool access_history::batchable(std::span<const batch_access> accesses) noexcept 
   return true;
 }
 
-// Note [Many accesses merged in one pass]. `cur` is what is left of the old
-// segment being split; `next` the first old segment not yet taken.
 // Note [A long history in chunks]: each run of accesses that lies within
 // one chunk (after it absorbed the chunks an access reaches into) is merged
 // with that chunk alone; chunks no access touches are not moved.
@@ -165,7 +163,9 @@ void access_history::apply_batch(std::span<const batch_access> accesses,
 }
 
 // Note [Many accesses merged in one pass], over one chunk. `offset` is the
-// index of accesses[0] in the whole batch, for the slices.
+// index of accesses[0] in the whole batch, for the slices. `cur` is what is
+// left of the old segment being split; `next` the first old segment not yet
+// taken.
 void access_history::merge_batch(std::vector<segment>& segments,
                                  std::span<const batch_access> accesses, std::size_t offset,
                                  const vector_clock& clock,

@@ -19,7 +19,7 @@
 // solver's level-by-level kernels each write scattered entries of one values
 // array, and neighbouring entries written by different launches never
 // merge. In one sorted vector every access that splits a segment moved
-// half of it: 80 ms an access at a million segments (bench/engine's
+// half of it: 6.5 ms for one access at a million segments (bench/engine's
 // BM_FewAccessesOnALongHistory), and cuSolverRf under --precise spent
 // minutes of its engine thread in those moves (H200, 2026-11-29). So the
 // segments are kept in chunks, each a sorted vector of at most
