@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Sums the samples of bench/profile/pc_sampler.cpp by function.
 
-  fold.py PCS_FILE [--map REMOTE_DIR=LOCAL_DIR ...] [--top N] [--callers]
+  fold.py PCS_FILE [--map REMOTE_DIR=LOCAL_DIR ...] [--top N] [--callers] [--stacks]
 
 Each address "object+offset" is symbolized with addr2line when --map
 rewrites its folder to one here that holds the same binary; other objects
@@ -9,6 +9,9 @@ rewrites its folder to one here that holds the same binary; other objects
 for the main thread and the others apart, the share of samples per
 function of the interrupted PC, and with --callers the first frame of ours
 below a driver or library frame (where our code called into them).
+With --stacks it prints instead the snapshot a SIGTERM took
+(PCSAMPLE_ON_TERM=1): every thread's whole stack, innermost first, which
+is where a hung program's threads wait.
 """
 import argparse
 import collections
@@ -64,8 +67,8 @@ def parse(path):
         if line.startswith("#") or not line.strip():
             continue
         words = line.split()
-        if words[0] not in ("main", "other"):
-            sys.exit(f"{path}:{number}: a sample starts with main or other, not {words[0]!r}")
+        if words[0] not in ("main", "other") and not words[0].startswith("snap:"):
+            sys.exit(f"{path}:{number}: a sample starts with main, other or snap:TID, not {words[0]!r}")
         frames = []
         for w in words[1:]:
             obj, plus, off = w.rpartition("+0x")
@@ -85,12 +88,16 @@ def main():
     p.add_argument("--map", action="append", default=[])
     p.add_argument("--top", type=int, default=25)
     p.add_argument("--callers", action="store_true")
+    p.add_argument("--stacks", action="store_true")
     a = p.parse_args()
     maps = [tuple(m.split("=", 1)) for m in a.map]
     samples = parse(a.pcs)
     frames = {f for _, fs in samples for f in fs}
     names = symbolize(frames, maps, outer=False)
     callers = symbolize(frames, maps, outer=True)
+    if a.stacks:
+        print_stacks(samples, names, callers)
+        return
     for thread in ("main", "other"):
         mine = [fs for t, fs in samples if t == thread and fs]
         if not mine:
@@ -111,6 +118,16 @@ def main():
                     incl[fn] += 1
             for fn, n in incl.most_common(a.top):
                 print(f"  {100.0 * n / len(mine):5.1f}%  {fn}")
+
+
+def print_stacks(samples, names, callers):
+    snaps = [(t, fs) for t, fs in samples if t.startswith("snap:")]
+    if not snaps:
+        sys.exit("no snapshot in this file: was the program ended by SIGTERM with PCSAMPLE_ON_TERM=1?")
+    for thread, fs in snaps:
+        print(f"== thread {thread[5:]}")
+        for i, f in enumerate(fs):
+            print(f"  #{i:<2} {(names if i == 0 else callers)[f]}")
 
 
 if __name__ == "__main__":

@@ -12,13 +12,17 @@
 // process receives and stops at SIGUSR2, so that a program can have only
 // its timed region sampled (bench/torch/mlp_bench.py sends them around its
 // timed loop when the variable is set), not its start-up.
-// With PCSAMPLE_ON_TERM=1 a SIGTERM writes the samples and then ends the
-// process the way SIGTERM would (the handler is not async-signal-safe:
-// for a program that hangs, where `timeout` is the only way out, which is
-// when a profile is wanted most).
+// With PCSAMPLE_ON_TERM=1 a SIGTERM first takes a snapshot, one sample of
+// every thread of the process wherever it is (a SIGPROF sent to each with
+// tgkill: a thread blocked in a lock or a syscall, which a CPU-time sample
+// never sees, answers too), then writes the samples and ends the process
+// the way SIGTERM would (the handler is not async-signal-safe: for a
+// program that hangs, where `timeout` is the only way out, which is when a
+// profile and the stacks of the stuck threads are wanted most).
 // At exit each address is written as "object+offset" (dladdr) to
 // $PCSAMPLE_DIR/pcs.<pid>, one sample a line; bench/profile/fold.py
 // symbolizes and sums them where the binaries have their symbols.
+#include <dirent.h>
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <signal.h>
@@ -26,6 +30,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -34,12 +39,13 @@
 
 namespace {
 
-constexpr int max_depth = 12;
+constexpr int max_depth = 40;
 constexpr std::size_t max_samples = 400000;
 
 struct sample {
   void* pc;
   int main_thread;
+  int snapshot_tid;  // 0: a CPU-time sample; else the thread a snapshot caught
   int depth;
   void* frames[max_depth];
 };
@@ -49,6 +55,7 @@ std::atomic<std::size_t> taken{0};
 int depth = 0;
 pid_t main_pid = 0;
 timer_t timer{};
+std::atomic<bool> snapshot{false};
 
 void on_sigprof(int, siginfo_t*, void* context) {
   const std::size_t i = taken.fetch_add(1, std::memory_order_relaxed);
@@ -60,8 +67,11 @@ void on_sigprof(int, siginfo_t*, void* context) {
 #else
   s.pc = nullptr;
 #endif
-  s.main_thread = static_cast<pid_t>(syscall(SYS_gettid)) == main_pid;
-  s.depth = depth > 0 ? backtrace(s.frames, depth) : 0;
+  const auto tid = static_cast<pid_t>(syscall(SYS_gettid));
+  s.main_thread = tid == main_pid;
+  const bool snap = snapshot.load(std::memory_order_relaxed);
+  s.snapshot_tid = snap ? tid : 0;
+  s.depth = snap ? backtrace(s.frames, max_depth) : depth > 0 ? backtrace(s.frames, depth) : 0;
 }
 
 void write_address(std::FILE* out, void* address) {
@@ -86,7 +96,11 @@ __attribute__((destructor)) void finish() {
   const std::size_t n = std::min(taken.load(), max_samples);
   std::fprintf(out, "# samples %zu taken %zu\n", n, taken.load());
   for (std::size_t i = 0; i < n; ++i) {
-    std::fputs(samples[i].main_thread ? "main" : "other", out);
+    if (samples[i].snapshot_tid != 0) {
+      std::fprintf(out, "snap:%d", samples[i].snapshot_tid);
+    } else {
+      std::fputs(samples[i].main_thread ? "main" : "other", out);
+    }
     write_address(out, samples[i].pc);
     // backtrace's first frames are this handler and the signal trampoline.
     for (int f = 2; f < samples[i].depth; ++f) write_address(out, samples[i].frames[f]);
@@ -95,7 +109,29 @@ __attribute__((destructor)) void finish() {
   std::fclose(out);
 }
 
+// One sample of every thread: the CPU-time timer stops, each thread gets a
+// SIGPROF of its own, and the handler waits (at most half a second) for
+// the answers. A thread that blocks SIGPROF does not answer.
+void take_snapshot() {
+  if (samples == nullptr) return;
+  const itimerspec off{};
+  timer_settime(timer, 0, &off, nullptr);
+  snapshot.store(true);
+  const std::size_t before = taken.load();
+  std::size_t sent = 0;
+  if (DIR* tasks = opendir("/proc/self/task")) {
+    while (const dirent* e = readdir(tasks)) {
+      const int tid = std::atoi(e->d_name);
+      if (tid > 0 && syscall(SYS_tgkill, main_pid, tid, SIGPROF) == 0) ++sent;
+    }
+    closedir(tasks);
+  }
+  const timespec tick{0, 5 * 1000 * 1000};
+  for (int waited = 0; waited < 100 && taken.load() < before + sent; ++waited) nanosleep(&tick, nullptr);
+}
+
 void on_sigterm(int) {
+  take_snapshot();
   finish();
   signal(SIGTERM, SIG_DFL);
   raise(SIGTERM);
