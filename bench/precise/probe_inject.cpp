@@ -157,7 +157,9 @@ void poll(probe& p, bool wait) {
 
 void patch(probe& p, CUcontext ctx, CUmodule m) {
   std::string why;
-  if (!p.tracker->patch_module(ctx, m, why)) std::fprintf(stderr, "probe: %s\n", why.c_str());
+  if (p.tracker->patch_module(ctx, m, why) != sa::launch_tracker::patch_outcome::patched) {
+    std::fprintf(stderr, "probe: %s\n", why.c_str());
+  }
 }
 
 SanitizerResult set_function_data(probe& p, CUfunction f, void* data) {

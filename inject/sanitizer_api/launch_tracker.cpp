@@ -118,14 +118,33 @@ extern const unsigned char streamsan_footprint_patches[];
 // Patching runs under patch_mutex_, never under mutex_: sanitizerPatchModule
 // and sanitizerUnpatchModule wait for launches in their callbacks, which may
 // wait for mutex_ (Note [Sanitizer calls outside our lock]).
-bool launch_tracker::patch_module(CUcontext ctx, CUmodule module, std::string& why) {
-  std::lock_guard patching(patch_mutex_);
-  if (is_patched(module)) return true;
+//
+// Note [A module-loaded callback waits a bounded time]
+// The driver runs the module-loaded callback under a lock of its own, and
+// that callback patches the module, which takes patch_mutex_. A thread that
+// holds patch_mutex_ calls sanitizerPatchModule or sanitizerUnpatchModule,
+// which wait for the driver's lock: each thread waited for the other.
+// UnifiedMemoryStreams (OpenMP threads, each with its own cuBLAS handle)
+// hung about once in 30 runs in the default mode on an H200 (2026-11-29):
+// its main thread unpatched a module at a launch while another thread's
+// cuBLAS call loaded one. So the callback waits only a bounded time; when
+// it runs out, the module stays unpatched and its first launch patches it
+// (as for a module loaded while a stream captured), outside the driver's
+// lock.
+launch_tracker::patch_outcome launch_tracker::patch_module(
+    CUcontext ctx, CUmodule module, std::string& why, std::optional<std::chrono::milliseconds> wait) {
+  std::unique_lock patching(patch_mutex_, std::defer_lock);
+  if (!wait) {
+    patching.lock();
+  } else if (!patching.try_lock_for(*wait)) {
+    return patch_outcome::busy;
+  }
+  if (is_patched(module)) return patch_outcome::patched;
   if (contexts_with_patches_.insert(ctx).second) {
     if (const auto r = lib_.add_patches(streamsan_footprint_patches, ctx); r != SANITIZER_SUCCESS) {
       contexts_with_patches_.erase(ctx);
       why = "loading streamsan's patch code: " + lib_.describe(r);
-      return false;
+      return patch_outcome::refused;
     }
   }
   const std::pair<Sanitizer_InstructionId, const char*> patches[] = {
@@ -139,12 +158,12 @@ bool launch_tracker::patch_module(CUcontext ctx, CUmodule module, std::string& w
     if (const auto r = lib_.patch_instructions(instruction, module, callback);
         r != SANITIZER_SUCCESS) {
       why = std::string("patching ") + callback + ": " + lib_.describe(r);
-      return false;
+      return patch_outcome::refused;
     }
   }
   if (const auto r = lib_.patch_module(module); r != SANITIZER_SUCCESS) {
     why = "sanitizerPatchModule: " + lib_.describe(r);
-    return false;
+    return patch_outcome::refused;
   }
   std::lock_guard lock(mutex_);
   patched_.insert(module);
@@ -152,7 +171,7 @@ bool launch_tracker::patch_module(CUcontext ctx, CUmodule module, std::string& w
   // Whether patching keeps a function's data is not known: set it again.
   null_function_data_.clear();
   ++stats_.modules_patched;
-  return true;
+  return patch_outcome::patched;
 }
 
 bool launch_tracker::is_patched(CUmodule module) const {

@@ -131,9 +131,16 @@ class launch_tracker {
   // destroys its tracker (its session lives until the process ends).
   ~launch_tracker();
 
-  // Patches `module`'s global-memory accesses and asynchronous copies; false
-  // (with the reason in `why`) when the Sanitizer API refuses.
-  bool patch_module(CUcontext ctx, CUmodule module, std::string& why);
+  enum class patch_outcome {
+    patched,  // now or before
+    refused,  // by the Sanitizer API; the reason in `why`
+    busy,     // another thread's (un)patch held it longer than `wait`
+  };
+  // Patches `module`'s global-memory accesses and asynchronous copies. With
+  // a `wait`, waits at most that long for another thread's patch or unpatch
+  // (Note [A module-loaded callback waits a bounded time]).
+  patch_outcome patch_module(CUcontext ctx, CUmodule module, std::string& why,
+                             std::optional<std::chrono::milliseconds> wait = std::nullopt);
   bool is_patched(CUmodule module) const;
   // Removes the patches once no measured launch of the module is in flight;
   // false (and nothing done) while one is.
@@ -328,7 +335,7 @@ class launch_tracker {
   bool decode_thread_ = false;
   std::function<void()> decode_hook_;  // tests only
   failure_callback failure_callback_;
-  std::mutex patch_mutex_;  // (un)patching; guards contexts_with_patches_
+  std::timed_mutex patch_mutex_;  // (un)patching; guards contexts_with_patches_
   std::map<CUmodule, std::uint32_t> handed_out_;  // tables given, launch not yet in flight
   std::set<CUcontext> contexts_with_patches_;
   std::set<CUmodule> patched_;

@@ -173,9 +173,12 @@ struct sanitizer_source::impl {
   std::map<std::string, decode_failure, std::less<>> decode_failures;
   void footprint_not_decoded(CUfunction f, const char* why);
   std::string kernel_name_locked(CUfunction f) const;
-  // --precise: modules loaded while a stream captured, not patched yet, with
-  // their contexts (Note [Patched before a graph is instantiated]).
-  std::map<CUmodule, CUcontext> loaded_in_capture;
+  // --precise: modules loaded but not patched yet (while a stream captured,
+  // or when patching at load was busy: Note [A module-loaded callback waits
+  // a bounded time]), with their contexts (Note [Patched before a graph is
+  // instantiated]).
+  std::map<CUmodule, CUcontext> loaded_unpatched;
+  std::atomic<std::uint64_t> patches_put_off_at_load{0};
 
   // Note [A module changes only while none of its kernels runs]
   std::shared_mutex launching;
@@ -206,6 +209,10 @@ struct sanitizer_source::impl {
   std::atomic<std::uint32_t> change_deferrals{0};
   // Note [Waiting for a module's streams to drain]; zero: never.
   std::chrono::milliseconds unpatch_wait{0};
+  // Note [A module-loaded callback waits a bounded time] (launch_tracker.cpp):
+  // long enough for another thread's patch of a large module, short enough
+  // that a program stalls for it only now and then.
+  static constexpr std::chrono::milliseconds patch_at_load_wait{50};
   bool drained_within(CUmodule module, std::chrono::milliseconds limit);
   bool change_due() const noexcept {
     return launch_seq.load(std::memory_order_acquire) >= change_after.load(std::memory_order_acquire);
@@ -248,6 +255,7 @@ struct sanitizer_source::impl {
   bool wanted_by_name_locked(std::string_view name) const;
   void add_pending_work();
   void patch(CUcontext ctx, CUmodule module);
+  void patch_at_load(CUcontext ctx, CUmodule module);
   void unpatch(CUmodule module);
   // Note [Launch callbacks only while patched]
   void update_launch_callbacks();
@@ -864,14 +872,14 @@ void sanitizer_source::impl::on_graph_instantiate_entry() {
   std::vector<std::pair<CUmodule, CUcontext>> pending;
   {
     std::lock_guard lock(mutex);
-    if (loaded_in_capture.empty()) return;
-    pending.assign(loaded_in_capture.begin(), loaded_in_capture.end());
+    if (loaded_unpatched.empty()) return;
+    pending.assign(loaded_unpatched.begin(), loaded_unpatched.end());
   }
   for (const auto& [module, ctx] : pending) {
     if (!tracker.is_patched(module)) change_module(ctx, module, true, false);
     const bool done = tracker.is_patched(module);
     std::lock_guard lock(mutex);
-    if (done || failed_modules.contains(module)) loaded_in_capture.erase(module);
+    if (done || failed_modules.contains(module)) loaded_unpatched.erase(module);
   }
 }
 
@@ -977,12 +985,38 @@ void sanitizer_source::impl::on_graph_node(const Sanitizer_GraphNodeLaunchData& 
 
 void sanitizer_source::impl::patch(CUcontext ctx, CUmodule module) {
   std::string why;
-  if (tracker.patch_module(ctx, module, why)) {
-    update_launch_callbacks();
-    return;
+  switch (tracker.patch_module(ctx, module, why)) {
+    case sa::launch_tracker::patch_outcome::patched: update_launch_callbacks(); return;
+    case sa::launch_tracker::patch_outcome::refused: {
+      std::lock_guard lock(mutex);
+      failed_modules.emplace(module, failure{why, {}});
+      return;
+    }
+    case sa::launch_tracker::patch_outcome::busy: return;  // waits without a limit: never
   }
-  std::lock_guard lock(mutex);
-  failed_modules.emplace(module, failure{why, {}});
+}
+
+// Under the driver's lock: waits a bounded time for another thread's
+// (un)patch (Note [A module-loaded callback waits a bounded time] in
+// launch_tracker.cpp), else leaves the module to its first launch or, with
+// --precise, to a graph's instantiation, like one loaded during a capture.
+void sanitizer_source::impl::patch_at_load(CUcontext ctx, CUmodule module) {
+  std::string why;
+  switch (tracker.patch_module(ctx, module, why, patch_at_load_wait)) {
+    case sa::launch_tracker::patch_outcome::patched: update_launch_callbacks(); return;
+    case sa::launch_tracker::patch_outcome::refused: {
+      std::lock_guard lock(mutex);
+      failed_modules.emplace(module, failure{why, {}});
+      return;
+    }
+    case sa::launch_tracker::patch_outcome::busy: {
+      patches_put_off_at_load.fetch_add(1, std::memory_order_relaxed);
+      if (policy != measurement_policy::every_launch) return;
+      std::lock_guard lock(mutex);
+      loaded_unpatched[module] = ctx;
+      return;
+    }
+  }
 }
 
 void sanitizer_source::impl::unpatch(CUmodule module) {
@@ -1018,7 +1052,7 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
     case SANITIZER_CBID_RESOURCE_MODULE_LOADED: {
       const auto& m = *static_cast<const Sanitizer_ResourceModuleData*>(data);
       if (!model.any_capture_active()) {
-        patch(m.context, m.module);
+        patch_at_load(m.context, m.module);
         return;
       }
       // Patched at its first launch once the capture has ended instead, or
@@ -1026,7 +1060,7 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
       // instantiated]).
       if (policy == measurement_policy::every_launch) {
         std::lock_guard lock(mutex);
-        loaded_in_capture[m.module] = m.context;
+        loaded_unpatched[m.module] = m.context;
       }
       return;
     }
@@ -1038,7 +1072,7 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
         std::lock_guard lock(mutex);
         forget_decisions_locked();
         failed_modules.erase(m.module);
-        loaded_in_capture.erase(m.module);
+        loaded_unpatched.erase(m.module);
         wanted_at_last_launch.erase(m.module);
       }
       model.modules_unloaded();
@@ -1176,6 +1210,7 @@ sanitizer_source_stats sanitizer_source::stats() const {
   s.modules_patched = t.modules_patched;
   s.modules_unpatched = t.modules_unpatched;
   s.changes_deferred = impl_->transitions_deferred.load();
+  s.patches_put_off_at_load = impl_->patches_put_off_at_load.load();
   s.unpatched_at_synchronize = impl_->unpatched_at_synchronize.load();
   const std::vector<CUmodule> patched = impl_->tracker.patched_modules();
   s.modules_patched_now = patched.size();

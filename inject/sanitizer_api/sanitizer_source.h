@@ -83,6 +83,9 @@ struct sanitizer_source_stats {
   std::uint64_t modules_unpatched = 0;
   // Patches and unpatches put off because a kernel of the module may run.
   std::uint64_t changes_deferred = 0;
+  // Modules left unpatched when they loaded, another thread's (un)patch
+  // holding the way (Note [A module-loaded callback waits a bounded time]).
+  std::uint64_t patches_put_off_at_load = 0;
   // Of modules_unpatched, those unpatched at a synchronize's exit (Note
   // [Unpatched at a synchronize]).
   std::uint64_t unpatched_at_synchronize = 0;

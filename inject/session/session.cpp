@@ -436,7 +436,7 @@ void session::print_debug_counters() const {
                "waits=%llu slots=%llu read_back=%llu "
                "setup_ms=%.1f read_back_ms=%.1f (copies %.1f) decode_ms=%.1f "
                "modules_patched=%llu unpatched=%llu (at a synchronize %llu) patched_at_exit=%llu "
-               "changes_deferred=%llu\n",
+               "changes_deferred=%llu put_off_at_load=%llu\n",
                static_cast<unsigned long long>(m.api_callbacks),
                static_cast<unsigned long long>(m.launches),
                static_cast<unsigned long long>(m.measured),
@@ -454,7 +454,8 @@ void session::print_debug_counters() const {
                static_cast<unsigned long long>(m.modules_unpatched),
                static_cast<unsigned long long>(m.unpatched_at_synchronize),
                static_cast<unsigned long long>(m.modules_patched_now),
-               static_cast<unsigned long long>(m.changes_deferred));
+               static_cast<unsigned long long>(m.changes_deferred),
+               static_cast<unsigned long long>(m.patches_put_off_at_load));
   for (const auto& p : m.patched_now) {
     std::fprintf(stderr,
                  "streamsan: debug: still patched: a module of kernel %.120s (last launch "

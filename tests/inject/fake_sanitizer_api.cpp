@@ -19,6 +19,7 @@ struct state {
   std::map<Sanitizer_CallbackDomain, bool> domains;
   // Callbacks switched off one by one (sanitizerEnableCallback(0, ...)).
   std::set<std::pair<Sanitizer_CallbackDomain, Sanitizer_CallbackId>> switched_off;
+  void (*module_change_hook)() = nullptr;
 };
 state& s() {
   static auto* st = new state;
@@ -65,11 +66,13 @@ FAKE SanitizerResult sanitizerPatchInstructions(const Sanitizer_InstructionId, C
   return s().refused.count(module) ? SANITIZER_ERROR_INVALID_PARAMETER : SANITIZER_SUCCESS;
 }
 FAKE SanitizerResult sanitizerPatchModule(CUmodule module) {
+  if (s().module_change_hook != nullptr) s().module_change_hook();
   std::lock_guard lock(s().mutex);
   s().patched.insert(module);
   return SANITIZER_SUCCESS;
 }
 FAKE SanitizerResult sanitizerUnpatchModule(CUmodule module) {
+  if (s().module_change_hook != nullptr) s().module_change_hook();
   std::lock_guard lock(s().mutex);
   s().patched.erase(module);
   return SANITIZER_SUCCESS;
@@ -155,7 +158,9 @@ FAKE void fake_sanitizer_reset() {
   s().patched.clear();
   s().refused.clear();
   s().switched_off.clear();
+  s().module_change_hook = nullptr;
 }
+FAKE void fake_sanitizer_on_module_change(void (*hook)()) { s().module_change_hook = hook; }
 FAKE bool fake_sanitizer_callback_switched_off(Sanitizer_CallbackDomain domain,
                                                Sanitizer_CallbackId cbid) {
   std::lock_guard lock(s().mutex);

@@ -30,4 +30,8 @@ bool fake_sanitizer_domain_enabled(Sanitizer_CallbackDomain domain);
 bool fake_sanitizer_callback_switched_off(Sanitizer_CallbackDomain domain,
                                           Sanitizer_CallbackId cbid);
 void fake_sanitizer_reset();
+// Called at the start of every sanitizerPatchModule and
+// sanitizerUnpatchModule until the next reset (a stand-in for the driver's
+// lock, which both take).
+void fake_sanitizer_on_module_change(void (*hook)());
 }

@@ -60,7 +60,8 @@ class LaunchTracker : public ::testing::TestWithParam<bool> {
     tracker->set_failure_callback(
         [this](CUfunction f, const char* why) { told.emplace_back(f, why); });
     std::string why;
-    ASSERT_TRUE(tracker->patch_module(ctx, module_a, why)) << why;
+    ASSERT_EQ(tracker->patch_module(ctx, module_a, why), launch_tracker::patch_outcome::patched)
+        << why;
   }
 
   virtual tracker_options options() const { return {}; }

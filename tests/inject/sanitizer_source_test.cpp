@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -326,6 +327,42 @@ TEST_F(SanitizerSource, PatchingForAFirstLaunchBacksOffWhileAStreamStaysBusy) {
   fake_cuda_set_stream_busy(stream_1, false);
   synchronize();
   EXPECT_TRUE(launch(stream_2, 4096, 64));  // measured once it is safe
+}
+
+// Note [A module-loaded callback waits a bounded time]: the driver loads a
+// module under its lock while another thread's unpatch waits for that lock
+// (UnifiedMemoryStreams hung so on an H200). The callback gives up waiting
+// for the unpatch and leaves the module unpatched.
+namespace driver_lock_stand_in {
+std::mutex lock;  // held by the thread that loads a module
+std::atomic<bool> change_waiting{false};
+void take() {
+  change_waiting = true;
+  std::lock_guard held(lock);
+}
+}  // namespace driver_lock_stand_in
+
+TEST_F(SanitizerSource, AModuleLoadedWhileAnotherIsUnpatchedIsNotWaitedFor) {
+  start(measurement_policy::on_demand);
+  launch(stream_1, 0, 64);
+  source->drain();
+  const auto module_b = reinterpret_cast<CUmodule>(0xb000);
+  driver_lock_stand_in::change_waiting = false;
+  fake_sanitizer_on_module_change(&driver_lock_stand_in::take);
+  std::unique_lock driver_lock(driver_lock_stand_in::lock);  // the driver, loading module_b
+  std::thread launcher([&] { launch(stream_1, 0, 64); });    // unpatches module_a
+  while (!driver_lock_stand_in::change_waiting) std::this_thread::yield();
+  auto loaded = std::async(std::launch::async,
+                           [&] { deliver_module(SANITIZER_CBID_RESOURCE_MODULE_LOADED, module_b); });
+  const bool returned = loaded.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  driver_lock.unlock();  // lets a deadlocked pair go, for the test to end
+  launcher.join();
+  loaded.wait();
+  fake_sanitizer_on_module_change(nullptr);
+  ASSERT_TRUE(returned) << "the module-loaded callback waited for an unpatch that waited for it";
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_b));  // left to its first launch
+  EXPECT_EQ(source->stats().patches_put_off_at_load, 1u);
 }
 
 // Note [Waiting for a module's streams to drain]: asked to, the first try
