@@ -247,12 +247,34 @@ void launch_tracker::release_locked(const table& t) {
   free_tables_[{t.ctx, t.layout.capacity}].push_back(t);
 }
 
+// Note [Tables sized from measured launches]
+// A kernel's first measured launch gets a table from the caller's estimate,
+// every pointer argument's bytes to the end of its allocation, since
+// nothing better is known. Its later launches were sized the same way, the
+// estimate being larger than the hint its measurements left, and a table's
+// read-back reads every bucket's summary: cuSolverRf's refactorization
+// under --precise (H200, 2026-11-29) read back 615 GB for its 52,324
+// launches, 11.7 MB a launch that wrote about 41 pages, 52 of its 58
+// seconds. So once a kernel was measured its tables come from the hint
+// (twice the pages of its largest launch so far, or four times a table it
+// overflowed), with room for it to grow: up to `estimate_headroom` times the
+// hint when the estimate allows. A launch that outgrows even that (some 16
+// to 32 times the pages of the kernel's largest launch before) overflows,
+// keeps its inferred footprint (a possible race at most, where the
+// estimate's table would have measured it) and leaves its kernel a hint four
+// times larger (retire_locked).
+std::uint32_t launch_tracker::slots_for(std::uint32_t learned, std::uint32_t slot_estimate) const {
+  if (learned == 0) return slot_estimate != 0 ? slot_estimate : options_.initial_slots;
+  const std::uint64_t room = std::uint64_t{learned} * estimate_headroom;
+  return std::max<std::uint32_t>(
+      learned, static_cast<std::uint32_t>(std::min<std::uint64_t>(slot_estimate, room)));
+}
+
 std::optional<launch_tracker::table> launch_tracker::cleared_table_locked(
     const Sanitizer_LaunchData& launch, std::uint32_t slot_estimate) {
   const auto hint = slots_hint_.find(launch.function);
   const std::uint32_t learned = hint != slots_hint_.end() ? hint->second : 0;
-  std::uint32_t slots = std::max(learned, slot_estimate);
-  if (slots == 0) slots = options_.initial_slots;
+  std::uint32_t slots = slots_for(learned, slot_estimate);
   // Few distinct sizes to pool; at most max_capacity (Note [The slot is
   // the bucket]): a larger footprint overflows and is inferred.
   slots = std::bit_ceil(std::clamp<std::uint32_t>(slots, 16, precise::max_capacity));
@@ -625,9 +647,12 @@ void launch_tracker::retire_locked(const launch_state& l, const precise::decoded
   if (d.too_fragmented) ++stats_.too_fragmented;
   // A table that was too small gets larger; one too fragmented to use was
   // large enough (Note [A footprint too fragmented to use]).
+  // The hint is the kernel's largest need so far (Note [Tables sized from
+  // measured launches]): a kernel of varying sizes keeps room for its
+  // largest launch.
   const bool too_small = !d.complete && !d.too_fragmented;
-  slots_hint_[l.function] = too_small ? std::max(l.t.layout.capacity * 4, d.pages * 2)
-                                      : std::max<std::uint32_t>(16, d.pages * 2);
+  std::uint32_t& hint = slots_hint_[l.function];
+  hint = std::max({hint, too_small ? l.t.layout.capacity * 4 : std::uint32_t{16}, d.pages * 2});
   release_launch_locked(l);
 }
 

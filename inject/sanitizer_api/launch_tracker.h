@@ -63,7 +63,8 @@ std::optional<tracker_driver> resolve_tracker_driver();
 struct tracker_options {
   // Slots (a page and an access kind each) of a kernel's first table when
   // the caller has no estimate; later launches of the kernel get twice what
-  // it last used (and four times after an overflow).
+  // its largest launch used (and four times a table it overflowed), with
+  // room (Note [Tables sized from measured launches]).
   std::uint32_t initial_slots = 256;
   std::size_t max_pending = 256;  // launches in flight before a wait
   // Device memory of the tables in flight before a wait.
@@ -148,9 +149,14 @@ class launch_tracker {
   std::vector<CUmodule> patched_modules() const;
   void module_unloaded(CUmodule module);
 
-  // LAUNCH_BEGIN: gives the launch a table (when `measure`) of at least
-  // `slot_estimate` slots (the caller's estimate from the kernel's
-  // arguments; 0 for none).
+  // How many times its kernel's hint a later launch's table may be, when
+  // its estimate is larger (Note [Tables sized from measured launches]).
+  static constexpr std::uint32_t estimate_headroom = 16;
+
+  // LAUNCH_BEGIN: gives the launch a table (when `measure`) sized from
+  // `slot_estimate` (the caller's estimate from the kernel's arguments; 0
+  // for none) until its kernel was measured, then from its measurements
+  // (Note [Tables sized from measured launches] in launch_tracker.cpp).
   void launch_begin(const Sanitizer_LaunchData& launch, bool measure,
                     std::uint32_t slot_estimate = 0);
   // LAUNCH_END: remembers the launch for launched() on this thread.
@@ -279,11 +285,12 @@ class launch_tracker {
 
   std::optional<table> acquire_locked(CUcontext ctx, std::uint32_t pages,
                                       Sanitizer_StreamHandle stream);
-  // A table for `launch`, cleared on its stream (at least `slot_estimate`
-  // slots, or what its function last needed); nullopt, counted as failed,
-  // when none could be had.
+  // A table for `launch`, cleared on its stream (Note [Tables sized from
+  // measured launches]); nullopt, counted as failed, when none could be had.
   std::optional<table> cleared_table_locked(const Sanitizer_LaunchData& launch,
                                             std::uint32_t slot_estimate);
+  // Slots for a launch whose kernel left hint `learned` (0: never measured).
+  std::uint32_t slots_for(std::uint32_t learned, std::uint32_t slot_estimate) const;
   void release_locked(const table& t);
   void null_launch_data_locked(const Sanitizer_LaunchData& launch);
   // Null per-launch data for a node of a patched module, remembered (Note

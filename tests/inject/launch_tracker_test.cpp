@@ -69,7 +69,8 @@ class LaunchTracker : public ::testing::TestWithParam<bool> {
   // A measured launch of fill that writes `runs` runs of 64 bytes, 128
   // apart, from buffer + offset; its id. The table it got in `capacity`.
   launch_tracker::launch_id launch(std::uint64_t offset, std::uint32_t runs = 1,
-                                   std::uint32_t* capacity = nullptr) {
+                                   std::uint32_t* capacity = nullptr,
+                                   std::uint32_t slot_estimate = 0) {
     Sanitizer_LaunchData l{};
     l.context = ctx;
     l.module = module_a;
@@ -77,7 +78,7 @@ class LaunchTracker : public ::testing::TestWithParam<bool> {
     l.stream = stream_1;
     l.hStream = reinterpret_cast<Sanitizer_StreamHandle>(stream_1);
     l.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(next_launch++);
-    tracker->launch_begin(l, true);
+    tracker->launch_begin(l, true, slot_estimate);
     const auto* table = static_cast<const sp::table_view*>(fake_sanitizer_userdata(l.hLaunch));
     for (std::uint32_t r = 0; table != nullptr && r < runs; ++r) {
       sp::record_span(*table, buffer + offset + r * 128, 64, sp::footprint_kind::write);
@@ -103,6 +104,76 @@ class LaunchTracker : public ::testing::TestWithParam<bool> {
 
 INSTANTIATE_TEST_SUITE_P(Decoding, LaunchTracker, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "OnItsThread" : "Inline"; });
+
+// Note [Tables sized from measured launches]: the first launch takes the
+// estimate (every pointer to the end of its allocation), a later one what
+// the kernel's measurements showed, with room to grow. (The helper's runs
+// lie 128 bytes apart: 32 to a page.)
+TEST_P(LaunchTracker, ALaterLaunchIsSizedFromTheKernelsMeasurementsNotItsEstimate) {
+  constexpr std::uint32_t estimate = 1u << 16;
+  std::uint32_t first = 0, second = 0;
+  ASSERT_EQ(launch(0, 1, &first, estimate), 1u);
+  read_back_all(0, 0);
+  ASSERT_EQ(launch(0, 1, &second, estimate), 2u);
+  read_back_all(0, 0);
+  EXPECT_EQ(first, estimate);
+  // One page measured: the least hint, 16 slots, and its room.
+  EXPECT_EQ(second, 16u * launch_tracker::estimate_headroom);
+  EXPECT_EQ(tries, (std::vector<handed_over>{{1, true, false, 1}, {2, true, false, 1}}));
+}
+
+TEST_P(LaunchTracker, AnEstimateWithinTheRoomIsKeptAndNoneShrinksATableBelowTheHint) {
+  std::uint32_t first = 0, second = 0, third = 0;
+  ASSERT_EQ(launch(0, 1, &first, 64), 1u);
+  read_back_all(0, 0);
+  ASSERT_EQ(launch(0, 1, &second, 64), 2u);  // 64: within the room of a hint of 16
+  read_back_all(0, 0);
+  ASSERT_EQ(launch(0, 1, &third, 4), 3u);    // the hint, 16, over an estimate of 4
+  read_back_all(0, 0);
+  EXPECT_EQ(first, 64u);
+  EXPECT_EQ(second, 64u);
+  EXPECT_EQ(third, 16u);
+}
+
+// The hint is the kernel's largest launch: a small launch between two
+// large ones leaves the second its table.
+TEST_P(LaunchTracker, AKernelKeepsRoomForItsLargestLaunch) {
+  constexpr std::uint32_t estimate = 1u << 16;
+  constexpr std::uint32_t large = 32 * 1024;  // 1,024 pages
+  std::uint32_t capacity = 0;
+  ASSERT_EQ(launch(0, large, &capacity, estimate), 1u);
+  read_back_all(0, 0);
+  ASSERT_EQ(launch(0, 1, &capacity, estimate), 2u);
+  read_back_all(0, 0);
+  ASSERT_EQ(launch(0, large, &capacity, estimate), 3u);
+  read_back_all(0, 0);
+  EXPECT_GE(capacity, 2 * 1024u);
+  ASSERT_EQ(tries.size(), 3u);
+  EXPECT_EQ(tries[2], (handed_over{3, true, false, large}));
+  EXPECT_EQ(tracker->stats().incomplete, 0u);
+}
+
+// A launch that outgrows a table sized from a small launch before it is
+// not a measurement, and its kernel's next table is large enough.
+TEST_P(LaunchTracker, ALaunchThatOutgrowsItsTableLeavesALargerOneToTheNext) {
+  constexpr std::uint32_t estimate = 1u << 16;
+  constexpr std::uint32_t runs = 32 * 1024;  // 1,024 pages
+  std::uint32_t small = 0, outgrown = 0, next = 0;
+  ASSERT_EQ(launch(0, 1, &small, estimate), 1u);
+  read_back_all(0, 0);
+  ASSERT_EQ(launch(0, runs, &outgrown, estimate), 2u);
+  read_back_all(0, 0);
+  ASSERT_EQ(launch(0, runs, &next, estimate), 3u);
+  read_back_all(0, 0);
+  EXPECT_EQ(outgrown, 16u * launch_tracker::estimate_headroom);
+  EXPECT_GE(next, 2 * 1024u);
+  ASSERT_EQ(tries.size(), 3u);
+  EXPECT_EQ(tries[0], (handed_over{1, true, false, 1}));
+  EXPECT_FALSE(tries[1].complete);  // what its table held, not a measurement
+  EXPECT_FALSE(tries[1].failed);
+  EXPECT_EQ(tries[2], (handed_over{3, true, false, runs}));
+  EXPECT_EQ(tracker->stats().incomplete, 1u);
+}
 
 // The hand-over threw: the launch is handed over again, unmeasured, before
 // the next launch; the failure is counted and told with the kernel.
