@@ -149,7 +149,11 @@ std::span<const measured_interval> runs_of(const decode_scratch& s, std::uint32_
 // window: one copy from the first fragmented slot of a window of
 // `window_slots` slots to the last fragmented slot in it, decoded before
 // the next window is read. At most capacity / window_slots + 1 copies and
-// window_slots bitmaps in memory at once.
+// window_slots bitmaps in memory at once. A window of a few fragmented
+// slots in a large sparse table was still mostly the bitmaps between them
+// (cuSolverRf under --precise, H200: 11.7 MB read back a launch of about
+// 41 pages), so a gap of more than bitmap_gap_slots slots also ends a
+// copy: a copy then moves at most 64 KiB that no page needs.
 // out.fragmented: the slots that need their bitmaps, ascending (found by
 // scan_slots's one pass over the summaries).
 // Stops once the runs exceed `max_runs` (Note [A footprint too fragmented
@@ -165,7 +169,10 @@ void read_fragmented(const table_layout& layout, std::uint64_t base, const fetch
   for (std::size_t i = 0; i < out.fragmented.size();) {
     const std::uint32_t lo = out.fragmented[i];
     std::size_t j = i;
-    while (j < out.fragmented.size() && out.fragmented[j] - lo < window) ++j;
+    while (j < out.fragmented.size() && out.fragmented[j] - lo < window &&
+           (j == i || out.fragmented[j] - out.fragmented[j - 1] <= bitmap_gap_slots)) {
+      ++j;
+    }
     const std::size_t words = std::size_t{out.fragmented[j - 1] - lo + 1} * words_per_bitmap;
     bits.resize(words);
     fetch_or_throw(fetch, bits.data(),

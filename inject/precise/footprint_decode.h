@@ -65,6 +65,10 @@ struct decode_scratch {
 // Bitmaps a read-back copies at most at once (16 MiB: Note [Bitmaps read
 // window by window] in footprint_decode.cpp).
 inline constexpr std::uint32_t bitmap_window_slots = 32768;
+// A gap of more slots between two fragmented ones starts a new copy (Note
+// [Bitmaps read window by window]): 64 KiB, about what a copy's latency
+// would move.
+inline constexpr std::uint32_t bitmap_gap_slots = 128;
 
 // Note [A footprint too fragmented to use]
 // A gather or a scatter over a large buffer leaves every page it touches

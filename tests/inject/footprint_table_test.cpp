@@ -568,16 +568,63 @@ TEST(FootprintTable, FragmentedSlotsFarApartAreReadWindowByWindow) {
     bitmaps += fragmented[j - 1] - fragmented[i] + 1;
     i = j;
   }
+  ASSERT_LT(window, bitmap_gap_slots);  // only the window cuts here
   const auto d = t.decode(window);
   EXPECT_EQ(d.intervals, expected);
   EXPECT_EQ(d.fragmented_pages, 64u);
   EXPECT_EQ(t.copies(), static_cast<int>(1 + windows));
   EXPECT_EQ(d.bytes_read_back, sizeof(table_counters) + 1024 * sizeof(page_summary) +
                                    bitmaps * words_per_bitmap * 4);
-  // The default window holds the whole table: one copy of the bitmaps.
+  // The default window holds the whole table: 64 slots among 1,024 leave no
+  // gap of more than bitmap_gap_slots here, so one copy of the bitmaps.
+  ASSERT_LE(fragmented.back() - fragmented.front(), 1024u);
+  bool gap = false;
+  for (std::size_t i = 1; i < fragmented.size(); ++i) {
+    gap = gap || fragmented[i] - fragmented[i - 1] > bitmap_gap_slots;
+  }
   const auto whole = t.decode();
   EXPECT_EQ(whole.intervals, expected);
-  EXPECT_EQ(t.copies(), 2);
+  if (!gap) EXPECT_EQ(t.copies(), 2);
+}
+
+// A few fragmented slots spread over a large table: each gap of more than
+// bitmap_gap_slots starts a copy, so the bitmaps between them stay on the
+// device (cuSolverRf's launches read back 11.7 MB each for about 41 pages).
+TEST(FootprintTable, FragmentedSlotsAcrossLongGapsAreReadApart) {
+  constexpr std::uint32_t capacity = 1u << 16;
+  host_table t(capacity);
+  std::vector<std::uint32_t> fragmented;
+  std::vector<measured_interval> expected;
+  for (std::uint64_t p = 0; p < 8; ++p) {
+    const std::uint64_t page = heap + p * 4096 * page_bytes;
+    record_span(t.view(), page + 8, 8, footprint_kind::read);
+    record_span(t.view(), page + 64, 8, footprint_kind::read);
+    expected.push_back({page + 8, page + 16, footprint_kind::read});
+    expected.push_back({page + 64, page + 72, footprint_kind::read});
+    fragmented.push_back(slot_to_record(t.view(), page >> page_shift, footprint_kind::read));
+  }
+  std::sort(fragmented.begin(), fragmented.end());
+  std::size_t copies = 1, bitmaps = 1;  // the summaries; the first slot's bitmap
+  for (std::size_t i = 1; i < fragmented.size(); ++i) {
+    const std::uint32_t gap = fragmented[i] - fragmented[i - 1];
+    if (gap > bitmap_gap_slots) {
+      ++copies;
+      ++bitmaps;
+    } else {
+      bitmaps += gap;
+    }
+  }
+  ++copies;  // the first group's copy
+  std::sort(expected.begin(), expected.end(), [](const auto& a, const auto& b) {
+    return a.begin < b.begin;
+  });
+  const auto d = t.decode();
+  EXPECT_EQ(d.intervals, expected);
+  EXPECT_EQ(t.copies(), static_cast<int>(copies));
+  EXPECT_EQ(d.bytes_read_back, sizeof(table_counters) + capacity * sizeof(page_summary) +
+                                   bitmaps * words_per_bitmap * 4);
+  // Far less than from the first fragmented slot to the last.
+  EXPECT_LT(bitmaps * 4, std::size_t{fragmented.back() - fragmented.front() + 1});
 }
 
 TEST(FootprintTable, DenseGroupRule) {
