@@ -584,7 +584,9 @@ TEST(FootprintTable, FragmentedSlotsFarApartAreReadWindowByWindow) {
   }
   const auto whole = t.decode();
   EXPECT_EQ(whole.intervals, expected);
-  if (!gap) EXPECT_EQ(t.copies(), 2);
+  if (!gap) {
+    EXPECT_EQ(t.copies(), 2);
+  }
 }
 
 // A few fragmented slots spread over a large table: each gap of more than
