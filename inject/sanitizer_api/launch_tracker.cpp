@@ -115,6 +115,20 @@ extern "C" {
 extern const unsigned char streamsan_footprint_patches[];
 }
 
+namespace {
+// Polls, where std::timed_mutex would block with a time limit: gcc 12's
+// ThreadSanitizer does not see pthread_mutex_clocklock take the lock and
+// then reports its unlock as one of an unlocked mutex.
+bool try_lock_within(std::unique_lock<std::mutex>& lock, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!lock.try_lock()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return true;
+}
+}  // namespace
+
 // Patching runs under patch_mutex_, never under mutex_: sanitizerPatchModule
 // and sanitizerUnpatchModule wait for launches in their callbacks, which may
 // wait for mutex_ (Note [Sanitizer calls outside our lock]).
@@ -136,7 +150,7 @@ launch_tracker::patch_outcome launch_tracker::patch_module(
   std::unique_lock patching(patch_mutex_, std::defer_lock);
   if (!wait) {
     patching.lock();
-  } else if (!patching.try_lock_for(*wait)) {
+  } else if (!try_lock_within(patching, *wait)) {
     return patch_outcome::busy;
   }
   if (is_patched(module)) return patch_outcome::patched;

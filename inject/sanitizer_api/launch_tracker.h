@@ -342,7 +342,7 @@ class launch_tracker {
   bool decode_thread_ = false;
   std::function<void()> decode_hook_;  // tests only
   failure_callback failure_callback_;
-  std::timed_mutex patch_mutex_;  // (un)patching; guards contexts_with_patches_
+  std::mutex patch_mutex_;  // (un)patching; guards contexts_with_patches_
   std::map<CUmodule, std::uint32_t> handed_out_;  // tables given, launch not yet in flight
   std::set<CUcontext> contexts_with_patches_;
   std::set<CUmodule> patched_;
