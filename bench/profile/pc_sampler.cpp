@@ -19,6 +19,12 @@
 // the way SIGTERM would (the handler is not async-signal-safe: for a
 // program that hangs, where `timeout` is the only way out, which is when a
 // profile and the stacks of the stuck threads are wanted most).
+// With PCSAMPLE_ON_FAULT=1 a SIGSEGV or SIGBUS writes the faulting
+// thread's stack (the faulting instruction first) as a snapshot and the
+// samples, then lets the fault end the process as it would have: how a
+// crash inside a sanitized program is read on a machine without gdb (a
+// handler installed later, such as streamsan's report on a fatal signal,
+// runs first and hands the fault on).
 // At exit each address is written as "object+offset" (dladdr) to
 // $PCSAMPLE_DIR/pcs.<pid>, one sample a line; bench/profile/fold.py
 // symbolizes and sums them where the binaries have their symbols.
@@ -57,16 +63,20 @@ pid_t main_pid = 0;
 timer_t timer{};
 std::atomic<bool> snapshot{false};
 
+void* interrupted_pc(void* context) {
+#if defined(__x86_64__)
+  return reinterpret_cast<void*>(static_cast<const ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
+#else
+  (void)context;
+  return nullptr;
+#endif
+}
+
 void on_sigprof(int, siginfo_t*, void* context) {
   const std::size_t i = taken.fetch_add(1, std::memory_order_relaxed);
   if (i >= max_samples) return;
   sample& s = samples[i];
-  const auto* uc = static_cast<const ucontext_t*>(context);
-#if defined(__x86_64__)
-  s.pc = reinterpret_cast<void*>(uc->uc_mcontext.gregs[REG_RIP]);
-#else
-  s.pc = nullptr;
-#endif
+  s.pc = interrupted_pc(context);
   const auto tid = static_cast<pid_t>(syscall(SYS_gettid));
   s.main_thread = tid == main_pid;
   const bool snap = snapshot.load(std::memory_order_relaxed);
@@ -130,6 +140,21 @@ void take_snapshot() {
   for (int waited = 0; waited < 100 && taken.load() < before + sent; ++waited) nanosleep(&tick, nullptr);
 }
 
+void on_fault(int sig, siginfo_t*, void* context) {
+  const std::size_t i = taken.fetch_add(1, std::memory_order_relaxed);
+  if (samples != nullptr && i < max_samples) {
+    sample& s = samples[i];
+    s.pc = interrupted_pc(context);
+    s.snapshot_tid = static_cast<int>(syscall(SYS_gettid));
+    s.main_thread = s.snapshot_tid == main_pid;
+    // Frames 0 and 1 (this handler, the trampoline) are skipped when
+    // written; the faulting PC stands first.
+    s.depth = backtrace(s.frames, max_depth);
+  }
+  finish();
+  signal(sig, SIG_DFL);  // the instruction faults again and ends the process
+}
+
 void on_sigterm(int) {
   take_snapshot();
   finish();
@@ -179,6 +204,14 @@ __attribute__((constructor)) void start() {
     struct sigaction st {};
     st.sa_handler = on_sigterm;
     sigaction(SIGTERM, &st, nullptr);
+  }
+  const char* on_fault_text = std::getenv("PCSAMPLE_ON_FAULT");
+  if (on_fault_text != nullptr && *on_fault_text == '1') {
+    struct sigaction sf {};
+    sf.sa_sigaction = on_fault;
+    sf.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &sf, nullptr);
+    sigaction(SIGBUS, &sf, nullptr);
   }
   const char* on_signal = std::getenv("PCSAMPLE_ON_SIGNAL");
   if (on_signal != nullptr && *on_signal == '1') {
