@@ -25,7 +25,7 @@ fi
 for mode in ${MODES:-default precise}; do
   echo "== examples, $mode mode"
   pass=0 fail=0
-  for program in examples/*_racy examples/*_fixed examples/api_tour_* examples/real_*; do
+  for program in examples/*_racy examples/*_fixed examples/api_tour_* examples/real_* examples/module_churn; do
     name=$(basename "$program")
     # shellcheck disable=SC2053
     [[ -n ${ONLY:-} && $name != $ONLY ]] && continue

@@ -8,7 +8,7 @@ install -m 755 "$build/cli/streamsan" "$build/inject/libstreamsan_inject.so" "$d
 strip --strip-debug "$dest/streamsan" "$dest/libstreamsan_inject.so"
 for p in "$build"/examples/programs/*_racy "$build"/examples/programs/*_fixed \
          "$build"/examples/programs/api_tour_legacy "$build"/examples/programs/api_tour_per_thread \
-         "$build"/examples/programs/real_* \
+         "$build"/examples/programs/real_* "$build"/examples/programs/module_churn \
          "$build/examples/programs/gpu_probe"; do
   # The ThreadSanitizer bridge's examples have their own check
   # (check_tsan_verdict.sh), not this script's.

@@ -11,30 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "driver_check.h"
+
 #ifndef STREAMSAN_FIXED
 #define STREAMSAN_FIXED 0
 #endif
-
-#define CU_CHECK(call)                                                              \
-  do {                                                                              \
-    const CUresult check_status_ = (call);                                          \
-    if (check_status_ != CUDA_SUCCESS) {                                            \
-      const char* text = nullptr;                                                   \
-      cuGetErrorString(check_status_, &text);                                       \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, text);     \
-      std::exit(2);                                                                 \
-    }                                                                               \
-  } while (0)
-
-#define NVRTC_CHECK(call)                                                           \
-  do {                                                                              \
-    const nvrtcResult check_status_ = (call);                                       \
-    if (check_status_ != NVRTC_SUCCESS) {                                           \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,            \
-                   nvrtcGetErrorString(check_status_));                             \
-      std::exit(2);                                                                 \
-    }                                                                               \
-  } while (0)
 
 namespace {
 
@@ -76,12 +57,7 @@ std::vector<char> compile(int major, int minor, std::string& produce_name,
   produce_name = lowered;
   NVRTC_CHECK(nvrtcGetLoweredName(program, "consume", &lowered));
   consume_name = lowered;
-  std::size_t size = 0;
-  NVRTC_CHECK(nvrtcGetCUBINSize(program, &size));
-  std::vector<char> cubin(size);
-  NVRTC_CHECK(nvrtcGetCUBIN(program, cubin.data()));
-  NVRTC_CHECK(nvrtcDestroyProgram(&program));
-  return cubin;
+  return take_cubin(program);
 }
 
 }  // namespace
