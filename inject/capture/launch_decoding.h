@@ -28,7 +28,9 @@ std::optional<launch_request> decode_launch(const api_call& call) noexcept;
 // end: Note [Module changes back off]). graph_instantiate: an executable
 // graph is about to be made (Note [Patched before a graph is instantiated]).
 // graph_exec_destroy: what is kept per executable graph goes (Note [A graph
-// node keeps its per-launch data]).
+// node keeps its per-launch data]). module_call: a driver call that may
+// load, unload or lazily load a module, which no patch or unpatch may
+// overlap (Note [No module change while a module loads]).
 enum class call_role : std::uint8_t {
   other,
   graph_launch,
@@ -36,7 +38,8 @@ enum class call_role : std::uint8_t {
   graph_exec_destroy,
   stream_destroy,
   context_synchronize,
-  host_wait
+  host_wait,
+  module_call
 };
 struct call_facts {
   call_role role = call_role::other;

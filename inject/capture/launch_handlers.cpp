@@ -273,6 +273,40 @@ call_facts decode_call_role(const api_call& call) noexcept {
       if (call.params == nullptr) return {};
       return {call_role::stream_destroy,
               static_cast<const cuStreamDestroy_v2_params*>(call.params)->hStream};
+    // Note [No module change while a module loads]: loads and unloads, the
+    // getters that put a library's module into a context, and the calls on
+    // a function handle that lazy loading makes load its module.
+    case CUPTI_DRIVER_TRACE_CBID_cuModuleLoad:
+    case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData:
+    case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadFatBinary:
+    case CUPTI_DRIVER_TRACE_CBID_cuModuleUnload:
+    case CUPTI_DRIVER_TRACE_CBID_cuModuleGetFunction:
+    case CUPTI_DRIVER_TRACE_CBID_cuModuleGetGlobal:
+    case CUPTI_DRIVER_TRACE_CBID_cuModuleGetGlobal_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData:
+    case CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadFromFile:
+    case CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload:
+    case CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLibraryGetModule:
+    case CUPTI_DRIVER_TRACE_CBID_cuLibraryGetGlobal:
+    case CUPTI_DRIVER_TRACE_CBID_cuLibraryGetManaged:
+    case CUPTI_DRIVER_TRACE_CBID_cuLibraryGetUnifiedFunction:
+    case CUPTI_DRIVER_TRACE_CBID_cuKernelGetFunction:
+    case CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute:
+    case CUPTI_DRIVER_TRACE_CBID_cuKernelSetAttribute:
+    case CUPTI_DRIVER_TRACE_CBID_cuKernelSetCacheConfig:
+    case CUPTI_DRIVER_TRACE_CBID_cuFuncGetAttribute:
+    case CUPTI_DRIVER_TRACE_CBID_cuFuncSetAttribute:
+    case CUPTI_DRIVER_TRACE_CBID_cuFuncSetCacheConfig:
+    case CUPTI_DRIVER_TRACE_CBID_cuOccupancyAvailableDynamicSMemPerBlock:
+    case CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxActiveBlocksPerMultiprocessor:
+    case CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags:
+    case CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxActiveClusters:
+    case CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxPotentialBlockSize:
+    case CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxPotentialBlockSizeWithFlags:
+    case CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxPotentialClusterSize:
+      return {call_role::module_call};
     default:
       return {};
   }

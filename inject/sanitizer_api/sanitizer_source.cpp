@@ -325,6 +325,9 @@ void sanitizer_source::enable() {
     }
   }
   for (std::uint32_t cbid = 1; cbid < SANITIZER_CBID_DRIVER_API_SIZE; ++cbid) {
+    // Note [No module change while a module loads]: module calls stay on.
+    const api_call module_call{api_domain::driver, cbid};
+    if (decode_call_role(module_call).role == call_role::module_call) continue;
     if (i.dispatcher.switched_off(api_domain::driver, cbid)) {
       i.lib.enable_callback(0, i.subscriber, SANITIZER_CB_DOMAIN_DRIVER_API, cbid);
     }
@@ -406,6 +409,8 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
           me.synchronize_entered = launch_seq.load(std::memory_order_acquire);
           break;
         case call_role::host_wait: retry_changes_now(); break;
+        // Note [No module change while a module loads]
+        case call_role::module_call: hold_launching(domain, cbid); break;
         case call_role::other: break;
       }
     }
@@ -435,6 +440,7 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
       return;
     case call_role::host_wait: unpatch_unwanted_modules(); return;
     case call_role::other:
+    case call_role::module_call:
     case call_role::graph_launch:
     case call_role::graph_instantiate:
     case call_role::graph_exec_destroy:
@@ -656,6 +662,25 @@ void sanitizer_source::impl::add_pending_work() {
   }
 }
 
+// Note [No module change while a module loads]
+// On an H200 (2026-11-29) examples/programs/module_churn (threads loading
+// and unloading modules while others launch) died of SIGSEGV inside
+// sanitizerUnpatchModule in 5 of 43 default-mode runs (the stack from
+// bench/profile's sampler with PCSAMPLE_ON_FAULT=1), each in a run where
+// a module-loaded callback had given up waiting for our patch lock (Note [A
+// module-loaded callback waits a bounded time] in launch_tracker.cpp): the
+// unpatch had waited inside the Sanitizer API for the driver's lock while
+// another thread loaded a module, and went on to crash once the load was
+// done. So no patch or unpatch overlaps a call that may load or unload a
+// module: such calls (call_role::module_call: loads and unloads, the
+// getters that put a library's module into a context, and the calls on a
+// function handle that lazy loading makes load its module) hold
+// `launching` shared from their entry to their exit, as launches do, and
+// keep their callbacks for it; a change takes it exclusive without waiting
+// and is put off meanwhile. A module that the driver loads inside a call
+// not in that list (an internal lazy load we do not know of) is still
+// unguarded.
+//
 // Note [A module changes only while none of its kernels runs]
 // sanitizerPatchModule and sanitizerUnpatchModule rewrite a module's code in
 // place. A kernel of that module already running on the GPU then executes

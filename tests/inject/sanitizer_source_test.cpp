@@ -365,6 +365,40 @@ TEST_F(SanitizerSource, AModuleLoadedWhileAnotherIsUnpatchedIsNotWaitedFor) {
   EXPECT_EQ(source->stats().patches_put_off_at_load, 1u);
 }
 
+// Note [No module change while a module loads]: while another thread is
+// inside cuModuleLoadData, a launch that wants nothing leaves the module
+// patched; the synchronize after the load unpatches it. The module calls
+// keep their callbacks.
+TEST_F(SanitizerSource, NoModuleIsUnpatchedWhileAnotherThreadLoadsOne) {
+  start(measurement_policy::on_demand);
+  EXPECT_FALSE(fake_sanitizer_callback_switched_off(SANITIZER_CB_DOMAIN_DRIVER_API,
+                                                    SANITIZER_CBID_DRIVER_API_cuModuleLoadData));
+  launch(stream_1, 0, 64);
+  source->drain();
+  std::promise<void> entered, done;
+  std::thread loader([&] {
+    Sanitizer_CallbackData d{};
+    d.callbackSite = SANITIZER_API_ENTER;
+    d.functionName = "cuModuleLoadData";
+    d.context = ctx;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuModuleLoadData, &d);
+    entered.set_value();
+    done.get_future().wait();
+    const CUresult ok = CUDA_SUCCESS;
+    d.callbackSite = SANITIZER_API_EXIT;
+    d.functionReturnValue = &ok;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuModuleLoadData, &d);
+  });
+  entered.get_future().wait();
+  launch(stream_1, 0, 64);  // nothing wanted: an unpatch, but not during the load
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  EXPECT_EQ(source->stats().changes_deferred, 1u);
+  done.set_value();
+  loader.join();
+  synchronize();
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+}
+
 // Note [Waiting for a module's streams to drain]: asked to, the first try
 // of a round waits for work that drains; later tries of the round do not.
 TEST_F(SanitizerSource, AnUnpatchWaitsForTheStreamsToDrainWhenAsked) {
