@@ -1,5 +1,7 @@
 #include "inject/session/fatal_signals.h"
 
+#include "inject/session/fault_location.h"
+
 #include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -103,7 +105,7 @@ bool wait_for_the_last_words(int sig, const siginfo_t* info) noexcept {
   return false;
 }
 
-void on_fatal(int sig, siginfo_t* info, void*) noexcept {
+void on_fatal(int sig, siginfo_t* info, void* ucontext) noexcept {
   // A signal sent (SIGTERM, SIGINT) may come between a call and the
   // program's read of its errno; the report's writes must not change it.
   const int saved_errno = errno;
@@ -113,6 +115,8 @@ void on_fatal(int sig, siginfo_t* info, void*) noexcept {
     say("streamsan: the program received ");
     say(signal_name(sig));
     say("; what streamsan found until then follows\n");
+    // Note [Where a fault happened]
+    if (comes_again(sig, info)) say_fault_location(info, ucontext, say);
     if (const last_words_fn words = last_words.load()) {
       struct sigaction alarm {};
       alarm.sa_handler = on_alarm;
@@ -155,6 +159,7 @@ void raise_deferred_signal() noexcept {
 void install_fatal_signal_handlers(last_words_fn words) noexcept {
   last_words_fn none = nullptr;
   if (!last_words.compare_exchange_strong(none, words)) return;
+  warm_fault_location();
   struct sigaction action {};
   action.sa_sigaction = on_fatal;
   action.sa_flags = SA_SIGINFO;
