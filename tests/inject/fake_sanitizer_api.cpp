@@ -1,10 +1,13 @@
 // A stand-in for libsanitizer-public.so (see fake_sanitizer_api.h).
 #include "tests/inject/fake_sanitizer_api.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <thread>
 
 namespace {
 
@@ -20,11 +23,42 @@ struct state {
   // Callbacks switched off one by one (sanitizerEnableCallback(0, ...)).
   std::set<std::pair<Sanitizer_CallbackDomain, Sanitizer_CallbackId>> switched_off;
   void (*module_change_hook)() = nullptr;
+  // Note [A driver lock in the fake]
+  std::atomic<bool> driver_lock_on{false};
+  std::recursive_mutex driver_lock;
+  // Patches and unpatches called and not returned, and module events that
+  // began while one was (Note [No module change while a module loads]).
+  std::atomic<int> changes_in_progress{0};
+  std::atomic<int> module_events_during_changes{0};
 };
+
 state& s() {
   static auto* st = new state;
   return *st;
 }
+
+// Note [A driver lock in the fake]
+// The real driver runs its module-loaded and module-unload callbacks under
+// a lock of its own, and sanitizerPatchModule and sanitizerUnpatchModule
+// take that lock (H200, 2026-11-29: a patch lock of ours held across an
+// unpatch deadlocked with a module-loaded callback that waited for it).
+// With fake_sanitizer_use_driver_lock(true) the fake does the same, so
+// that a test with threads meets the same lock order as on a GPU, and
+// ThreadSanitizer reports an inversion even when no run deadlocks. It is
+// recursive, as the driver's is to a thread inside a callback that calls
+// into the Sanitizer API. A module event that begins while a patch or
+// unpatch is under way (called, not returned: on a GPU it waits for the
+// driver's lock meanwhile, and crashed once let go) is counted.
+struct driver_locked {
+  std::unique_lock<std::recursive_mutex> lock;
+  driver_locked() {
+    if (s().driver_lock_on.load()) lock = std::unique_lock(s().driver_lock);
+  }
+};
+struct module_change {
+  module_change() { s().changes_in_progress.fetch_add(1); }
+  ~module_change() { s().changes_in_progress.fetch_sub(1); }
+};
 
 }  // namespace
 
@@ -59,20 +93,28 @@ FAKE SanitizerResult sanitizerGetResultString(SanitizerResult, const char** text
   *text = "SANITIZER_ERROR_INVALID_PARAMETER (fake)";
   return SANITIZER_SUCCESS;
 }
-FAKE SanitizerResult sanitizerAddPatches(const void*, CUcontext) { return SANITIZER_SUCCESS; }
+FAKE SanitizerResult sanitizerAddPatches(const void*, CUcontext) {
+  const driver_locked driver;
+  return SANITIZER_SUCCESS;
+}
 FAKE SanitizerResult sanitizerPatchInstructions(const Sanitizer_InstructionId, CUmodule module,
                                                 const char*) {
+  const driver_locked driver;
   std::lock_guard lock(s().mutex);
   return s().refused.count(module) ? SANITIZER_ERROR_INVALID_PARAMETER : SANITIZER_SUCCESS;
 }
 FAKE SanitizerResult sanitizerPatchModule(CUmodule module) {
+  const module_change change;
   if (s().module_change_hook != nullptr) s().module_change_hook();
+  const driver_locked driver;
   std::lock_guard lock(s().mutex);
   s().patched.insert(module);
   return SANITIZER_SUCCESS;
 }
 FAKE SanitizerResult sanitizerUnpatchModule(CUmodule module) {
+  const module_change change;
   if (s().module_change_hook != nullptr) s().module_change_hook();
+  const driver_locked driver;
   std::lock_guard lock(s().mutex);
   s().patched.erase(module);
   return SANITIZER_SUCCESS;
@@ -159,8 +201,23 @@ FAKE void fake_sanitizer_reset() {
   s().refused.clear();
   s().switched_off.clear();
   s().module_change_hook = nullptr;
+  s().driver_lock_on.store(false);
+  s().module_events_during_changes.store(0);
 }
 FAKE void fake_sanitizer_on_module_change(void (*hook)()) { s().module_change_hook = hook; }
+FAKE void fake_sanitizer_use_driver_lock(bool on) { s().driver_lock_on.store(on); }
+FAKE void fake_sanitizer_deliver_under_driver_lock(Sanitizer_CallbackDomain domain,
+                                                  Sanitizer_CallbackId cbid, const void* data) {
+  const driver_locked driver;
+  // A module takes the driver a while to load: the window in which another
+  // thread's change can come.
+  std::this_thread::sleep_for(std::chrono::microseconds(50));
+  if (s().changes_in_progress.load() > 0) s().module_events_during_changes.fetch_add(1);
+  s().callback(s().userdata, domain, cbid, data);
+}
+FAKE int fake_sanitizer_module_events_during_changes() {
+  return s().module_events_during_changes.load();
+}
 FAKE bool fake_sanitizer_callback_switched_off(Sanitizer_CallbackDomain domain,
                                                Sanitizer_CallbackId cbid) {
   std::lock_guard lock(s().mutex);

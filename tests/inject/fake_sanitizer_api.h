@@ -34,4 +34,13 @@ void fake_sanitizer_reset();
 // sanitizerUnpatchModule until the next reset (a stand-in for the driver's
 // lock, which both take).
 void fake_sanitizer_on_module_change(void (*hook)());
+// Note [A driver lock in the fake] (fake_sanitizer_api.cpp): patching and
+// unpatching take the fake driver's lock, and module callbacks delivered
+// with fake_sanitizer_deliver_under_driver_lock run under it.
+void fake_sanitizer_use_driver_lock(bool on);
+void fake_sanitizer_deliver_under_driver_lock(Sanitizer_CallbackDomain domain,
+                                              Sanitizer_CallbackId cbid, const void* data);
+// Module events so delivered that began while another thread's patch or
+// unpatch was under way.
+int fake_sanitizer_module_events_during_changes();
 }

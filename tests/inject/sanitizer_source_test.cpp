@@ -10,6 +10,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <future>
 #include <mutex>
 #include <stdexcept>
@@ -54,7 +56,7 @@ class SanitizerSource : public ::testing::Test {
   no_call_sites sites;
   api_dispatcher dispatcher{model, sites};
   std::unique_ptr<sanitizer_source> source;
-  std::uintptr_t next_launch = 0x100;
+  std::atomic<std::uintptr_t> next_launch{0x100};  // launches come from several threads
   graph_node_measurement graph_nodes = graph_node_measurement::off;
   bool decode_thread = false;  // Note [Decoded on a thread of its own]
 
@@ -275,6 +277,74 @@ TEST_F(SanitizerSource, UnwantedModulesAreUnpatchedAndLaunchCallbacksFollow) {
   launch(stream_1, 0, 64);  // nothing wanted of the module any more
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
   EXPECT_FALSE(fake_sanitizer_domain_enabled(SANITIZER_CB_DOMAIN_LAUNCH));
+}
+
+// Note [A driver lock in the fake]: threads that load and unload modules
+// (their callbacks under the fake driver's lock, inside cuModuleLoadData and
+// cuModuleUnload as on a GPU) while others launch on ever new streams, so
+// that the kernel's module is patched for each new stream's first launch
+// and unpatched at the next. It must end (a deadlock ends the test program
+// after 60 s), and under ThreadSanitizer (the tsan pass of tools/test-all)
+// a lock-order inversion or a data race fails it too.
+TEST_F(SanitizerSource, ModulesLoadAndUnloadWhileOtherThreadsPatchAndUnpatch) {
+  start(measurement_policy::on_demand);
+  fake_sanitizer_use_driver_lock(true);
+  const auto module_call = [](const char* name, Sanitizer_CallbackId cbid, auto&& inside) {
+    Sanitizer_CallbackData d{};
+    d.callbackSite = SANITIZER_API_ENTER;
+    d.functionName = name;
+    d.context = ctx;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, cbid, &d);
+    inside();
+    const CUresult ok = CUDA_SUCCESS;
+    d.callbackSite = SANITIZER_API_EXIT;
+    d.functionReturnValue = &ok;
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, cbid, &d);
+  };
+  const auto module_event = [](Sanitizer_CallbackId cbid, CUmodule module) {
+    Sanitizer_ResourceModuleData m{};
+    m.context = ctx;
+    m.module = module;
+    fake_sanitizer_deliver_under_driver_lock(SANITIZER_CB_DOMAIN_RESOURCE, cbid, &m);
+  };
+  const auto loader = [&](std::uintptr_t t) {
+    for (std::uintptr_t i = 0; i < 200; ++i) {
+      const auto m = reinterpret_cast<CUmodule>(0x100000 + t * 0x10000 + i * 0x10);
+      module_call("cuModuleLoadData", SANITIZER_CBID_DRIVER_API_cuModuleLoadData,
+                  [&] { module_event(SANITIZER_CBID_RESOURCE_MODULE_LOADED, m); });
+      module_call("cuModuleUnload", SANITIZER_CBID_DRIVER_API_cuModuleUnload,
+                  [&] { module_event(SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING, m); });
+    }
+  };
+  const auto launcher = [&](std::uintptr_t t) {
+    for (std::uintptr_t i = 0; i < 300; ++i) {
+      const auto s = reinterpret_cast<CUstream>(0x600000 + t * 0x10000 + i);
+      launch(s, 0, 64);  // a new stream: measured, its module patched first
+      launch(s, 0, 64);  // known: the module unpatched again
+      if (i % 16 == 0) synchronize_stream(s);
+    }
+  };
+  auto all = std::async(std::launch::async, [&] {
+    std::vector<std::thread> threads;
+    for (std::uintptr_t t = 0; t < 2; ++t) {
+      threads.emplace_back(loader, t);
+      threads.emplace_back(launcher, t);
+    }
+    for (auto& t : threads) t.join();
+  });
+  if (all.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    std::fprintf(stderr, "deadlock: the threads did not end within 60 s\n");
+    std::_Exit(1);
+  }
+  fake_sanitizer_use_driver_lock(false);
+  source->drain();
+  // Changes were made or tried throughout: every load patches its module,
+  // and the launches tried to unpatch the kernel's (put off while a load
+  // holds the way).
+  EXPECT_GT(source->stats().modules_patched, 100u);
+  EXPECT_GT(source->stats().modules_unpatched + source->stats().changes_deferred, 10u);
+  // Note [No module change while a module loads]
+  EXPECT_EQ(fake_sanitizer_module_events_during_changes(), 0);
 }
 
 // Note [A module changes only while none of its kernels runs]: on an H100,
