@@ -679,7 +679,11 @@ void sanitizer_source::impl::add_pending_work() {
 // keep their callbacks for it; a change takes it exclusive without waiting
 // and is put off meanwhile. A module that the driver loads inside a call
 // not in that list (an internal lazy load we do not know of) is still
-// unguarded.
+// unguarded. Tests: SanitizerSource.NoModuleIsUnpatchedWhileAnotherThread-
+// LoadsOne, and ModulesLoadAndUnloadWhileOtherThreads* over a fake that
+// holds a driver's lock where the driver does (Note [A driver lock in the
+// fake]); under ThreadSanitizer the code before this and the bounded wait
+// fails them with a lock-order inversion.
 //
 // Note [A module changes only while none of its kernels runs]
 // sanitizerPatchModule and sanitizerUnpatchModule rewrite a module's code in

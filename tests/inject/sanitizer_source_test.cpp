@@ -165,6 +165,10 @@ class SanitizerSource : public ::testing::Test {
     ASSERT_FALSE(fake_sanitizer_is_patched(module_a));
   }
 
+  // Note [A driver lock in the fake]: loads and unloads on two threads,
+  // launches on new streams on two others (the test of that name).
+  void load_and_launch_on_threads(measurement_policy policy);
+
   std::vector<std::vector<access>> launches() const {
     std::vector<std::vector<access>> out;
     for (const auto& c : sink.records) {
@@ -286,8 +290,8 @@ TEST_F(SanitizerSource, UnwantedModulesAreUnpatchedAndLaunchCallbacksFollow) {
 // and unpatched at the next. It must end (a deadlock ends the test program
 // after 60 s), and under ThreadSanitizer (the tsan pass of tools/test-all)
 // a lock-order inversion or a data race fails it too.
-TEST_F(SanitizerSource, ModulesLoadAndUnloadWhileOtherThreadsPatchAndUnpatch) {
-  start(measurement_policy::on_demand);
+void SanitizerSource::load_and_launch_on_threads(measurement_policy policy) {
+  start(policy);
   fake_sanitizer_use_driver_lock(true);
   const auto module_call = [](const char* name, Sanitizer_CallbackId cbid, auto&& inside) {
     Sanitizer_CallbackData d{};
@@ -338,13 +342,24 @@ TEST_F(SanitizerSource, ModulesLoadAndUnloadWhileOtherThreadsPatchAndUnpatch) {
   }
   fake_sanitizer_use_driver_lock(false);
   source->drain();
-  // Changes were made or tried throughout: every load patches its module,
-  // and the launches tried to unpatch the kernel's (put off while a load
-  // holds the way).
+  // Every load patched its module. Note [No module change while a module
+  // loads]:
   EXPECT_GT(source->stats().modules_patched, 100u);
-  EXPECT_GT(source->stats().modules_unpatched + source->stats().changes_deferred, 10u);
-  // Note [No module change while a module loads]
   EXPECT_EQ(fake_sanitizer_module_events_during_changes(), 0);
+}
+
+TEST_F(SanitizerSource, ModulesLoadAndUnloadWhileOtherThreadsPatchAndUnpatch) {
+  load_and_launch_on_threads(measurement_policy::on_demand);
+  // The launches tried to unpatch the kernel's module throughout (put off
+  // while a load holds the way).
+  EXPECT_GT(source->stats().modules_unpatched + source->stats().changes_deferred, 10u);
+}
+
+// --precise never unpatches, and every launch takes a table (its locks and
+// Sanitizer API calls) while modules load and unload on other threads.
+TEST_F(SanitizerSource, ModulesLoadAndUnloadWhileOtherThreadsLaunchMeasured) {
+  load_and_launch_on_threads(measurement_policy::every_launch);
+  EXPECT_GT(source->stats().measured, 1000u);
 }
 
 // Note [A module changes only while none of its kernels runs]: on an H100,
