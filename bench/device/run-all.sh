@@ -32,7 +32,11 @@
 # --precise and under memcheck: #11's compute-bound target and #8's point 6;
 # PIPE_ROUNDS interleaved rounds, default 7, about 2 minutes; PROGRAM_ARGS
 # gives the pipeline's arguments, e.g. "64 25000" for a tenth of its compute;
-# PIPE_PROGRAM=triad runs the memory-bound triad instead).
+# PIPE_PROGRAM=triad runs the memory-bound triad instead), churn (the
+# programs that found the module-change hang and crash, examples'
+# module_churn in both modes and UnifiedMemoryStreams in the default mode,
+# CHURN_RUNS runs each, default 30, about 2 minutes: a run that hangs or
+# faults leaves its threads' stacks: bench/precise/churn-gpu.sh).
 # The archive is
 # unpacked once per machine into /tmp/ss; a newer archive replaces it.
 set -u
@@ -61,6 +65,7 @@ summarize() {  # summarize PART LOG
     profloop) grep -E '^== |sampled|debug: (sanitizer|callbacks)' "$2" | cut -c1-600 ;;
     mlp) grep -E '^\||^round .*(nan|no timing)' "$2" | short ;;
     nodes) grep -E '^half|^values|function data|^  (read|write|atomic) |SetCallbackData|^probe:' "$2" | short ;;
+    churn) grep -E 'not clean|\(ms/exit\)|: exit [0-9]|^streamsan: (the fault|  called from)|not staged' "$2" | short ;;
   esac
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -83,9 +88,10 @@ for part in "$@"; do
     mlp) CONFIGS=${MLP_CONFIGS:-"native bare_sanitizer streamsan_generic_cupti streamsan_generic streamsan_generic_driver_launches streamsan streamsan_driver_launches"} \
            PROBE_DIR=$root/probe timeout 500 bash "$root/torch/bench/overhead.sh" "$root/torch/streamsan" \
            "${MLP_ROUNDS:-5}" >"$log" 2>&1 ;;
+    churn) OUT=$logs/churn timeout 560 bash "$root/int/churn-gpu.sh" "$root" "${CHURN_RUNS:-30}" >"$log" 2>&1 ;;
     nodes) (cd "$root/probe" && CUDA_INJECTION64_PATH=$root/probe/libprobe_inject.so PROBE_MODE=graphs \
               PROBE_PRINT=1 PROBE_GRAPH_FUNCDATA=1 timeout 60 ./graph_repeat) >"$log" 2>&1 ;;
-    *) echo "run-all.sh: unknown part '$part' (int, acc, extra, wide, torch, probe, pipe, prof, profloop, nodes, mlp)"; exit 2 ;;
+    *) echo "run-all.sh: unknown part '$part' (int, acc, extra, wide, torch, probe, pipe, prof, profloop, nodes, mlp, churn)"; exit 2 ;;
   esac
   echo "exit $? after $(( $(date +%s) - start )) s" >>"$log"
   { echo "################ $part: $(tail -1 "$log")"; summarize "$part" "$log"; } >"$logs/$part.summary"
