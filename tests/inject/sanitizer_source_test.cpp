@@ -450,6 +450,36 @@ TEST_F(SanitizerSource, AModuleLoadedWhileAnotherIsUnpatchedIsNotWaitedFor) {
   EXPECT_EQ(source->stats().patches_put_off_at_load, 1u);
 }
 
+// Note [A module-loaded callback waits a bounded time]: with --precise, a
+// module whose patch was put off at load (another thread's patch held the
+// way) is patched at its kernel's first launch, which is measured.
+namespace slow_patch {
+std::atomic<bool> started{false};
+void hold_once() {
+  if (started.exchange(true)) return;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+}
+}  // namespace slow_patch
+
+TEST_F(SanitizerSource, PreciseMeasuresTheFirstLaunchOfAModuleWhosePatchWasPutOff) {
+  start(measurement_policy::every_launch);
+  deliver_module(SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING, module_a);
+  slow_patch::started = false;
+  fake_sanitizer_on_module_change(&slow_patch::hold_once);
+  std::thread other([] {  // loads another module, whose patch is slow
+    deliver_module(SANITIZER_CBID_RESOURCE_MODULE_LOADED, reinterpret_cast<CUmodule>(0xc000));
+  });
+  while (!slow_patch::started) std::this_thread::yield();
+  deliver_module(SANITIZER_CBID_RESOURCE_MODULE_LOADED, module_a);  // module_a loads again
+  other.join();
+  fake_sanitizer_on_module_change(nullptr);
+  EXPECT_EQ(source->stats().patches_put_off_at_load, 1u);
+  EXPECT_TRUE(launch(stream_1, 0, 64));  // patched now, and measured
+  source->drain();
+  ASSERT_EQ(launches().size(), 1u);
+  EXPECT_EQ(launches()[0].at(0).origin, access_origin::measured);
+}
+
 // Note [No module change while a module loads]: while another thread is
 // inside cuModuleLoadData, a launch that wants nothing leaves the module
 // patched; the synchronize after the load unpatches it. The module calls
