@@ -256,6 +256,8 @@ struct sanitizer_source::impl {
   void add_pending_work();
   void patch(CUcontext ctx, CUmodule module);
   void patch_at_load(CUcontext ctx, CUmodule module);
+  // Named with its kernels at exit; their launches keep inferred footprints.
+  void patch_refused(CUmodule module, const std::string& why);
   void unpatch(CUmodule module);
   // Note [Launch callbacks only while patched]
   void update_launch_callbacks();
@@ -1016,13 +1018,14 @@ void sanitizer_source::impl::patch(CUcontext ctx, CUmodule module) {
   std::string why;
   switch (tracker.patch_module(ctx, module, why)) {
     case sa::launch_tracker::patch_outcome::patched: update_launch_callbacks(); return;
-    case sa::launch_tracker::patch_outcome::refused: {
-      std::lock_guard lock(mutex);
-      failed_modules.emplace(module, failure{why, {}});
-      return;
-    }
+    case sa::launch_tracker::patch_outcome::refused: patch_refused(module, why); return;
     case sa::launch_tracker::patch_outcome::busy: return;  // waits without a limit: never
   }
+}
+
+void sanitizer_source::impl::patch_refused(CUmodule module, const std::string& why) {
+  std::lock_guard lock(mutex);
+  failed_modules.emplace(module, failure{why, {}});
 }
 
 // Under the driver's lock: waits a bounded time for another thread's
@@ -1033,11 +1036,7 @@ void sanitizer_source::impl::patch_at_load(CUcontext ctx, CUmodule module) {
   std::string why;
   switch (tracker.patch_module(ctx, module, why, patch_at_load_wait)) {
     case sa::launch_tracker::patch_outcome::patched: update_launch_callbacks(); return;
-    case sa::launch_tracker::patch_outcome::refused: {
-      std::lock_guard lock(mutex);
-      failed_modules.emplace(module, failure{why, {}});
-      return;
-    }
+    case sa::launch_tracker::patch_outcome::refused: patch_refused(module, why); return;
     case sa::launch_tracker::patch_outcome::busy: {
       patches_put_off_at_load.fetch_add(1, std::memory_order_relaxed);
       if (policy != measurement_policy::every_launch) return;
