@@ -115,12 +115,14 @@ void on_fatal(int sig, siginfo_t* info, void* ucontext) noexcept {
     say("streamsan: the program received ");
     say(signal_name(sig));
     say("; what streamsan found until then follows\n");
-    // Note [Where a fault happened]
+    // The alarm bounds what follows: saying where a fault happened takes
+    // the loader's lock (Note [Where a fault happened]), the report our own.
+    struct sigaction alarm {};
+    alarm.sa_handler = on_alarm;
+    ::sigaction(SIGALRM, &alarm, nullptr);
+    ::alarm(last_words_seconds);
     if (comes_again(sig, info)) say_fault_location(info, ucontext, say);
     if (const last_words_fn words = last_words.load()) {
-      struct sigaction alarm {};
-      alarm.sa_handler = on_alarm;
-      ::sigaction(SIGALRM, &alarm, nullptr);
       ::alarm(last_words_seconds);
       const bool said = words();
       ::alarm(0);
@@ -134,6 +136,7 @@ void on_fatal(int sig, siginfo_t* info, void* ucontext) noexcept {
         return;
       }
     }
+    ::alarm(0);
     spoken.store(true);
   } else if (wait_for_the_last_words(sig, info)) {
     errno = saved_errno;

@@ -11,9 +11,10 @@
 // the function where the object has symbols), and says when that object is
 // streamsan's, so that the user knows whom to blame and what to send us.
 // Not async-signal-safe: backtrace() and dladdr() may take the dynamic
-// loader's lock. The process is dying, the alarm of fatal_signals.cpp
-// bounds what follows, and backtrace() is called once at installation so
-// that the unwinder is loaded before any fault.
+// loader's lock. The process is dying, the alarm of fatal_signals.cpp is
+// set before this runs (a fault inside the loader, with its lock held,
+// would otherwise hang here), and backtrace() is called once at
+// installation so that the unwinder is loaded before any fault.
 #pragma once
 
 #include <signal.h>
