@@ -667,7 +667,7 @@ void sanitizer_source::impl::add_pending_work() {
 // Note [No module change while a module loads]
 // On an H200 (2026-11-29) examples/programs/module_churn (threads loading
 // and unloading modules while others launch) died of SIGSEGV inside
-// sanitizerUnpatchModule in 5 of 43 default-mode runs (the stack from
+// sanitizerUnpatchModule in 5 of 49 default-mode runs (the stack from
 // bench/profile's sampler with PCSAMPLE_ON_FAULT=1), each in a run where
 // a module-loaded callback had given up waiting for our patch lock (Note [A
 // module-loaded callback waits a bounded time] in launch_tracker.cpp): the
