@@ -271,15 +271,20 @@ void launch_tracker::release_locked(const table& t) {
 // launches, 11.7 MB a launch that wrote about 41 pages, 52 of its 58
 // seconds. So once a kernel was measured its tables come from the hint
 // (twice the pages of its largest launch so far, or four times a table it
-// overflowed), with room for it to grow: up to `estimate_headroom` times the
+// overflowed), with room for it to grow: up to `estimate_headroom_` times the
 // hint when the estimate allows. A launch that outgrows even that (some 16
 // to 32 times the pages of the kernel's largest launch before) overflows,
 // keeps its inferred footprint (a possible race at most, where the
 // estimate's table would have measured it) and leaves its kernel a hint four
 // times larger (retire_locked).
+// STREAMSAN_TABLE_HEADROOM sets the factor (1 to 64): cuSolverRf under
+// --precise still read back some 750 KB a launch for about 40 pages (H200,
+// 2026-11-29), most of it the summaries of buckets the room added, and a
+// smaller factor trades that for launches that outgrow their tables; which
+// way is better is for a GPU run over the corpora to show.
 std::uint32_t launch_tracker::slots_for(std::uint32_t learned, std::uint32_t slot_estimate) const {
   if (learned == 0) return slot_estimate != 0 ? slot_estimate : options_.initial_slots;
-  const std::uint64_t room = std::uint64_t{learned} * estimate_headroom;
+  const std::uint64_t room = std::uint64_t{learned} * estimate_headroom_;
   return std::max<std::uint32_t>(
       learned, static_cast<std::uint32_t>(std::min<std::uint64_t>(slot_estimate, room)));
 }

@@ -150,8 +150,12 @@ class launch_tracker {
   void module_unloaded(CUmodule module);
 
   // How many times its kernel's hint a later launch's table may be, when
-  // its estimate is larger (Note [Tables sized from measured launches]).
-  static constexpr std::uint32_t estimate_headroom = 16;
+  // its estimate is larger (Note [Tables sized from measured launches]);
+  // STREAMSAN_TABLE_HEADROOM sets it before the first launch.
+  static constexpr std::uint32_t default_estimate_headroom = 16;
+  void set_estimate_headroom(std::uint32_t factor) noexcept {
+    estimate_headroom_ = factor == 0 ? 1 : factor;
+  }
 
   // LAUNCH_BEGIN: gives the launch a table (when `measure`) sized from
   // `slot_estimate` (the caller's estimate from the kernel's arguments; 0
@@ -342,6 +346,7 @@ class launch_tracker {
   bool decode_thread_ = false;
   std::function<void()> decode_hook_;  // tests only
   failure_callback failure_callback_;
+  std::uint32_t estimate_headroom_ = default_estimate_headroom;
   std::mutex patch_mutex_;  // (un)patching; guards contexts_with_patches_
   std::map<CUmodule, std::uint32_t> handed_out_;  // tables given, launch not yet in flight
   std::set<CUcontext> contexts_with_patches_;

@@ -1206,6 +1206,10 @@ std::vector<std::string> sanitizer_source::decode_failures() const {
   return out;
 }
 
+void sanitizer_source::set_table_headroom(std::uint32_t factor) noexcept {
+  impl_->tracker.set_estimate_headroom(factor);
+}
+
 void sanitizer_source::set_unpatch_wait(std::chrono::milliseconds wait) noexcept {
   impl_->unpatch_wait = wait;
 }

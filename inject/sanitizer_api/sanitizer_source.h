@@ -120,6 +120,9 @@ class sanitizer_source {
   // Note [Waiting for a module's streams to drain]: how long an unpatch may
   // wait, once, for the module's streams; zero (the default): not at all.
   void set_unpatch_wait(std::chrono::milliseconds wait) noexcept;
+  // Note [Tables sized from measured launches] (launch_tracker.cpp): before
+  // the first launch.
+  void set_table_headroom(std::uint32_t factor) noexcept;
   // Note [Decoded on a thread of its own] (launch_tracker.cpp): measured
   // footprints finish decoding on a thread of their own; before enable().
   void set_decode_thread(bool on) noexcept;

@@ -237,6 +237,30 @@ inline std::uint32_t parse_unpatch_wait(std::string_view value) {
   }
 }
 
+// STREAMSAN_TABLE_HEADROOM (Note [Tables sized from measured launches] in
+// inject/sanitizer_api/launch_tracker.cpp): how many times its kernel's
+// largest need a measured launch's table may be when the launch's
+// inferred footprint is larger; nothing: 16. More room, fewer launches that
+// outgrow their table; less, less to read back. Anything but an integer
+// from 1 to 64 is an error naming the variable.
+inline constexpr std::string_view table_headroom_variable = "STREAMSAN_TABLE_HEADROOM";
+inline constexpr std::uint32_t default_table_headroom = 16;
+inline std::uint32_t parse_table_headroom(std::string_view value) {
+  const auto bad = [&] {
+    return option_error(std::string(table_headroom_variable) + "=" + detail::shown(value) +
+                        ": expected a factor from 1 to 64");
+  };
+  if (value.empty()) return default_table_headroom;
+  std::uint32_t n = 0;
+  try {
+    n = detail::parse_count(table_headroom_variable, value, 64);
+  } catch (const option_error&) {
+    throw bad();
+  }
+  if (n == 0) throw bad();
+  return n;
+}
+
 // The library's own variables beside STREAMSAN_OPTIONS: read where it
 // starts, and checked by `streamsan run` before the program starts.
 struct library_settings {
@@ -248,6 +272,8 @@ struct library_settings {
   std::uint32_t unpatch_wait_ms = 0;
   // Note [Decoded on a thread of its own].
   bool decode_thread = true;
+  // Note [Tables sized from measured launches].
+  std::uint32_t table_headroom = default_table_headroom;
 };
 
 // Reads them through `lookup` (a variable's name -> its value, null when
@@ -261,6 +287,7 @@ library_settings read_library_settings(Lookup&& lookup) {
   }
   if (const char* v = lookup(unpatch_wait_variable)) s.unpatch_wait_ms = parse_unpatch_wait(v);
   if (const char* v = lookup(decode_thread_variable)) s.decode_thread = parse_decode_thread(v);
+  if (const char* v = lookup(table_headroom_variable)) s.table_headroom = parse_table_headroom(v);
   return s;
 }
 

@@ -118,8 +118,21 @@ TEST_P(LaunchTracker, ALaterLaunchIsSizedFromTheKernelsMeasurementsNotItsEstimat
   read_back_all(0, 0);
   EXPECT_EQ(first, estimate);
   // One page measured: the least hint, 16 slots, and its room.
-  EXPECT_EQ(second, 16u * launch_tracker::estimate_headroom);
+  EXPECT_EQ(second, 16u * launch_tracker::default_estimate_headroom);
   EXPECT_EQ(tries, (std::vector<handed_over>{{1, true, false, 1}, {2, true, false, 1}}));
+}
+
+// STREAMSAN_TABLE_HEADROOM: the room is the factor set, not the default.
+TEST_P(LaunchTracker, ALaterLaunchsRoomIsTheHeadroomSet) {
+  constexpr std::uint32_t estimate = 1u << 16;
+  tracker->set_estimate_headroom(4);
+  std::uint32_t first = 0, second = 0;
+  ASSERT_EQ(launch(0, 1, &first, estimate), 1u);
+  read_back_all(0, 0);
+  ASSERT_EQ(launch(0, 1, &second, estimate), 2u);
+  read_back_all(0, 0);
+  EXPECT_EQ(first, estimate);
+  EXPECT_EQ(second, 16u * 4);  // the least hint, 16 slots, four times
 }
 
 TEST_P(LaunchTracker, AnEstimateWithinTheRoomIsKeptAndNoneShrinksATableBelowTheHint) {
@@ -165,7 +178,7 @@ TEST_P(LaunchTracker, ALaunchThatOutgrowsItsTableLeavesALargerOneToTheNext) {
   read_back_all(0, 0);
   ASSERT_EQ(launch(0, runs, &next, estimate), 3u);
   read_back_all(0, 0);
-  EXPECT_EQ(outgrown, 16u * launch_tracker::estimate_headroom);
+  EXPECT_EQ(outgrown, 16u * launch_tracker::default_estimate_headroom);
   EXPECT_GE(next, 2 * 1024u);
   ASSERT_EQ(tries.size(), 3u);
   EXPECT_EQ(tries[0], (handed_over{1, true, false, 1}));

@@ -180,5 +180,15 @@ TEST(SanitizerOptions, UnpatchWaitVariableTakesMillisecondsAndNamesABadValue) {
   }
 }
 
+TEST(SanitizerOptions, TableHeadroomVariableTakesAFactorAndNamesABadValue) {
+  EXPECT_EQ(parse_table_headroom("4"), 4u);
+  EXPECT_EQ(parse_table_headroom("64"), 64u);
+  EXPECT_EQ(parse_table_headroom(""), default_table_headroom);
+  for (const char* bad : {"0", "65", "4x", "-2"}) {
+    EXPECT_EQ(error_of(parse_table_headroom, bad),
+              std::string("STREAMSAN_TABLE_HEADROOM=") + bad + ": expected a factor from 1 to 64");
+  }
+}
+
 }  // namespace
 }  // namespace streamsan::injection
