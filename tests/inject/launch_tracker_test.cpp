@@ -122,17 +122,19 @@ TEST_P(LaunchTracker, ALaterLaunchIsSizedFromTheKernelsMeasurementsNotItsEstimat
   EXPECT_EQ(tries, (std::vector<handed_over>{{1, true, false, 1}, {2, true, false, 1}}));
 }
 
-// STREAMSAN_TABLE_HEADROOM: the room is the factor set, not the default.
-TEST_P(LaunchTracker, ALaterLaunchsRoomIsTheHeadroomSet) {
-  constexpr std::uint32_t estimate = 1u << 16;
+// STREAMSAN_TABLE_HEADROOM=4: after a launch of one page, the kernel's next
+// table has 4 times the least hint, 64 slots, and a launch of 100 pages
+// outgrows it (with the default room, 256 slots, it would not).
+TEST_P(LaunchTracker, ASmallerHeadroomLeavesLessRoomToGrow) {
   tracker->set_estimate_headroom(4);
-  std::uint32_t first = 0, second = 0;
-  ASSERT_EQ(launch(0, 1, &first, estimate), 1u);
+  std::uint32_t second = 0;
+  ASSERT_EQ(launch(0, 1, nullptr, 1u << 16), 1u);
   read_back_all(0, 0);
-  ASSERT_EQ(launch(0, 1, &second, estimate), 2u);
+  ASSERT_EQ(launch(0, 100 * 32, &second, 1u << 16), 2u);
   read_back_all(0, 0);
-  EXPECT_EQ(first, estimate);
-  EXPECT_EQ(second, 16u * 4);  // the least hint, 16 slots, four times
+  EXPECT_EQ(second, 64u);
+  ASSERT_EQ(tries.size(), 2u);
+  EXPECT_FALSE(tries[1].complete);  // outgrown: not a measurement
 }
 
 TEST_P(LaunchTracker, AnEstimateWithinTheRoomIsKeptAndNoneShrinksATableBelowTheHint) {
