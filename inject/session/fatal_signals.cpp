@@ -125,7 +125,6 @@ void on_fatal(int sig, siginfo_t* info, void* ucontext) noexcept {
     if (const last_words_fn words = last_words.load()) {
       ::alarm(last_words_seconds);
       const bool said = words();
-      ::alarm(0);
       if (!said && !comes_again(sig, info)) {
         // The report goes on on this thread once this handler returns,
         // still bounded by the alarm; a signal on another thread meanwhile

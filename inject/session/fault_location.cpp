@@ -41,21 +41,17 @@ std::uintptr_t faulting_pc(const void* ucontext) noexcept {
 #endif
 }
 
-// "OBJECT+0xOFFSET", or the bare address outside every object.
-void say_address(std::uintptr_t address, write_text_fn write) noexcept {
+// "OBJECT+0xOFFSET", or the bare address outside every object; returns
+// the object's path (null outside every object).
+const char* say_address(std::uintptr_t address, write_text_fn write) noexcept {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(address), &info) != 0 && info.dli_fname != nullptr) {
     write(info.dli_fname);
     write("+");
     write(hex_text(address - reinterpret_cast<std::uintptr_t>(info.dli_fbase)).c_str());
-    return;
+    return info.dli_fname;
   }
   write(hex_text(address).c_str());
-}
-
-const char* object_of(std::uintptr_t address) noexcept {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(address), &info) != 0) return info.dli_fname;
   return nullptr;
 }
 
@@ -83,7 +79,7 @@ void say_fault_location(const siginfo_t* info, const void* ucontext, write_text_
     write(")");
   }
   write(" was at ");
-  say_address(pc, write);
+  const char* object = say_address(pc, write);
   write("\n");
   // backtrace() from here starts with this function, the signal handler and
   // the kernel's trampoline; the interrupted frames follow, the faulting
@@ -99,15 +95,11 @@ void say_fault_location(const siginfo_t* info, const void* ucontext, write_text_
       break;
     }
   }
-  std::size_t said = 0;
-  for (int i = first; i < n && said < frames; ++i) {
-    const auto address = reinterpret_cast<std::uintptr_t>(trace[i]);
+  for (int i = first; i < n && static_cast<std::size_t>(i - first) < frames; ++i) {
     write("streamsan:   called from ");
-    say_address(address, write);
+    say_address(reinterpret_cast<std::uintptr_t>(trace[i]), write);
     write("\n");
-    ++said;
   }
-  const char* object = pc != 0 ? object_of(pc) : nullptr;
   switch (owner_of(object != nullptr ? object : "")) {
     case object_owner::streamsan:
       write("streamsan: the faulting instruction is streamsan's own (libstreamsan_inject.so): "
