@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <stdexcept>
@@ -79,14 +80,17 @@ class SanitizerSource : public ::testing::Test {
     deliver_module(SANITIZER_CBID_RESOURCE_MODULE_LOADED, module_a);
   }
 
+  // The entry and the exit of one API call; `inside` runs between them, as
+  // the driver's own work would (a module load's callbacks, a wait).
   void api(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const char* name,
-           const void* params) {
+           const void* params, const std::function<void()>& inside = {}) {
     Sanitizer_CallbackData d{};
     d.callbackSite = SANITIZER_API_ENTER;
     d.functionName = name;
     d.functionParams = params;
     d.context = ctx;
     fake_sanitizer_deliver(domain, cbid, &d);
+    if (inside) inside();
     const CUresult ok = CUDA_SUCCESS;
     d.callbackSite = SANITIZER_API_EXIT;
     d.functionReturnValue = &ok;
@@ -293,17 +297,9 @@ TEST_F(SanitizerSource, UnwantedModulesAreUnpatchedAndLaunchCallbacksFollow) {
 void SanitizerSource::load_and_launch_on_threads(measurement_policy policy) {
   start(policy);
   fake_sanitizer_use_driver_lock(true);
-  const auto module_call = [](const char* name, Sanitizer_CallbackId cbid, auto&& inside) {
-    Sanitizer_CallbackData d{};
-    d.callbackSite = SANITIZER_API_ENTER;
-    d.functionName = name;
-    d.context = ctx;
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, cbid, &d);
-    inside();
-    const CUresult ok = CUDA_SUCCESS;
-    d.callbackSite = SANITIZER_API_EXIT;
-    d.functionReturnValue = &ok;
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, cbid, &d);
+  const auto module_call = [this](const char* name, Sanitizer_CallbackId cbid,
+                                  const std::function<void()>& inside) {
+    api(SANITIZER_CB_DOMAIN_DRIVER_API, cbid, name, nullptr, inside);
   };
   const auto module_event = [](Sanitizer_CallbackId cbid, CUmodule module) {
     Sanitizer_ResourceModuleData m{};
@@ -492,17 +488,11 @@ TEST_F(SanitizerSource, NoModuleIsUnpatchedWhileAnotherThreadLoadsOne) {
   source->drain();
   std::promise<void> entered, done;
   std::thread loader([&] {
-    Sanitizer_CallbackData d{};
-    d.callbackSite = SANITIZER_API_ENTER;
-    d.functionName = "cuModuleLoadData";
-    d.context = ctx;
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuModuleLoadData, &d);
-    entered.set_value();
-    done.get_future().wait();
-    const CUresult ok = CUDA_SUCCESS;
-    d.callbackSite = SANITIZER_API_EXIT;
-    d.functionReturnValue = &ok;
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuModuleLoadData, &d);
+    api(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuModuleLoadData,
+        "cuModuleLoadData", nullptr, [&] {
+          entered.set_value();
+          done.get_future().wait();
+        });
   });
   entered.get_future().wait();
   launch(stream_1, 0, 64);  // nothing wanted: an unpatch, but not during the load
