@@ -164,7 +164,6 @@ void read_fragmented(const table_layout& layout, std::uint64_t base, const fetch
   out.first.clear();
   out.runs.clear();
   const std::uint32_t window = std::max(window_slots, 1u);
-  std::vector<std::uint32_t>& bits = out.bits;
   std::vector<measured_interval>& one = out.one;
   for (std::size_t i = 0; i < out.fragmented.size();) {
     const std::uint32_t lo = out.fragmented[i];
@@ -174,15 +173,16 @@ void read_fragmented(const table_layout& layout, std::uint64_t base, const fetch
       ++j;
     }
     const std::size_t words = std::size_t{out.fragmented[j - 1] - lo + 1} * words_per_bitmap;
-    bits.resize(words);
-    fetch_or_throw(fetch, bits.data(),
+    out.bits.reserve(words * sizeof(std::uint32_t), out.pinning);
+    const auto* const bits = static_cast<const std::uint32_t*>(out.bits.data());
+    fetch_or_throw(fetch, out.bits.data(),
                    base + layout.bits_offset + std::size_t{lo} * words_per_bitmap * 4,
                    words * sizeof(std::uint32_t), "page bitmaps");
     d.bytes_read_back += words * sizeof(std::uint32_t);
     for (; i < j; ++i) {
       const std::uint32_t slot = out.fragmented[i];
       one.clear();  // a slot's runs apart: never merged with another page's
-      page_intervals(slots[slot], bits.data() + std::size_t{slot - lo} * words_per_bitmap, one);
+      page_intervals(slots[slot], bits + std::size_t{slot - lo} * words_per_bitmap, one);
       out.first.push_back(out.runs.size());
       out.runs.insert(out.runs.end(), one.begin(), one.end());
     }
@@ -274,20 +274,16 @@ decoded_footprint fetch_footprint(const table_layout& layout, std::uint64_t base
   // table's read-back is megabytes.
   const std::size_t summaries = std::size_t{layout.capacity} * sizeof(page_summary);
   const std::size_t head_bytes = summaries + sizeof(table_counters);
-  const std::size_t head_words = (head_bytes + 7) / 8;
-  if (scratch.head_words < head_words) {
-    scratch.head = std::make_unique_for_overwrite<std::uint64_t[]>(head_words);
-    scratch.head_words = head_words;
-  }
-  std::uint64_t* const head = scratch.head.get();
+  scratch.head.reserve(head_bytes, scratch.pinning);
+  void* const head = scratch.head.data();
   fetch_or_throw(fetch, head, base + layout.pages_offset, head_bytes,
                  "page summaries and counters");
   d.bytes_read_back = head_bytes;
   table_counters counters;
-  std::memcpy(&counters, reinterpret_cast<const std::uint8_t*>(head) + summaries,
+  std::memcpy(&counters, static_cast<const std::uint8_t*>(head) + summaries,
               sizeof counters);
   d.complete = counters.overflow == 0;
-  const std::span<const page_summary> slots(reinterpret_cast<const page_summary*>(head),
+  const std::span<const page_summary> slots(static_cast<const page_summary*>(head),
                                             layout.capacity);
   // Note [Slots decoded in page order], Note [What a page needs, beside its key]
   bool intact = true;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "inject/precise/footprint_layout.h"
+#include "inject/precise/staging_buffer.h"
 
 namespace streamsan::precise {
 
@@ -49,14 +50,16 @@ using fetch_fn = std::function<bool(void* destination, std::uint64_t source, std
 // (2-core host, median of 3). So a reader that decodes launch after
 // launch (the tracker, under its poll lock) keeps one scratch and hands it
 // to every decode: the buffers keep their capacity.
+// The buffers the copies land in are pinned through `pinning` when it is
+// set (Note [Read-backs land in page-locked memory] in staging_buffer.h).
 struct decode_scratch {
-  std::unique_ptr<std::uint64_t[]> head;  // the summaries and counters
-  std::size_t head_words = 0;
+  host_pinning* pinning = nullptr;
+  staging_buffer head;                      // the summaries and counters
   std::vector<std::uint64_t> keys;          // scan_slots, then sorted
   std::vector<std::uint64_t> keys_sorting;  // the radix sort's second buffer
   std::vector<std::uint32_t> words;
   std::vector<std::uint32_t> fragmented;    // slots whose bitmaps are read
-  std::vector<std::uint32_t> bits;          // one window of bitmaps
+  staging_buffer bits;                      // one window of bitmaps
   std::vector<std::size_t> first;           // per fragmented slot: its runs
   std::vector<measured_interval> runs;
   std::vector<measured_interval> one;

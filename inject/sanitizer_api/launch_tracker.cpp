@@ -77,7 +77,9 @@ std::optional<tracker_driver> resolve_tracker_driver() {
                   resolve(lib, "cuFuncGetName", d.func_get_name) &&
                   resolve(lib, "cuCtxGetCurrent", d.ctx_get_current) &&
                   resolve(lib, "cuStreamIsCapturing", d.stream_is_capturing) &&
-                  resolve(lib, "cuStreamQuery", d.stream_query);
+                  resolve(lib, "cuStreamQuery", d.stream_query) &&
+                  resolve(lib, "cuMemHostRegister_v2", d.mem_host_register) &&
+                  resolve(lib, "cuMemHostUnregister", d.mem_host_unregister);
   dlclose(lib);  // RTLD_NOLOAD took a reference; the driver stays loaded
   if (!ok) return std::nullopt;
   return d;
@@ -621,8 +623,10 @@ CUevent launch_tracker::new_event(CUcontext ctx) {
 
 // Under poll_mutex_ (Note [Sanitizer calls outside our lock]).
 Sanitizer_StreamHandle launch_tracker::private_stream(CUcontext ctx) {
-  if (const auto it = private_streams_.find(ctx); it != private_streams_.end()) {
-    return it->second.second;
+  const std::uint64_t generation = pinning_.generation(ctx);
+  if (const auto it = private_streams_.find(ctx);
+      it != private_streams_.end() && it->second.generation == generation) {
+    return it->second.handle;
   }
   context_scope scope(driver_, ctx);
   CUstream s = nullptr;
@@ -631,8 +635,55 @@ Sanitizer_StreamHandle launch_tracker::private_stream(CUcontext ctx) {
       lib_.stream_handle(ctx, s, &h) != SANITIZER_SUCCESS) {
     h = nullptr;
   }
-  private_streams_[ctx] = {s, h};
+  private_streams_[ctx] = {generation, h};
   return h;
+}
+
+// Driver calls outside mutex_: context_destroying takes it inside the
+// driver's callback, where the driver may hold a lock of its own.
+std::optional<std::uintptr_t> launch_tracker::driver_pinning::pin(void* p,
+                                                                 std::size_t bytes) noexcept {
+  if (ctx == nullptr || driver_.mem_host_register == nullptr) return std::nullopt;
+  try {
+    const std::uint64_t pinned_generation = generation(ctx);
+    {
+      context_scope scope(driver_, ctx);
+      if (driver_.mem_host_register(p, bytes, CU_MEMHOSTREGISTER_PORTABLE) != CUDA_SUCCESS) {
+        return std::nullopt;  // used pageable
+      }
+    }
+    std::lock_guard lock(mutex_);
+    pins_[++next_token_] = {ctx, pinned_generation};
+    return next_token_;
+  } catch (const std::bad_alloc&) {
+    return std::nullopt;
+  }
+}
+
+void launch_tracker::driver_pinning::unpin(void* p, std::uintptr_t token) noexcept {
+  CUcontext pinned_in = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = pins_.find(token);
+    if (it == pins_.end()) return;
+    pinned_in = it->second.first;
+    const bool alive = generations_[pinned_in] == it->second.second;
+    pins_.erase(it);
+    // A destroyed context took its pins with it; its handle is not used.
+    if (!alive) return;
+  }
+  context_scope scope(driver_, pinned_in);
+  driver_.mem_host_unregister(p);
+}
+
+void launch_tracker::driver_pinning::context_destroying(CUcontext destroyed) {
+  std::lock_guard lock(mutex_);
+  ++generations_[destroyed];
+}
+
+std::uint64_t launch_tracker::driver_pinning::generation(CUcontext of) {
+  std::lock_guard lock(mutex_);
+  return generations_[of];
 }
 
 // Under poll_mutex_, not mutex_: the copies take the Sanitizer API's lock.
@@ -640,6 +691,8 @@ precise::decoded_footprint launch_tracker::read_back(const launch_state& l,
                                                      precise::decode_scratch& scratch,
                                                      std::uint64_t& copy_ns) {
   const Sanitizer_StreamHandle via = private_stream(l.ctx);
+  pinning_.ctx = l.ctx;  // a buffer that grows now is pinned in it
+  scratch.pinning = &pinning_;
   const auto fetch = [&](void* dst, std::uint64_t src, std::size_t n) {
     const auto start = std::chrono::steady_clock::now();
     const bool copied =

@@ -56,6 +56,9 @@ struct tracker_driver {
   decltype(&::cuCtxGetCurrent) ctx_get_current = nullptr;
   decltype(&::cuStreamIsCapturing) stream_is_capturing = nullptr;
   decltype(&::cuStreamQuery) stream_query = nullptr;
+  // Note [Read-backs land in page-locked memory] (inject/precise/staging_buffer.h).
+  decltype(&::cuMemHostRegister) mem_host_register = nullptr;
+  decltype(&::cuMemHostUnregister) mem_host_unregister = nullptr;
 };
 // From the driver already loaded in the process; nullopt when any is missing.
 std::optional<tracker_driver> resolve_tracker_driver();
@@ -233,9 +236,36 @@ class launch_tracker {
   void hurry() noexcept { hurried_.store(true, std::memory_order_release); }
   std::size_t in_flight() const noexcept { return in_flight_count_.load(std::memory_order_acquire); }
 
+  // The context is being destroyed: what was pinned in it and its private
+  // stream go with it (Note [Read-backs land in page-locked memory]).
+  // Never waits: the driver may hold a lock of its own here.
+  void context_destroying(CUcontext ctx) { pinning_.context_destroying(ctx); }
+
   tracker_stats stats() const;
 
  private:
+  // Note [Read-backs land in page-locked memory]: pins in the context of
+  // the launch being read back (`ctx`, set under poll_mutex_). A context's
+  // generation grows when it is destroyed: a pin (or a private stream) of
+  // an older generation went with it, and is never used again, even when
+  // a new context gets the same handle.
+  class driver_pinning final : public precise::host_pinning {
+   public:
+    explicit driver_pinning(const tracker_driver& driver) : driver_(driver) {}
+    std::optional<std::uintptr_t> pin(void* p, std::size_t bytes) noexcept override;
+    void unpin(void* p, std::uintptr_t token) noexcept override;
+    void context_destroying(CUcontext ctx);
+    std::uint64_t generation(CUcontext ctx);
+    CUcontext ctx = nullptr;  // poll_mutex_
+
+   private:
+    const tracker_driver& driver_;
+    std::mutex mutex_;
+    std::map<CUcontext, std::uint64_t> generations_;
+    std::map<std::uintptr_t, std::pair<CUcontext, std::uint64_t>> pins_;  // by token
+    std::uintptr_t next_token_ = 0;
+  };
+
   struct table {
     void* device = nullptr;
     precise::table_layout layout;
@@ -331,6 +361,7 @@ class launch_tracker {
   const sanitizer_library& lib_;
   const tracker_driver driver_;
   const tracker_options options_;
+  driver_pinning pinning_{driver_};  // before the scratches: they unpin through it
   mutable std::mutex mutex_;
   std::mutex poll_mutex_;  // one poller at a time (Note [Sanitizer calls outside our lock])
   // Note [Decoding reuses its buffers], Note [Decoded on a thread of its
@@ -355,7 +386,11 @@ class launch_tracker {
   std::map<CUfunction, std::uint32_t> slots_hint_;
   std::map<std::pair<CUcontext, std::uint32_t>, std::vector<table>> free_tables_;
   std::vector<CUevent> free_events_;
-  std::map<CUcontext, std::pair<CUstream, Sanitizer_StreamHandle>> private_streams_;  // poll_mutex_
+  struct private_stream_of {
+    std::uint64_t generation = 0;  // its context's (driver_pinning)
+    Sanitizer_StreamHandle handle = nullptr;
+  };
+  std::map<CUcontext, private_stream_of> private_streams_;  // poll_mutex_
   std::deque<precise::table_view> views_;  // host sources of the tables' views
   std::deque<launch_state> in_flight_;
   // Abandoned (Note [Launches in flight when the program is stopped]): their

@@ -1107,6 +1107,8 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
       return;
     }
     case SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
+      tracker.context_destroying(
+          static_cast<const Sanitizer_ResourceContextData*>(data)->context);
       {
         std::lock_guard lock(mutex);
         forget_decisions_locked();

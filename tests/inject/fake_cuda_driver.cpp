@@ -38,6 +38,10 @@ struct state {
   std::set<CUstream> busy;
   int stream_queries = 0;
   std::map<CUstream, int> draining;  // queries still answered NOT_READY
+  std::map<void*, std::pair<std::size_t, CUcontext>> registered;  // cuMemHostRegister
+  bool refuse_register = false;
+  int unregistered = 0;
+  CUcontext current = nullptr;  // pushed by cuCtxPushCurrent
   void (*lookup_hook)(void*) = nullptr;  // once, at the next kernel lookup
   void* lookup_arg = nullptr;
   std::uintptr_t next = 0x1000;
@@ -87,10 +91,63 @@ FAKE CUresult cuStreamCreate(CUstream* stream, unsigned int) {
   *stream = reinterpret_cast<CUstream>(s().next += 16);
   return CUDA_SUCCESS;
 }
-FAKE CUresult cuCtxPushCurrent_v2(CUcontext) { return CUDA_SUCCESS; }
-FAKE CUresult cuCtxPopCurrent_v2(CUcontext* c) {
-  *c = nullptr;
+FAKE CUresult cuCtxPushCurrent_v2(CUcontext c) {
+  std::lock_guard lock(s().mutex);
+  s().current = c;
   return CUDA_SUCCESS;
+}
+FAKE CUresult cuCtxPopCurrent_v2(CUcontext* c) {
+  std::lock_guard lock(s().mutex);
+  *c = std::exchange(s().current, nullptr);
+  return CUDA_SUCCESS;
+}
+// Registered ranges must not overlap, as in the driver
+// (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED).
+FAKE CUresult cuMemHostRegister_v2(void* p, size_t bytes, unsigned int) {
+  std::lock_guard lock(s().mutex);
+  if (s().refuse_register) return CUDA_ERROR_NOT_PERMITTED;
+  if (s().current == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  auto* const begin = static_cast<char*>(p);
+  for (const auto& [q, r] : s().registered) {
+    if (begin < static_cast<char*>(q) + r.first && static_cast<char*>(q) < begin + bytes) {
+      return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    }
+  }
+  s().registered[p] = {bytes, s().current};
+  return CUDA_SUCCESS;
+}
+FAKE CUresult cuMemHostUnregister(void* p) {
+  std::lock_guard lock(s().mutex);
+  if (s().registered.erase(p) == 0) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  ++s().unregistered;
+  return CUDA_SUCCESS;
+}
+FAKE bool fake_cuda_host_registered(const void* p, size_t bytes) {
+  std::lock_guard lock(s().mutex);
+  for (const auto& [q, r] : s().registered) {
+    if (static_cast<const char*>(p) >= static_cast<const char*>(q) &&
+        static_cast<const char*>(p) + bytes <= static_cast<const char*>(q) + r.first) {
+      return true;
+    }
+  }
+  return false;
+}
+FAKE size_t fake_cuda_host_registrations() {
+  std::lock_guard lock(s().mutex);
+  return s().registered.size();
+}
+FAKE int fake_cuda_host_unregistrations() {
+  std::lock_guard lock(s().mutex);
+  return s().unregistered;
+}
+FAKE void fake_cuda_refuse_host_register(bool refuse) {
+  std::lock_guard lock(s().mutex);
+  s().refuse_register = refuse;
+}
+// The context was destroyed: the driver forgets what was registered in it.
+FAKE void fake_cuda_destroy_context(CUcontext c) {
+  std::lock_guard lock(s().mutex);
+  std::erase_if(s().registered, [c](const auto& entry) { return entry.second.second == c; });
 }
 FAKE CUresult cuCtxGetCurrent(CUcontext* c) {
   *c = reinterpret_cast<CUcontext>(0xc0);

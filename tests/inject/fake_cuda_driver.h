@@ -21,6 +21,15 @@ int fake_cuda_stream_queries();
 // The stream answers CUDA_ERROR_NOT_READY to its next `queries` queries,
 // then is idle (work that drains).
 void fake_cuda_set_stream_busy_for(CUstream stream, int queries);
+// cuMemHostRegister: whether [p, p + bytes) lies in one registered range;
+// how many ranges are registered; how many cuMemHostUnregister calls
+// succeeded; refusing from now on; the driver's own forgetting of a
+// destroyed context's registrations.
+bool fake_cuda_host_registered(const void* p, size_t bytes);
+size_t fake_cuda_host_registrations();
+int fake_cuda_host_unregistrations();
+void fake_cuda_refuse_host_register(bool refuse);
+void fake_cuda_destroy_context(CUcontext ctx);
 // The next cuKernelGetFunction calls `hook(arg)` first, as the driver's lazy
 // module loading delivers a module-loaded callback from inside that call.
 void fake_cuda_on_next_kernel_lookup(void (*hook)(void*), void* arg);

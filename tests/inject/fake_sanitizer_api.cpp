@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -30,6 +31,10 @@ struct state {
   // began while one was (Note [No module change while a module loads]).
   std::atomic<int> changes_in_progress{0};
   std::atomic<int> module_events_during_changes{0};
+  // Device-to-host copies, and those into memory the fake driver has
+  // registered (Note [Read-backs land in page-locked memory]).
+  std::atomic<int> copies_to_host{0};
+  std::atomic<int> copies_to_pinned_host{0};
 };
 
 state& s() {
@@ -144,12 +149,24 @@ FAKE SanitizerResult sanitizerMemset(void* p, int value, size_t n, Sanitizer_Str
 }
 FAKE SanitizerResult sanitizerMemcpyHostToDeviceAsync(void* dst, void* src, size_t n,
                                                       Sanitizer_StreamHandle) {
+  // The fake driver's, when it is loaded (tests/inject/fake_cuda_driver.h).
+  using registered_fn = bool (*)(const void*, size_t);
+  static const auto registered =
+      reinterpret_cast<registered_fn>(dlsym(RTLD_DEFAULT, "fake_cuda_host_registered"));
   std::memcpy(dst, src, n);
+  s().copies_to_host.fetch_add(1);
+  if (registered != nullptr && registered(dst, n)) s().copies_to_pinned_host.fetch_add(1);
   return SANITIZER_SUCCESS;
 }
 FAKE SanitizerResult sanitizerMemcpyDeviceToHost(void* dst, void* src, size_t n,
                                                  Sanitizer_StreamHandle) {
+  // The fake driver's, when it is loaded (tests/inject/fake_cuda_driver.h).
+  using registered_fn = bool (*)(const void*, size_t);
+  static const auto registered =
+      reinterpret_cast<registered_fn>(dlsym(RTLD_DEFAULT, "fake_cuda_host_registered"));
   std::memcpy(dst, src, n);
+  s().copies_to_host.fetch_add(1);
+  if (registered != nullptr && registered(dst, n)) s().copies_to_pinned_host.fetch_add(1);
   return SANITIZER_SUCCESS;
 }
 FAKE SanitizerResult sanitizerStreamSynchronize(Sanitizer_StreamHandle) { return SANITIZER_SUCCESS; }
@@ -203,7 +220,11 @@ FAKE void fake_sanitizer_reset() {
   s().module_change_hook = nullptr;
   s().driver_lock_on.store(false);
   s().module_events_during_changes.store(0);
+  s().copies_to_host.store(0);
+  s().copies_to_pinned_host.store(0);
 }
+FAKE int fake_sanitizer_copies_to_host() { return s().copies_to_host.load(); }
+FAKE int fake_sanitizer_copies_to_pinned_host() { return s().copies_to_pinned_host.load(); }
 FAKE void fake_sanitizer_on_module_change(void (*hook)()) { s().module_change_hook = hook; }
 FAKE void fake_sanitizer_use_driver_lock(bool on) { s().driver_lock_on.store(on); }
 FAKE void fake_sanitizer_deliver_under_driver_lock(Sanitizer_CallbackDomain domain,

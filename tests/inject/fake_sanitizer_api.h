@@ -30,6 +30,10 @@ bool fake_sanitizer_domain_enabled(Sanitizer_CallbackDomain domain);
 bool fake_sanitizer_callback_switched_off(Sanitizer_CallbackDomain domain,
                                           Sanitizer_CallbackId cbid);
 void fake_sanitizer_reset();
+// sanitizerMemcpyDeviceToHost calls since the reset, and of them those into
+// memory the fake driver has registered (fake_cuda_host_registered).
+int fake_sanitizer_copies_to_host();
+int fake_sanitizer_copies_to_pinned_host();
 // Called at the start of every sanitizerPatchModule and
 // sanitizerUnpatchModule until the next reset (a stand-in for the driver's
 // lock, which both take).

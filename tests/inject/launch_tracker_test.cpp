@@ -190,6 +190,51 @@ TEST_P(LaunchTracker, ALaunchThatOutgrowsItsTableLeavesALargerOneToTheNext) {
   EXPECT_EQ(tracker->stats().incomplete, 1u);
 }
 
+// Note [Read-backs land in page-locked memory]: the summaries and the
+// bitmaps (three runs in one page: its bitmap is read) are copied into
+// memory the driver has pinned.
+TEST_P(LaunchTracker, ReadBacksAreCopiedIntoPinnedMemory) {
+  ASSERT_EQ(launch(0, 3), 1u);
+  const int copies = fake_sanitizer_copies_to_host();
+  const int pinned = fake_sanitizer_copies_to_pinned_host();
+  read_back_all(0, 0);
+  EXPECT_EQ(tries, (std::vector<handed_over>{{1, true, false, 3}}));
+  EXPECT_EQ(fake_sanitizer_copies_to_host(), copies + 2);
+  EXPECT_EQ(fake_sanitizer_copies_to_pinned_host(), pinned + 2);
+}
+
+// Memory the driver will not pin is used as it is: the footprint is the same.
+TEST_P(LaunchTracker, AReadBackTheDriverWillNotPinIsCopiedPageable) {
+  fake_cuda_refuse_host_register(true);
+  ASSERT_EQ(launch(0, 3), 1u);
+  const int copies = fake_sanitizer_copies_to_host();
+  const int pinned = fake_sanitizer_copies_to_pinned_host();
+  read_back_all(0, 0);
+  fake_cuda_refuse_host_register(false);
+  EXPECT_EQ(tries, (std::vector<handed_over>{{1, true, false, 3}}));
+  EXPECT_EQ(fake_sanitizer_copies_to_host(), copies + 2);
+  EXPECT_EQ(fake_sanitizer_copies_to_pinned_host(), pinned);
+}
+
+// The tracker's end takes its pins back; a pin made in a context destroyed
+// since went with it, and its handle is not used again.
+TEST_P(LaunchTracker, PinsAreTakenBackUnlessTheirContextWasDestroyed) {
+  const int unregistered = fake_cuda_host_unregistrations();
+  ASSERT_EQ(launch(0, 3), 1u);
+  read_back_all(0, 0);
+  tracker.reset();
+  EXPECT_EQ(fake_cuda_host_unregistrations(), unregistered + 2);  // summaries, bitmaps
+
+  SetUp();
+  ASSERT_EQ(launch(0, 3), 1u);
+  read_back_all(0, 0);
+  tracker->context_destroying(ctx);
+  fake_cuda_destroy_context(ctx);
+  tracker.reset();
+  EXPECT_EQ(fake_cuda_host_unregistrations(), unregistered + 2);
+  EXPECT_EQ(fake_cuda_host_registrations(), 0u);
+}
+
 // The hand-over threw: the launch is handed over again, unmeasured, before
 // the next launch; the failure is counted and told with the kernel.
 TEST_P(LaunchTracker, AHandOverThatThrowsIsMadeAgainUnmeasured) {
