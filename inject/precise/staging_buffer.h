@@ -13,8 +13,9 @@
 // grows to twice its size at least and never shrinks.
 // A buffer the reader cannot pin (no pinning given, the driver refused)
 // is used pageable: slower, never wrong. A pin belongs to the context it
-// was made in: the reader takes it back when that context is destroyed
-// (unpin_all_of), so a pin never outlives its context.
+// was made in, and goes with it: the reader never takes back a pin whose
+// context was destroyed (its handle may name another context by then),
+// and a buffer pinned there is copied into pageable until it grows.
 #pragma once
 
 #include <cstddef>

@@ -639,8 +639,8 @@ Sanitizer_StreamHandle launch_tracker::private_stream(CUcontext ctx) {
   return h;
 }
 
-// Driver calls outside mutex_: context_destroying takes it inside the
-// driver's callback, where the driver may hold a lock of its own.
+// Driver calls outside the pinning's mutex_: context_destroying takes it
+// inside the driver's callback, where the driver may hold a lock of its own.
 std::optional<std::uintptr_t> launch_tracker::driver_pinning::pin(void* p,
                                                                  std::size_t bytes) noexcept {
   if (ctx == nullptr || driver_.mem_host_register == nullptr) return std::nullopt;
@@ -667,7 +667,9 @@ void launch_tracker::driver_pinning::unpin(void* p, std::uintptr_t token) noexce
     const auto it = pins_.find(token);
     if (it == pins_.end()) return;
     pinned_in = it->second.first;
-    const bool alive = generations_[pinned_in] == it->second.second;
+    // pin() made its context's entry; find() cannot throw.
+    const auto g = generations_.find(pinned_in);
+    const bool alive = g != generations_.end() && g->second == it->second.second;
     pins_.erase(it);
     // A destroyed context took its pins with it; its handle is not used.
     if (!alive) return;
