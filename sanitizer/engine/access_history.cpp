@@ -162,6 +162,18 @@ void access_history::apply_batch(std::span<const batch_access> accesses,
   }
 }
 
+// Note [Untouched segments go over in one move]
+// Most of a chunk lies between a batch's accesses, untouched. Each such
+// segment went through `cur` (a move into the optional, a move out, the
+// optional's reset) and append_merged's comparison of two segments'
+// states, epoch by epoch. A run of untouched segments is now moved into
+// the new vector in one insertion, and only its first is compared with
+// what precedes it: two old neighbours stay apart as they were (their
+// bytes' states are what they were either way). history_bench, release,
+// host, two interleaved runs each: 1,024 accesses on a million segments
+// 1.82-1.84 -> 1.55-1.67 ms, 64 of them 0.131-0.140 -> 0.120-0.122 ms, the
+// gather unchanged (0.061 ms at 1,024; 41-43 -> 40-40.5 ms at 262,144).
+//
 // Note [Many accesses merged in one pass], over one chunk. `offset` is the
 // index of accesses[0] in the whole batch, for the slices. `cur` is what is
 // left of the old segment being split; `next` the first old segment not yet
@@ -181,6 +193,14 @@ void access_history::merge_batch(std::vector<segment>& segments,
     if (!cur && next < segments.size()) cur = std::move(segments[next++]);
     return cur ? &*cur : nullptr;
   };
+  // Note [Untouched segments go over in one move]
+  const auto take_untouched = [&](std::size_t stop) {
+    if (next >= stop) return;
+    emit(std::move(segments[next++]));
+    merged.insert(merged.end(), std::make_move_iterator(segments.begin() + static_cast<std::ptrdiff_t>(next)),
+                  std::make_move_iterator(segments.begin() + static_cast<std::ptrdiff_t>(stop)));
+    next = stop;
+  };
   for (std::size_t i = 0; i < accesses.size(); ++i) {
     const auto& [begin, end, entry] = accesses[i];
     if (begin >= end) continue;
@@ -188,6 +208,15 @@ void access_history::merge_batch(std::vector<segment>& segments,
       return fresh_segment(b, e, entry, clock.view());
     };
     const std::size_t first = conflicts.size();
+    if (cur && cur->end <= begin) {
+      emit(std::move(*cur));
+      cur.reset();
+    }
+    if (!cur) {
+      std::size_t stop = next;
+      while (stop < segments.size() && segments[stop].end <= begin) ++stop;
+      take_untouched(stop);
+    }
     segment* s = nullptr;
     while ((s = old()) != nullptr && s->end <= begin) {
       emit(std::move(*s));
@@ -224,7 +253,7 @@ void access_history::merge_batch(std::vector<segment>& segments,
     if (conflicts.size() > first) slices.push_back({offset + i, first, conflicts.size()});
   }
   if (cur) emit(std::move(*cur));
-  for (; next < segments.size(); ++next) emit(std::move(segments[next]));
+  take_untouched(segments.size());
   segments.swap(merged);
 }
 
