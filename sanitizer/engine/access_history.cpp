@@ -197,8 +197,9 @@ void access_history::merge_batch(std::vector<segment>& segments,
   const auto take_untouched = [&](std::size_t stop) {
     if (next >= stop) return;
     emit(std::move(segments[next++]));
-    merged.insert(merged.end(), std::make_move_iterator(segments.begin() + static_cast<std::ptrdiff_t>(next)),
-                  std::make_move_iterator(segments.begin() + static_cast<std::ptrdiff_t>(stop)));
+    const auto from = segments.begin() + static_cast<std::ptrdiff_t>(next);
+    const auto to = segments.begin() + static_cast<std::ptrdiff_t>(stop);
+    merged.insert(merged.end(), std::make_move_iterator(from), std::make_move_iterator(to));
     next = stop;
   };
   for (std::size_t i = 0; i < accesses.size(); ++i) {
@@ -208,6 +209,8 @@ void access_history::merge_batch(std::vector<segment>& segments,
       return fresh_segment(b, e, entry, clock.view());
     };
     const std::size_t first = conflicts.size();
+    // What ends before the access goes over as it is: the rest of a split
+    // segment, then the untouched run after it.
     if (cur && cur->end <= begin) {
       emit(std::move(*cur));
       cur.reset();
@@ -217,11 +220,7 @@ void access_history::merge_batch(std::vector<segment>& segments,
       while (stop < segments.size() && segments[stop].end <= begin) ++stop;
       take_untouched(stop);
     }
-    segment* s = nullptr;
-    while ((s = old()) != nullptr && s->end <= begin) {
-      emit(std::move(*s));
-      cur.reset();
-    }
+    segment* s = old();  // the first old segment that ends after `begin`, if any
     if (s != nullptr && s->begin < begin) {
       emit(segment{s->begin, begin, s->reads, s->atomics, s->write});
       s->begin = begin;
