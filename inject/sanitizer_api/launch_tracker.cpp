@@ -623,7 +623,7 @@ CUevent launch_tracker::new_event(CUcontext ctx) {
 
 // Under poll_mutex_ (Note [Sanitizer calls outside our lock]).
 Sanitizer_StreamHandle launch_tracker::private_stream(CUcontext ctx) {
-  const std::uint64_t generation = pinning_.generation(ctx);
+  const std::uint64_t generation = contexts_.of(ctx);
   if (const auto it = private_streams_.find(ctx);
       it != private_streams_.end() && it->second.generation == generation) {
     return it->second.handle;
@@ -639,13 +639,30 @@ Sanitizer_StreamHandle launch_tracker::private_stream(CUcontext ctx) {
   return h;
 }
 
-// Driver calls outside the pinning's mutex_: context_destroying takes it
-// inside the driver's callback, where the driver may hold a lock of its own.
+std::uint64_t launch_tracker::context_generations::of(CUcontext ctx) {
+  std::lock_guard lock(mutex_);
+  return generations_[ctx];
+}
+
+bool launch_tracker::context_generations::current(CUcontext ctx,
+                                                  std::uint64_t generation) const noexcept {
+  std::lock_guard lock(mutex_);
+  const auto it = generations_.find(ctx);
+  return (it != generations_.end() ? it->second : 0) == generation;
+}
+
+// Inside the driver's context-destroy callback, where the driver may hold a
+// lock of its own: no driver call is made under mutex_.
+void launch_tracker::context_generations::destroyed(CUcontext ctx) {
+  std::lock_guard lock(mutex_);
+  ++generations_[ctx];
+}
+
 std::optional<std::uintptr_t> launch_tracker::driver_pinning::pin(void* p,
                                                                  std::size_t bytes) noexcept {
   if (ctx == nullptr || driver_.mem_host_register == nullptr) return std::nullopt;
   try {
-    const std::uint64_t pinned_generation = generation(ctx);
+    const std::uint64_t generation = contexts_.of(ctx);
     {
       context_scope scope(driver_, ctx);
       if (driver_.mem_host_register(p, bytes, CU_MEMHOSTREGISTER_PORTABLE) != CUDA_SUCCESS) {
@@ -653,7 +670,7 @@ std::optional<std::uintptr_t> launch_tracker::driver_pinning::pin(void* p,
       }
     }
     std::lock_guard lock(mutex_);
-    pins_[++next_token_] = {ctx, pinned_generation};
+    pins_[++next_token_] = {ctx, generation};
     return next_token_;
   } catch (const std::bad_alloc&) {
     return std::nullopt;
@@ -661,31 +678,18 @@ std::optional<std::uintptr_t> launch_tracker::driver_pinning::pin(void* p,
 }
 
 void launch_tracker::driver_pinning::unpin(void* p, std::uintptr_t token) noexcept {
-  CUcontext pinned_in = nullptr;
+  std::pair<CUcontext, std::uint64_t> pinned_in;
   {
     std::lock_guard lock(mutex_);
     const auto it = pins_.find(token);
     if (it == pins_.end()) return;
-    pinned_in = it->second.first;
-    // pin() made its context's entry; find() cannot throw.
-    const auto g = generations_.find(pinned_in);
-    const bool alive = g != generations_.end() && g->second == it->second.second;
+    pinned_in = it->second;
     pins_.erase(it);
-    // A destroyed context took its pins with it; its handle is not used.
-    if (!alive) return;
   }
-  context_scope scope(driver_, pinned_in);
+  // A destroyed context took its pins with it; its handle is not used.
+  if (!contexts_.current(pinned_in.first, pinned_in.second)) return;
+  context_scope scope(driver_, pinned_in.first);
   driver_.mem_host_unregister(p);
-}
-
-void launch_tracker::driver_pinning::context_destroying(CUcontext destroyed) {
-  std::lock_guard lock(mutex_);
-  ++generations_[destroyed];
-}
-
-std::uint64_t launch_tracker::driver_pinning::generation(CUcontext of) {
-  std::lock_guard lock(mutex_);
-  return generations_[of];
 }
 
 // Under poll_mutex_, not mutex_: the copies take the Sanitizer API's lock.

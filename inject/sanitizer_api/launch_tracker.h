@@ -239,29 +239,40 @@ class launch_tracker {
   // The context is being destroyed: what was pinned in it and its private
   // stream go with it (Note [Read-backs land in page-locked memory]).
   // Never waits: the driver may hold a lock of its own here.
-  void context_destroying(CUcontext ctx) { pinning_.context_destroying(ctx); }
+  void context_destroying(CUcontext ctx) { contexts_.destroyed(ctx); }
 
   tracker_stats stats() const;
 
  private:
+  // A context's generation grows when it is destroyed: what was made in an
+  // older generation (a pin, a private stream) went with it and its handle
+  // is never used again, even when a new context gets the same one (Note
+  // [Read-backs land in page-locked memory]).
+  class context_generations {
+   public:
+    std::uint64_t of(CUcontext ctx);
+    bool current(CUcontext ctx, std::uint64_t generation) const noexcept;
+    void destroyed(CUcontext ctx);
+
+   private:
+    mutable std::mutex mutex_;
+    std::map<CUcontext, std::uint64_t> generations_;
+  };
   // Note [Read-backs land in page-locked memory]: pins in the context of
-  // the launch being read back (`ctx`, set under poll_mutex_). A context's
-  // generation grows when it is destroyed: a pin (or a private stream) of
-  // an older generation went with it, and is never used again, even when
-  // a new context gets the same handle.
+  // the launch being read back (`ctx`, set under poll_mutex_); a pin of a
+  // destroyed context is not taken back.
   class driver_pinning final : public precise::host_pinning {
    public:
-    explicit driver_pinning(const tracker_driver& driver) : driver_(driver) {}
+    driver_pinning(const tracker_driver& driver, context_generations& contexts)
+        : driver_(driver), contexts_(contexts) {}
     std::optional<std::uintptr_t> pin(void* p, std::size_t bytes) noexcept override;
     void unpin(void* p, std::uintptr_t token) noexcept override;
-    void context_destroying(CUcontext ctx);
-    std::uint64_t generation(CUcontext ctx);
     CUcontext ctx = nullptr;  // poll_mutex_
 
    private:
     const tracker_driver& driver_;
+    context_generations& contexts_;
     std::mutex mutex_;
-    std::map<CUcontext, std::uint64_t> generations_;
     std::map<std::uintptr_t, std::pair<CUcontext, std::uint64_t>> pins_;  // by token
     std::uintptr_t next_token_ = 0;
   };
@@ -361,7 +372,8 @@ class launch_tracker {
   const sanitizer_library& lib_;
   const tracker_driver driver_;
   const tracker_options options_;
-  driver_pinning pinning_{driver_};  // before the scratches: they unpin through it
+  context_generations contexts_;
+  driver_pinning pinning_{driver_, contexts_};  // before the scratches: they unpin through it
   mutable std::mutex mutex_;
   std::mutex poll_mutex_;  // one poller at a time (Note [Sanitizer calls outside our lock])
   // Note [Decoding reuses its buffers], Note [Decoded on a thread of its
@@ -387,7 +399,7 @@ class launch_tracker {
   std::map<std::pair<CUcontext, std::uint32_t>, std::vector<table>> free_tables_;
   std::vector<CUevent> free_events_;
   struct private_stream_of {
-    std::uint64_t generation = 0;  // its context's (driver_pinning)
+    std::uint64_t generation = 0;  // its context's (context_generations)
     Sanitizer_StreamHandle handle = nullptr;
   };
   std::map<CUcontext, private_stream_of> private_streams_;  // poll_mutex_

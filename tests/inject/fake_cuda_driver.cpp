@@ -42,6 +42,8 @@ struct state {
   bool refuse_register = false;
   int unregistered = 0;
   CUcontext current = nullptr;  // pushed by cuCtxPushCurrent
+  std::set<CUcontext> destroyed;  // fake_cuda_destroy_context, until made again
+  int destroyed_context_uses = 0;
   void (*lookup_hook)(void*) = nullptr;  // once, at the next kernel lookup
   void* lookup_arg = nullptr;
   std::uintptr_t next = 0x1000;
@@ -91,8 +93,15 @@ FAKE CUresult cuStreamCreate(CUstream* stream, unsigned int) {
   *stream = reinterpret_cast<CUstream>(s().next += 16);
   return CUDA_SUCCESS;
 }
+// A destroyed context's handle is counted when used: the driver may crash on
+// one (a freed stream's did, Note [A module changes only while none of its
+// kernels runs]).
 FAKE CUresult cuCtxPushCurrent_v2(CUcontext c) {
   std::lock_guard lock(s().mutex);
+  if (s().destroyed.contains(c)) {
+    ++s().destroyed_context_uses;
+    return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  }
   s().current = c;
   return CUDA_SUCCESS;
 }
@@ -148,6 +157,15 @@ FAKE void fake_cuda_refuse_host_register(bool refuse) {
 FAKE void fake_cuda_destroy_context(CUcontext c) {
   std::lock_guard lock(s().mutex);
   std::erase_if(s().registered, [c](const auto& entry) { return entry.second.second == c; });
+  s().destroyed.insert(c);
+}
+FAKE void fake_cuda_create_context(CUcontext c) {
+  std::lock_guard lock(s().mutex);
+  s().destroyed.erase(c);
+}
+FAKE int fake_cuda_destroyed_context_uses() {
+  std::lock_guard lock(s().mutex);
+  return s().destroyed_context_uses;
 }
 FAKE CUresult cuCtxGetCurrent(CUcontext* c) {
   *c = reinterpret_cast<CUcontext>(0xc0);

@@ -30,6 +30,10 @@ size_t fake_cuda_host_registrations();
 int fake_cuda_host_unregistrations();
 void fake_cuda_refuse_host_register(bool refuse);
 void fake_cuda_destroy_context(CUcontext ctx);
+// A context with a destroyed one's handle; how many times a destroyed
+// context's handle was pushed since the process began.
+void fake_cuda_create_context(CUcontext ctx);
+int fake_cuda_destroyed_context_uses();
 // The next cuKernelGetFunction calls `hook(arg)` first, as the driver's lazy
 // module loading delivers a module-loaded callback from inside that call.
 void fake_cuda_on_next_kernel_lookup(void (*hook)(void*), void* arg);

@@ -35,6 +35,7 @@ struct state {
   // registered (Note [Read-backs land in page-locked memory]).
   std::atomic<int> copies_to_host{0};
   std::atomic<int> copies_to_pinned_host{0};
+  std::atomic<Sanitizer_StreamHandle> last_copy_stream{nullptr};
 };
 
 state& s() {
@@ -159,7 +160,8 @@ FAKE SanitizerResult sanitizerMemcpyHostToDeviceAsync(void* dst, void* src, size
   return SANITIZER_SUCCESS;
 }
 FAKE SanitizerResult sanitizerMemcpyDeviceToHost(void* dst, void* src, size_t n,
-                                                 Sanitizer_StreamHandle) {
+                                                 Sanitizer_StreamHandle stream) {
+  s().last_copy_stream.store(stream);
   // The fake driver's, when it is loaded (tests/inject/fake_cuda_driver.h).
   using registered_fn = bool (*)(const void*, size_t);
   static const auto registered =
@@ -225,6 +227,9 @@ FAKE void fake_sanitizer_reset() {
 }
 FAKE int fake_sanitizer_copies_to_host() { return s().copies_to_host.load(); }
 FAKE int fake_sanitizer_copies_to_pinned_host() { return s().copies_to_pinned_host.load(); }
+FAKE Sanitizer_StreamHandle fake_sanitizer_last_copy_stream() {
+  return s().last_copy_stream.load();
+}
 FAKE void fake_sanitizer_on_module_change(void (*hook)()) { s().module_change_hook = hook; }
 FAKE void fake_sanitizer_use_driver_lock(bool on) { s().driver_lock_on.store(on); }
 FAKE void fake_sanitizer_deliver_under_driver_lock(Sanitizer_CallbackDomain domain,

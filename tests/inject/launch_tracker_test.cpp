@@ -50,6 +50,7 @@ class LaunchTracker : public ::testing::TestWithParam<bool> {
 
   void SetUp() override {
     fake_sanitizer_reset();
+    fake_cuda_create_context(ctx);  // a test may have destroyed it
     fake_cuda_hold_events(false);
     const load_result loaded = load_sanitizer_library();
     ASSERT_NE(loaded.library, nullptr) << loaded.error;
@@ -220,6 +221,7 @@ TEST_P(LaunchTracker, AReadBackTheDriverWillNotPinIsCopiedPageable) {
 // since went with it, and its handle is not used again.
 TEST_P(LaunchTracker, PinsAreTakenBackUnlessTheirContextWasDestroyed) {
   const int unregistered = fake_cuda_host_unregistrations();
+  const int uses = fake_cuda_destroyed_context_uses();
   ASSERT_EQ(launch(0, 3), 1u);
   read_back_all(0, 0);
   tracker.reset();
@@ -233,6 +235,28 @@ TEST_P(LaunchTracker, PinsAreTakenBackUnlessTheirContextWasDestroyed) {
   tracker.reset();
   EXPECT_EQ(fake_cuda_host_unregistrations(), unregistered + 2);
   EXPECT_EQ(fake_cuda_host_registrations(), 0u);
+  EXPECT_EQ(fake_cuda_destroyed_context_uses(), uses);
+}
+
+// A context made with a destroyed one's handle gets a private stream of its
+// own for the read-backs; the destroyed one's went with it.
+TEST_P(LaunchTracker, ANewContextWithADestroyedOnesHandleGetsItsOwnPrivateStream) {
+  ASSERT_EQ(launch(0, 3), 1u);
+  read_back_all(0, 0);
+  const Sanitizer_StreamHandle before = fake_sanitizer_last_copy_stream();
+  ASSERT_NE(before, nullptr);
+  ASSERT_EQ(launch(4096, 3), 2u);
+  read_back_all(0, 0);
+  EXPECT_EQ(fake_sanitizer_last_copy_stream(), before);  // one stream per context
+
+  tracker->context_destroying(ctx);
+  fake_cuda_destroy_context(ctx);
+  fake_cuda_create_context(ctx);
+  ASSERT_EQ(launch(8192, 3), 3u);
+  read_back_all(0, 0);
+  EXPECT_NE(fake_sanitizer_last_copy_stream(), before);
+  EXPECT_EQ(tries.size(), 3u);
+  EXPECT_TRUE(tries.back().complete);
 }
 
 // The hand-over threw: the launch is handed over again, unmeasured, before
