@@ -282,8 +282,11 @@ void launch_tracker::release_locked(const table& t) {
 // STREAMSAN_TABLE_HEADROOM sets the factor (1 to 64): cuSolverRf under
 // --precise still read back some 750 KB a launch for about 40 pages (H200,
 // 2026-11-29), most of it the summaries of buckets the room added, and a
-// smaller factor trades that for launches that outgrow their tables; which
-// way is better is for a GPU run over the corpora to show.
+// smaller factor trades that for launches that outgrow their tables. At 4
+// it read back 14.3 GB against 41 GB at 16, no launch outgrowing its
+// table, and the wide corpus gave the same verdicts and possible races at
+// both (H200, docs/injection.md); the default stays 16 until the extra
+// corpus has run at 4.
 std::uint32_t launch_tracker::slots_for(std::uint32_t learned, std::uint32_t slot_estimate) const {
   if (learned == 0) return slot_estimate != 0 ? slot_estimate : options_.initial_slots;
   const std::uint64_t room = std::uint64_t{learned} * estimate_headroom_;

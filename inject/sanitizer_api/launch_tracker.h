@@ -155,6 +155,8 @@ class launch_tracker {
   // How many times its kernel's hint a later launch's table may be, when
   // its estimate is larger (Note [Tables sized from measured launches]);
   // STREAMSAN_TABLE_HEADROOM sets it before the first launch.
+  // The same as inject/session/options.h's default_table_headroom, which
+  // `streamsan run` passes; this header cannot be included there (sanitizer.h).
   static constexpr std::uint32_t default_estimate_headroom = 16;
   void set_estimate_headroom(std::uint32_t factor) noexcept {
     estimate_headroom_ = factor == 0 ? 1 : factor;

@@ -244,6 +244,7 @@ inline std::uint32_t parse_unpatch_wait(std::string_view value) {
 // outgrow their table; less, less to read back. Anything but an integer
 // from 1 to 64 is an error naming the variable.
 inline constexpr std::string_view table_headroom_variable = "STREAMSAN_TABLE_HEADROOM";
+// The tracker's own default (launch_tracker::default_estimate_headroom) too.
 inline constexpr std::uint32_t default_table_headroom = 16;
 inline std::uint32_t parse_table_headroom(std::string_view value) {
   const auto bad = [&] {
