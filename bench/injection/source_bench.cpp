@@ -48,7 +48,11 @@ class source_launches {
   // module patched for the first launches cannot be unpatched (Note
   // [Unpatching waits for idle streams]) and every launch takes the launch
   // callbacks too.
-  explicit source_launches(bool busy) : busy_(busy) {
+  // one_stream: every launch on one blocking stream, no hand-over: work
+  // that cannot overlap (Note [First launches are measured once work can
+  // overlap]), so nothing is measured and each launch asks whether its
+  // arguments reach host memory.
+  source_launches(bool busy, bool one_stream) : busy_(busy), one_stream_(one_stream) {
     rec_.add_sink(eng_);
     fake_sanitizer_reset();
     // add(float* p, const float* q): p[i] += q[i], 8 buffers of 1 KiB.
@@ -66,10 +70,10 @@ class source_launches {
     m.module = module_a;
     fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_LOADED, &m);
     CUstream s = stream_1;
-    stream_create_params sc{&s, CU_STREAM_NON_BLOCKING};
+    stream_create_params sc{&s, one_stream ? CU_STREAM_DEFAULT : CU_STREAM_NON_BLOCKING};
     api(SANITIZER_CBID_DRIVER_API_cuStreamCreate, "cuStreamCreate", &sc);
     s = stream_2;
-    api(SANITIZER_CBID_DRIVER_API_cuStreamCreate, "cuStreamCreate", &sc);
+    if (!one_stream) api(SANITIZER_CBID_DRIVER_API_cuStreamCreate, "cuStreamCreate", &sc);
     CUevent e = handover;
     event_create_params ec{&e, CU_EVENT_DISABLE_TIMING};
     api(SANITIZER_CBID_DRIVER_API_cuEventCreate, "cuEventCreate", &ec);
@@ -95,7 +99,7 @@ class source_launches {
     enter(SANITIZER_CBID_DRIVER_API_cuLaunchKernel, "cuLaunchKernel", &p);
     if (launch_callbacks || busy_) launch_callbacks_of(p.hStream);
     exit(SANITIZER_CBID_DRIVER_API_cuLaunchKernel, "cuLaunchKernel", &p);
-    if (++i_ % 16 == 0) {
+    if (++i_ % 16 == 0 && !one_stream_) {
       event_record_params r{handover, stream()};
       api(SANITIZER_CBID_DRIVER_API_cuEventRecord, "cuEventRecord", &r);
       ++turn_;
@@ -141,6 +145,7 @@ class source_launches {
   }
 
   bool busy_;
+  bool one_stream_;
   recorder rec_{{.capture_stacks = false, .stack_depth = 0}};
   engine eng_;
   fake_driver driver_;
@@ -156,8 +161,8 @@ class source_launches {
   std::uintptr_t next_launch_ = 0x100;
 };
 
-void source_launch(benchmark::State& state, bool busy) {
-  source_launches launches(busy);
+void source_launch(benchmark::State& state, bool busy, bool one_stream = false) {
+  source_launches launches(busy, one_stream);
   const int queries_before = fake_cuda_stream_queries();
   for (auto _ : state) launches.next();
   const auto stats = launches.stats();
@@ -176,6 +181,9 @@ BENCHMARK(BM_SourceLaunch);
 
 void BM_SourceLaunchBusyStreams(benchmark::State& state) { source_launch(state, true); }
 BENCHMARK(BM_SourceLaunchBusyStreams);
+
+void BM_SourceLaunchOneStream(benchmark::State& state) { source_launch(state, false, true); }
+BENCHMARK(BM_SourceLaunchOneStream);
 
 }  // namespace
 }  // namespace streamsan::injection

@@ -69,7 +69,9 @@ void cuda_model::thread_exited() {
 // ---- streams ----
 
 stream_id cuda_model::new_stream_locked(const call_site& at, std::int32_t device,
-                                        stream_flavor flavor, std::int32_t priority) {
+                                        stream_flavor flavor, std::int32_t priority,
+                                        stream_role role) {
+  if (role == stream_role::program) concurrency_.stream_added(device, flavor);
   const stream_id id = rec_.new_stream_id();
   emit(at, stream_create{id, device, flavor, priority});
   return id;
@@ -242,7 +244,10 @@ void cuda_model::event_created(const call_site& at, std::uintptr_t handle, unsig
 void cuda_model::recorded_elsewhere_locked(const call_site& at, event_id event,
                                            std::int32_t device) {
   auto [it, fresh] = other_process_streams_.try_emplace(device);
-  if (fresh) it->second = new_stream_locked(at, device, stream_flavor::non_blocking, 0);
+  if (fresh) {
+    it->second =
+        new_stream_locked(at, device, stream_flavor::non_blocking, 0, stream_role::stand_in);
+  }
   emit(at, event_record{event, it->second});
 }
 
@@ -664,6 +669,7 @@ void cuda_model::annotate_next_launch(stream_arg s, std::span<const annotated_ra
 void cuda_model::host_accessed(const call_site& at, std::span<const annotated_range> ranges,
                                std::string_view label) {
   std::lock_guard lock(mutex_);
+  concurrency_.host_access_seen();
   // Kept apart and with their origins, as an operator's spans (a strided
   // view's runs in one pinned buffer are not folded into their hull: Note
   // [A span flagged as a hull] in inject/session/torch_entry.cpp).

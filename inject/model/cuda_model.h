@@ -60,6 +60,7 @@
 
 #include "inject/model/access_inference.h"
 #include "inject/model/allocation_map.h"
+#include "inject/model/concurrency_watch.h"
 #include "inject/model/driver_queries.h"
 #include "inject/model/handle_table.h"
 #include "inject/model/host_function_listener.h"
@@ -192,6 +193,9 @@ class cuda_model {
   bool any_capture_active() const noexcept {
     return captures_active_.load(std::memory_order_acquire) != 0;
   }
+  // Whether any two pieces of work can run unordered yet (no lock: asked at
+  // every launch; Note [First launches are measured once work can overlap]).
+  bool work_may_overlap() const noexcept { return concurrency_.overlap_possible(); }
   void graph_destroyed(std::uintptr_t graph);
   // cudaGraphAdd*Node returned `node` of `graph` (Note [Where graph nodes
   // were made]).
@@ -368,6 +372,11 @@ class cuda_model {
   // Slots (pages x access kinds) a measured launch of `kernel` with `args`
   // may need: what its inferred footprint spans; 0 when unknown.
   std::uint32_t estimate_footprint_slots(std::uintptr_t kernel, const kernel_arguments& args);
+  // Whether a pointer word of `args` points into memory the host can
+  // access (pinned, pageable or managed): a launch the host may race with
+  // while no two streams can (Note [First launches are measured once work
+  // can overlap]).
+  bool launch_reaches_host_memory(std::uintptr_t kernel, const kernel_arguments& args);
   // The measured intervals as accesses of the allocations that held them at
   // `epoch` (Note [Looking up the past]); memory streamsan does not track is
   // left out.
@@ -470,8 +479,11 @@ class cuda_model {
                                      kernel_info& uncached);
   void forget_unloaded_kernels_locked();
   std::optional<byte_range> tracked_range_locked(const memory_region& r, memory_kind& kind) const;
+  // A stand-in stream is never given work: it stands for what other
+  // processes or APIs order (Note [IPC events], Note [External semaphores]).
+  enum class stream_role : std::uint8_t { program, stand_in };
   stream_id new_stream_locked(const call_site& at, std::int32_t device, stream_flavor flavor,
-                              std::int32_t priority);
+                              std::int32_t priority, stream_role role = stream_role::program);
   event_id resolve_event_locked(const call_site& at, std::uintptr_t handle);
   // The access `r` makes, clamped to its allocation; nullopt for memory
   // streamsan does not track. Annotations fold these per allocation, an
@@ -530,6 +542,7 @@ class cuda_model {
   // object_accesses_ (cleared first).
   void object_accesses_locked(const kernel_info* info, const kernel_arguments& args);
   std::map<std::int32_t, stream_id> legacy_streams_;  // by device
+  concurrency_watch concurrency_;  // changed under mutex_, read without it
   std::map<std::pair<std::uint32_t, std::int32_t>, stream_id> per_thread_streams_;
   std::unordered_map<std::uint32_t, graph_id> capturing_;  // raw(stream_id) -> graph
   std::atomic<std::size_t> captures_active_{0};

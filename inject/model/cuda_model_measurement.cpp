@@ -279,4 +279,17 @@ std::uint32_t cuda_model::estimate_footprint_slots(std::uintptr_t kernel,
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(slots, 1u << 24));
 }
 
+bool cuda_model::launch_reaches_host_memory(std::uintptr_t kernel, const kernel_arguments& args) {
+  model_lock lock(mutex_);
+  kernel_info uncached;
+  const kernel_info& info = kernel_info_for(lock, kernel, uncached);
+  for (const auto& w : pointer_words(info.plans, args, allocations_)) {
+    const allocation* a = allocations_.find_live_segment(w.address);
+    if (a != nullptr && (!is_device_memory(a->kind) || a->kind == memory_kind::managed)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace streamsan::injection

@@ -37,7 +37,8 @@ void cuda_model::semaphores_signalled(const call_site& at, stream_arg s) {
   const stream_id stream = resolve_stream(lock, at, on);
   if (capturing_.contains(raw(stream))) return;  // a node of the graph being captured
   if (!outside_stream_) {
-    outside_stream_ = new_stream_locked(at, device, stream_flavor::non_blocking, 0);
+    outside_stream_ =
+        new_stream_locked(at, device, stream_flavor::non_blocking, 0, stream_role::stand_in);
     outside_event_ = rec_.new_event_id();
     emit(at, event_create{outside_event_, event_flag_none});
   }

@@ -66,6 +66,7 @@ struct thread_state {
     CUstream stream = nullptr;
     CUfunction function = nullptr;
     CUmodule module = nullptr;
+    bool measured_here = false;
   };
   std::array<settled_launch, 8> settled{};
   std::uint64_t settled_generation = 0;
@@ -118,6 +119,9 @@ struct launch_facts {
   CUfunction function = nullptr;
   CUmodule module = nullptr;
   bool want = false;  // measure this launch
+  // The kernel was measured on this stream before (Note [First launches
+  // are measured once work can overlap]).
+  bool measured_here = false;
 };
 
 }  // namespace
@@ -141,6 +145,9 @@ struct sanitizer_source::impl {
   Sanitizer_SubscriberHandle subscriber = nullptr;
   std::atomic<std::uint64_t> api_callbacks{0};
   std::atomic<std::uint64_t> launches{0};
+  // Launch calls while no work could overlap (Note [First launches are
+  // measured once work can overlap]).
+  std::atomic<std::uint64_t> launches_before_overlap{0};
 
   mutable std::mutex mutex;
   std::unordered_map<std::uintptr_t, kernel_entry> kernels;  // by launch handle
@@ -150,8 +157,17 @@ struct sanitizer_source::impl {
   std::map<std::string, unsigned, std::less<>> wanted;  // name -> launches to measure
   std::atomic<bool> any_wanted{false};
   // Note [Settled launches]: a new value whenever a settled launch may no
-  // longer be (kernels and measured_once forgotten), under `mutex`.
+  // longer be (kernels and measured_once forgotten, or a pair measured for
+  // the first time, which a settled launch may hold was not), under
+  // `mutex`.
   std::atomic<std::uint64_t> decision_generation{new_decision_generation()};
+  // What a settled launch was told no under: the decision generation, and
+  // whether work could overlap then (a no told before may be a yes after:
+  // Note [First launches are measured once work can overlap]).
+  std::uint64_t settling_generation() const noexcept {
+    return decision_generation.load(std::memory_order_acquire) * 2 +
+           (model.work_may_overlap() ? 1 : 0);
+  }
   void forget_decisions_locked() {
     kernels.clear();
     measured_once.clear();
@@ -513,9 +529,11 @@ kernel_entry sanitizer_source::impl::look_up_kernel(std::uintptr_t handle) const
 // In the default mode's steady state every launch's kernel was measured on
 // its stream before and no candidate names a kernel: nothing is wanted, and
 // the answer for a (kernel, stream) pair stays no until the source forgets
-// what it measured (a module unloaded, a context destroyed) or a candidate
-// asks for a kernel (any_wanted). So each thread keeps the last few pairs
-// it was told no for, with the decision generation they were told under,
+// what it measured (a module unloaded, a context destroyed), a candidate
+// asks for a kernel (any_wanted), or the program's work becomes able to
+// overlap (Note [First launches are measured once work can overlap]). So
+// each thread keeps the last few pairs it was told no for, with the
+// decision generation they were told under (settling_generation()),
 // and answers them without the lock: one lock less per launch. A pair
 // answered yes never settles, so a first launch on a new stream is always
 // decided under the lock.
@@ -523,19 +541,22 @@ launch_facts sanitizer_source::impl::decide(std::uintptr_t handle, CUstream stre
   thread_state& me = tls_thread;
   const bool may_settle = policy == measurement_policy::on_demand &&
                           !any_wanted.load(std::memory_order_acquire);
-  const std::uint64_t generation = decision_generation.load(std::memory_order_acquire);
+  const std::uint64_t generation = settling_generation();
   if (may_settle && me.settled_generation == generation) {
     for (const auto& s : me.settled) {
-      if (s.handle == handle && s.stream == stream) return {s.function, s.module, false};
+      if (s.handle == handle && s.stream == stream) {
+        return {s.function, s.module, false, s.measured_here};
+      }
     }
   }
   launch_facts f = decide_settling(handle, stream);
-  if (may_settle && !f.want && generation == decision_generation.load(std::memory_order_acquire)) {
+  if (may_settle && !f.want && generation == settling_generation()) {
     if (me.settled_generation != generation) {
       me.settled = {};
       me.settled_generation = generation;
     }
-    me.settled[me.settled_next++ % me.settled.size()] = {handle, stream, f.function, f.module};
+    me.settled[me.settled_next++ % me.settled.size()] = {handle, stream, f.function, f.module,
+                                                         f.measured_here};
   }
   return f;
 }
@@ -555,7 +576,8 @@ launch_facts sanitizer_source::impl::decide_settling(std::uintptr_t handle, CUst
 }
 
 launch_facts sanitizer_source::impl::decide_locked(const kernel_entry& k, CUstream stream) {
-  launch_facts f{k.function, k.module, wants_locked(k, stream)};
+  launch_facts f{k.function, k.module, wants_locked(k, stream),
+                 measured_once.count({k.function, stream}) != 0};
   if (failed_modules.empty()) return f;
   if (const auto it = failed_modules.find(k.module); it != failed_modules.end()) {
     it->second.kernels.insert(k.name);
@@ -566,7 +588,8 @@ launch_facts sanitizer_source::impl::decide_locked(const kernel_entry& k, CUstre
 
 bool sanitizer_source::impl::wants_locked(const kernel_entry& k, CUstream stream) const {
   if (policy == measurement_policy::every_launch) return true;
-  if (measured_once.count({k.function, stream}) == 0) return true;
+  // Note [First launches are measured once work can overlap]
+  if (measured_once.count({k.function, stream}) == 0 && model.work_may_overlap()) return true;
   return wanted_by_name_locked(k.name);
 }
 
@@ -588,6 +611,16 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   const launch_facts facts = decide(request.kernel, s);
   const CUmodule module = facts.module;
   bool want = facts.want;
+  if (policy == measurement_policy::on_demand && !model.work_may_overlap()) {
+    launches_before_overlap.fetch_add(1, std::memory_order_relaxed);
+    // Note [First launches are measured once work can overlap]: the host
+    // runs beside every stream, and its accesses are seen only when they
+    // happen.
+    if (!want && !facts.measured_here && module != nullptr &&
+        model.launch_reaches_host_memory(request.kernel, request.args)) {
+      want = true;
+    }
+  }
   me.key = {facts.function, s};
   if (module == nullptr) {
     hold_launching(me.launch_domain, me.launch_cbid);
@@ -953,7 +986,10 @@ void sanitizer_source::impl::on_launch(Sanitizer_CallbackId cbid, const Sanitize
     const bool measure = me.in_launch_call && me.measure_launch;
     if (measure) {
       std::lock_guard lock(mutex);
-      measured_once.insert(me.key);
+      // A settled launch may hold that this pair was never measured.
+      if (measured_once.insert(me.key).second) {
+        decision_generation.store(new_decision_generation(), std::memory_order_release);
+      }
       const auto name = d.functionName ? parse_kernel_signature(d.functionName).name : std::string();
       if (const auto it = wanted.find(name); it != wanted.end() && it->second > 0) --it->second;
     }
@@ -1080,6 +1116,10 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
     case SANITIZER_CBID_RESOURCE_MODULE_LOADED: {
       const auto& m = *static_cast<const Sanitizer_ResourceModuleData*>(data);
       if (!model.any_capture_active()) {
+        // Nothing of it would be measured yet (Note [First launches are
+        // measured once work can overlap]), and patched code is slow even
+        // unmeasured: patched at the first launch that wants it instead.
+        if (policy == measurement_policy::on_demand && !model.work_may_overlap()) return;
         patch_at_load(m.context, m.module);
         return;
       }
@@ -1227,6 +1267,7 @@ sanitizer_source_stats sanitizer_source::stats() const {
   sanitizer_source_stats s;
   s.api_callbacks = impl_->api_callbacks.load();
   s.launches = impl_->launches.load();
+  s.launches_before_overlap = impl_->launches_before_overlap.load();
   s.measured = t.measured;
   s.incomplete = t.incomplete;
   s.too_fragmented = t.too_fragmented;

@@ -6,10 +6,12 @@
 //
 // Note [Which launches are measured]
 // --precise measures every launch; its modules are patched when they load.
-// The default mode measures a kernel's first launch (so every kernel learns
-// what its pointer words do, Note [Learned access modes], and a race
-// between first launches is confirmed at once) and the next launches of
-// kernels that a candidate names (measure_kernel()). Patched code costs
+// The default mode measures a kernel's first launch on each stream (so
+// every kernel learns what its pointer words do, Note [Learned access
+// modes], and a race between first launches is confirmed at once), once
+// the program's work can overlap (Note [First launches are measured once
+// work can overlap] in inject/model/concurrency_watch.h), and the next
+// launches of kernels that a candidate names (measure_kernel()). Patched code costs
 // even when a launch is not measured (a bandwidth-bound kernel ran 42x
 // slower patched with no table, 56x under memcheck), so the default mode
 // patches a module only while one of its kernels is to be measured, and
@@ -65,6 +67,9 @@ enum class graph_node_measurement : std::uint8_t { off, on };
 struct sanitizer_source_stats {
   std::uint64_t api_callbacks = 0;
   std::uint64_t launches = 0;
+  // Launch calls while the program's work could not overlap yet (the
+  // default mode measures none of them unless a candidate asks).
+  std::uint64_t launches_before_overlap = 0;
   std::uint64_t measured = 0;
   std::uint64_t incomplete = 0;  // table overflow: kept the inferred footprint
   std::uint64_t too_fragmented = 0;  // of those, too many runs to use

@@ -432,7 +432,8 @@ void session::print_debug_counters() const {
   if (!sanitizer_) return;
   const auto m = sanitizer_->stats();
   std::fprintf(stderr,
-               "streamsan: debug: sanitizer api_callbacks=%llu launches=%llu measured=%llu "
+               "streamsan: debug: sanitizer api_callbacks=%llu launches=%llu "
+               "(launch calls before work could overlap %llu) measured=%llu "
                "incomplete=%llu (too fragmented %llu) failed=%llu (decodes %llu, jobs_thrown %llu) "
                "waits=%llu slots=%llu read_back=%llu "
                "setup_ms=%.1f read_back_ms=%.1f (copies %.1f) decode_ms=%.1f "
@@ -440,6 +441,7 @@ void session::print_debug_counters() const {
                "changes_deferred=%llu put_off_at_load=%llu\n",
                static_cast<unsigned long long>(m.api_callbacks),
                static_cast<unsigned long long>(m.launches),
+               static_cast<unsigned long long>(m.launches_before_overlap),
                static_cast<unsigned long long>(m.measured),
                static_cast<unsigned long long>(m.incomplete),
                static_cast<unsigned long long>(m.too_fragmented),

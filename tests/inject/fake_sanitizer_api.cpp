@@ -219,6 +219,7 @@ FAKE void fake_sanitizer_reset() {
   s().patched.clear();
   s().refused.clear();
   s().switched_off.clear();
+  s().domains.clear();
   s().module_change_hook = nullptr;
   s().driver_lock_on.store(false);
   s().module_events_during_changes.store(0);

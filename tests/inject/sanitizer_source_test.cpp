@@ -60,6 +60,12 @@ class SanitizerSource : public ::testing::Test {
   std::atomic<std::uintptr_t> next_launch{0x100};  // launches come from several threads
   graph_node_measurement graph_nodes = graph_node_measurement::off;
   bool decode_thread = false;  // Note [Decoded on a thread of its own]
+  // Whether the program's work can overlap from the start: a non-blocking
+  // stream exists (Note [First launches are measured once work can
+  // overlap]). Most tests are about measuring, so it can.
+  bool work_overlaps = true;
+  static constexpr std::uintptr_t side_stream = 0x5fff;
+  static constexpr unsigned non_blocking = 0x1;  // cudaStreamNonBlocking
 
   void start(measurement_policy policy, bool refuse_module = false) {
     fake_sanitizer_reset();
@@ -72,6 +78,7 @@ class SanitizerSource : public ::testing::Test {
         kernel_description{"_Z4fillPfi", {{0, 8}, {8, 4}}, true};
     fake_cuda_define_function(fill, module_a, "_Z4fillPfi");
     model.allocated({}, buffer, 1 << 20, memory_kind::device);
+    if (work_overlaps) model.stream_created({}, side_stream, non_blocking, 0);
     std::string why;
     source = sanitizer_source::create(dispatcher, model, policy, why, graph_nodes);
     ASSERT_NE(source, nullptr) << why;
@@ -199,6 +206,83 @@ TEST_F(SanitizerSource, MeasuresAKernelsFirstLaunchOnEachStreamOnly) {
   EXPECT_EQ(l[1][0].origin, access_origin::inferred);
   EXPECT_EQ(l[1][0].mode, access_mode::write);  // learned from the first launch
   EXPECT_EQ(l[2][0].origin, access_origin::measured);
+}
+
+// Note [First launches are measured once work can overlap]
+TEST_F(SanitizerSource, FirstLaunchesWaitUntilWorkCanOverlap) {
+  work_overlaps = false;
+  start(measurement_policy::on_demand);
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));  // not at its load
+  EXPECT_FALSE(launch(stream_1, 0, 400));             // one blocking stream: one order
+  EXPECT_FALSE(launch(stream_1, 4096, 400));          // asked again: still no
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+  EXPECT_FALSE(fake_sanitizer_domain_enabled(SANITIZER_CB_DOMAIN_LAUNCH));
+  EXPECT_EQ(source->stats().launches_before_overlap, 2u);
+  model.stream_created({}, side_stream, non_blocking, 0);
+  EXPECT_TRUE(launch(stream_1, 8192, 400));  // its first measurement on stream 1
+  EXPECT_FALSE(launch(stream_1, 8192, 400));
+  EXPECT_EQ(source->stats().launches_before_overlap, 2u);
+  source->drain();
+  const auto l = launches();
+  ASSERT_EQ(l.size(), 4u);
+  EXPECT_EQ(l[0].at(0).origin, access_origin::inferred);
+  EXPECT_EQ(l[1].at(0).origin, access_origin::inferred);
+  EXPECT_EQ(l[2].at(0).origin, access_origin::measured);
+  EXPECT_EQ(l[3].at(0).origin, access_origin::inferred);
+}
+
+TEST_F(SanitizerSource, ASecondBlockingStreamLetsWorkOverlap) {
+  work_overlaps = false;
+  start(measurement_policy::on_demand);
+  EXPECT_FALSE(launch(stream_1, 0, 400));
+  model.stream_created({}, reinterpret_cast<std::uintptr_t>(stream_2), 0, 0);
+  EXPECT_TRUE(launch(stream_2, 4096, 400));  // neither orders the other
+  EXPECT_TRUE(launch(stream_1, 8192, 400));  // not measured on stream 1 before
+}
+
+// A stream made where streamsan could not see it is first seen when the
+// model records the launch, after the launch call's entry decided.
+TEST_F(SanitizerSource, AStreamFirstSeenAtALaunchCountsFromItsNextLaunch) {
+  work_overlaps = false;
+  start(measurement_policy::on_demand);
+  EXPECT_FALSE(launch(stream_1, 0, 400));
+  EXPECT_FALSE(launch(stream_2, 4096, 400));
+  EXPECT_TRUE(launch(stream_2, 4096, 400));
+}
+
+TEST_F(SanitizerSource, AHostAccessLetsWorkOverlap) {
+  work_overlaps = false;
+  start(measurement_policy::on_demand);
+  EXPECT_FALSE(launch(stream_1, 0, 400));
+  const annotated_range r{buffer, 16, access_mode::read, access_origin::exact};
+  model.host_accessed({}, std::span(&r, 1), "h[0]");
+  EXPECT_TRUE(launch(stream_1, 4096, 400));
+}
+
+// The host runs beside every stream: a first launch into memory it can
+// access is measured even while no two streams can overlap.
+TEST_F(SanitizerSource, AFirstLaunchIntoHostMemoryIsMeasuredBeforeWorkCanOverlap) {
+  work_overlaps = false;
+  start(measurement_policy::on_demand);
+  constexpr std::uint64_t pinned = 0x7f0000000000;
+  model.allocated({}, pinned, 1 << 20, memory_kind::pinned_host);
+  EXPECT_FALSE(launch(stream_1, 0, 400));  // device memory only
+  launch_call c;
+  launch_enter(c, stream_1, pinned - buffer, 400);
+  EXPECT_TRUE(launch_exit(c, 400));
+  launch_call again;
+  launch_enter(again, stream_1, pinned - buffer, 400);
+  EXPECT_FALSE(launch_exit(again, 400));  // measured on stream 1 already
+  EXPECT_FALSE(launch(stream_1, 0, 400));
+  EXPECT_FALSE(model.work_may_overlap());
+}
+
+TEST_F(SanitizerSource, PreciseMeasuresFirstLaunchesBeforeWorkCanOverlap) {
+  work_overlaps = false;
+  start(measurement_policy::every_launch);
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  EXPECT_TRUE(launch(stream_1, 0, 400));
+  EXPECT_EQ(source->stats().launches_before_overlap, 0u);
 }
 
 TEST_F(SanitizerSource, PreciseMeasuresEveryLaunch) {
