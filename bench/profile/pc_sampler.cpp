@@ -25,6 +25,10 @@
 // crash inside a sanitized program is read on a machine without gdb (a
 // handler installed later, such as streamsan's report on a fatal signal,
 // runs first and hands the fault on).
+// With PCSAMPLE_CLOCK=wall the timer counts wall-clock time instead and
+// interrupts the main thread only, wherever it is: blocked in a lock, a
+// wait or a syscall too, which a CPU-time sample never sees (where a
+// program thread that mostly waits spends its time).
 // At exit each address is written as "object+offset" (dladdr) to
 // $PCSAMPLE_DIR/pcs.<pid>, one sample a line; bench/profile/fold.py
 // symbolizes and sums them where the binaries have their symbols.
@@ -42,6 +46,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <string_view>
 
 namespace {
 
@@ -195,9 +200,16 @@ __attribute__((constructor)) void start() {
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigaction(SIGPROF, &sa, nullptr);
   sigevent ev{};
-  ev.sigev_notify = SIGEV_SIGNAL;
   ev.sigev_signo = SIGPROF;
-  if (timer_create(CLOCK_PROCESS_CPUTIME_ID, &ev, &timer) != 0) return;
+  const char* clock_text = std::getenv("PCSAMPLE_CLOCK");
+  const bool wall = clock_text != nullptr && std::string_view(clock_text) == "wall";
+  if (wall) {
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev._sigev_un._tid = main_pid;  // the main thread's id is the process's
+  } else {
+    ev.sigev_notify = SIGEV_SIGNAL;
+  }
+  if (timer_create(wall ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ev, &timer) != 0) return;
   armed = interval();
   const char* on_term = std::getenv("PCSAMPLE_ON_TERM");
   if (on_term != nullptr && *on_term == '1') {
