@@ -38,20 +38,35 @@ void footprint_resolver::deliver(const record& r) {
   for (auto* sink : downstream_) sink->on_record(r);
 }
 
+// Note [Delivered outside the holding lock]
 void footprint_resolver::on_record(const record& r) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   token awaiting = 0;
   if (expected.owner == this && (expected.graph ? std::holds_alternative<graph_instantiate>(r.body)
                                                 : std::holds_alternative<kernel_launch>(r.body))) {
     awaiting = expected.t;
     expected = {};
   }
-  if (first_held_ == held_.size() && awaiting == 0) {
-    deliver(r);
+  if (first_held_ == held_.size() && awaiting == 0 && !delivering_) {
+    delivering_ = true;
+    lock.unlock();
+    try {
+      deliver(r);  // the record itself, without copying it
+    } catch (...) {
+      lock.lock();
+      stop_delivering_locked();
+      throw;
+    }
+    lock.lock();
+    deliver_ready(lock);
     return;
   }
   held_.push_back(held_record{owned_record(r), awaiting});
   if (awaiting != 0) ++awaiting_;
+  if (delivering_ && held_.size() - first_held_ > max_backlog) {
+    delivered_.wait(lock, [&] { return !delivering_ || held_.size() - first_held_ <= max_backlog; });
+  }
+  flush(lock);
 }
 
 footprint_resolver::held_record* footprint_resolver::find_awaiting_locked(token t) {
@@ -62,38 +77,75 @@ footprint_resolver::held_record* footprint_resolver::find_awaiting_locked(token 
 }
 
 void footprint_resolver::resolve(token t, std::optional<std::span<const access>> measured) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   if (held_record* h = t != 0 ? find_awaiting_locked(t) : nullptr) {
     if (measured) h->record.replace_accesses(*measured);
     h->awaiting = 0;
     --awaiting_;
   }
-  flush_locked();
+  flush(lock);
 }
 
 void footprint_resolver::resolve_nodes(token t, const node_accesses& measured) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   if (held_record* h = t != 0 ? find_awaiting_locked(t) : nullptr) {
     for (const auto& [node, accesses] : measured) h->record.replace_node_accesses(node, accesses);
     h->awaiting = 0;
     --awaiting_;
   }
-  flush_locked();
+  flush(lock);
 }
 
 void footprint_resolver::release_all() {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   for (std::size_t i = first_held_; i < held_.size(); ++i) held_[i].awaiting = 0;
   awaiting_ = 0;
-  flush_locked();
+  // Everything is delivered when this returns: after the delivery in
+  // progress, by this thread.
+  delivered_.wait(lock, [&] { return !delivering_; });
+  flush(lock);
+}
+
+void footprint_resolver::flush(std::unique_lock<std::mutex>& lock) {
+  if (delivering_ || first_held_ == held_.size() || held_[first_held_].awaiting != 0) return;
+  delivering_ = true;
+  deliver_ready(lock);
+}
+
+// Note [Delivered outside the holding lock]: batches in log order, each
+// taken under the lock and delivered outside it; done when the front is
+// held back (or nothing is left).
+void footprint_resolver::deliver_ready(std::unique_lock<std::mutex>& lock) {
+  for (;;) {
+    while (first_held_ < held_.size() && held_[first_held_].awaiting == 0) {
+      batch_.push_back(std::move(held_[first_held_].record));
+      ++first_held_;
+    }
+    drop_delivered_front_locked();
+    if (batch_.empty()) break;
+    lock.unlock();
+    try {
+      for (const auto& r : batch_) deliver(r.get());
+    } catch (...) {
+      lock.lock();
+      batch_.clear();
+      stop_delivering_locked();
+      throw;
+    }
+    lock.lock();
+    batch_.clear();
+    delivered_.notify_all();
+  }
+  stop_delivering_locked();
+}
+
+void footprint_resolver::stop_delivering_locked() noexcept {
+  delivering_ = false;
+  delivered_.notify_all();
 }
 
 // Note [Held records in a vector]
-void footprint_resolver::flush_locked() {
-  while (first_held_ < held_.size() && held_[first_held_].awaiting == 0) {
-    deliver(held_[first_held_].record.get());
-    ++first_held_;
-  }
+void footprint_resolver::drop_delivered_front_locked() {
   if (first_held_ == held_.size()) {
     held_.clear();
     first_held_ = 0;

@@ -13,9 +13,26 @@
 // it; reports stay in program order, only later. Nothing is reordered and
 // nothing is dropped: a launch whose measurement failed keeps its inferred
 // accesses.
+//
+// Note [Delivered outside the holding lock]
+// Delivering a record downstream can block: the engine's ring is full
+// while the engine merges a large footprint. The decoding thread used to
+// deliver the records a resolve() released under the resolver's lock, and
+// every program thread's next record, which only had to be appended behind
+// an awaited launch, waited for that lock: cuSolverRf's main thread spent
+// 21% of its wall-clock time there under --precise (H200, docs/
+// injection.md). So records leave held_ in order under the lock, and are
+// delivered outside it by one thread at a time (`delivering_`): the
+// deliverer goes on with whatever became ready meanwhile, so a record
+// appended behind a delivery in progress is delivered by it, in order, and
+// its thread goes on at once. A program thread waits only when that
+// backlog of held records passes max_backlog (the memory bound; the old
+// backpressure, later), or when nothing is held and no one delivers (it
+// delivers its own record).
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -46,8 +63,9 @@ class footprint_resolver final : public record_sink {
 
   // The launch's measured accesses (copied: the caller may reuse its
   // storage), or nullopt to keep its inferred ones; delivers every record no
-  // longer held back. An unknown token (never awaited, or already resolved)
-  // is ignored.
+  // longer held back, or leaves them to the delivery in progress on another
+  // thread (Note [Delivered outside the holding lock]). An unknown token
+  // (never awaited, or already resolved) is ignored.
   void resolve(token t, std::optional<std::span<const access>> measured);
   // The measured accesses of the awaited graph's nodes, by node index (the
   // other nodes keep theirs); delivers as resolve() does.
@@ -58,7 +76,7 @@ class footprint_resolver final : public record_sink {
 
   // Gives up on every footprint still awaited (at exit, after the last
   // read-back): those launches keep their inferred accesses, and every held
-  // record is delivered. Nothing is lost.
+  // record is delivered before it returns. Nothing is lost.
   void release_all();
 
   std::size_t held() const;      // records held back
@@ -66,6 +84,10 @@ class footprint_resolver final : public record_sink {
   // signal interrupted: Note [A report within the time a signal leaves]).
   std::optional<std::size_t> held_if_free() const;
   std::size_t awaiting() const;  // launches whose footprint has not come back
+
+  // Held records past which a program thread waits for the deliverer (Note
+  // [Delivered outside the holding lock]).
+  static constexpr std::size_t max_backlog = std::size_t{1} << 16;
 
  private:
   struct held_record {
@@ -75,9 +97,23 @@ class footprint_resolver final : public record_sink {
   token await_next(bool graph);
   held_record* find_awaiting_locked(token t);
   void deliver(const record& r);
-  void flush_locked();
+  // Delivers the ready front of held_, and what becomes ready meanwhile,
+  // outside the lock; the caller has made itself the deliverer.
+  void deliver_ready(std::unique_lock<std::mutex>& lock);
+  // Makes the calling thread the deliverer unless another is, then
+  // delivers the ready front.
+  void flush(std::unique_lock<std::mutex>& lock);
+  void drop_delivered_front_locked();
+  void stop_delivering_locked() noexcept;
 
   mutable std::mutex mutex_;
+  // Note [Delivered outside the holding lock]: a thread is delivering; the
+  // condition tells of each batch delivered.
+  bool delivering_ = false;
+  std::condition_variable delivered_;
+  // The deliverer's batch, kept for its capacity (Note [Held records in a
+  // vector]); only the deliverer touches it.
+  std::vector<owned_record> batch_;
   std::vector<record_sink*> downstream_;
   // Note [Held records in a vector]
   // The records held are held_[first_held_ ..): a launch held for an

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -156,6 +160,105 @@ TEST_F(FootprintResolverTest, AnAwaitedGraphTakesItsMeasuredNodesAndKeepsTheOthe
   ASSERT_EQ(sink_.graph_node_accesses.size(), 1u);
   EXPECT_EQ(sink_.graph_node_accesses[0].at(0), inferred);
   EXPECT_EQ(sink_.graph_node_accesses[0].at(1), measured);
+}
+
+// Note [Delivered outside the holding lock]: a sink that stops at its
+// first kernel launch until let go, as the engine's full ring does.
+struct gated_sink : record_sink {
+  collecting_sink inner;  // one deliverer at a time: never two callers at once
+  std::mutex m;
+  std::condition_variable cv;
+  bool reached = false, open = false;
+  void on_record(const record& r) override {
+    if (std::holds_alternative<kernel_launch>(r.body)) {
+      std::unique_lock l(m);
+      reached = true;
+      cv.notify_all();
+      cv.wait(l, [&] { return open; });
+    }
+    inner.on_record(r);
+  }
+  void wait_reached() {
+    std::unique_lock l(m);
+    cv.wait(l, [&] { return reached; });
+  }
+  void let_go() {
+    std::lock_guard l(m);
+    open = true;
+    cv.notify_all();
+  }
+};
+
+class ResolverDelivery : public ::testing::Test {
+ protected:
+  ResolverDelivery() : rec_(recorder_options{false, 0}) {
+    resolver_.add_downstream(sink_);
+    rec_.add_sink(resolver_);
+  }
+  // A launch awaited and a synchronize behind it, then another thread's
+  // resolve delivering them, stopped in the sink at the launch.
+  void deliver_on_another_thread() {
+    const auto t = resolver_.await_next_launch();
+    rec_.emit(kernel_launch{stream_id{1}, string_id{}, inferred});
+    rec_.emit(device_synchronize{0});
+    decoder_ = std::thread([this, t] { resolver_.resolve(t, measured); });
+    sink_.wait_reached();
+  }
+  // Whether `f`, run on a thread of its own, ended within `limit`; the
+  // sink is let go either way and everything joined.
+  bool ends_while_delivery_is_stopped(const std::function<void()>& f,
+                                      std::chrono::milliseconds limit) {
+    auto run = std::async(std::launch::async, f);
+    const bool ended = run.wait_for(limit) == std::future_status::ready;
+    sink_.let_go();
+    decoder_.join();
+    run.get();
+    return ended;
+  }
+
+  recorder rec_;
+  footprint_resolver resolver_;
+  gated_sink sink_;
+  std::thread decoder_;
+};
+
+TEST_F(ResolverDelivery, ARecordBehindADeliveryInProgressIsLeftToIt) {
+  deliver_on_another_thread();
+  EXPECT_TRUE(ends_while_delivery_is_stopped([&] { rec_.emit(device_synchronize{0}); },
+                                             std::chrono::seconds(10)));
+  EXPECT_EQ(resolver_.held(), 0u);
+  const auto& seqs = sink_.inner.seqs;
+  EXPECT_TRUE(std::is_sorted(seqs.begin(), seqs.end()));
+  EXPECT_EQ(sink_.inner.launch_accesses, std::vector<std::vector<access>>{measured});
+  // Thread start, launch and synchronize, then the other thread's start
+  // and synchronize, delivered by the resolving thread after the launch.
+  EXPECT_EQ(seqs.size(), 5u);
+}
+
+TEST_F(ResolverDelivery, ABacklogPastItsBoundWaitsForTheDeliverer) {
+  deliver_on_another_thread();
+  EXPECT_FALSE(ends_while_delivery_is_stopped(
+      [&] {
+        for (std::size_t i = 0; i <= footprint_resolver::max_backlog; ++i) {
+          rec_.emit(device_synchronize{0});
+        }
+      },
+      std::chrono::milliseconds(300)));
+  EXPECT_EQ(resolver_.held(), 0u);
+  EXPECT_EQ(sink_.inner.seqs.size(), footprint_resolver::max_backlog + 5);
+  EXPECT_TRUE(std::is_sorted(sink_.inner.seqs.begin(), sink_.inner.seqs.end()));
+}
+
+TEST_F(ResolverDelivery, ReleaseAllReturnsOnlyWhenEverythingIsDelivered) {
+  deliver_on_another_thread();
+  resolver_.await_next_launch();  // awaited, never resolved
+  rec_.emit(kernel_launch{stream_id{1}, string_id{}, inferred});
+  EXPECT_FALSE(ends_while_delivery_is_stopped([&] { resolver_.release_all(); },
+                                              std::chrono::milliseconds(300)));
+  EXPECT_EQ(resolver_.held(), 0u);
+  EXPECT_EQ(resolver_.awaiting(), 0u);
+  EXPECT_EQ(sink_.inner.launch_accesses,
+            (std::vector<std::vector<access>>{measured, inferred}));
 }
 
 }  // namespace
