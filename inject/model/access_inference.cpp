@@ -212,6 +212,18 @@ void pointer_words(std::span<const param_plan> plans, const kernel_arguments& ar
   });
 }
 
+bool any_word_into(std::span<const param_plan> plans, const kernel_arguments& args,
+                   const allocation_map& allocations,
+                   const std::function<bool(const allocation&)>& accepts) {
+  bool found = false;
+  for_each_word(plans, args, [&](word_ref, const param_plan&, std::uint64_t value) {
+    if (found) return;
+    const allocation* a = allocations.find_live_segment(value);
+    found = a != nullptr && accepts(*a);
+  });
+  return found;
+}
+
 std::vector<pointer_word> pointer_words(std::span<const param_plan> plans,
                                         const kernel_arguments& args,
                                         const allocation_map& allocations) {

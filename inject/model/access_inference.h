@@ -17,6 +17,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -122,6 +123,14 @@ std::vector<pointer_word> pointer_words(std::span<const param_plan> plans,
                                         const allocation_map& allocations);
 void pointer_words(std::span<const param_plan> plans, const kernel_arguments& args,
                    const allocation_map& allocations, std::vector<pointer_word>& out);
+
+// Whether a word of `args` that may hold an address points into a live
+// allocation `accepts` (given its top-level allocation: a block's segment).
+// No allocation (asked at launches, Note [First launches are measured once
+// work can overlap] in concurrency_watch.h).
+bool any_word_into(std::span<const param_plan> plans, const kernel_arguments& args,
+                   const allocation_map& allocations,
+                   const std::function<bool(const allocation&)>& accepts);
 
 // Attributes a complete measured footprint to the launch's pointer words
 // (Note [Learned access modes]).

@@ -283,13 +283,9 @@ bool cuda_model::launch_reaches_host_memory(std::uintptr_t kernel, const kernel_
   model_lock lock(mutex_);
   kernel_info uncached;
   const kernel_info& info = kernel_info_for(lock, kernel, uncached);
-  for (const auto& w : pointer_words(info.plans, args, allocations_)) {
-    const allocation* a = allocations_.find_live_segment(w.address);
-    if (a != nullptr && (!is_device_memory(a->kind) || a->kind == memory_kind::managed)) {
-      return true;
-    }
-  }
-  return false;
+  return any_word_into(info.plans, args, allocations_, [](const allocation& a) {
+    return !is_device_memory(a.kind) || a.kind == memory_kind::managed;
+  });
 }
 
 }  // namespace streamsan::injection
