@@ -15,8 +15,8 @@
 // happen, after the launch they race with. So while work cannot overlap, a
 // first launch is measured only when a pointer word of its arguments
 // points into memory the host can access (pinned, pageable, managed:
-// cuda_model::launch_reaches_host_memory), and every first launch is
-// measured once work *can* overlap:
+// cuda_model::launch_may_race), and every first launch is measured once
+// work *can* overlap:
 // - two streams of which neither orders the other exist: any two streams
 //   other than a device's legacy default stream (blocking streams do not
 //   order each other, nor does a per-thread default stream order them),
@@ -30,8 +30,9 @@
 // stream of it order each other both ways (S-DEFAULT-1), so a program
 // using only those stays in one order. The watch only ever turns on: a
 // destroyed stream's work may still be running. Streams count when they
-// are made or first seen, not when given work, so a program that creates
-// its streams before its first launch loses nothing. What a program whose
+// are made or first seen (a stream made out of sight, inside a library,
+// at the entry of its first launch), not when given work, so a program
+// that creates its streams before its first launch loses nothing. What a program whose
 // work begins to overlap only later gives up: a kernel launched before
 // (unmeasured) that races with work after is a candidate, confirmed if the
 // kernel runs again (its next launches are measured), else listed as a

@@ -372,11 +372,13 @@ class cuda_model {
   // Slots (pages x access kinds) a measured launch of `kernel` with `args`
   // may need: what its inferred footprint spans; 0 when unknown.
   std::uint32_t estimate_footprint_slots(std::uintptr_t kernel, const kernel_arguments& args);
-  // Whether a pointer word of `args` points into memory the host can
-  // access (pinned, pageable or managed): a launch the host may race with
-  // while no two streams can (Note [First launches are measured once work
-  // can overlap]).
-  bool launch_reaches_host_memory(std::uintptr_t kernel, const kernel_arguments& args);
+  // Note [First launches are measured once work can overlap]: asked while
+  // no work can overlap, whether a launch of `kernel` with `args` on `s`
+  // may race all the same: `s`, first seen here (made out of sight), lets
+  // work overlap, or a pointer word of `args` points into memory the host
+  // can access (pinned, pageable or managed). Resolves `s` (its record
+  // carries no stack).
+  bool launch_may_race(stream_arg s, std::uintptr_t kernel, const kernel_arguments& args);
   // The measured intervals as accesses of the allocations that held them at
   // `epoch` (Note [Looking up the past]); memory streamsan does not track is
   // left out.

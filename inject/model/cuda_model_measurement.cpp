@@ -279,8 +279,12 @@ std::uint32_t cuda_model::estimate_footprint_slots(std::uintptr_t kernel,
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(slots, 1u << 24));
 }
 
-bool cuda_model::launch_reaches_host_memory(std::uintptr_t kernel, const kernel_arguments& args) {
+bool cuda_model::launch_may_race(stream_arg s, std::uintptr_t kernel,
+                                 const kernel_arguments& args) {
+  const stream_ref on = prepare(s);
   model_lock lock(mutex_);
+  resolve_stream(lock, call_site{}, on);  // first: it may let go of the lock
+  if (work_may_overlap()) return true;
   kernel_info uncached;
   const kernel_info& info = kernel_info_for(lock, kernel, uncached);
   return any_word_into(info.plans, args, allocations_, [](const allocation& a) {

@@ -613,11 +613,12 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   bool want = facts.want;
   if (policy == measurement_policy::on_demand && !model.work_may_overlap()) {
     launches_before_overlap.fetch_add(1, std::memory_order_relaxed);
-    // Note [First launches are measured once work can overlap]: the host
-    // runs beside every stream, and its accesses are seen only when they
-    // happen.
+    // Note [First launches are measured once work can overlap]: a stream
+    // made out of sight is first seen here, the host runs beside every
+    // stream, and its accesses are seen only when they happen.
+    const stream_arg on{reinterpret_cast<std::uintptr_t>(stream), me.ptds_launch};
     if (!want && !facts.measured_here && module != nullptr &&
-        model.launch_reaches_host_memory(request.kernel, request.args)) {
+        model.launch_may_race(on, request.kernel, request.args)) {
       want = true;
     }
   }

@@ -86,23 +86,37 @@ TEST_F(WorkOverlap, AnAnnotatedHostAccessCounts) {
   EXPECT_TRUE(model.work_may_overlap());
 }
 
-TEST_F(WorkOverlap, ALaunchReachesHostMemoryThroughAnyPointerWord) {
+TEST_F(WorkOverlap, ALaunchMayRaceTheHostThroughAnyPointerWord) {
   driver.kernels[0xf00] = kernel_description{"_Z4copyPfS_", {{0, 8}, {8, 8}}, true};
   constexpr std::uint64_t device = 0x7e0000000000, pinned = 0x7f0000000000,
                           managed = 0x7d0000000000;
   model.allocated(here, device, 4096, memory_kind::device);
   model.allocated(here, pinned, 4096, memory_kind::pinned_host);
   model.allocated(here, managed, 4096, memory_kind::managed);
+  model.stream_created(here, stream_a, 0, 0);
   const auto reaches = [&](std::uint64_t a, std::uint64_t b) {
     words.push_back({a, b});
     pointers.push_back({&words.back()[0], &words.back()[1]});
-    return model.launch_reaches_host_memory(0xf00,
-                                            kernel_arguments::from_pointers(pointers.back().data()));
+    return model.launch_may_race({stream_a}, 0xf00,
+                                 kernel_arguments::from_pointers(pointers.back().data()));
   };
   EXPECT_FALSE(reaches(device, device + 64));
   EXPECT_FALSE(reaches(device, 0x1234));  // not memory streamsan tracks
   EXPECT_TRUE(reaches(device, pinned + 64));
   EXPECT_TRUE(reaches(managed, device));
+}
+
+TEST_F(WorkOverlap, ALaunchOnAStreamFirstSeenMayRaceWhenItLetsWorkOverlap) {
+  driver.kernels[0xf00] = kernel_description{"_Z4fillPf", {{0, 8}}, true};
+  model.allocated(here, buffer, 4096, memory_kind::device);
+  const auto launch_on = [&](std::uintptr_t stream) {
+    return model.launch_may_race({stream}, 0xf00, args(buffer));
+  };
+  EXPECT_FALSE(launch_on(stream_a));  // one blocking stream: one order
+  EXPECT_EQ(sink.all<stream_create>().size(), 1u);
+  EXPECT_FALSE(launch_on(stream_a));
+  EXPECT_TRUE(launch_on(stream_b));  // a second one, made out of sight
+  EXPECT_EQ(sink.all<stream_create>().size(), 2u);
 }
 
 // Note [IPC events]: the stream standing for other processes is never
