@@ -55,6 +55,9 @@ void footprint_resolver::on_record(const record& r) {
     } catch (...) {
       lock.lock();
       stop_delivering_locked();
+      // Nothing is lost: delivered next time, before what came after it.
+      held_.insert(held_.begin() + static_cast<std::ptrdiff_t>(first_held_),
+                   held_record{owned_record(r), 0});
       throw;
     }
     lock.lock();
@@ -124,10 +127,18 @@ void footprint_resolver::deliver_ready(std::unique_lock<std::mutex>& lock) {
     drop_delivered_front_locked();
     if (batch_.empty()) break;
     lock.unlock();
+    std::size_t sent = 0;
     try {
-      for (const auto& r : batch_) deliver(r.get());
+      for (; sent < batch_.size(); ++sent) deliver(batch_[sent].get());
     } catch (...) {
+      // Nothing is lost: the record that threw and those after it go back
+      // to the front, for the next delivery.
       lock.lock();
+      std::vector<held_record> back;
+      back.reserve(batch_.size() - sent);
+      for (std::size_t i = sent; i < batch_.size(); ++i) back.push_back({std::move(batch_[i]), 0});
+      held_.insert(held_.begin() + static_cast<std::ptrdiff_t>(first_held_),
+                   std::make_move_iterator(back.begin()), std::make_move_iterator(back.end()));
       batch_.clear();
       stop_delivering_locked();
       throw;

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -259,6 +260,51 @@ TEST_F(ResolverDelivery, ReleaseAllReturnsOnlyWhenEverythingIsDelivered) {
   EXPECT_EQ(resolver_.awaiting(), 0u);
   EXPECT_EQ(sink_.inner.launch_accesses,
             (std::vector<std::vector<access>>{measured, inferred}));
+}
+
+// Nothing is lost when a delivery throws (out of memory downstream): the
+// record that threw and those behind it are delivered next time.
+struct throwing_once_sink : collecting_sink {
+  bool thrown = false;
+  void on_record(const record& r) override {
+    if (!thrown && std::holds_alternative<device_synchronize>(r.body)) {
+      thrown = true;
+      throw std::runtime_error("no room (test)");
+    }
+    collecting_sink::on_record(r);
+  }
+};
+
+TEST(ResolverDeliveryFailure, ARecordWhoseDeliveryThrewIsDeliveredNextTime) {
+  recorder rec(recorder_options{false, 0});
+  footprint_resolver resolver;
+  throwing_once_sink sink;
+  resolver.add_downstream(sink);
+  rec.add_sink(resolver);
+  const auto t = resolver.await_next_launch();
+  rec.emit(kernel_launch{stream_id{1}, string_id{}, inferred});
+  rec.emit(device_synchronize{0});
+  rec.emit(device_synchronize{0});
+  EXPECT_THROW(resolver.resolve(t, measured), std::runtime_error);
+  EXPECT_EQ(resolver.held(), 2u);  // both synchronizes, in order
+  resolver.release_all();
+  EXPECT_EQ(resolver.held(), 0u);
+  EXPECT_EQ(sink.seqs.size(), 4u);  // thread start, launch, two synchronizes
+  EXPECT_TRUE(std::is_sorted(sink.seqs.begin(), sink.seqs.end()));
+}
+
+TEST(ResolverDeliveryFailure, ARecordPassingStraightThroughIsKeptWhenItsDeliveryThrows) {
+  recorder rec(recorder_options{false, 0});
+  footprint_resolver resolver;
+  throwing_once_sink sink;
+  resolver.add_downstream(sink);
+  rec.add_sink(resolver);
+  EXPECT_THROW(rec.emit(device_synchronize{0}), std::runtime_error);
+  EXPECT_EQ(resolver.held(), 1u);
+  rec.emit(device_synchronize{0});  // delivers both, in order
+  EXPECT_EQ(resolver.held(), 0u);
+  EXPECT_EQ(sink.seqs.size(), 3u);
+  EXPECT_TRUE(std::is_sorted(sink.seqs.begin(), sink.seqs.end()));
 }
 
 }  // namespace
