@@ -156,10 +156,45 @@ void access_history::apply_batch(std::span<const batch_access> accesses,
       const bool last_chunk = c + 1 >= chunk_count();
       if (j == accesses.size() || (!last_chunk && accesses[j].begin >= chunk(c).back().end)) break;
     }
-    merge_batch(chunk(c), accesses.subspan(i, j - i), i, clock, conflicts, slices);
+    if (!apply_batch_exact(chunk(c), accesses.subspan(i, j - i), i, clock, conflicts, slices)) {
+      merge_batch(chunk(c), accesses.subspan(i, j - i), i, clock, conflicts, slices);
+    }
     rebalance(c);
     i = j;
   }
+}
+
+// Note [The same footprint again]
+// A kernel launched again over the same buffers leaves the same measured
+// runs (a sparse solver's refactorization: cuSolverRf's 54,916 launches),
+// and after its first launch each run is exactly a segment of the history.
+// merge_batch rebuilt the whole chunk around them all the same, moving
+// every segment of it: on a long history that was the engine's merge cost
+// (docs/injection.md, cuSolverRf). When every access of the run covers
+// exactly one segment, each is checked and recorded in place, as apply()
+// does for one (apply_exact), and nothing moves; the segments' bounds
+// stay, and only their states change. Otherwise nothing was changed and
+// merge_batch runs.
+bool access_history::apply_batch_exact(std::vector<segment>& segments,
+                                       std::span<const batch_access> accesses,
+                                       std::size_t offset, const vector_clock& clock,
+                                       std::vector<history_conflict>& conflicts,
+                                       std::vector<conflict_slice>& slices) {
+  std::vector<std::size_t>& at = exact_at_;
+  at.clear();
+  auto from = segments.begin();
+  for (const auto& a : accesses) {
+    from = std::partition_point(from, segments.end(),
+                                [&](const segment& s) { return s.end <= a.begin; });
+    if (from == segments.end() || from->begin != a.begin || from->end != a.end) return false;
+    at.push_back(static_cast<std::size_t>(from - segments.begin()));
+  }
+  for (std::size_t i = 0; i < accesses.size(); ++i) {
+    const std::size_t first = conflicts.size();
+    apply_exact(segments[at[i]], accesses[i].entry, clock.view(), conflicts);
+    if (conflicts.size() > first) slices.push_back({offset + i, first, conflicts.size()});
+  }
+  return true;
 }
 
 // Note [Untouched segments go over in one move]

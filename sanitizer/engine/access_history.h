@@ -302,6 +302,12 @@ class access_history {
   void merge_batch(std::vector<segment>& segments, std::span<const batch_access> accesses,
                    std::size_t offset, const vector_clock& clock,
                    std::vector<history_conflict>& conflicts, std::vector<conflict_slice>& slices);
+  // Note [The same footprint again]: false, changing nothing, unless every
+  // access covers exactly one segment.
+  bool apply_batch_exact(std::vector<segment>& segments, std::span<const batch_access> accesses,
+                         std::size_t offset, const vector_clock& clock,
+                         std::vector<history_conflict>& conflicts,
+                         std::vector<conflict_slice>& slices);
 
   // Note [A long history in chunks].
   std::vector<segment>& chunk(std::size_t c) noexcept { return c == 0 ? first_ : rest_[c - 1]; }
@@ -320,6 +326,7 @@ class access_history {
   std::vector<segment> first_;              // chunk 0: sorted by begin, non-overlapping
   std::vector<std::vector<segment>> rest_;  // chunks 1..: non-empty, each after the one before
   std::vector<segment> scratch_;            // reused by apply_general and merge_batch
+  std::vector<std::size_t> exact_at_;       // reused by apply_batch_exact
   std::size_t chunk_target_ = default_chunk_target;
 };
 

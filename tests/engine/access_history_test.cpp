@@ -508,6 +508,59 @@ void expect_same_conflicts(const std::vector<history_conflict>& found,
   }
 }
 
+// Note [The same footprint again]: a batch whose accesses each cover
+// exactly one segment (the runs of a launch seen before) is applied in
+// place, with the conflicts and the state of one access at a time, on one
+// chunk and on many.
+TEST(AccessHistoryBatch, AccessesOnExactSegmentsMatchApplyingOneAtATime) {
+  std::mt19937_64 random(20261130);
+  const auto& modes = all_access_modes;
+  const auto pick = [&](std::uint64_t n) { return random() % n; };
+  for (int round = 0; round < 400; ++round) {
+    SCOPED_TRACE(round);
+    // Odd rounds: chunks of 1 to 4 segments (Note [A long history in chunks]).
+    access_history one_by_one(round % 2 == 1 ? 1 + pick(4) : access_history::default_chunk_target);
+    std::vector<history_conflict> ignored;
+    std::uint64_t seq = 1;
+    for (int i = 0, n = 1 + static_cast<int>(pick(40)); i < n; ++i) {
+      const std::uint64_t begin = pick(1000), size = 1 + pick(120);
+      const auto slot = static_cast<context_slot>(pick(3));
+      one_by_one.apply(begin, begin + size, entry(slot, 1 + pick(4), modes[pick(std::size(modes))],
+                                                  seq++),
+                       clock_of(slot, 5), ignored);
+    }
+    access_history batched = one_by_one;
+    std::vector<access_history::batch_access> batch;
+    for (const auto& segment : one_by_one.segments()) {
+      if (pick(3) == 0) continue;
+      batch.push_back({segment.begin, segment.end,
+                       entry(0, 6, modes[pick(std::size(modes))], seq++)});
+    }
+    ASSERT_TRUE(access_history::batchable(batch));
+    vector_clock clock = clock_of(0, 6);
+    clock.set(1, pick(4));
+    std::vector<std::vector<history_conflict>> expected(batch.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      one_by_one.apply(batch[i].begin, batch[i].end, batch[i].entry, clock, expected[i]);
+    }
+    const std::size_t segments_before = batched.segment_count();
+    std::vector<history_conflict> conflicts;
+    std::vector<access_history::conflict_slice> slices;
+    batched.apply_batch(batch, clock, conflicts, slices);
+    std::vector<std::vector<history_conflict>> found(batch.size());
+    for (const auto& slice : slices) {
+      found[slice.access].assign(conflicts.begin() + static_cast<std::ptrdiff_t>(slice.first),
+                                 conflicts.begin() + static_cast<std::ptrdiff_t>(slice.last));
+    }
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      SCOPED_TRACE(i);
+      expect_same_conflicts(found[i], expected[i]);
+    }
+    expect_same_state(one_by_one, batched);
+    EXPECT_EQ(batched.segment_count(), segments_before);  // in place: no bound moved
+  }
+}
+
 void expect_well_chunked(const access_history& h, std::size_t target) {
   std::uint64_t end = 0;
   std::size_t total = 0;
