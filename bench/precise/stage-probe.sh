@@ -24,6 +24,6 @@ if [[ -n ${BASE:-} ]]; then
   if [[ -d $BASE/python ]]; then cp -r "$BASE/python" "$dest/base/"; fi
 fi
 cp -L "$(dirname "$(readlink -f "$(command -v nvcc)")")/../lib64/libcupti.so.13" "$dest/cupti/"
-install -m 755 "$src/probe-gpu.sh" "$src/launch-overhead-gpu.sh" "$src/profile-loop.sh" "$src/check_footprints.py" \
+install -m 755 "$src/probe-gpu.sh" "$src/launch-overhead-gpu.sh" "$src/profile-loop.sh" "$src/cusolverrf-gpu.sh" "$src/check_footprints.py" \
   "$src/../ratio_ci.py" "$dest/"
 du -sh "$dest"
