@@ -278,6 +278,43 @@ TEST_F(SanitizerSource, AFirstLaunchIntoHostMemoryIsMeasuredBeforeWorkCanOverlap
   EXPECT_FALSE(model.work_may_overlap());
 }
 
+// Threads that keep launching while another makes the stream that lets
+// work overlap: each thread's settled answers (Note [Settled launches])
+// give way to the new settling generation, so a first launch on a stream
+// not measured before is measured after, whichever thread makes it; and
+// ThreadSanitizer (tools/test-all's tsan pass) sees no race in between.
+TEST_F(SanitizerSource, LaunchesOnThreadsSeeWorkBecomeAbleToOverlap) {
+  work_overlaps = false;
+  start(measurement_policy::on_demand);
+  std::atomic<int> launched{0};
+  std::atomic<bool> made{false};
+  const auto launcher = [&] {
+    int after = 0;
+    while (after < 100) {
+      const bool made_before = made.load();
+      launch(stream_1, 0, 64);
+      ++launched;
+      if (made_before) ++after;
+    }
+  };
+  std::thread maker([&] {
+    while (launched.load() < 100) std::this_thread::yield();
+    model.stream_created({}, side_stream, non_blocking, 0);
+    made = true;
+  });
+  std::thread a(launcher), b(launcher);
+  maker.join();
+  a.join();
+  b.join();
+  source->drain();
+  EXPECT_TRUE(model.work_may_overlap());
+  // Stream 1's first measurement came after the stream was made: one, or
+  // one per thread when both decided before either launch began.
+  EXPECT_GE(source->stats().measured, 1u);
+  EXPECT_LE(source->stats().measured, 2u);
+  EXPECT_FALSE(launch(stream_1, 0, 64));  // measured on stream 1 by now
+}
+
 TEST_F(SanitizerSource, PreciseMeasuresFirstLaunchesBeforeWorkCanOverlap) {
   work_overlaps = false;
   start(measurement_policy::every_launch);
