@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "sanitizer/engine/access_history.h"
@@ -83,20 +84,28 @@ BENCHMARK(BM_GatherOverAScatterBatched)->RangeMultiplier(4)->Range(1 << 10, 1 <<
 // A launch of a few measured intervals against a long history (a sparse
 // solver's level-by-level updates of one values array): range(0) segments,
 // range(1) accesses spread over them.
-void BM_FewAccessesOnALongHistoryBatched(benchmark::State& state) {
-  const scatter_case c(static_cast<std::uint64_t>(state.range(0)),
-                      static_cast<std::uint64_t>(state.range(1)));
+// `accesses` applied as one batch to a fresh copy of `start` per iteration;
+// the copy, and the last one's destruction, untimed.
+void apply_batch_to_copies(benchmark::State& state, const access_history& start,
+                           std::span<const access_history::batch_access> accesses,
+                           const vector_clock& clock) {
   std::vector<history_conflict> conflicts;
   std::vector<access_history::conflict_slice> slices;
   access_history h;
   for (auto _ : state) {
     state.PauseTiming();
-    h = c.scattered;  // the last copy destroyed here, untimed
+    h = start;  // the last copy destroyed here, untimed
     state.ResumeTiming();
-    h.apply_batch(c.reads, c.reader, conflicts, slices);
+    h.apply_batch(accesses, clock, conflicts, slices);
     benchmark::DoNotOptimize(h.segment_count());
   }
-  state.SetItemsProcessed(state.iterations() * state.range(1));
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(accesses.size()));
+}
+
+void BM_FewAccessesOnALongHistoryBatched(benchmark::State& state) {
+  const scatter_case c(static_cast<std::uint64_t>(state.range(0)),
+                      static_cast<std::uint64_t>(state.range(1)));
+  apply_batch_to_copies(state, c.scattered, c.reads, c.reader);
 }
 BENCHMARK(BM_FewAccessesOnALongHistoryBatched)
     ->Args({1 << 20, 64})->Args({1 << 20, 1024})->Unit(benchmark::kMillisecond);
@@ -113,17 +122,7 @@ void BM_TheSameFootprintAgainBatched(benchmark::State& state) {
     a.begin -= 8;  // the whole 16-byte segment the read was inside
     a.end += 4;
   }
-  std::vector<history_conflict> conflicts;
-  std::vector<access_history::conflict_slice> slices;
-  access_history h;
-  for (auto _ : state) {
-    state.PauseTiming();
-    h = c.scattered;  // the last copy destroyed here, untimed
-    state.ResumeTiming();
-    h.apply_batch(again, c.reader, conflicts, slices);
-    benchmark::DoNotOptimize(h.segment_count());
-  }
-  state.SetItemsProcessed(state.iterations() * state.range(1));
+  apply_batch_to_copies(state, c.scattered, again, c.reader);
 }
 // A fixed count: the history's copy before each iteration (untimed) costs
 // far more than the timed part in place, and the library would run it for

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -441,6 +442,56 @@ void expect_same_state(const access_history& expected, const access_history& fou
   }
 }
 
+void expect_same_conflicts(const std::vector<history_conflict>& found,
+                           const std::vector<history_conflict>& expected) {
+  ASSERT_EQ(found.size(), expected.size());
+  for (std::size_t c = 0; c < found.size(); ++c) {
+    EXPECT_EQ(found[c].kind, expected[c].kind);
+    EXPECT_EQ(found[c].previous, expected[c].previous);
+    EXPECT_EQ(found[c].begin, expected[c].begin);
+    EXPECT_EQ(found[c].end, expected[c].end);
+  }
+}
+
+// `n` accesses of random places (below 1,000, up to 120 bytes), modes and
+// contexts (0 to 2), each ordered after its own context's.
+template <class Pick>
+void apply_random_accesses(access_history& h, int n, Pick& pick, std::uint64_t& seq) {
+  const auto& modes = all_access_modes;
+  std::vector<history_conflict> ignored;
+  for (int i = 0; i < n; ++i) {
+    const std::uint64_t begin = pick(1000), size = 1 + pick(120);
+    const auto slot = static_cast<context_slot>(pick(3));
+    h.apply(begin, begin + size, entry(slot, 1 + pick(4), modes[pick(std::size(modes))], seq++),
+            clock_of(slot, 5), ignored);
+  }
+}
+
+// `batch` applied to `batched` at once and to `one_by_one` an access at a
+// time, from the same state: the same conflicts for each access, and the
+// same state after.
+void expect_batch_matches_one_by_one(access_history& one_by_one, access_history& batched,
+                                     std::span<const access_history::batch_access> batch,
+                                     const vector_clock& clock) {
+  std::vector<std::vector<history_conflict>> expected(batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    one_by_one.apply(batch[i].begin, batch[i].end, batch[i].entry, clock, expected[i]);
+  }
+  std::vector<history_conflict> conflicts;
+  std::vector<access_history::conflict_slice> slices;
+  batched.apply_batch(batch, clock, conflicts, slices);
+  std::vector<std::vector<history_conflict>> found(batch.size());
+  for (const auto& slice : slices) {
+    found[slice.access].assign(conflicts.begin() + static_cast<std::ptrdiff_t>(slice.first),
+                               conflicts.begin() + static_cast<std::ptrdiff_t>(slice.last));
+  }
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "access " << i);
+    ASSERT_NO_FATAL_FAILURE(expect_same_conflicts(found[i], expected[i]));
+  }
+  expect_same_state(one_by_one, batched);
+}
+
 TEST(AccessHistoryBatch, MatchesApplyingOneAccessAtATime) {
   std::mt19937_64 random(20261129);
   const auto& modes = all_access_modes;
@@ -448,15 +499,8 @@ TEST(AccessHistoryBatch, MatchesApplyingOneAccessAtATime) {
   for (int round = 0; round < 400; ++round) {
     SCOPED_TRACE(round);
     access_history one_by_one;
-    std::vector<history_conflict> ignored;
     std::uint64_t seq = 1;
-    for (int i = 0, n = static_cast<int>(pick(40)); i < n; ++i) {
-      const std::uint64_t begin = pick(1000), size = 1 + pick(120);
-      const auto slot = static_cast<context_slot>(pick(3));
-      one_by_one.apply(begin, begin + size, entry(slot, 1 + pick(4), modes[pick(std::size(modes))],
-                                                  seq++),
-                       clock_of(slot, 5), ignored);
-    }
+    apply_random_accesses(one_by_one, static_cast<int>(pick(40)), pick, seq);
     access_history batched = one_by_one;
     std::vector<access_history::batch_access> batch;
     for (std::uint64_t at = pick(50); at < 1100 && batch.size() < 60; at += pick(40)) {
@@ -467,44 +511,7 @@ TEST(AccessHistoryBatch, MatchesApplyingOneAccessAtATime) {
     ASSERT_TRUE(access_history::batchable(batch));
     vector_clock clock = clock_of(0, 6);
     clock.set(1, pick(4));  // ordered after some of context 1's accesses
-    std::vector<std::vector<history_conflict>> expected(batch.size());
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      one_by_one.apply(batch[i].begin, batch[i].end, batch[i].entry, clock, expected[i]);
-    }
-    std::vector<history_conflict> conflicts;
-    std::vector<access_history::conflict_slice> slices;
-    batched.apply_batch(batch, clock, conflicts, slices);
-    std::vector<std::vector<history_conflict>> found(batch.size());
-    for (const auto& slice : slices) {
-      found[slice.access].assign(conflicts.begin() + static_cast<std::ptrdiff_t>(slice.first),
-                                 conflicts.begin() + static_cast<std::ptrdiff_t>(slice.last));
-    }
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      ASSERT_EQ(found[i].size(), expected[i].size()) << "access " << i;
-      for (std::size_t c = 0; c < found[i].size(); ++c) {
-        EXPECT_EQ(found[i][c].kind, expected[i][c].kind);
-        EXPECT_EQ(found[i][c].previous, expected[i][c].previous);
-        EXPECT_EQ(found[i][c].begin, expected[i][c].begin);
-        EXPECT_EQ(found[i][c].end, expected[i][c].end);
-      }
-    }
-    expect_same_state(one_by_one, batched);
-  }
-}
-
-// Note [A long history in chunks]: histories cut into chunks of 1 to 5
-// segments, under random accesses (one at a time and batched, small and
-// spanning many chunks), find the same conflicts and hold the same state as
-// one history in one chunk; every chunk stays non-empty, in order, and at
-// most twice its target.
-void expect_same_conflicts(const std::vector<history_conflict>& found,
-                           const std::vector<history_conflict>& expected) {
-  ASSERT_EQ(found.size(), expected.size());
-  for (std::size_t c = 0; c < found.size(); ++c) {
-    EXPECT_EQ(found[c].kind, expected[c].kind);
-    EXPECT_EQ(found[c].previous, expected[c].previous);
-    EXPECT_EQ(found[c].begin, expected[c].begin);
-    EXPECT_EQ(found[c].end, expected[c].end);
+    expect_batch_matches_one_by_one(one_by_one, batched, batch, clock);
   }
 }
 
@@ -520,15 +527,8 @@ TEST(AccessHistoryBatch, AccessesOnExactSegmentsMatchApplyingOneAtATime) {
     SCOPED_TRACE(round);
     // Odd rounds: chunks of 1 to 4 segments (Note [A long history in chunks]).
     access_history one_by_one(round % 2 == 1 ? 1 + pick(4) : access_history::default_chunk_target);
-    std::vector<history_conflict> ignored;
     std::uint64_t seq = 1;
-    for (int i = 0, n = 1 + static_cast<int>(pick(40)); i < n; ++i) {
-      const std::uint64_t begin = pick(1000), size = 1 + pick(120);
-      const auto slot = static_cast<context_slot>(pick(3));
-      one_by_one.apply(begin, begin + size, entry(slot, 1 + pick(4), modes[pick(std::size(modes))],
-                                                  seq++),
-                       clock_of(slot, 5), ignored);
-    }
+    apply_random_accesses(one_by_one, 1 + static_cast<int>(pick(40)), pick, seq);
     access_history batched = one_by_one;
     std::vector<access_history::batch_access> batch;
     for (const auto& segment : one_by_one.segments()) {
@@ -539,28 +539,17 @@ TEST(AccessHistoryBatch, AccessesOnExactSegmentsMatchApplyingOneAtATime) {
     ASSERT_TRUE(access_history::batchable(batch));
     vector_clock clock = clock_of(0, 6);
     clock.set(1, pick(4));
-    std::vector<std::vector<history_conflict>> expected(batch.size());
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      one_by_one.apply(batch[i].begin, batch[i].end, batch[i].entry, clock, expected[i]);
-    }
     const std::size_t segments_before = batched.segment_count();
-    std::vector<history_conflict> conflicts;
-    std::vector<access_history::conflict_slice> slices;
-    batched.apply_batch(batch, clock, conflicts, slices);
-    std::vector<std::vector<history_conflict>> found(batch.size());
-    for (const auto& slice : slices) {
-      found[slice.access].assign(conflicts.begin() + static_cast<std::ptrdiff_t>(slice.first),
-                                 conflicts.begin() + static_cast<std::ptrdiff_t>(slice.last));
-    }
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      SCOPED_TRACE(i);
-      expect_same_conflicts(found[i], expected[i]);
-    }
-    expect_same_state(one_by_one, batched);
+    expect_batch_matches_one_by_one(one_by_one, batched, batch, clock);
     EXPECT_EQ(batched.segment_count(), segments_before);  // in place: no bound moved
   }
 }
 
+// Note [A long history in chunks]: histories cut into chunks of 1 to 5
+// segments, under random accesses (one at a time and batched, small and
+// spanning many chunks), find the same conflicts and hold the same state as
+// one history in one chunk; every chunk stays non-empty, in order, and at
+// most twice its target.
 void expect_well_chunked(const access_history& h, std::size_t target) {
   std::uint64_t end = 0;
   std::size_t total = 0;
