@@ -287,9 +287,8 @@ bool cuda_model::launch_may_race(stream_arg s, std::uintptr_t kernel,
   if (work_may_overlap()) return true;
   kernel_info uncached;
   const kernel_info& info = kernel_info_for(lock, kernel, uncached);
-  return any_word_into(info.plans, args, allocations_, [](const allocation& a) {
-    return !is_device_memory(a.kind) || a.kind == memory_kind::managed;
-  });
+  return any_word_into(info.plans, args, allocations_,
+                       [](const allocation& a) { return host_accessible(a.kind); });
 }
 
 }  // namespace streamsan::injection

@@ -267,7 +267,8 @@ struct sanitizer_source::impl {
   launch_facts decide(std::uintptr_t handle, CUstream stream);
   launch_facts decide_settling(std::uintptr_t handle, CUstream stream);
   launch_facts decide_locked(const kernel_entry& k, CUstream stream);
-  bool wants_locked(const kernel_entry& k, CUstream stream) const;
+  // measured_here: k was measured on the launch's stream before.
+  bool wants_locked(const kernel_entry& k, bool measured_here) const;
   bool wanted_by_name_locked(std::string_view name) const;
   void add_pending_work();
   void patch(CUcontext ctx, CUmodule module);
@@ -576,8 +577,8 @@ launch_facts sanitizer_source::impl::decide_settling(std::uintptr_t handle, CUst
 }
 
 launch_facts sanitizer_source::impl::decide_locked(const kernel_entry& k, CUstream stream) {
-  launch_facts f{k.function, k.module, wants_locked(k, stream),
-                 measured_once.count({k.function, stream}) != 0};
+  const bool measured_here = measured_once.count({k.function, stream}) != 0;
+  launch_facts f{k.function, k.module, wants_locked(k, measured_here), measured_here};
   if (failed_modules.empty()) return f;
   if (const auto it = failed_modules.find(k.module); it != failed_modules.end()) {
     it->second.kernels.insert(k.name);
@@ -586,10 +587,10 @@ launch_facts sanitizer_source::impl::decide_locked(const kernel_entry& k, CUstre
   return f;
 }
 
-bool sanitizer_source::impl::wants_locked(const kernel_entry& k, CUstream stream) const {
+bool sanitizer_source::impl::wants_locked(const kernel_entry& k, bool measured_here) const {
   if (policy == measurement_policy::every_launch) return true;
   // Note [First launches are measured once work can overlap]
-  if (measured_once.count({k.function, stream}) == 0 && model.work_may_overlap()) return true;
+  if (!measured_here && model.work_may_overlap()) return true;
   return wanted_by_name_locked(k.name);
 }
 

@@ -68,7 +68,8 @@ struct sanitizer_source_stats {
   std::uint64_t api_callbacks = 0;
   std::uint64_t launches = 0;
   // Launch calls while the program's work could not overlap yet (the
-  // default mode measures none of them unless a candidate asks).
+  // default mode measures only those into host-accessible memory, and
+  // those a candidate asks for).
   std::uint64_t launches_before_overlap = 0;
   std::uint64_t measured = 0;
   std::uint64_t incomplete = 0;  // table overflow: kept the inferred footprint

@@ -58,6 +58,25 @@ constexpr bool is_device_memory(memory_kind kind) noexcept {
   return false;
 }
 
+// Which kinds the host can touch: pinned and pageable host memory, and
+// managed memory (S-MEM-6). What the ThreadSanitizer bridge tells TSan
+// about, and what a launch the host may race with points into (Note [First
+// launches are measured once work can overlap]). A block of an unknown
+// segment is device memory.
+constexpr bool host_accessible(memory_kind kind) noexcept {
+  switch (kind) {
+    case memory_kind::pinned_host:
+    case memory_kind::pageable_host:
+    case memory_kind::managed:
+      return true;
+    case memory_kind::device:
+    case memory_kind::stream_ordered:
+    case memory_kind::cached_block:
+      return false;
+  }
+  return false;
+}
+
 // A bit set: plain read, plain write, atomic. An atomic (a device atomic
 // read-modify-write) is its own kind because two atomics never race with
 // each other, while an atomic and a plain access of the same bytes do

@@ -166,20 +166,6 @@ void* marker_pc(operation_kind op, access_origin origin) noexcept {
 
 }  // namespace
 
-bool host_accessible(memory_kind kind) noexcept {
-  switch (kind) {
-    case memory_kind::pinned_host:
-    case memory_kind::pageable_host:
-    case memory_kind::managed:
-      return true;
-    case memory_kind::device:
-    case memory_kind::stream_ordered:
-    case memory_kind::cached_block:  // a block of an unknown segment: device memory
-      return false;
-  }
-  return false;
-}
-
 tsan_bridge::tsan_bridge(const tsan_api& api, const log_tables& tables)
     : api_(api), tables_(tables) {
   set_active_bridge(this);

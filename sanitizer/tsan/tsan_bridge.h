@@ -246,8 +246,4 @@ class tsan_bridge final : public order_observer {
   bridge_statistics stats_;
 };
 
-// Whether `kind` is memory the host can touch (the only memory the bridge
-// tells TSan about).
-bool host_accessible(memory_kind kind) noexcept;
-
 }  // namespace streamsan::tsan
