@@ -107,15 +107,27 @@ std::uint32_t page_word(const page_summary& s, std::uint32_t slot) {
   return (page_bytes - s.first) | s.end << offset_bits;
 }
 
-// Fills out.keys (kind << 62 | page << slot_bits | index; sorted later by
-// sort_by_kind_and_page), out.words (by index: page_word()) and
-// out.fragmented (the slots whose bitmaps are needed, ascending).
-void scan_slots(std::span<const page_summary> slots, bool& intact, decode_scratch& out) {
-  out.keys.clear();
-  out.words.clear();
-  out.fragmented.clear();
-  for (std::size_t slot = 0; slot < slots.size(); ++slot) {
-    const std::uint64_t key = slots[slot].key;
+// The summaries read back: the main region's, and the spill region's when
+// a key took one of its slots (Note [The room to grow is read only when
+// used] in footprint_layout.h), slot by slot as the table numbers them.
+struct read_summaries {
+  std::span<const page_summary> main;
+  std::span<const page_summary> spill;
+
+  const page_summary& operator[](std::uint32_t slot) const {
+    return slot < main.size() ? main[slot] : spill[slot - main.size()];
+  }
+};
+
+// Appends to out.keys (kind << 62 | page << slot_bits | index; sorted later
+// by sort_by_kind_and_page), out.words (by index: page_word()) and
+// out.fragmented (the slots whose bitmaps are needed, ascending) the used
+// slots of `slots`, the first of which is slot `first_slot`.
+void scan_slots(std::span<const page_summary> slots, std::uint32_t first_slot, bool& intact,
+                decode_scratch& out) {
+  for (std::uint32_t i = 0; i < slots.size(); ++i) {
+    const std::uint32_t slot = first_slot + i;
+    const std::uint64_t key = slots[i].key;
     if (key == 0) continue;
     if (page_of_key(key) > max_page || kind_of_key(key) >= kind_count) {
       intact = false;
@@ -123,8 +135,8 @@ void scan_slots(std::span<const page_summary> slots, bool& intact, decode_scratc
     }
     out.keys.push_back(std::uint64_t{kind_of_key(key)} << 62 | page_of_key(key) << slot_bits |
                        out.words.size());
-    const std::uint32_t word = page_word(slots[slot], static_cast<std::uint32_t>(slot));
-    if ((word & page_fragmented) != 0) out.fragmented.push_back(static_cast<std::uint32_t>(slot));
+    const std::uint32_t word = page_word(slots[i], slot);
+    if ((word & page_fragmented) != 0) out.fragmented.push_back(slot);
     out.words.push_back(word);
   }
 }
@@ -159,7 +171,7 @@ std::span<const measured_interval> runs_of(const decode_scratch& s, std::uint32_
 // Stops once the runs exceed `max_runs` (Note [A footprint too fragmented
 // to use] in footprint_decode.h): `d.too_fragmented`, and `out` half made.
 void read_fragmented(const table_layout& layout, std::uint64_t base, const fetch_fn& fetch,
-                     std::span<const page_summary> slots, std::uint32_t window_slots,
+                     const read_summaries& slots, std::uint32_t window_slots,
                      std::size_t max_runs, decoded_footprint& d, decode_scratch& out) {
   out.first.clear();
   out.runs.clear();
@@ -269,25 +281,40 @@ decoded_footprint fetch_footprint(const table_layout& layout, std::uint64_t base
                                   const fetch_fn& fetch, decode_scratch& scratch,
                                   std::uint32_t bitmap_window, std::size_t max_runs) {
   decoded_footprint d;
-  // Every slot's summary and the counters after them in one copy (Note
-  // [The slot is the bucket]), into memory nobody clears first: a large
-  // table's read-back is megabytes.
-  const std::size_t summaries = std::size_t{layout.capacity} * sizeof(page_summary);
-  const std::size_t head_bytes = summaries + sizeof(table_counters);
+  // The counters and every main slot's summary after them in one copy
+  // (Note [The slot is the bucket]), into memory nobody clears first: a
+  // large table's read-back is megabytes.
+  const std::size_t head_bytes = layout.spill_pages_offset - layout.counters_offset;
   scratch.head.reserve(head_bytes, scratch.pinning);
-  void* const head = scratch.head.data();
-  fetch_or_throw(fetch, head, base + layout.pages_offset, head_bytes,
-                 "page summaries and counters");
+  const auto* const head = static_cast<const std::uint8_t*>(scratch.head.data());
+  fetch_or_throw(fetch, scratch.head.data(), base + layout.counters_offset, head_bytes,
+                 "counters and page summaries");
   d.bytes_read_back = head_bytes;
   table_counters counters;
-  std::memcpy(&counters, static_cast<const std::uint8_t*>(head) + summaries,
-              sizeof counters);
+  std::memcpy(&counters, head, sizeof counters);
   d.complete = counters.overflow == 0;
-  const std::span<const page_summary> slots(static_cast<const page_summary*>(head),
-                                            layout.capacity);
+  read_summaries slots;
+  slots.main = {reinterpret_cast<const page_summary*>(head + layout.pages_offset -
+                                                       layout.counters_offset),
+                layout.capacity};
+  // Note [The room to grow is read only when used]
+  d.spilled = counters.spilled != 0 && layout.spill_capacity != 0;
+  if (d.spilled) {
+    const std::size_t spill_bytes = std::size_t{layout.spill_capacity} * sizeof(page_summary);
+    scratch.spill.reserve(spill_bytes, scratch.pinning);
+    fetch_or_throw(fetch, scratch.spill.data(), base + layout.spill_pages_offset, spill_bytes,
+                   "spilled page summaries");
+    d.bytes_read_back += spill_bytes;
+    slots.spill = {static_cast<const page_summary*>(scratch.spill.data()),
+                   layout.spill_capacity};
+  }
   // Note [Slots decoded in page order], Note [What a page needs, beside its key]
   bool intact = true;
-  scan_slots(slots, intact, scratch);
+  scratch.keys.clear();
+  scratch.words.clear();
+  scratch.fragmented.clear();
+  scan_slots(slots.main, 0, intact, scratch);
+  scan_slots(slots.spill, layout.capacity, intact, scratch);
   if (!intact) d.complete = false;
   // Note [Bitmaps read window by window]
   read_fragmented(layout, base, fetch, slots, bitmap_window, max_runs, d, scratch);

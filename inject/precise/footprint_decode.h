@@ -32,6 +32,10 @@ struct decoded_footprint {
   // True when its pages held more runs than a launch's budget (Note [A
   // footprint too fragmented to use]; complete is false).
   bool too_fragmented = false;
+  // True when a key took a slot of the table's spill region, whose
+  // summaries were read too (Note [The room to grow is read only when
+  // used] in footprint_layout.h).
+  bool spilled = false;
   std::uint32_t pages = 0;             // slots used (page and kind)
   std::uint32_t fragmented_pages = 0;  // slots whose bitmap had to be read
   std::uint64_t bytes_read_back = 0;   // device-to-host traffic
@@ -54,7 +58,8 @@ using fetch_fn = std::function<bool(void* destination, std::uint64_t source, std
 // set (Note [Read-backs land in page-locked memory] in staging_buffer.h).
 struct decode_scratch {
   host_pinning* pinning = nullptr;
-  staging_buffer head;                      // the summaries and counters
+  staging_buffer head;                      // the counters and main summaries
+  staging_buffer spill;                     // the spill region's summaries
   std::vector<std::uint64_t> keys;          // scan_slots, then sorted
   std::vector<std::uint64_t> keys_sorting;  // the radix sort's second buffer
   std::vector<std::uint32_t> words;
@@ -87,7 +92,8 @@ inline constexpr std::uint32_t bitmap_gap_slots = 128;
 inline constexpr std::size_t max_runs_per_launch = std::size_t{1} << 20;
 
 // Decodes the table whose allocation starts at device address `base`:
-// one copy of the counters and every slot's summary, and the bitmaps of
+// one copy of the counters and every main slot's summary, one of the spill
+// region's summaries when a key took one of its slots, and the bitmaps of
 // the slots whose bytes are not one run, a copy per window of
 // `bitmap_window` slots that holds any. Throws std::runtime_error naming
 // the part that could not be read.

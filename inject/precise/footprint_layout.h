@@ -52,6 +52,29 @@
 // another page. A table has at most max_capacity = 2^23 buckets (4.5 GB),
 // so a kernel's tables stop growing there; a launch whose pages crowd
 // its buckets until probing gives up overflows instead.
+//
+// Note [The room to grow is read only when used]
+// A kernel's table is sized from its largest measured launch (twice its
+// pages, Note [Tables sized from measured launches] in launch_tracker.cpp),
+// with room for a later launch to grow: up to 16 times that. The host reads
+// every bucket's summary back, so that room was most of each launch's
+// read-back: cuSolverRf under --precise read back 41 GB for 54,916 launches
+// of about 40 pages each, 744 KB a launch, and the copies took 2.6 s of
+// its 7.3 (H200, 2026-11-30). So the room is a region of its own, the
+// spill region, after the main one: a key probes the main region first
+// (at most main_probes buckets while a spill region exists), and only a
+// key that finds neither its slot nor a free one there goes on to probe
+// the spill region, whose hash and probing are the main region's over its
+// own slots. A key is never removed, so every lane looking for one key
+// sees the same full buckets and goes on to the same region. The first
+// key to take a spill slot sets the counters' `spilled`, and the host reads
+// the spill region's summaries only then: a launch that fits its kernel's
+// largest one reads back the counters and the main region's summaries in
+// one copy. A spilled launch is still a measurement (the next table's
+// main region is sized from it); a launch that fills both regions
+// overflows, as before. The price is paid by launches that outgrow the main
+// region: their spilled pages probe main_probes buckets first at every
+// access, and the table's memory is the spill region's plus the main one's.
 #pragma once
 
 #include <cstddef>
@@ -81,6 +104,12 @@ inline constexpr std::uint32_t max_capacity = std::uint32_t{1} << (slot_bits - 1
 // buckets on average to find an empty one; 64 lets a table that a launch
 // outgrew fill to about nine tenths before it overflows.
 inline constexpr std::uint32_t max_probes = 64;
+// Buckets of the main region a key probes before it goes on to the spill
+// region, when there is one (Note [The room to grow is read only when
+// used]). The main region is at most half full while its kernel's launches
+// keep their size, where a key rarely probes more than a few; every access
+// to a spilled page pays this many loads first.
+inline constexpr std::uint32_t main_probes = 16;
 
 // A slot's key is 0 for a free slot, else (page << 2 | kind) + 1 (key_of in
 // footprint_record.h, which the device compiles).
@@ -105,8 +134,10 @@ static_assert(sizeof(page_summary) == 24);
 // The counters of one launch.
 struct table_counters {
   std::uint32_t overflow = 0;  // accesses that found no slot
-  std::uint32_t reserved = 0;
-  std::uint64_t reserved_too = 0;
+  // Not 0 once a key took a slot of the spill region (Note [The room to
+  // grow is read only when used]).
+  std::uint32_t spilled = 0;
+  std::uint64_t reserved = 0;
 };
 static_assert(sizeof(table_counters) == 16);
 
@@ -119,45 +150,63 @@ constexpr std::size_t slot_bytes = sizeof(page_summary) + words_per_bitmap * 4;
 struct table_view {
   std::uint32_t capacity = 0;   // slots, a power of two (Note [The slot is the bucket])
   std::uint32_t slot_mask = 0;  // capacity - 1
+  // The spill region's slots (0 or a power of two), after the main ones
+  // (Note [The room to grow is read only when used]).
+  std::uint32_t spill_capacity = 0;
+  std::uint32_t spill_mask = 0;  // spill_capacity - 1
   table_counters* counters = nullptr;
-  page_summary* pages = nullptr;  // [capacity]
-  std::uint32_t* bits = nullptr;  // [capacity][words_per_bitmap]
+  page_summary* pages = nullptr;  // [capacity + spill_capacity]
+  std::uint32_t* bits = nullptr;  // [capacity + spill_capacity][words_per_bitmap]
 };
 
 // Where each part lies in one allocation:
-//   view | pages | counters | bits
+//   view | counters | pages (main, then spill) | bits (main, then spill)
 // Before a launch the host clears [cleared_offset, cleared_end): the whole
 // table but its view (Note [Pages inserted without waiting] in
 // footprint_record.h). After the launch the host reads
-// [pages_offset, pages_offset + capacity * 24 + 16) in one copy: the
-// summaries and the counters after them.
+// [counters_offset, spill_pages_offset) in one copy: the counters and the
+// main region's summaries after them; the spill region's summaries only
+// when the counters say a key took one of its slots.
 struct table_layout {
-  std::uint32_t capacity = 0;
+  std::uint32_t capacity = 0;        // main slots
+  std::uint32_t spill_capacity = 0;  // spill slots: 0 or a power of two
   std::size_t view_offset = 0;
-  std::size_t pages_offset = 0;
   std::size_t counters_offset = 0;
+  std::size_t pages_offset = 0;
+  std::size_t spill_pages_offset = 0;
   std::size_t bits_offset = 0;
   std::size_t bytes = 0;
   std::size_t cleared_offset = 0;
   std::size_t cleared_end = 0;
+
+  constexpr std::uint32_t slots() const { return capacity + spill_capacity; }
 };
 
 constexpr std::size_t align_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
 
-// A table of at least `capacity` slots (a power of two), at most
-// max_capacity.
-constexpr table_layout layout_for(std::uint32_t capacity) {
-  table_layout l;
-  if (capacity > max_capacity) capacity = max_capacity;
+// The smallest power of two of at least `n` slots, at most max_capacity.
+constexpr std::uint32_t region_slots(std::uint32_t n) {
+  if (n > max_capacity) n = max_capacity;
   std::uint32_t slots = 1;
-  while (slots < capacity) slots *= 2;
-  l.capacity = slots;
+  while (slots < n) slots *= 2;
+  return slots;
+}
+
+// A table of at least `capacity` main slots and, when `spill_capacity` is
+// not 0, at least that many spill slots (each a power of two, at most
+// max_capacity).
+constexpr table_layout layout_for(std::uint32_t capacity, std::uint32_t spill_capacity = 0) {
+  table_layout l;
+  l.capacity = region_slots(capacity);
+  l.spill_capacity = spill_capacity == 0 ? 0 : region_slots(spill_capacity);
+  const std::size_t slots = l.slots();
   l.view_offset = 0;
-  l.pages_offset = align_up(sizeof(table_view), 256);
-  l.counters_offset = l.pages_offset + std::size_t{slots} * sizeof(page_summary);
-  l.bits_offset = align_up(l.counters_offset + sizeof(table_counters), 16);
-  l.bytes = l.bits_offset + std::size_t{slots} * words_per_bitmap * sizeof(std::uint32_t);
-  l.cleared_offset = l.pages_offset;
+  l.counters_offset = align_up(sizeof(table_view), 256);
+  l.pages_offset = l.counters_offset + sizeof(table_counters);
+  l.spill_pages_offset = l.pages_offset + std::size_t{l.capacity} * sizeof(page_summary);
+  l.bits_offset = align_up(l.pages_offset + slots * sizeof(page_summary), 16);
+  l.bytes = l.bits_offset + slots * words_per_bitmap * sizeof(std::uint32_t);
+  l.cleared_offset = l.counters_offset;
   l.cleared_end = l.bytes;
   return l;
 }
@@ -167,6 +216,8 @@ inline table_view view_at(std::uintptr_t base, const table_layout& l) {
   table_view v;
   v.capacity = l.capacity;
   v.slot_mask = l.capacity - 1;
+  v.spill_capacity = l.spill_capacity;
+  v.spill_mask = l.spill_capacity == 0 ? 0 : l.spill_capacity - 1;
   v.counters = reinterpret_cast<table_counters*>(base + l.counters_offset);
   v.pages = reinterpret_cast<page_summary*>(base + l.pages_offset);
   v.bits = reinterpret_cast<std::uint32_t*>(base + l.bits_offset);

@@ -136,8 +136,18 @@ STREAMSAN_HD std::uint32_t first_slot(const table_view& t, std::uint64_t key) {
   return page_hash(key) & t.slot_mask;
 }
 
+// Note [One probing loop for both regions]
+// Probing the spill region with a second loop (or a call) cost every patch
+// function registers: ptxas -v (sm_90) counted 16 to 36 bytes more spill
+// stores per patch function, and a call out of line more still. One loop
+// whose region changes once costs 4 to 16 bytes of spill stores per patch
+// function over the table without a spill region.
+
 // The slot of `key`, inserting it if needed; slot_overflowed when neither
-// the key's slot nor a free one lies within max_probes slots of its first.
+// the key's slot nor a free one lies within the buckets it may probe: in
+// the main region, max_probes buckets of its first, or main_probes and then
+// max_probes of the spill region (Note [The room to grow is read only when
+// used] in footprint_layout.h).
 // Probing starts at slot `b`, whose key the caller already read as `seen`.
 // Nothing reads the overflow counter before a free slot is taken (Note
 // [Pages inserted without asking]). A page whose key decoding cannot pack
@@ -148,17 +158,35 @@ STREAMSAN_HD std::uint32_t find_or_insert_from(const table_view& t, std::uint64_
   // Compared as keys, so the page need not stay live: comparing pages
   // spilled 24 bytes more per call on sm_90 (ptxas -v).
   const std::uint64_t largest_key = key_of(max_page, footprint_kind::atomic);
-  const std::uint32_t probes = t.capacity < max_probes ? t.capacity : max_probes;
-  for (std::uint32_t probe = 0; probe < probes; ++probe) {
-    if (seen == key) return b;
-    if (seen == 0) {
-      if (key > largest_key) break;
-      seen = lane::cas(&t.pages[b].key, 0, key);
-      // 0: this lane took the slot; the key: a lane of another warp did.
-      if (seen == 0 || seen == key) return b;
+  // The region probed: its first slot, its mask and its probes.
+  std::uint32_t base = 0;
+  std::uint32_t mask = t.slot_mask;
+  std::uint32_t probes = t.spill_capacity != 0 ? main_probes : max_probes;
+  if (t.capacity < probes) probes = t.capacity;
+  while (key <= largest_key) {
+    for (std::uint32_t probe = 0; probe < probes; ++probe) {
+      if (seen == key) return base + b;
+      if (seen == 0) {
+        seen = lane::cas(&t.pages[base + b].key, 0, key);
+        // 0: this lane took the slot; the key: a lane of another warp did.
+        if (seen == key) return base + b;
+        if (seen == 0) {
+          // The first key to spill says so, once.
+          if (base != 0 && lane::load(&t.counters->spilled) == 0) {
+            lane::fetch_or(&t.counters->spilled, 1);
+          }
+          return base + b;
+        }
+      }
+      b = (b + 1) & mask;
+      seen = lane::load(&t.pages[base + b].key);
     }
-    b = (b + 1) & t.slot_mask;
-    seen = lane::load(&t.pages[b].key);
+    if (base != 0 || t.spill_capacity == 0) break;
+    base = t.capacity;
+    mask = t.spill_mask;
+    probes = t.spill_capacity < max_probes ? t.spill_capacity : max_probes;
+    b = page_hash(key) & mask;
+    seen = lane::load(&t.pages[base + b].key);
   }
   // Counted once: a launch with a full table would otherwise add to this
   // one word at every access to a page it has no slot for.

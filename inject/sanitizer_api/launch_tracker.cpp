@@ -239,15 +239,15 @@ void launch_tracker::module_unloaded(CUmodule module) {
 }
 
 std::optional<launch_tracker::table> launch_tracker::acquire_locked(
-    CUcontext ctx, std::uint32_t pages, Sanitizer_StreamHandle stream) {
-  auto& pool = free_tables_[{ctx, pages}];
+    CUcontext ctx, const precise::table_layout& layout, Sanitizer_StreamHandle stream) {
+  auto& pool = free_tables_[{ctx, layout.capacity, layout.spill_capacity}];
   if (!pool.empty()) {
     table t = pool.back();
     pool.pop_back();
     return t;
   }
   table t;
-  t.layout = precise::layout_for(pages);
+  t.layout = layout;
   t.ctx = ctx;
   if (lib_.alloc(ctx, &t.device, t.layout.bytes) != SANITIZER_SUCCESS) return std::nullopt;
   views_.push_back(precise::view_at(reinterpret_cast<std::uintptr_t>(t.device), t.layout));
@@ -260,7 +260,7 @@ std::optional<launch_tracker::table> launch_tracker::acquire_locked(
 }
 
 void launch_tracker::release_locked(const table& t) {
-  free_tables_[{t.ctx, t.layout.capacity}].push_back(t);
+  free_tables_[{t.ctx, t.layout.capacity, t.layout.spill_capacity}].push_back(t);
 }
 
 // Note [Tables sized from measured launches]
@@ -273,38 +273,44 @@ void launch_tracker::release_locked(const table& t) {
 // launches, 11.7 MB a launch that wrote about 41 pages, 52 of its 58
 // seconds. So once a kernel was measured its tables come from the hint
 // (twice the pages of its largest launch so far, or four times a table it
-// overflowed), with room for it to grow: up to `estimate_headroom_` times the
-// hint when the estimate allows. A launch that outgrows even that (some 16
+// overflowed), with room for it to grow: a spill region of up to
+// `estimate_headroom_` times the hint when the estimate allows, read back
+// only by a launch that used it (Note [The room to grow is read only when
+// used] in footprint_layout.h). A launch that outgrows even that (some 16
 // to 32 times the pages of the kernel's largest launch before) overflows,
 // keeps its inferred footprint (a possible race at most, where the
 // estimate's table would have measured it) and leaves its kernel a hint four
 // times larger (retire_locked).
-// STREAMSAN_TABLE_HEADROOM sets the factor (1 to 64): cuSolverRf under
-// --precise still read back some 750 KB a launch for about 40 pages (H200,
-// 2026-11-29), most of it the summaries of buckets the room added, and a
-// smaller factor trades that for launches that outgrow their tables. At 4
-// it read back 14.3 GB against 41 GB at 16, no launch outgrowing its
-// table, and the wide corpus gave the same verdicts and possible races at
-// both (H200, docs/injection.md). The extra corpus at 4 gave the verdicts
-// of 16 too, but one launch in each of two programs outgrew its table
-// there (H200, a later session), which at 16 was not checked: the default
-// stays 16 until it is.
-std::uint32_t launch_tracker::slots_for(std::uint32_t learned, std::uint32_t slot_estimate) const {
-  if (learned == 0) return slot_estimate != 0 ? slot_estimate : options_.initial_slots;
+// STREAMSAN_TABLE_HEADROOM sets the factor (1 to 64). It used to trade
+// read-back for launches that outgrow their tables: cuSolverRf under
+// --precise read back 41 GB at 16 and 14.3 GB at 4 (H200, 2026-11-29).
+// Since the room is read back only by a launch that used it, the same run
+// reads back 3.6 GB at 16 (H200, 2026-11-30); the factor now costs only
+// the room's device memory and its clearing before each launch.
+// Each region has a power of two of slots, from 16 to max_capacity (Note
+// [The slot is the bucket]): few distinct sizes to pool, and a larger
+// footprint overflows and is inferred.
+precise::table_layout launch_tracker::layout_for_launch(std::uint32_t learned,
+                                                        std::uint32_t slot_estimate) const {
+  const auto region = [](std::uint64_t slots) {
+    return std::bit_ceil(static_cast<std::uint32_t>(
+        std::clamp<std::uint64_t>(slots, 16, precise::max_capacity)));
+  };
+  if (learned == 0) {
+    return precise::layout_for(region(slot_estimate != 0 ? slot_estimate : options_.initial_slots));
+  }
+  const std::uint32_t main = region(learned);
   const std::uint64_t room = std::uint64_t{learned} * estimate_headroom_;
-  return std::max<std::uint32_t>(
-      learned, static_cast<std::uint32_t>(std::min<std::uint64_t>(slot_estimate, room)));
+  const std::uint32_t grown = region(std::min<std::uint64_t>(slot_estimate, room));
+  return precise::layout_for(main, grown > main ? grown : 0);
 }
 
 std::optional<launch_tracker::table> launch_tracker::cleared_table_locked(
     const Sanitizer_LaunchData& launch, std::uint32_t slot_estimate) {
   const auto hint = slots_hint_.find(launch.function);
   const std::uint32_t learned = hint != slots_hint_.end() ? hint->second : 0;
-  std::uint32_t slots = slots_for(learned, slot_estimate);
-  // Few distinct sizes to pool; at most max_capacity (Note [The slot is
-  // the bucket]): a larger footprint overflows and is inferred.
-  slots = std::bit_ceil(std::clamp<std::uint32_t>(slots, 16, precise::max_capacity));
-  auto t = acquire_locked(launch.context, slots, launch.hStream);
+  auto t = acquire_locked(launch.context, layout_for_launch(learned, slot_estimate),
+                          launch.hStream);
   if (!t) {
     ++stats_.failed;
     return std::nullopt;
@@ -726,6 +732,7 @@ void launch_tracker::retire_locked(const launch_state& l, const precise::decoded
   stats_.pages += d.pages;
   stats_.fragmented_pages += d.fragmented_pages;
   stats_.bytes_read_back += d.bytes_read_back;
+  if (d.spilled) ++stats_.spilled;
   if (!d.complete) ++stats_.incomplete;
   if (d.too_fragmented) ++stats_.too_fragmented;
   // A table that was too small gets larger; one too fragmented to use was
@@ -735,7 +742,7 @@ void launch_tracker::retire_locked(const launch_state& l, const precise::decoded
   // largest launch.
   const bool too_small = !d.complete && !d.too_fragmented;
   std::uint32_t& hint = slots_hint_[l.function];
-  hint = std::max({hint, too_small ? l.t.layout.capacity * 4 : std::uint32_t{16}, d.pages * 2});
+  hint = std::max({hint, too_small ? l.t.layout.slots() * 4 : std::uint32_t{16}, d.pages * 2});
   release_launch_locked(l);
 }
 

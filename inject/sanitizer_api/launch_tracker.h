@@ -31,6 +31,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "inject/precise/footprint_decode.h"
@@ -97,6 +98,9 @@ struct tracker_stats {
   std::uint64_t pages = 0;
   std::uint64_t fragmented_pages = 0;
   std::uint64_t bytes_read_back = 0;
+  // Launches that took slots of their table's spill region (Note [The
+  // room to grow is read only when used] in footprint_layout.h).
+  std::uint64_t spilled = 0;
   std::uint64_t waits = 0;       // read-backs that had to wait (bound, exit)
   // In flight when the program was stopped by a signal: never read back
   // (Note [Launches in flight when the program is stopped]).
@@ -330,14 +334,16 @@ class launch_tracker {
   CUevent event_after(CUcontext ctx, CUstream stream, Sanitizer_StreamHandle hstream);
   void enqueue_locked(launch_state s);
 
-  std::optional<table> acquire_locked(CUcontext ctx, std::uint32_t pages,
+  std::optional<table> acquire_locked(CUcontext ctx, const precise::table_layout& layout,
                                       Sanitizer_StreamHandle stream);
   // A table for `launch`, cleared on its stream (Note [Tables sized from
   // measured launches]); nullopt, counted as failed, when none could be had.
   std::optional<table> cleared_table_locked(const Sanitizer_LaunchData& launch,
                                             std::uint32_t slot_estimate);
-  // Slots for a launch whose kernel left hint `learned` (0: never measured).
-  std::uint32_t slots_for(std::uint32_t learned, std::uint32_t slot_estimate) const;
+  // The table for a launch whose kernel left hint `learned` (0: never
+  // measured): its main and spill regions.
+  precise::table_layout layout_for_launch(std::uint32_t learned,
+                                          std::uint32_t slot_estimate) const;
   void release_locked(const table& t);
   void null_launch_data_locked(const Sanitizer_LaunchData& launch);
   // Null per-launch data for a node of a patched module, remembered (Note
@@ -398,7 +404,8 @@ class launch_tracker {
   std::set<CUmodule> patched_;
   std::atomic<std::size_t> patched_count_{0};  // patched_.size(), read without mutex_
   std::map<CUfunction, std::uint32_t> slots_hint_;
-  std::map<std::pair<CUcontext, std::uint32_t>, std::vector<table>> free_tables_;
+  // By context and (main, spill) slots.
+  std::map<std::tuple<CUcontext, std::uint32_t, std::uint32_t>, std::vector<table>> free_tables_;
   std::vector<CUevent> free_events_;
   struct private_stream_of {
     std::uint64_t generation = 0;  // its context's (context_generations)

@@ -1280,6 +1280,7 @@ sanitizer_source_stats sanitizer_source::stats() const {
   s.abandoned = t.abandoned;
   s.pages = t.pages;
   s.bytes_read_back = t.bytes_read_back;
+  s.spilled = t.spilled;
   s.setup_ns = t.setup_ns;
   s.read_back_ns = t.read_back_ns;
   s.copy_ns = t.copy_ns;

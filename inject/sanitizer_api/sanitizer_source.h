@@ -81,6 +81,7 @@ struct sanitizer_source_stats {
   std::uint64_t abandoned = 0;  // tracker_stats::abandoned
   std::uint64_t pages = 0;
   std::uint64_t bytes_read_back = 0;
+  std::uint64_t spilled = 0;       // tracker_stats::spilled
   std::uint64_t setup_ns = 0;      // tracker_stats::setup_ns
   std::uint64_t read_back_ns = 0;  // tracker_stats::read_back_ns
   std::uint64_t copy_ns = 0;       // tracker_stats::copy_ns

@@ -435,7 +435,7 @@ void session::print_debug_counters() const {
                "streamsan: debug: sanitizer api_callbacks=%llu launches=%llu "
                "(launch calls before work could overlap %llu) measured=%llu "
                "incomplete=%llu (too fragmented %llu) failed=%llu (decodes %llu, jobs_thrown %llu) "
-               "waits=%llu slots=%llu read_back=%llu "
+               "waits=%llu slots=%llu read_back=%llu spilled=%llu "
                "setup_ms=%.1f read_back_ms=%.1f (copies %.1f) decode_ms=%.1f "
                "modules_patched=%llu unpatched=%llu (at a synchronize %llu) patched_at_exit=%llu "
                "changes_deferred=%llu put_off_at_load=%llu\n",
@@ -451,6 +451,7 @@ void session::print_debug_counters() const {
                static_cast<unsigned long long>(m.waits),
                static_cast<unsigned long long>(m.pages),
                static_cast<unsigned long long>(m.bytes_read_back),
+               static_cast<unsigned long long>(m.spilled),
                static_cast<double>(m.setup_ns) / 1e6, static_cast<double>(m.read_back_ns) / 1e6,
                static_cast<double>(m.copy_ns) / 1e6, static_cast<double>(m.decode_ns) / 1e6,
                static_cast<unsigned long long>(m.modules_patched),

@@ -19,8 +19,8 @@ namespace {
 // A table in host memory, standing in for the device allocation.
 class host_table {
  public:
-  explicit host_table(std::uint32_t capacity)
-      : layout_(layout_for(capacity)), storage_((layout_.bytes + 63) / 8 + 8, ~0ull) {
+  explicit host_table(std::uint32_t capacity, std::uint32_t spill = 0)
+      : layout_(layout_for(capacity, spill)), storage_((layout_.bytes + 63) / 8 + 8, ~0ull) {
     // Fresh device memory holds anything: only the cleared region is reset.
     base_ = reinterpret_cast<std::uintptr_t>(storage_.data());
     view_ = view_at(base_, layout_);
@@ -47,7 +47,7 @@ class host_table {
   // The slots holding a key.
   std::vector<std::uint32_t> used_slots() const {
     std::vector<std::uint32_t> used;
-    for (std::uint32_t s = 0; s < view_.capacity; ++s) {
+    for (std::uint32_t s = 0; s < layout_.slots(); ++s) {
       if (view_.pages[s].key != 0) used.push_back(s);
     }
     return used;
@@ -338,22 +338,30 @@ TEST(FootprintTable, AnOverflowedLaunchStillTakesAFreeSlotAndStaysIncomplete) {
   EXPECT_FALSE(t.decode().complete);
 }
 
+// Pages (read) whose keys all hash to page 0's main bucket, `n` + 1 of
+// them; the first `n` are recorded, each taking the next bucket from
+// there.
+std::vector<std::uint64_t> fill_from_home(const table_view& t, std::uint32_t n) {
+  const std::uint32_t home = page_hash(key_of(0, footprint_kind::read)) & t.slot_mask;
+  std::vector<std::uint64_t> colliding;
+  for (std::uint64_t page = 0; colliding.size() <= n; ++page) {
+    if ((page_hash(key_of(page, footprint_kind::read)) & t.slot_mask) == home) {
+      colliding.push_back(page);
+    }
+  }
+  for (std::uint32_t i = 0; i < n; ++i) {
+    EXPECT_EQ(slot_to_record(t, colliding[i], footprint_kind::read), (home + i) & t.slot_mask);
+  }
+  return colliding;
+}
+
 // Note [The slot is the bucket]: a key whose slot and every free slot lie
 // more than max_probes slots past its first overflows the launch, even
 // with free slots elsewhere, so probing stays bounded.
 TEST(FootprintTable, ProbingStopsAfterMaxProbesSlots) {
   host_table t(256);
   const std::uint32_t home = page_hash(key_of(0, footprint_kind::read)) & t.view().slot_mask;
-  std::vector<std::uint64_t> colliding;
-  for (std::uint64_t page = 0; colliding.size() <= max_probes; ++page) {
-    if ((page_hash(key_of(page, footprint_kind::read)) & t.view().slot_mask) == home) {
-      colliding.push_back(page);
-    }
-  }
-  for (std::uint32_t i = 0; i < max_probes; ++i) {
-    EXPECT_EQ(slot_to_record(t.view(), colliding[i], footprint_kind::read),
-              (home + i) & t.view().slot_mask);
-  }
+  const std::vector<std::uint64_t> colliding = fill_from_home(t.view(), max_probes);
   EXPECT_EQ(t.view().counters->overflow, 0u);
   EXPECT_EQ(slot_to_record(t.view(), colliding[max_probes], footprint_kind::read),
             slot_overflowed);
@@ -362,6 +370,70 @@ TEST(FootprintTable, ProbingStopsAfterMaxProbesSlots) {
   // The keys already in place are still found, the last one 63 slots on.
   EXPECT_EQ(slot_to_record(t.view(), colliding[max_probes - 1], footprint_kind::read),
             (home + max_probes - 1) & t.view().slot_mask);
+}
+
+// Note [The room to grow is read only when used]: with a spill region, a
+// key whose first main_probes main buckets are all taken goes on to the
+// spill region, though free main slots lie further on; keys already in
+// place are still found where they are.
+TEST(FootprintTable, AKeyThatFindsNoRoomInMainProbesBucketsSpills) {
+  host_table t(256, 256);
+  const std::uint32_t home = page_hash(key_of(0, footprint_kind::read)) & t.view().slot_mask;
+  const std::vector<std::uint64_t> colliding = fill_from_home(t.view(), main_probes);
+  EXPECT_EQ(t.view().counters->spilled, 0u);
+  const std::uint64_t last = colliding[main_probes];
+  const std::uint32_t spilled =
+      256 + (page_hash(key_of(last, footprint_kind::read)) & t.view().spill_mask);
+  EXPECT_EQ(slot_to_record(t.view(), last, footprint_kind::read), spilled);
+  EXPECT_EQ(t.view().counters->spilled, 1u);
+  EXPECT_EQ(t.view().counters->overflow, 0u);
+  EXPECT_EQ(slot_to_record(t.view(), last, footprint_kind::read), spilled);
+  EXPECT_EQ(slot_to_record(t.view(), colliding[0], footprint_kind::read), home);
+  const auto d = t.decode();
+  EXPECT_TRUE(d.complete);
+  EXPECT_TRUE(d.spilled);
+  EXPECT_EQ(d.pages, main_probes + 1);
+}
+
+// A launch within its main region reads back the counters and the main
+// summaries in one copy, never the spill region's; one that spilled reads
+// those too and decodes every page, its bitmaps included.
+TEST(FootprintTable, TheSpillRegionIsReadBackOnlyWhenAKeyTookOneOfItsSlots) {
+  host_table t(64, 1024);
+  for (int p = 0; p < 10; ++p) record_span(t.view(), heap + p * page_bytes, 8, footprint_kind::read);
+  const std::size_t main = sizeof(table_counters) + 64 * sizeof(page_summary);
+  auto d = t.decode();
+  EXPECT_EQ(d.bytes_read_back, main);
+  EXPECT_EQ(t.copies(), 1);
+  EXPECT_FALSE(d.spilled);
+  EXPECT_EQ(d.intervals.size(), 10u);
+  std::vector<measured_interval> expected;
+  t.clear();
+  for (std::uint64_t p = 0; p < 200; ++p) {
+    const std::uint64_t page = heap + 2 * p * page_bytes;
+    record_span(t.view(), page, 8, footprint_kind::write);
+    expected.push_back({page, page + 8, footprint_kind::write});
+  }
+  record_span(t.view(), heap + 64, 8, footprint_kind::write);  // page 0: two runs
+  expected.insert(expected.begin() + 1, {heap + 64, heap + 72, footprint_kind::write});
+  d = t.decode();
+  EXPECT_TRUE(d.complete);
+  EXPECT_TRUE(d.spilled);
+  EXPECT_EQ(d.pages, 200u);
+  EXPECT_EQ(d.fragmented_pages, 1u);
+  EXPECT_EQ(d.intervals, expected);
+  EXPECT_EQ(d.bytes_read_back,
+            main + 1024 * sizeof(page_summary) + words_per_bitmap * sizeof(std::uint32_t));
+  EXPECT_EQ(t.copies(), 3);
+}
+
+// A launch that fills both regions overflows: not a measurement.
+TEST(FootprintTable, ALaunchThatFillsBothRegionsOverflows) {
+  host_table t(16, 32);
+  for (int p = 0; p < 64; ++p) record_span(t.view(), heap + p * page_bytes, 8, footprint_kind::read);
+  EXPECT_EQ(t.view().counters->overflow, 1u);
+  EXPECT_EQ(t.used_slots().size(), 48u);
+  EXPECT_FALSE(t.decode().complete);
 }
 
 // Threads that reach one new page at once, like warps of a streaming
@@ -404,10 +476,9 @@ TEST(FootprintTable, ClearingStartsAFreshLaunch) {
                 {heap + page_bytes + 200, heap + page_bytes + 208, footprint_kind::read}}));
 }
 
-// Threads race on the same pages, like warps of one kernel; the decoded
-// footprint is exactly the union of what they recorded.
-TEST(FootprintTable, ConcurrentRecordingIsExact) {
-  host_table t(256);
+// Threads race on the same pages of `t`, like warps of one kernel; the
+// decoded footprint is exactly the union of what they recorded.
+void expect_concurrent_recording_exact(host_table& t) {
   constexpr int threads = 8;
   std::vector<std::vector<measured_interval>> recorded(threads);
   std::vector<std::thread> pool;
@@ -430,6 +501,20 @@ TEST(FootprintTable, ConcurrentRecordingIsExact) {
   const auto d = t.decode();
   EXPECT_TRUE(d.complete);
   EXPECT_EQ(d.intervals, expected);
+}
+
+TEST(FootprintTable, ConcurrentRecordingIsExact) {
+  host_table t(256);
+  expect_concurrent_recording_exact(t);
+}
+
+// 192 keys (64 pages, three kinds) for 64 main slots: most of them spill
+// while other threads probe and insert the same keys.
+TEST(FootprintTable, ConcurrentRecordingThatSpillsIsExact) {
+  host_table t(64, 256);
+  expect_concurrent_recording_exact(t);
+  EXPECT_EQ(t.view().counters->spilled, 1u);
+  EXPECT_EQ(t.view().counters->overflow, 0u);
 }
 
 // The device's coalesced path (Note [A coalesced span is recorded by

@@ -68,10 +68,13 @@ class LaunchTracker : public ::testing::TestWithParam<bool> {
   virtual tracker_options options() const { return {}; }
 
   // A measured launch of fill that writes `runs` runs of 64 bytes, 128
-  // apart, from buffer + offset; its id. The table it got in `capacity`.
+  // apart, from buffer + offset; its id. The table it got in `capacity`
+  // (main slots) and `spill` (its spill region's: Note [The room to grow
+  // is read only when used]).
   launch_tracker::launch_id launch(std::uint64_t offset, std::uint32_t runs = 1,
                                    std::uint32_t* capacity = nullptr,
-                                   std::uint32_t slot_estimate = 0) {
+                                   std::uint32_t slot_estimate = 0,
+                                   std::uint32_t* spill = nullptr) {
     Sanitizer_LaunchData l{};
     l.context = ctx;
     l.module = module_a;
@@ -85,6 +88,7 @@ class LaunchTracker : public ::testing::TestWithParam<bool> {
       sp::record_span(*table, buffer + offset + r * 128, 64, sp::footprint_kind::write);
     }
     if (capacity != nullptr) *capacity = table != nullptr ? table->capacity : 0;
+    if (spill != nullptr) *spill = table != nullptr ? table->spill_capacity : 0;
     tracker->launch_end(l);
     return tracker->launched().value_or(0);
   }
@@ -112,43 +116,51 @@ INSTANTIATE_TEST_SUITE_P(Decoding, LaunchTracker, ::testing::Values(false, true)
 // lie 128 bytes apart: 32 to a page.)
 TEST_P(LaunchTracker, ALaterLaunchIsSizedFromTheKernelsMeasurementsNotItsEstimate) {
   constexpr std::uint32_t estimate = 1u << 16;
-  std::uint32_t first = 0, second = 0;
-  ASSERT_EQ(launch(0, 1, &first, estimate), 1u);
+  std::uint32_t first = 0, first_spill = 1, second = 0, second_spill = 0;
+  ASSERT_EQ(launch(0, 1, &first, estimate, &first_spill), 1u);
   read_back_all(0, 0);
-  ASSERT_EQ(launch(0, 1, &second, estimate), 2u);
+  ASSERT_EQ(launch(0, 1, &second, estimate, &second_spill), 2u);
   read_back_all(0, 0);
   EXPECT_EQ(first, estimate);
-  // One page measured: the least hint, 16 slots, and its room.
-  EXPECT_EQ(second, 16u * launch_tracker::default_estimate_headroom);
+  EXPECT_EQ(first_spill, 0u);
+  // One page measured: the least hint, 16 slots, and its room apart.
+  EXPECT_EQ(second, 16u);
+  EXPECT_EQ(second_spill, 16u * launch_tracker::default_estimate_headroom);
   EXPECT_EQ(tries, (std::vector<handed_over>{{1, true, false, 1}, {2, true, false, 1}}));
+  EXPECT_EQ(tracker->stats().spilled, 0u);
 }
 
 // STREAMSAN_TABLE_HEADROOM=4: after a launch of one page, the kernel's next
-// table has 4 times the least hint, 64 slots, and a launch of 100 pages
-// outgrows it (with the default room, 256 slots, it would not).
+// table has room of 4 times the least hint, 64 slots, and a launch of 100
+// pages outgrows it (with the default room, 256 slots, it would not).
 TEST_P(LaunchTracker, ASmallerHeadroomLeavesLessRoomToGrow) {
   tracker->set_estimate_headroom(4);
-  std::uint32_t second = 0;
+  std::uint32_t second = 0, spill = 0;
   ASSERT_EQ(launch(0, 1, nullptr, 1u << 16), 1u);
   read_back_all(0, 0);
-  ASSERT_EQ(launch(0, 100 * 32, &second, 1u << 16), 2u);
+  ASSERT_EQ(launch(0, 100 * 32, &second, 1u << 16, &spill), 2u);
   read_back_all(0, 0);
-  EXPECT_EQ(second, 64u);
+  EXPECT_EQ(second, 16u);
+  EXPECT_EQ(spill, 64u);
   ASSERT_EQ(tries.size(), 2u);
   EXPECT_FALSE(tries[1].complete);  // outgrown: not a measurement
 }
 
 TEST_P(LaunchTracker, AnEstimateWithinTheRoomIsKeptAndNoneShrinksATableBelowTheHint) {
-  std::uint32_t first = 0, second = 0, third = 0;
+  std::uint32_t first = 0, second = 0, third = 0, second_spill = 0, third_spill = 1;
   ASSERT_EQ(launch(0, 1, &first, 64), 1u);
   read_back_all(0, 0);
-  ASSERT_EQ(launch(0, 1, &second, 64), 2u);  // 64: within the room of a hint of 16
+  // 64: within the room of a hint of 16
+  ASSERT_EQ(launch(0, 1, &second, 64, &second_spill), 2u);
   read_back_all(0, 0);
-  ASSERT_EQ(launch(0, 1, &third, 4), 3u);    // the hint, 16, over an estimate of 4
+  // the hint, 16, over an estimate of 4, and no room
+  ASSERT_EQ(launch(0, 1, &third, 4, &third_spill), 3u);
   read_back_all(0, 0);
   EXPECT_EQ(first, 64u);
-  EXPECT_EQ(second, 64u);
+  EXPECT_EQ(second, 16u);
+  EXPECT_EQ(second_spill, 64u);
   EXPECT_EQ(third, 16u);
+  EXPECT_EQ(third_spill, 0u);
 }
 
 // The hint is the kernel's largest launch: a small launch between two
@@ -174,14 +186,15 @@ TEST_P(LaunchTracker, AKernelKeepsRoomForItsLargestLaunch) {
 TEST_P(LaunchTracker, ALaunchThatOutgrowsItsTableLeavesALargerOneToTheNext) {
   constexpr std::uint32_t estimate = 1u << 16;
   constexpr std::uint32_t runs = 32 * 1024;  // 1,024 pages
-  std::uint32_t small = 0, outgrown = 0, next = 0;
+  std::uint32_t small = 0, outgrown = 0, outgrown_spill = 0, next = 0;
   ASSERT_EQ(launch(0, 1, &small, estimate), 1u);
   read_back_all(0, 0);
-  ASSERT_EQ(launch(0, runs, &outgrown, estimate), 2u);
+  ASSERT_EQ(launch(0, runs, &outgrown, estimate, &outgrown_spill), 2u);
   read_back_all(0, 0);
   ASSERT_EQ(launch(0, runs, &next, estimate), 3u);
   read_back_all(0, 0);
-  EXPECT_EQ(outgrown, 16u * launch_tracker::default_estimate_headroom);
+  EXPECT_EQ(outgrown, 16u);
+  EXPECT_EQ(outgrown_spill, 16u * launch_tracker::default_estimate_headroom);
   EXPECT_GE(next, 2 * 1024u);
   ASSERT_EQ(tries.size(), 3u);
   EXPECT_EQ(tries[0], (handed_over{1, true, false, 1}));
@@ -189,6 +202,29 @@ TEST_P(LaunchTracker, ALaunchThatOutgrowsItsTableLeavesALargerOneToTheNext) {
   EXPECT_FALSE(tries[1].failed);
   EXPECT_EQ(tries[2], (handed_over{3, true, false, runs}));
   EXPECT_EQ(tracker->stats().incomplete, 1u);
+}
+
+// Note [The room to grow is read only when used]: a launch that outgrows
+// its table's main region but fits its room spills and is still a
+// measurement; its kernel's next main region is sized from it.
+TEST_P(LaunchTracker, ALaunchThatOutgrowsItsMainRegionSpillsAndIsStillMeasured) {
+  constexpr std::uint32_t estimate = 1u << 16;
+  constexpr std::uint32_t runs = 100 * 32;  // 100 pages
+  std::uint32_t main = 0, spill = 0, next = 0;
+  ASSERT_EQ(launch(0, 1, nullptr, estimate), 1u);
+  read_back_all(0, 0);
+  ASSERT_EQ(launch(0, runs, &main, estimate, &spill), 2u);
+  read_back_all(0, 0);
+  ASSERT_EQ(launch(0, runs, &next, estimate), 3u);
+  read_back_all(0, 0);
+  EXPECT_EQ(main, 16u);
+  EXPECT_EQ(spill, 16u * launch_tracker::default_estimate_headroom);
+  EXPECT_EQ(next, 256u);  // twice its 100 pages
+  ASSERT_EQ(tries.size(), 3u);
+  EXPECT_EQ(tries[1], (handed_over{2, true, false, runs}));
+  EXPECT_EQ(tries[2], (handed_over{3, true, false, runs}));
+  EXPECT_EQ(tracker->stats().spilled, 1u);
+  EXPECT_EQ(tracker->stats().incomplete, 0u);
 }
 
 // Note [Read-backs land in page-locked memory]: the summaries and the
