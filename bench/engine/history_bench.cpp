@@ -110,6 +110,41 @@ void BM_FewAccessesOnALongHistoryBatched(benchmark::State& state) {
 BENCHMARK(BM_FewAccessesOnALongHistoryBatched)
     ->Args({1 << 20, 64})->Args({1 << 20, 1024})->Unit(benchmark::kMillisecond);
 
+// Note [A batch rebuilds only what it touches]: the same launch pattern
+// applied again and again to one history, as the engine does (no copy: its
+// chunks keep the capacity their rebuilds left). Each iteration is two
+// batches over range(1) of the range(0) segments, the places moving on by
+// 4,099 segments (modulo the spacing) each time: reads that split each segment in three, then
+// writes of the whole segments that join the pieces again, so the history
+// stays the same length.
+void BM_FewAccessesOnALongHistoryInPlace(benchmark::State& state) {
+  const scatter_case c(static_cast<std::uint64_t>(state.range(0)),
+                      static_cast<std::uint64_t>(state.range(1)));
+  const std::uint64_t stride = static_cast<std::uint64_t>(state.range(0) / state.range(1));
+  access_history h = c.scattered;
+  std::vector<history_conflict> conflicts;
+  std::vector<access_history::conflict_slice> slices;
+  std::vector<access_history::batch_access> reads = c.reads, writes = c.reads;
+  std::uint64_t shift = 0;
+  for (auto _ : state) {
+    shift = (shift + 4099) % stride;  // far from the last: another chunk, cold
+    for (std::size_t k = 0; k < reads.size(); ++k) {
+      const std::uint64_t at = 32 * (k * stride + shift);
+      reads[k] = {at + 8, at + 12, entry_at(1, access_mode::read)};
+      writes[k] = {at, at + 16, entry_at(0, access_mode::write)};
+    }
+    h.apply_batch(reads, c.reader, conflicts, slices);
+    h.apply_batch(writes, c.reader, conflicts, slices);
+    conflicts.clear();
+    slices.clear();
+    benchmark::DoNotOptimize(h.segment_count());
+  }
+  state.SetItemsProcessed(state.iterations() * 2 * state.range(1));
+}
+BENCHMARK(BM_FewAccessesOnALongHistoryInPlace)
+    ->Args({1 << 20, 64})->Args({1 << 20, 1024})->Args({1 << 16, 1024})
+    ->Unit(benchmark::kMillisecond);
+
 // Note [The same footprint again]: a launch whose runs are exactly segments
 // of the history, as a kernel's next launch over the same buffers leaves
 // them: range(0) segments (16 bytes every 32), range(1) reads of every

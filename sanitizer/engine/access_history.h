@@ -299,6 +299,15 @@ class access_history {
   void apply_general(std::vector<segment>& segments, std::uint64_t begin, std::uint64_t end,
                      const access_entry& entry, const vector_clock& clock,
                      std::vector<history_conflict>& conflicts, std::size_t first);
+  // Note [A batch rebuilds only what it touches]: the segments a batch's
+  // merge rebuilds, [touched_from, touched_until).
+  static std::size_t touched_from(const std::vector<segment>& segments,
+                                  std::span<const batch_access> accesses) noexcept;
+  static std::size_t touched_until(const std::vector<segment>& segments,
+                                   std::span<const batch_access> accesses) noexcept;
+  // Segments [first, last) become scratch_'s.
+  void replace_with_scratch(std::vector<segment>& segments, std::size_t first,
+                            std::size_t last);
   void merge_batch(std::vector<segment>& segments, std::span<const batch_access> accesses,
                    std::size_t offset, const vector_clock& clock,
                    std::vector<history_conflict>& conflicts, std::vector<conflict_slice>& slices);

@@ -515,6 +515,42 @@ TEST(AccessHistoryBatch, MatchesApplyingOneAccessAtATime) {
   }
 }
 
+// Note [A batch rebuilds only what it touches]: one history kept across
+// many small batches (its chunks keep the room their rebuilds left), each
+// batch a few random accesses over a part of it, matches one access at a
+// time batch after batch, with chunks of every size.
+TEST(AccessHistoryBatch, SmallBatchesOnALongHistoryMatchApplyingOneAtATime) {
+  std::mt19937_64 random(20261201);
+  const auto& modes = all_access_modes;
+  const auto pick = [&](std::uint64_t n) { return random() % n; };
+  for (const std::size_t target : {std::size_t{3}, std::size_t{16}, std::size_t{128}}) {
+    SCOPED_TRACE(target);
+    access_history one_by_one(target);
+    access_history batched(target);
+    std::uint64_t seq = 1;
+    std::vector<history_conflict> ignored;
+    for (std::uint64_t k = 0; k < 600; ++k) {  // 600 segments of 8 bytes, 16 apart
+      const access_entry w = entry(static_cast<context_slot>(k % 3), 1, access_mode::write, seq++);
+      one_by_one.apply(16 * k, 16 * k + 8, w, clock_of(w.when.slot(), 1), ignored);
+      batched.apply(16 * k, 16 * k + 8, w, clock_of(w.when.slot(), 1), ignored);
+    }
+    for (int round = 0; round < 300; ++round) {
+      SCOPED_TRACE(round);
+      std::vector<access_history::batch_access> batch;
+      std::uint64_t at = pick(9600);
+      for (std::uint64_t n = 1 + pick(4); n > 0 && at < 9700; --n) {
+        const std::uint64_t size = 1 + pick(40);
+        batch.push_back({at, at + size, entry(0, 6, modes[pick(std::size(modes))], seq++)});
+        at += size + pick(64);
+      }
+      vector_clock clock = clock_of(0, 6);
+      clock.set(1, pick(3));
+      clock.set(2, pick(3));
+      ASSERT_NO_FATAL_FAILURE(expect_batch_matches_one_by_one(one_by_one, batched, batch, clock));
+    }
+  }
+}
+
 // Note [The same footprint again]: a batch whose accesses each cover
 // exactly one segment (the runs of a launch seen before) is applied in
 // place, with the conflicts and the state of one access at a time, on one
@@ -637,6 +673,32 @@ TEST(AccessHistoryChunks, AWriteOverEverythingLeavesOneChunkOfOneSegment) {
   EXPECT_EQ(h.chunk_count(), 1u);
   ASSERT_EQ(h.segment_count(), 1u);
   EXPECT_EQ(h.segments()[0].write.seq, 200u);
+}
+
+// Note [A batch rebuilds only what it touches]: the segments next to the
+// ones a batch touches go through its merge, so a piece with their state
+// joins them, as when the whole chunk was rebuilt.
+TEST(AccessHistoryBatch, APieceWithItsNeighboursStateJoinsThem) {
+  access_history h;
+  std::vector<history_conflict> conflicts;
+  const access_entry w = entry(0, 1, access_mode::write, 1);
+  h.apply(0, 8, w, clock_of(0, 1), conflicts);
+  h.apply(16, 24, w, clock_of(0, 1), conflicts);
+  // Segments far away, so that the batch rebuilds only its part.
+  const access_entry far_read = entry(1, 1, access_mode::read, 2);
+  for (std::uint64_t k = 0; k < 20; ++k) {
+    h.apply(1000 + 16 * k, 1008 + 16 * k, far_read, clock_of(1, 1), conflicts);
+  }
+  ASSERT_EQ(h.segment_count(), 22u);
+  std::vector<access_history::conflict_slice> slices;
+  const std::vector<access_history::batch_access> batch{{8, 16, w}};
+  h.apply_batch(batch, clock_of(0, 1), conflicts, slices);
+  EXPECT_TRUE(conflicts.empty());
+  ASSERT_EQ(h.segment_count(), 21u);
+  const auto segments = h.segments();
+  EXPECT_EQ(segments[0].begin, 0u);
+  EXPECT_EQ(segments[0].end, 24u);
+  EXPECT_EQ(segments[1].begin, 1000u);
 }
 
 TEST(AccessHistoryBatch, OverlappingOrUnsortedAccessesAreNotBatchable) {
