@@ -22,6 +22,7 @@ struct thread_launch {
   Sanitizer_StreamHandle hstream = nullptr;
   void* table_device = nullptr;
   precise::table_layout layout;
+  std::uint64_t generation = 0;  // of ctx, when the table was had
 };
 thread_local thread_launch this_thread;
 
@@ -92,11 +93,15 @@ launch_tracker::launch_tracker(const sanitizer_library& lib, const tracker_drive
 }
 
 launch_tracker::~launch_tracker() {
+  // Note [What a destroyed context took with it]: nothing of a destroyed
+  // context is freed.
   const auto free_table = [this](const table& t) {
-    if (lib_.free) lib_.free(t.ctx, t.device);
+    if (lib_.free && contexts_.current(t.ctx, t.generation)) lib_.free(t.ctx, t.device);
   };
-  const auto destroy_event = [this](CUevent e) {
-    if (e != nullptr && driver_.event_destroy) driver_.event_destroy(e);
+  const auto destroy_event = [this](CUevent e, const table& of) {
+    if (e != nullptr && driver_.event_destroy && contexts_.current(of.ctx, of.generation)) {
+      driver_.event_destroy(e);
+    }
   };
   for (const auto& [key, pool] : free_tables_) {
     for (const table& t : pool) free_table(t);
@@ -104,13 +109,17 @@ launch_tracker::~launch_tracker() {
   for (const auto* launches : {&in_flight_, &abandoned_}) {
     for (const launch_state& l : *launches) {  // never read back
       free_table(l.t);
-      if (l.owns_event) destroy_event(l.done);
+      if (l.owns_event) destroy_event(l.done, l.t);
     }
   }
   for (const auto& [thread, g] : graph_launches_) {
     for (const graph_node_table& n : g.nodes) free_table(n.t);
   }
-  for (const CUevent e : free_events_) destroy_event(e);
+  for (const auto& [key, events] : free_events_) {
+    for (const CUevent e : events) {
+      if (driver_.event_destroy) driver_.event_destroy(e);  // its context's current
+    }
+  }
 }
 
 extern "C" {
@@ -240,7 +249,9 @@ void launch_tracker::module_unloaded(CUmodule module) {
 
 std::optional<launch_tracker::table> launch_tracker::acquire_locked(
     CUcontext ctx, const precise::table_layout& layout, Sanitizer_StreamHandle stream) {
-  auto& pool = free_tables_[{ctx, layout.capacity, layout.spill_capacity}];
+  // Note [What a destroyed context took with it]: the context as it is now.
+  const std::uint64_t generation = contexts_.of(ctx);
+  auto& pool = free_tables_[{ctx, generation, layout.capacity, layout.spill_capacity}];
   if (!pool.empty()) {
     table t = pool.back();
     pool.pop_back();
@@ -249,6 +260,7 @@ std::optional<launch_tracker::table> launch_tracker::acquire_locked(
   table t;
   t.layout = layout;
   t.ctx = ctx;
+  t.generation = generation;
   if (lib_.alloc(ctx, &t.device, t.layout.bytes) != SANITIZER_SUCCESS) return std::nullopt;
   views_.push_back(precise::view_at(reinterpret_cast<std::uintptr_t>(t.device), t.layout));
   if (lib_.memcpy_to_device(t.device, &views_.back(), sizeof(precise::table_view), stream) !=
@@ -260,7 +272,30 @@ std::optional<launch_tracker::table> launch_tracker::acquire_locked(
 }
 
 void launch_tracker::release_locked(const table& t) {
-  free_tables_[{t.ctx, t.layout.capacity, t.layout.spill_capacity}].push_back(t);
+  // Note [What a destroyed context took with it]
+  if (!contexts_.current(t.ctx, t.generation)) return;
+  free_tables_[{t.ctx, t.generation, t.layout.capacity, t.layout.spill_capacity}].push_back(t);
+}
+
+// Note [What a destroyed context took with it]
+// A table's memory, and an event, belong to the context they were made in,
+// and a destroyed context takes them with it. Its handle may then name a
+// new context (cudaDeviceReset and the next CUDA call give the primary
+// context back, often at the same address): a pooled table handed to a
+// launch there would have the patched code write into memory that is no
+// longer the table's, and an event of the old context cannot be recorded
+// on the new one's streams. So free tables and events are pooled by
+// context and generation (context_generations), dropped when their
+// context is destroyed, and a table or event coming back from a launch of
+// a destroyed context is dropped too, never freed: freeing it would use
+// the destroyed context's handle. Events were also pooled across
+// contexts: a launch on one device could take an event of another, whose
+// record fails, and then waited for its kernel at the launch.
+void launch_tracker::context_destroying(CUcontext ctx) {
+  contexts_.destroyed(ctx);
+  std::lock_guard lock(mutex_);
+  std::erase_if(free_tables_, [ctx](const auto& entry) { return std::get<0>(entry.first) == ctx; });
+  std::erase_if(free_events_, [ctx](const auto& entry) { return entry.first.first == ctx; });
 }
 
 // Note [Tables sized from measured launches]
@@ -365,7 +400,8 @@ void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measu
   ++handed_out_[launch.module];
   this_thread = thread_launch{true,           false,          launch.function,
                               launch.module,  launch.stream,  launch.context,
-                              launch.hStream, t->device,      t->layout};
+                              launch.hStream, t->device,      t->layout,
+                              t->generation};
 }
 
 // Patched code reads whatever data the launch carries: unless given a
@@ -399,18 +435,18 @@ std::optional<launch_tracker::launch_id> launch_tracker::launched() {
       {
         std::lock_guard lock(mutex_);
         --handed_out_[me.module];
-        release_locked(table{me.table_device, me.layout, me.ctx});
+        release_locked(table{me.table_device, me.layout, me.ctx, me.generation});
       }
       me = thread_launch{};
     }
     return std::nullopt;
   }
   const thread_launch l = std::exchange(me, thread_launch{});
-  const CUevent done = event_after(l.ctx, l.stream, l.hstream);
+  const CUevent done = event_after(l.ctx, l.generation, l.stream, l.hstream);
   std::lock_guard lock(mutex_);
   --handed_out_[l.module];
   launch_state s;
-  s.t = table{l.table_device, l.layout, l.ctx};
+  s.t = table{l.table_device, l.layout, l.ctx, l.generation};
   s.function = l.function;
   s.module = l.module;
   s.stream = l.stream;
@@ -421,14 +457,16 @@ std::optional<launch_tracker::launch_id> launch_tracker::launched() {
 }
 
 // Outside mutex_ (Note [Sanitizer calls outside our lock]).
-CUevent launch_tracker::event_after(CUcontext ctx, CUstream stream,
+CUevent launch_tracker::event_after(CUcontext ctx, std::uint64_t generation, CUstream stream,
                                     Sanitizer_StreamHandle hstream) {
   CUevent done = nullptr;
   {
     std::lock_guard lock(mutex_);
-    if (!free_events_.empty()) {
-      done = free_events_.back();
-      free_events_.pop_back();
+    // Note [What a destroyed context took with it]: the context's own.
+    if (auto it = free_events_.find({ctx, generation}); it != free_events_.end() &&
+                                                        !it->second.empty()) {
+      done = it->second.back();
+      it->second.pop_back();
     }
   }
   if (done == nullptr) done = new_event(ctx);
@@ -437,7 +475,7 @@ CUevent launch_tracker::event_after(CUcontext ctx, CUstream stream,
   // launch callbacks, this is allowed); done == nullptr means completed.
   if (done != nullptr) {
     std::lock_guard lock(mutex_);
-    free_events_.push_back(done);
+    free_events_[{ctx, generation}].push_back(done);
   }
   lib_.stream_synchronize(hstream);
   std::lock_guard lock(mutex_);
@@ -602,7 +640,7 @@ std::vector<launch_tracker::measured_node> launch_tracker::graph_launched() {
   }
   if (mine.nodes.empty()) return {};
   const graph_node_table& first = mine.nodes.front();
-  const CUevent done = event_after(first.ctx, first.stream, first.hstream);
+  const CUevent done = event_after(first.ctx, first.t.generation, first.stream, first.hstream);
   std::vector<measured_node> out;
   std::lock_guard lock(mutex_);
   // A dropped table goes in flight too, unread: its node may still write
@@ -748,7 +786,10 @@ void launch_tracker::retire_locked(const launch_state& l, const precise::decoded
 
 void launch_tracker::release_launch_locked(const launch_state& l) {
   release_locked(l.t);
-  if (l.done != nullptr && l.owns_event) free_events_.push_back(l.done);
+  // Note [What a destroyed context took with it]
+  if (l.done != nullptr && l.owns_event && contexts_.current(l.t.ctx, l.t.generation)) {
+    free_events_[{l.t.ctx, l.t.generation}].push_back(l.done);
+  }
 }
 
 // The exit's drain waits for each kernel by asking, so that a signal's

@@ -245,7 +245,8 @@ class launch_tracker {
   // The context is being destroyed: what was pinned in it and its private
   // stream go with it (Note [Read-backs land in page-locked memory]).
   // Never waits: the driver may hold a lock of its own here.
-  void context_destroying(CUcontext ctx) { contexts_.destroyed(ctx); }
+  // Note [What a destroyed context took with it]
+  void context_destroying(CUcontext ctx);
 
   tracker_stats stats() const;
 
@@ -287,6 +288,7 @@ class launch_tracker {
     void* device = nullptr;
     precise::table_layout layout;
     CUcontext ctx = nullptr;
+    std::uint64_t generation = 0;  // of ctx (context_generations)
   };
   struct launch_state {
     launch_id id = 0;
@@ -331,7 +333,8 @@ class launch_tracker {
   };
   // An event recorded on `stream` after what was just enqueued there;
   // nullptr when none could be (the stream was then synchronized).
-  CUevent event_after(CUcontext ctx, CUstream stream, Sanitizer_StreamHandle hstream);
+  CUevent event_after(CUcontext ctx, std::uint64_t generation, CUstream stream,
+                      Sanitizer_StreamHandle hstream);
   void enqueue_locked(launch_state s);
 
   std::optional<table> acquire_locked(CUcontext ctx, const precise::table_layout& layout,
@@ -404,9 +407,13 @@ class launch_tracker {
   std::set<CUmodule> patched_;
   std::atomic<std::size_t> patched_count_{0};  // patched_.size(), read without mutex_
   std::map<CUfunction, std::uint32_t> slots_hint_;
-  // By context and (main, spill) slots.
-  std::map<std::tuple<CUcontext, std::uint32_t, std::uint32_t>, std::vector<table>> free_tables_;
-  std::vector<CUevent> free_events_;
+  // By context, its generation and (main, spill) slots (Note [What a
+  // destroyed context took with it]).
+  std::map<std::tuple<CUcontext, std::uint64_t, std::uint32_t, std::uint32_t>, std::vector<table>>
+      free_tables_;
+  // By context and its generation (Note [What a destroyed context took
+  // with it]).
+  std::map<std::pair<CUcontext, std::uint64_t>, std::vector<CUevent>> free_events_;
   struct private_stream_of {
     std::uint64_t generation = 0;  // its context's (context_generations)
     Sanitizer_StreamHandle handle = nullptr;

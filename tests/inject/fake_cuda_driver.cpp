@@ -16,6 +16,8 @@ namespace {
 
 struct event_state {
   bool complete = true;
+  CUcontext ctx = nullptr;  // current at its creation
+  int generation = 0;       // of ctx then: a destroyed context's events die with it
 };
 struct graph_node_state {
   CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
@@ -43,6 +45,7 @@ struct state {
   int unregistered = 0;
   CUcontext current = nullptr;  // pushed by cuCtxPushCurrent
   std::set<CUcontext> destroyed;  // fake_cuda_destroy_context, until made again
+  std::map<CUcontext, int> generations;  // destructions of each context
   int destroyed_context_uses = 0;
   void (*lookup_hook)(void*) = nullptr;  // once, at the next kernel lookup
   void* lookup_arg = nullptr;
@@ -69,11 +72,22 @@ void set_member(std::set<CUstream>& set, CUstream stream, bool member) {
 FAKE CUresult cuEventCreate(CUevent* e, unsigned int) {
   std::lock_guard lock(s().mutex);
   *e = reinterpret_cast<CUevent>(s().next += 16);
-  s().events[*e] = {};
+  s().events[*e] = {true, s().current, s().generations[s().current]};
   return CUDA_SUCCESS;
 }
+namespace {
+// An event of a context destroyed since: counted as a destroyed context's use.
+bool event_outlived_its_context(CUevent e) {
+  const auto it = s().events.find(e);
+  if (it == s().events.end() || it->second.ctx == nullptr) return false;
+  if (s().generations[it->second.ctx] == it->second.generation) return false;
+  ++s().destroyed_context_uses;
+  return true;
+}
+}  // namespace
 FAKE CUresult cuEventRecord(CUevent e, CUstream) {
   std::lock_guard lock(s().mutex);
+  if (event_outlived_its_context(e)) return CUDA_ERROR_INVALID_HANDLE;
   s().events[e].complete = !s().hold;
   return CUDA_SUCCESS;
 }
@@ -87,7 +101,11 @@ FAKE CUresult cuEventSynchronize(CUevent e) {
   s().events[e].complete = true;  // the wait ends once the work has run
   return CUDA_SUCCESS;
 }
-FAKE CUresult cuEventDestroy_v2(CUevent) { return CUDA_SUCCESS; }
+FAKE CUresult cuEventDestroy_v2(CUevent e) {
+  std::lock_guard lock(s().mutex);
+  if (event_outlived_its_context(e)) return CUDA_ERROR_INVALID_HANDLE;
+  return CUDA_SUCCESS;
+}
 FAKE CUresult cuStreamCreate(CUstream* stream, unsigned int) {
   std::lock_guard lock(s().mutex);
   *stream = reinterpret_cast<CUstream>(s().next += 16);
@@ -158,6 +176,7 @@ FAKE void fake_cuda_destroy_context(CUcontext c) {
   std::lock_guard lock(s().mutex);
   std::erase_if(s().registered, [c](const auto& entry) { return entry.second.second == c; });
   s().destroyed.insert(c);
+  ++s().generations[c];
 }
 FAKE void fake_cuda_create_context(CUcontext c) {
   std::lock_guard lock(s().mutex);

@@ -36,6 +36,11 @@ struct state {
   std::atomic<int> copies_to_host{0};
   std::atomic<int> copies_to_pinned_host{0};
   std::atomic<Sanitizer_StreamHandle> last_copy_stream{nullptr};
+  // Device memory handed out and not freed. A table the tracker drops
+  // with its destroyed context (Note [What a destroyed context took with
+  // it]) stays here, as the driver would have taken it back.
+  std::mutex allocations_mutex;
+  std::set<void*> allocations;
 };
 
 state& s() {
@@ -138,9 +143,16 @@ FAKE SanitizerResult sanitizerSetCallbackData(CUfunction function, const void* u
 }
 FAKE SanitizerResult sanitizerAlloc(CUcontext, void** p, size_t size) {
   *p = std::aligned_alloc(256, (size + 255) / 256 * 256);
-  return *p ? SANITIZER_SUCCESS : SANITIZER_ERROR_OUT_OF_MEMORY;
+  if (*p == nullptr) return SANITIZER_ERROR_OUT_OF_MEMORY;
+  std::lock_guard lock(s().allocations_mutex);
+  s().allocations.insert(*p);
+  return SANITIZER_SUCCESS;
 }
 FAKE SanitizerResult sanitizerFree(CUcontext, void* p) {
+  {
+    std::lock_guard lock(s().allocations_mutex);
+    s().allocations.erase(p);
+  }
   std::free(p);
   return SANITIZER_SUCCESS;
 }

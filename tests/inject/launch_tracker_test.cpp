@@ -67,6 +67,8 @@ class LaunchTracker : public ::testing::TestWithParam<bool> {
 
   virtual tracker_options options() const { return {}; }
 
+  const sp::table_view* last_table = nullptr;  // the last launch()'s
+
   // A measured launch of fill that writes `runs` runs of 64 bytes, 128
   // apart, from buffer + offset; its id. The table it got in `capacity`
   // (main slots) and `spill` (its spill region's: Note [The room to grow
@@ -89,6 +91,7 @@ class LaunchTracker : public ::testing::TestWithParam<bool> {
     }
     if (capacity != nullptr) *capacity = table != nullptr ? table->capacity : 0;
     if (spill != nullptr) *spill = table != nullptr ? table->spill_capacity : 0;
+    last_table = table;
     tracker->launch_end(l);
     return tracker->launched().value_or(0);
   }
@@ -202,6 +205,29 @@ TEST_P(LaunchTracker, ALaunchThatOutgrowsItsTableLeavesALargerOneToTheNext) {
   EXPECT_FALSE(tries[1].failed);
   EXPECT_EQ(tries[2], (handed_over{3, true, false, runs}));
   EXPECT_EQ(tracker->stats().incomplete, 1u);
+}
+
+// Note [What a destroyed context took with it]: after the context is
+// destroyed and its handle names a new one, a launch there gets a new
+// table, and nothing of the old context (table, event) is used again, at
+// a launch or at the tracker's end.
+TEST_P(LaunchTracker, NothingOfADestroyedContextIsUsedAgain) {
+  const int uses = fake_cuda_destroyed_context_uses();
+  ASSERT_EQ(launch(0, 3), 1u);
+  read_back_all(0, 0);
+  ASSERT_EQ(launch(0, 3), 2u);  // a table of the size the next launch asks for
+  const sp::table_view* const second = last_table;
+  read_back_all(0, 0);  // its table and event go back to the pools
+  tracker->context_destroying(ctx);
+  fake_cuda_destroy_context(ctx);
+  fake_cuda_create_context(ctx);  // the same handle, a new context
+  ASSERT_EQ(launch(0, 3), 3u);
+  EXPECT_NE(last_table, second);
+  read_back_all(0, 0);
+  EXPECT_EQ(tries, (std::vector<handed_over>{
+                       {1, true, false, 3}, {2, true, false, 3}, {3, true, false, 3}}));
+  tracker.reset();
+  EXPECT_EQ(fake_cuda_destroyed_context_uses(), uses);
 }
 
 // Note [The room to grow is read only when used]: a launch that outgrows
