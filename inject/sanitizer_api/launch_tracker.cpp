@@ -165,9 +165,11 @@ launch_tracker::patch_outcome launch_tracker::patch_module(
     return patch_outcome::busy;
   }
   if (is_patched(module)) return patch_outcome::patched;
-  if (contexts_with_patches_.insert(ctx).second) {
+  // Note [What a destroyed context took with it]: its patch code too.
+  const std::pair<CUcontext, std::uint64_t> with_patches{ctx, contexts_.of(ctx)};
+  if (contexts_with_patches_.insert(with_patches).second) {
     if (const auto r = lib_.add_patches(streamsan_footprint_patches, ctx); r != SANITIZER_SUCCESS) {
-      contexts_with_patches_.erase(ctx);
+      contexts_with_patches_.erase(with_patches);
       why = "loading streamsan's patch code: " + lib_.describe(r);
       return patch_outcome::refused;
     }
@@ -278,13 +280,18 @@ void launch_tracker::release_locked(const table& t) {
 }
 
 // Note [What a destroyed context took with it]
-// A table's memory, and an event, belong to the context they were made in,
-// and a destroyed context takes them with it. Its handle may then name a
+// A table's memory, an event and the patch code added to a context
+// (sanitizerAddPatches) belong to the context they were made in, and a
+// destroyed context takes them with it. Its handle may then name a
 // new context (cudaDeviceReset and the next CUDA call give the primary
 // context back, often at the same address): a pooled table handed to a
 // launch there would have the patched code write into memory that is no
 // longer the table's, and an event of the old context cannot be recorded
-// on the new one's streams. So free tables and events are pooled by
+// on the new one's streams; and a module of the new context could not be
+// patched without the patch code added to it again (H200: after
+// cudaDeviceReset, "patching streamsan_global_access: One or more of the
+// parameters is invalid", every kernel's footprint left inferred). So the
+// contexts given patch code, and the free tables and events, are kept by
 // context and generation (context_generations), dropped when their
 // context is destroyed, and a table or event coming back from a launch of
 // a destroyed context is dropped too, never freed: freeing it would use

@@ -403,7 +403,10 @@ class launch_tracker {
   std::uint32_t estimate_headroom_ = default_estimate_headroom;
   std::mutex patch_mutex_;  // (un)patching; guards contexts_with_patches_
   std::map<CUmodule, std::uint32_t> handed_out_;  // tables given, launch not yet in flight
-  std::set<CUcontext> contexts_with_patches_;
+  // By context and its generation: a context made again at a destroyed
+  // one's handle has no patches yet (Note [What a destroyed context took
+  // with it]).
+  std::set<std::pair<CUcontext, std::uint64_t>> contexts_with_patches_;
   std::set<CUmodule> patched_;
   std::atomic<std::size_t> patched_count_{0};  // patched_.size(), read without mutex_
   std::map<CUfunction, std::uint32_t> slots_hint_;

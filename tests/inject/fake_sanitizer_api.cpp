@@ -18,6 +18,7 @@ struct state {
   void* userdata = nullptr;
   std::map<Sanitizer_LaunchHandle, void*> launch_data;
   std::map<CUfunction, void*> function_data;
+  std::map<CUcontext, int> patches_added;  // sanitizerAddPatches calls
   std::set<CUmodule> patched;
   std::set<CUmodule> refused;
   std::map<Sanitizer_CallbackDomain, bool> domains;
@@ -104,9 +105,15 @@ FAKE SanitizerResult sanitizerGetResultString(SanitizerResult, const char** text
   *text = "SANITIZER_ERROR_INVALID_PARAMETER (fake)";
   return SANITIZER_SUCCESS;
 }
-FAKE SanitizerResult sanitizerAddPatches(const void*, CUcontext) {
+FAKE SanitizerResult sanitizerAddPatches(const void*, CUcontext ctx) {
   const driver_locked driver;
+  std::lock_guard lock(s().mutex);
+  ++s().patches_added[ctx];
   return SANITIZER_SUCCESS;
+}
+FAKE int fake_sanitizer_patches_added(CUcontext ctx) {
+  std::lock_guard lock(s().mutex);
+  return s().patches_added[ctx];
 }
 FAKE SanitizerResult sanitizerPatchInstructions(const Sanitizer_InstructionId, CUmodule module,
                                                 const char*) {

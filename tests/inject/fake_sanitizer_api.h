@@ -34,6 +34,8 @@ void fake_sanitizer_reset();
 // memory the fake driver has registered (fake_cuda_host_registered).
 int fake_sanitizer_copies_to_host();
 int fake_sanitizer_copies_to_pinned_host();
+// sanitizerAddPatches calls for `ctx`.
+int fake_sanitizer_patches_added(CUcontext ctx);
 // The stream the last sanitizerMemcpyDeviceToHost was made on.
 Sanitizer_StreamHandle fake_sanitizer_last_copy_stream();
 // Called at the start of every sanitizerPatchModule and

@@ -226,6 +226,14 @@ TEST_P(LaunchTracker, NothingOfADestroyedContextIsUsedAgain) {
   read_back_all(0, 0);
   EXPECT_EQ(tries, (std::vector<handed_over>{
                        {1, true, false, 3}, {2, true, false, 3}, {3, true, false, 3}}));
+  // Its modules went with it; one loaded in the new context is patched
+  // with the patch code added to that context (H200: refused without).
+  const int added = fake_sanitizer_patches_added(ctx);
+  tracker->module_unloaded(module_a);
+  std::string why;
+  ASSERT_EQ(tracker->patch_module(ctx, module_a, why), launch_tracker::patch_outcome::patched)
+      << why;
+  EXPECT_EQ(fake_sanitizer_patches_added(ctx), added + 1);
   tracker.reset();
   EXPECT_EQ(fake_cuda_destroyed_context_uses(), uses);
 }
