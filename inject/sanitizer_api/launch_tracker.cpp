@@ -98,8 +98,8 @@ launch_tracker::~launch_tracker() {
   const auto free_table = [this](const table& t) {
     if (lib_.free && contexts_.current(t.ctx, t.generation)) lib_.free(t.ctx, t.device);
   };
-  const auto destroy_event = [this](CUevent e, const table& of) {
-    if (e != nullptr && driver_.event_destroy && contexts_.current(of.ctx, of.generation)) {
+  const auto destroy_event = [this](CUevent e, CUcontext ctx, std::uint64_t generation) {
+    if (e != nullptr && driver_.event_destroy && contexts_.current(ctx, generation)) {
       driver_.event_destroy(e);
     }
   };
@@ -109,16 +109,14 @@ launch_tracker::~launch_tracker() {
   for (const auto* launches : {&in_flight_, &abandoned_}) {
     for (const launch_state& l : *launches) {  // never read back
       free_table(l.t);
-      if (l.owns_event) destroy_event(l.done, l.t);
+      if (l.owns_event) destroy_event(l.done, l.t.ctx, l.t.generation);
     }
   }
   for (const auto& [thread, g] : graph_launches_) {
     for (const graph_node_table& n : g.nodes) free_table(n.t);
   }
   for (const auto& [key, events] : free_events_) {
-    for (const CUevent e : events) {
-      if (driver_.event_destroy) driver_.event_destroy(e);  // its context's current
-    }
+    for (const CUevent e : events) destroy_event(e, key.first, key.second);
   }
 }
 
@@ -335,8 +333,8 @@ void launch_tracker::context_destroying(CUcontext ctx) {
 precise::table_layout launch_tracker::layout_for_launch(std::uint32_t learned,
                                                         std::uint32_t slot_estimate) const {
   const auto region = [](std::uint64_t slots) {
-    return std::bit_ceil(static_cast<std::uint32_t>(
-        std::clamp<std::uint64_t>(slots, 16, precise::max_capacity)));
+    return precise::region_slots(
+        static_cast<std::uint32_t>(std::clamp<std::uint64_t>(slots, 16, precise::max_capacity)));
   };
   if (learned == 0) {
     return precise::layout_for(region(slot_estimate != 0 ? slot_estimate : options_.initial_slots));

@@ -228,8 +228,8 @@ void access_history::merge_batch(std::vector<segment>& segments,
   // Note [A batch rebuilds only what it touches]
   // Asked first: the searches read segments a copied history has cold.
   const bool room = segments.capacity() >= segments.size() + 2 * accesses.size() + 1;
-  std::size_t lo = room ? touched_from(segments, accesses) : 0;
-  std::size_t hi = room ? touched_until(segments, accesses) : segments.size();
+  auto [lo, hi] = room ? touched_range(segments, accesses)
+                       : std::pair<std::size_t, std::size_t>{0, segments.size()};
   const bool whole = !room || 2 * (hi - lo) > segments.size();
   if (whole) {
     lo = 0;
@@ -330,25 +330,22 @@ void access_history::merge_batch(std::vector<segment>& segments,
 // does a chunk without the capacity for what the batch may add: growing it
 // in place would allocate a new array and move every segment into it,
 // where the rebuild's scratch is one kept from earlier rebuilds.
-std::size_t access_history::touched_from(const std::vector<segment>& segments,
-                                         std::span<const batch_access> accesses) noexcept {
-  std::uint64_t begin = accesses.front().begin;
-  for (const auto& a : accesses) begin = std::min(begin, a.begin);
-  const auto it = std::partition_point(segments.begin(), segments.end(),
-                                       [&](const segment& s) { return s.end <= begin; });
-  const auto first = static_cast<std::size_t>(it - segments.begin());
-  return first == 0 ? 0 : first - 1;
-}
-
-// One past the segment after the last one the batch's accesses reach.
-std::size_t access_history::touched_until(const std::vector<segment>& segments,
-                                          std::span<const batch_access> accesses) noexcept {
-  std::uint64_t end = accesses.back().end;
-  for (const auto& a : accesses) end = std::max(end, a.end);
-  const auto it = std::partition_point(segments.begin(), segments.end(),
+// [the segment before the first one the batch's accesses reach, one past
+// the segment after the last one).
+std::pair<std::size_t, std::size_t> access_history::touched_range(
+    const std::vector<segment>& segments, std::span<const batch_access> accesses) noexcept {
+  std::uint64_t begin = accesses.front().begin, end = accesses.back().end;
+  for (const auto& a : accesses) {
+    begin = std::min(begin, a.begin);
+    end = std::max(end, a.end);
+  }
+  const auto from = std::partition_point(segments.begin(), segments.end(),
+                                         [&](const segment& s) { return s.end <= begin; });
+  const auto to = std::partition_point(from, segments.end(),
                                        [&](const segment& s) { return s.begin < end; });
-  const auto last = static_cast<std::size_t>(it - segments.begin());
-  return last == segments.size() ? last : last + 1;
+  const auto first = static_cast<std::size_t>(from - segments.begin());
+  const auto last = static_cast<std::size_t>(to - segments.begin());
+  return {first == 0 ? 0 : first - 1, last == segments.size() ? last : last + 1};
 }
 
 std::size_t access_history::chunk_for(std::uint64_t at) const noexcept {

@@ -63,6 +63,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "sanitizer/engine/access_entry.h"
@@ -300,11 +301,9 @@ class access_history {
                      const access_entry& entry, const vector_clock& clock,
                      std::vector<history_conflict>& conflicts, std::size_t first);
   // Note [A batch rebuilds only what it touches]: the segments a batch's
-  // merge rebuilds, [touched_from, touched_until).
-  static std::size_t touched_from(const std::vector<segment>& segments,
-                                  std::span<const batch_access> accesses) noexcept;
-  static std::size_t touched_until(const std::vector<segment>& segments,
-                                   std::span<const batch_access> accesses) noexcept;
+  // merge rebuilds.
+  static std::pair<std::size_t, std::size_t> touched_range(
+      const std::vector<segment>& segments, std::span<const batch_access> accesses) noexcept;
   // Segments [first, last) become scratch_'s.
   void replace_with_scratch(std::vector<segment>& segments, std::size_t first,
                             std::size_t last);
