@@ -39,7 +39,11 @@
 # faults leaves its threads' stacks: bench/precise/churn-gpu.sh), rf
 # (cuSolverRf natively, under --precise, under the probe and memcheck, and
 # the main thread's wall-clock profile under --precise, about 2 minutes:
-# bench/precise/cusolverrf-gpu.sh; needs the wide corpus staged).
+# bench/precise/cusolverrf-gpu.sh; needs the wide corpus staged), wall
+# (our share of the critical path on the MLP loop and the launch loop,
+# every thread sampled on the wall clock: bench/profile/wall-share.sh and
+# Note [Critical share] in critical_share.py; ROUNDS rounds, default 2,
+# about 3 minutes).
 # The archive is
 # unpacked once per machine into /tmp/ss; a newer archive replaces it.
 set -u
@@ -70,6 +74,7 @@ summarize() {  # summarize PART LOG
     nodes) grep -E '^half|^values|function data|^  (read|write|atomic) |SetCallbackData|^probe:' "$2" | short ;;
     churn) grep -E 'not clean|\(ms/exit\)|: exit [0-9]|^streamsan: (the fault|  called from)|not staged' "$2" | short ;;
     rf) grep -E 'exit [0-9]+, |^samples:|not staged' "$2" | short ;;
+    wall) grep -E '^\||round|missing' "$2" | short ;;
   esac
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -94,9 +99,10 @@ for part in "$@"; do
            "${MLP_ROUNDS:-5}" >"$log" 2>&1 ;;
     churn) OUT=$logs/churn timeout 560 bash "$root/int/churn-gpu.sh" "$root" "${CHURN_RUNS:-30}" >"$log" 2>&1 ;;
     rf) timeout 500 bash "$root/probe/cusolverrf-gpu.sh" "$root" "$logs/rf" "${RF_ROUNDS:-2}" >"$log" 2>&1 ;;
+    wall) ROUNDS=${WALL_ROUNDS:-2} timeout 540 bash "$root/probe/wall-share.sh" "$root" "$logs/wall" >"$log" 2>&1 ;;
     nodes) (cd "$root/probe" && CUDA_INJECTION64_PATH=$root/probe/libprobe_inject.so PROBE_MODE=graphs \
               PROBE_PRINT=1 PROBE_GRAPH_FUNCDATA=1 timeout 60 ./graph_repeat) >"$log" 2>&1 ;;
-    *) echo "run-all.sh: unknown part '$part' (int, acc, extra, wide, torch, probe, pipe, prof, profloop, nodes, mlp, churn, rf)"; exit 2 ;;
+    *) echo "run-all.sh: unknown part '$part' (int, acc, extra, wide, torch, probe, pipe, prof, profloop, nodes, mlp, churn, rf, wall)"; exit 2 ;;
   esac
   echo "exit $? after $(( $(date +%s) - start )) s" >>"$log"
   { echo "################ $part: $(tail -1 "$log")"; summarize "$part" "$log"; } >"$logs/$part.summary"

@@ -25,5 +25,5 @@ if [[ -n ${BASE:-} ]]; then
 fi
 cp -L "$(dirname "$(readlink -f "$(command -v nvcc)")")/../lib64/libcupti.so.13" "$dest/cupti/"
 install -m 755 "$src/probe-gpu.sh" "$src/launch-overhead-gpu.sh" "$src/profile-loop.sh" "$src/cusolverrf-gpu.sh" "$src/check_footprints.py" \
-  "$src/../ratio_ci.py" "$dest/"
+  "$src/../ratio_ci.py" "$src/../profile/wall-share.sh" "$src/../profile/critical_share.py" "$dest/"
 du -sh "$dest"

@@ -28,12 +28,18 @@
 // With PCSAMPLE_CLOCK=wall the timer counts wall-clock time instead and
 // interrupts the main thread only, wherever it is: blocked in a lock, a
 // wait or a syscall too, which a CPU-time sample never sees (where a
-// program thread that mostly waits spends its time).
+// program thread that mostly waits spends its time). With
+// PCSAMPLE_CLOCK=wall-all the main thread's tick also interrupts every
+// other thread of the process (a SIGPROF each, sent with tgkill), so each
+// thread's samples are its wall-clock time: where a thread the main thread
+// waits for (autograd's, say) spends it; those samples are written as
+// "tid:N" and the threads' names as "# thread N NAME" lines.
 // At exit each address is written as "object+offset" (dladdr) to
 // $PCSAMPLE_DIR/pcs.<pid>, one sample a line; bench/profile/fold.py
 // symbolizes and sums them where the binaries have their symbols.
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <execinfo.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -45,6 +51,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <string_view>
 
@@ -56,6 +63,7 @@ constexpr std::size_t max_samples = 400000;
 struct sample {
   void* pc;
   int main_thread;
+  int tid;
   int snapshot_tid;  // 0: a CPU-time sample; else the thread a snapshot caught
   int depth;
   void* frames[max_depth];
@@ -67,6 +75,29 @@ int depth = 0;
 pid_t main_pid = 0;
 timer_t timer{};
 std::atomic<bool> snapshot{false};
+bool wall_all = false;
+
+// Async-signal-safe: open, getdents64 and tgkill are system calls.
+void interrupt_other_threads() {
+  const int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return;
+  alignas(8) char buffer[4096];
+  for (;;) {
+    const long n = syscall(SYS_getdents64, fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    for (long at = 0; at < n;) {
+      // struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name.
+      unsigned short reclen;
+      std::memcpy(&reclen, buffer + at + 16, sizeof reclen);
+      const char* name = buffer + at + 19;
+      int tid = 0;
+      for (const char* c = name; *c >= '0' && *c <= '9'; ++c) tid = tid * 10 + (*c - '0');
+      if (tid > 0 && tid != main_pid) syscall(SYS_tgkill, main_pid, tid, SIGPROF);
+      at += reclen;
+    }
+  }
+  close(fd);
+}
 
 void* interrupted_pc(void* context) {
 #if defined(__x86_64__)
@@ -84,9 +115,11 @@ void on_sigprof(int, siginfo_t*, void* context) {
   s.pc = interrupted_pc(context);
   const auto tid = static_cast<pid_t>(syscall(SYS_gettid));
   s.main_thread = tid == main_pid;
+  s.tid = tid;
   const bool snap = snapshot.load(std::memory_order_relaxed);
   s.snapshot_tid = snap ? tid : 0;
   s.depth = snap ? backtrace(s.frames, max_depth) : depth > 0 ? backtrace(s.frames, depth) : 0;
+  if (wall_all && !snap && s.main_thread) interrupt_other_threads();
 }
 
 void write_address(std::FILE* out, void* address) {
@@ -110,11 +143,29 @@ __attribute__((destructor)) void finish() {
   if (out == nullptr) return;
   const std::size_t n = std::min(taken.load(), max_samples);
   std::fprintf(out, "# samples %zu taken %zu\n", n, taken.load());
+  if (DIR* tasks = opendir("/proc/self/task")) {
+    while (const dirent* e = readdir(tasks)) {
+      if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+      char comm_path[320], name[64] = "";
+      std::snprintf(comm_path, sizeof comm_path, "/proc/self/task/%s/comm", e->d_name);
+      if (std::FILE* comm = std::fopen(comm_path, "r")) {
+        if (std::fgets(name, sizeof name, comm) == nullptr) name[0] = 0;
+        std::fclose(comm);
+        name[std::strcspn(name, "\n")] = 0;
+        std::fprintf(out, "# thread %s %s\n", e->d_name, name);
+      }
+    }
+    closedir(tasks);
+  }
   for (std::size_t i = 0; i < n; ++i) {
     if (samples[i].snapshot_tid != 0) {
       std::fprintf(out, "snap:%d", samples[i].snapshot_tid);
+    } else if (samples[i].main_thread) {
+      std::fputs("main", out);
+    } else if (wall_all) {
+      std::fprintf(out, "tid:%d", samples[i].tid);
     } else {
-      std::fputs(samples[i].main_thread ? "main" : "other", out);
+      std::fputs("other", out);
     }
     write_address(out, samples[i].pc);
     // backtrace's first frames are this handler and the signal trampoline.
@@ -202,7 +253,8 @@ __attribute__((constructor)) void start() {
   sigevent ev{};
   ev.sigev_signo = SIGPROF;
   const char* clock_text = std::getenv("PCSAMPLE_CLOCK");
-  const bool wall = clock_text != nullptr && std::string_view(clock_text) == "wall";
+  wall_all = clock_text != nullptr && std::string_view(clock_text) == "wall-all";
+  const bool wall = wall_all || (clock_text != nullptr && std::string_view(clock_text) == "wall");
   if (wall) {
     ev.sigev_notify = SIGEV_THREAD_ID;
     ev._sigev_un._tid = main_pid;  // the main thread's id is the process's

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Our share of a program's critical path, from wall-clock samples of every
+thread (bench/profile/pc_sampler.cpp with PCSAMPLE_CLOCK=wall-all):
+
+  critical_share.py PCS_FILE_OR_DIR... [--symbols DIR] [--label TEXT]
+
+Why: the GPU machine's timings of one configuration differ by 20-30%
+between processes (docs/injection.md, "Noise"), so a ratio of two wall
+times needs tens of rounds to place a 10% overhead. The share of the
+samples that fall in streamsan's code is measured inside one process,
+where that noise moves every category alike. Note [Critical share] below
+says what it counts and what it misses.
+
+For each run (a pcs file; for a folder, its largest pcs file: the
+program's, not the launcher's) it prints, per category, the samples of the
+program's threads in that category as a percentage of the main thread's
+samples, and the estimate 1 / (1 - total):
+  ours      a frame in libstreamsan_inject.so or the operator hook (op_hook-*.so)
+  capture   a frame in the capture API's library (libsanitizer-public.so,
+            libcupti.so) and none of ours: the subscriber's own price
+  recordfn  with --symbols, a frame in a function whose name holds
+            "RecordFunction" (torch's operator callbacks, which the
+            operator hook turns on; also present natively, for autograd)
+--symbols DIR holds `nm -D --defined-only LIB | gzip > DIR/LIB.nm.gz` for
+the libraries to name (libtorch_cpu.so ...), made where they are.
+
+Note [Critical share]
+The program's threads are every thread but ours: a thread with at least 90%
+of its samples in our code is one of streamsan's (the engine, the decoding
+thread) and runs beside the program, not in its way. Samples of the other
+threads count where they fall in a category: the MLP loop's main thread
+waits for autograd's thread during backward, so that thread's work is on
+the critical path. Where program threads run at the same time instead, the
+sum over-counts (an upper bound). It misses what our presence costs
+outside our frames: caches our code evicts, the driver's work for the
+subscription that runs in its own frames, and CPU our threads take from
+the program's on a busy machine. So it is a floor for the overhead, to
+read beside the wall-clock ratios, not instead of them.
+"""
+import argparse
+import bisect
+import collections
+import gzip
+import os
+import sys
+
+OURS = ("libstreamsan_inject.so", "op_hook-")
+CAPTURE = ("libsanitizer-public.so", "libcupti.so")
+
+
+def load_symbols(folder):
+    tables = {}
+    for name in os.listdir(folder):
+        if not name.endswith(".nm.gz"):
+            continue
+        rows = []
+        with gzip.open(os.path.join(folder, name), "rt") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 3 and parts[1] in "TtWw":
+                    rows.append((int(parts[0], 16), parts[2]))
+        rows.sort()
+        tables[name[: -len(".nm.gz")]] = ([r[0] for r in rows], [r[1] for r in rows])
+    return tables
+
+
+def symbol(tables, frame, leaf):
+    obj, _, offset = frame.rpartition("+")
+    table = tables.get(os.path.basename(obj))
+    if table is None:
+        return None
+    # A return address points after its call: look up the call itself.
+    address = int(offset, 16) - (0 if leaf else 1)
+    i = bisect.bisect_right(table[0], address) - 1
+    return table[1][i] if i >= 0 else None
+
+
+def read_threads(path):
+    threads = collections.defaultdict(list)
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            parts = line.split()
+            threads[parts[0]].append(parts[1:])
+    return threads
+
+
+def category(frames, tables):
+    if any(any(o in f for o in OURS) for f in frames):
+        return "ours"
+    # frames[0] is the interrupted PC and frames[1] usually repeats it.
+    if tables and any("RecordFunction" in (symbol(tables, f, i <= 1) or "")
+                      for i, f in enumerate(frames)):
+        return "recordfn"
+    if any(any(c in f for c in CAPTURE) for f in frames):
+        return "capture"
+    return None
+
+
+def share(path, tables):
+    threads = read_threads(path)
+    main = threads.get("main", [])
+    if not main:
+        return None
+    counts = collections.Counter()
+    ours_threads = 0
+    for name, samples in threads.items():
+        cats = [category(s, tables) for s in samples]
+        if name != "main" and cats.count("ours") >= 0.9 * len(cats):
+            ours_threads += 1
+            continue
+        counts.update(c for c in cats if c)
+    return len(main), counts, ours_threads
+
+
+def pcs_file(arg):
+    if os.path.isdir(arg):
+        files = [os.path.join(arg, f) for f in os.listdir(arg) if f.startswith("pcs.")]
+        if not files:
+            sys.exit(f"critical_share.py: no pcs.* file in {arg}")
+        return max(files, key=os.path.getsize)
+    return arg
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("runs", nargs="+")
+    parser.add_argument("--symbols")
+    args = parser.parse_args()
+    tables = load_symbols(args.symbols) if args.symbols else {}
+    cats = ["ours", "capture"] + (["recordfn"] if tables else [])
+    print("| folder or file | main samples | " + " | ".join(cats) + " | total | 1/(1-total) | our threads |")
+    print("| --- | ---: | " + " | ".join("---:" for _ in cats) + " | ---: | ---: | ---: |")
+    for run in args.runs:
+        result = share(pcs_file(run), tables)
+        if result is None:
+            print(f"| {run} | no main-thread samples |")
+            continue
+        n, counts, ours_threads = result
+        total = sum(counts[c] for c in cats) / n
+        cells = " | ".join("%.1f%%" % (100.0 * counts[c] / n) for c in cats)
+        print("| %s | %d | %s | %.1f%% | %.3f | %d |" % (
+            os.path.basename(run.rstrip("/")), n, cells, 100.0 * total,
+            1.0 / (1.0 - total) if total < 1 else float("inf"), ours_threads))
+
+
+if __name__ == "__main__":
+    main()
