@@ -143,6 +143,14 @@ struct sanitizer_source::impl {
   const bool graph_nodes;  // Note [Graph node measurement is on]
   sa::launch_tracker tracker;
   Sanitizer_SubscriberHandle subscriber = nullptr;
+  // Note [A callback counter only when asked]
+  // Every API callback (four a launch: runtime and driver, entry and exit)
+  // counted into one atomic: a locked add each, which drains the store
+  // buffer. On an H200's launch loop the instruction after it took 0.7% of
+  // the program thread's wall-clock samples, the hottest single address of
+  // ours but the unwinder's (bench/profile/critical_share.py). Only
+  // STREAMSAN_DEBUG prints the count, so only then is it counted.
+  bool counting_api_callbacks = false;
   std::atomic<std::uint64_t> api_callbacks{0};
   std::atomic<std::uint64_t> launches{0};
   // Launch calls while no work could overlap (Note [First launches are
@@ -364,7 +372,7 @@ void sanitizer_source::impl::on_callback(Sanitizer_CallbackDomain domain,
     case SANITIZER_CB_DOMAIN_RUNTIME_API: {
       if (me.busy) return;
       busy_guard busy(me);
-      api_callbacks.fetch_add(1, std::memory_order_relaxed);
+      if (counting_api_callbacks) api_callbacks.fetch_add(1, std::memory_order_relaxed);
       on_api(domain == SANITIZER_CB_DOMAIN_DRIVER_API ? api_domain::driver : api_domain::runtime,
              cbid, *static_cast<const Sanitizer_CallbackData*>(data));
       return;
@@ -1257,6 +1265,8 @@ void sanitizer_source::set_table_headroom(std::uint32_t factor) noexcept {
 void sanitizer_source::set_unpatch_wait(std::chrono::milliseconds wait) noexcept {
   impl_->unpatch_wait = wait;
 }
+
+void sanitizer_source::count_api_callbacks() noexcept { impl_->counting_api_callbacks = true; }
 
 void sanitizer_source::set_decode_thread(bool on) noexcept { impl_->tracker.set_decode_thread(on); }
 

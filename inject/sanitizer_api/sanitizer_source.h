@@ -65,6 +65,8 @@ enum class measurement_policy : std::uint8_t {
 enum class graph_node_measurement : std::uint8_t { off, on };
 
 struct sanitizer_source_stats {
+  // Counted only after count_api_callbacks() (Note [A callback counter only
+  // when asked]).
   std::uint64_t api_callbacks = 0;
   std::uint64_t launches = 0;
   // Launch calls while the program's work could not overlap yet (the
@@ -127,6 +129,8 @@ class sanitizer_source {
   // Note [Waiting for a module's streams to drain]: how long an unpatch may
   // wait, once, for the module's streams; zero (the default): not at all.
   void set_unpatch_wait(std::chrono::milliseconds wait) noexcept;
+  // Note [A callback counter only when asked]: before enable().
+  void count_api_callbacks() noexcept;
   // Note [Tables sized from measured launches] (launch_tracker.cpp): before
   // the first launch.
   void set_table_headroom(std::uint32_t factor) noexcept;

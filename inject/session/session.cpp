@@ -164,6 +164,7 @@ void session::subscribe() {
     if (sanitizer_) {
       sanitizer_->set_unpatch_wait(std::chrono::milliseconds(config_.library.unpatch_wait_ms));
       sanitizer_->set_table_headroom(config_.library.table_headroom);
+      if (config_.debug > 0) sanitizer_->count_api_callbacks();
       // Note [Decoded on a thread of its own]: only beside the engine's
       // thread (Note [Where the engine runs]): with halt_on_error, the
       // report a footprint confirms must come before the program goes on.

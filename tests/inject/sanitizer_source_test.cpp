@@ -67,7 +67,7 @@ class SanitizerSource : public ::testing::Test {
   static constexpr std::uintptr_t side_stream = 0x5fff;
   static constexpr unsigned non_blocking = 0x1;  // cudaStreamNonBlocking
 
-  void start(measurement_policy policy, bool refuse_module = false) {
+  void start(measurement_policy policy, bool refuse_module = false, bool count_callbacks = false) {
     fake_sanitizer_reset();
     if (refuse_module) fake_sanitizer_refuse_module(module_a);
     fake_cuda_hold_events(false);
@@ -83,6 +83,7 @@ class SanitizerSource : public ::testing::Test {
     source = sanitizer_source::create(dispatcher, model, policy, why, graph_nodes);
     ASSERT_NE(source, nullptr) << why;
     source->set_decode_thread(decode_thread);
+    if (count_callbacks) source->count_api_callbacks();
     source->enable();
     deliver_module(SANITIZER_CBID_RESOURCE_MODULE_LOADED, module_a);
   }
@@ -206,6 +207,21 @@ TEST_F(SanitizerSource, MeasuresAKernelsFirstLaunchOnEachStreamOnly) {
   EXPECT_EQ(l[1][0].origin, access_origin::inferred);
   EXPECT_EQ(l[1][0].mode, access_mode::write);  // learned from the first launch
   EXPECT_EQ(l[2][0].origin, access_origin::measured);
+}
+
+// Note [A callback counter only when asked]
+TEST_F(SanitizerSource, CountsApiCallbacksOnlyWhenAsked) {
+  start(measurement_policy::on_demand);
+  launch(stream_1, 0, 64);
+  synchronize();
+  EXPECT_EQ(source->stats().api_callbacks, 0u);
+}
+
+TEST_F(SanitizerSource, CountsEveryApiCallbackWhenAsked) {
+  start(measurement_policy::on_demand, false, true);
+  launch(stream_1, 0, 64);  // entry and exit
+  synchronize();            // entry and exit
+  EXPECT_EQ(source->stats().api_callbacks, 4u);
 }
 
 // Note [First launches are measured once work can overlap]
