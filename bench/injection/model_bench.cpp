@@ -20,9 +20,10 @@
 namespace streamsan::injection {
 namespace {
 
-__attribute__((noinline)) std::size_t capture_at(int depth, std::span<std::uint64_t> out) {
-  if (depth == 0) return capture_stack(out);
-  const std::size_t n = capture_at(depth - 1, out);
+__attribute__((noinline)) std::size_t capture_at(int depth, std::span<std::uint64_t> out,
+                                                std::uint64_t path_key = 0) {
+  if (depth == 0) return capture_stack(out, path_key);
+  const std::size_t n = capture_at(depth - 1, out, path_key);
   benchmark::DoNotOptimize(n);
   return n;
 }
@@ -35,6 +36,18 @@ void BM_CaptureStack(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_CaptureStack)->Arg(4)->Arg(16)->Arg(32);
+
+// The same walk under a path key, as the call sites capture: the path cache
+// resumes it and, from the second resumed walk on, it is read back (Note [A
+// repeated walk is read back]).
+void BM_CaptureStackOnAKnownPath(benchmark::State& state) {
+  std::array<std::uint64_t, 64> frames{};
+  const auto depth = static_cast<std::size_t>(state.range(0));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(capture_at(20, std::span(frames.data(), depth), 0x5eed));
+  }
+}
+BENCHMARK(BM_CaptureStackOnAKnownPath)->Arg(4)->Arg(16)->Arg(32);
 
 void BM_CaptureStackUnwindBacktrace(benchmark::State& state) {
   std::array<std::uint64_t, 64> frames{};

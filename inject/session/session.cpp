@@ -367,13 +367,14 @@ namespace {
 void print_unwinder_stats(const char* whose, const unwinder_stats& u) {
   std::fprintf(stderr,
                "streamsan: debug: unwinder (%s): captures=%llu slow=%llu rules=%llu scans=%llu "
-               "path_hits=%llu path_misses=%llu\n",
+               "path_hits=%llu path_misses=%llu walks_read_back=%llu\n",
                whose, static_cast<unsigned long long>(u.captures),
                static_cast<unsigned long long>(u.slow_captures),
                static_cast<unsigned long long>(u.rules_computed),
                static_cast<unsigned long long>(u.scans),
                static_cast<unsigned long long>(u.path_hits),
-               static_cast<unsigned long long>(u.path_misses));
+               static_cast<unsigned long long>(u.path_misses),
+               static_cast<unsigned long long>(u.walks_read_back));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <unwind.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -596,6 +597,31 @@ struct thread_state {
     return paths[(key * 0x9e3779b97f4a7c15ull >> 56) & (path_slots - 1)];
   }
 
+  // Note [A repeated walk is read back]: per path key, the application
+  // part of the last walk that resumed from the path cache: where it
+  // started, every stack word it read and what it wrote.
+  struct walk_memo {
+    static constexpr std::size_t max_reads = 64;
+    static constexpr std::size_t max_frames = 32;
+    std::uint64_t key = 0;  // 0: empty
+    // The key whose walks lately differed from the memo, and how many did
+    // in a row: a walk is recorded for the first few and then one in 16.
+    std::uint64_t failing_key = 0;
+    std::uint32_t failures = 0;
+    std::uint64_t sp0 = 0, bp = 0, lookup = 0;
+    std::size_t limit = 0;  // the output's size
+    std::size_t reads = 0, written = 0;
+    std::array<std::int32_t, max_reads> read_at{};  // offsets from sp0
+    std::array<std::uint64_t, max_reads> read_word{};
+    std::array<std::uint64_t, max_frames> frames{};
+  };
+  static constexpr std::size_t memo_slots = 16;
+  std::unique_ptr<walk_memo[]> memos;  // made at the first path hit
+  walk_memo& memo_for(std::uint64_t key) {
+    if (!memos) memos.reset(new walk_memo[memo_slots]);
+    return memos[(key * 0x9e3779b97f4a7c15ull >> 60) & (memo_slots - 1)];
+  }
+
   thread_state() {
     pthread_attr_t attr;
     if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -618,6 +644,7 @@ struct thread_state {
     std::fill(table.get(), table.get() + slots, entry{});
     used = 0;
     paths.fill(path_entry{});
+    if (memos) std::fill(memos.get(), memos.get() + memo_slots, walk_memo{});
   }
 
   // `pc` is the address looked up: the current pc for the first frame,
@@ -686,6 +713,7 @@ void add_stats(unwinder_stats& into, const unwinder_stats& from) noexcept {
   into.scans += read(from.scans);
   into.path_hits += read(from.path_hits);
   into.path_misses += read(from.path_misses);
+  into.walks_read_back += read(from.walks_read_back);
 }
 
 void free_thread_state(void* state) {
@@ -811,11 +839,28 @@ struct stack_walk {
   std::uint64_t last_ra_at = 0;
   std::uint64_t inner_ra_at = 0;  // the return address slot read before last_ra_at
 
+  // Note [A repeated walk is read back]: the memo this walk fills, if any;
+  // null once it cannot (too many reads, a scan, the slow path).
+  thread_state::walk_memo* memo = nullptr;
+
   bool in_stack(std::uint64_t at) const noexcept { return at >= sp0 && at + 8 <= hi; }
   std::uint64_t word_at(std::uint64_t at) const noexcept {
     std::uint64_t w;
     std::memcpy(&w, reinterpret_cast<const void*>(at), 8);
     return w;
+  }
+  // A read that decides where the walk goes next: recorded for the memo.
+  std::uint64_t step_word_at(std::uint64_t at) noexcept {
+    const std::uint64_t word = word_at(at);
+    if (memo != nullptr) {
+      if (memo->reads == thread_state::walk_memo::max_reads) {
+        memo = nullptr;
+      } else {
+        memo->read_at[memo->reads] = static_cast<std::int32_t>(at - sp0);
+        memo->read_word[memo->reads++] = word;
+      }
+    }
+    return word;
   }
 };
 
@@ -880,16 +925,16 @@ enum class step_outcome : std::uint8_t { next, done, slow };
   std::uint64_t cfa = base + static_cast<std::int64_t>(rule.cfa_offset);
   if (rule.cfa_reg == cfa_at_rbp_word) {  // Note [Realigned frames]
     if (!w.in_stack(cfa)) return step_outcome::done;
-    cfa = w.word_at(cfa);
+    cfa = w.step_word_at(cfa);
   }
   const std::uint64_t ra_at = cfa + static_cast<std::int64_t>(rule.ra_offset);
   if (cfa <= w.sp || cfa > w.hi || !w.in_stack(ra_at)) return step_outcome::done;
-  const std::uint64_t ra = w.word_at(ra_at);
+  const std::uint64_t ra = w.step_word_at(ra_at);
   if (rule.rbp_saved) {
     const std::uint64_t bp_at =
         (rule.rbp_at_rbp ? w.bp : cfa) + static_cast<std::int64_t>(rule.rbp_offset);
     if (!w.in_stack(bp_at)) return step_outcome::done;
-    w.bp = w.word_at(bp_at);
+    w.bp = w.step_word_at(bp_at);
     w.bp_slot = static_cast<std::int64_t>(bp_at - w.sp0);
   }
   if (ra == 0) return step_outcome::done;
@@ -899,6 +944,109 @@ enum class step_outcome : std::uint8_t { next, done, slow };
   w.shown = ra;
   w.lookup = ra - 1;
   return step_outcome::next;
+}
+
+}  // namespace
+
+// Note [A repeated walk is read back]
+// The path cache (Note [Path cache]) jumps over the driver's frames, but
+// the walk through the program's own frames still looks up an unwind rule
+// per frame in a 128 KiB table: in wall-clock samples of the H200's launch
+// loop the unwinder was 3.6% of the program thread, its hottest
+// instruction that table's compare (bench/profile/critical_share.py). A
+// program launching in a loop walks the same frames from the same stack
+// address every time. The walk is a function of where it resumes (sp0, the
+// frame's rbp and return address), of the stack words it reads (return
+// addresses, saved rbps, realigned CFAs) and of the rules, which depend
+// only on the code (the memos go when the modules change, with the path
+// cache). So a resumed walk is recorded: its start, each word it read, at
+// its offset from sp0, and its frames. The next resumed walk under that key
+// from the same start and into an output of the same size compares those
+// words (a few per frame, in cache lines the program just used) and, when
+// every one is unchanged, is that walk: it writes the recorded frames. Any
+// differing word (another call site, a deeper or shallower path) makes it
+// walk and record anew (for a path whose walks keep differing, only now
+// and then: worth_recording). A walk that scanned for a caller, went the
+// slow way or read more than max_reads words is not recorded.
+namespace {
+
+constexpr std::size_t slow_walk = ~std::size_t{0};
+
+[[gnu::always_inline]] inline bool read_back(const thread_state::walk_memo& memo, std::uint64_t path_key, const stack_walk& w,
+               std::span<std::uint64_t> out) noexcept {
+  if (memo.key != path_key || memo.sp0 != w.sp0 || memo.bp != w.bp || memo.lookup != w.lookup ||
+      memo.limit != out.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < memo.reads; ++i) {
+    if (w.word_at(w.sp0 + memo.read_at[i]) != memo.read_word[i]) return false;
+  }
+  std::copy_n(memo.frames.begin(), memo.written, out.begin());
+  return true;
+}
+
+// A path whose walks keep differing (a caller that keeps data in a
+// register it saves, say: Python's eval loop) would pay for recording
+// every walk and never read one back; after a few such walks in a row,
+// one in 16 is recorded.
+bool worth_recording(thread_state::walk_memo& memo, std::uint64_t path_key) noexcept {
+  if (memo.failing_key != path_key) {
+    memo.failing_key = path_key;
+    memo.failures = 0;
+  }
+  const std::uint32_t failures = memo.failures++;
+  return failures < 4 || failures % 16 == 0;
+}
+
+// Where the walk resumed; the key is set only once the walk is kept, so a
+// memo being filled never matches.
+void start_recording(thread_state::walk_memo& memo, stack_walk& w, std::size_t limit) noexcept {
+  memo.key = 0;
+  memo.sp0 = w.sp0;
+  memo.bp = w.bp;
+  memo.lookup = w.lookup;
+  memo.limit = limit;
+  memo.reads = 0;
+  memo.written = 0;
+  w.memo = &memo;
+}
+
+void keep(thread_state::walk_memo& memo, std::uint64_t path_key,
+          std::span<const std::uint64_t> written) noexcept {
+  std::copy(written.begin(), written.end(), memo.frames.begin());
+  memo.written = written.size();
+  memo.key = path_key;
+}
+
+// The frames from `w` on, into `out`; slow_walk when only _Unwind_Backtrace
+// can go on.
+[[gnu::always_inline]] inline std::size_t walk(thread_state& state, std::uint64_t path_key, stack_walk& w,
+                 std::span<std::uint64_t> out) noexcept {
+  std::size_t written = 0;
+  for (int frames = 0; frames < 512 && written < out.size(); ++frames) {
+    const unwind_rule& rule = state.rule_for(w.lookup, w.shown);
+    if (!w.first && !rule.internal) {
+      if (w.learning && written == 0 && w.last_ra_at != 0) learn_path(state, path_key, w);
+      w.learning = false;
+      out[written++] = w.shown;
+    }
+    w.first = false;
+    if (rule.status == rule_outermost) {
+      if (rule.internal && written == 0 && scan_for_caller(state, w.sp, w.hi, w.shown, w.sp)) {
+        w.lookup = w.shown - 1;
+        w.learning = false;  // a scanned frame is a guess: never cached
+        w.memo = nullptr;    // nor recorded
+        continue;
+      }
+      return written;
+    }
+    switch (step_to_caller(rule, w)) {
+      case step_outcome::next: break;
+      case step_outcome::done: return written;
+      case step_outcome::slow: return slow_walk;
+    }
+  }
+  return written;
 }
 
 }  // namespace
@@ -918,31 +1066,23 @@ __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out
   if (hi == 0 || sp < state.stack_lo || sp >= hi) return capture_stack_slow(out);
   stack_walk w{.sp0 = sp, .hi = hi, .sp = sp, .bp = bp, .lookup = pc, .shown = pc,
                .learning = path_key != 0};
-  if (path_key != 0) resume_from_cached_path(state, path_key, w);
-
-  std::size_t written = 0;
-  for (int frames = 0; frames < 512 && written < out.size(); ++frames) {
-    const unwind_rule& rule = state.rule_for(w.lookup, w.shown);
-    if (!w.first && !rule.internal) {
-      if (w.learning && written == 0 && w.last_ra_at != 0) learn_path(state, path_key, w);
-      w.learning = false;
-      out[written++] = w.shown;
-    }
-    w.first = false;
-    if (rule.status == rule_outermost) {
-      if (rule.internal && written == 0 && scan_for_caller(state, w.sp, hi, w.shown, w.sp)) {
-        w.lookup = w.shown - 1;
-        w.learning = false;  // a scanned frame is a guess: never cached
-        continue;
+  if (path_key != 0) {
+    resume_from_cached_path(state, path_key, w);
+    if (!w.first) {  // resumed: Note [A repeated walk is read back]
+      auto& memo = state.memo_for(path_key);
+      if (read_back(memo, path_key, w, out)) {
+        bump(state.stats.walks_read_back);
+        memo.failures = 0;
+        return memo.written;
       }
-      return written;
-    }
-    switch (step_to_caller(rule, w)) {
-      case step_outcome::next: break;
-      case step_outcome::done: return written;
-      case step_outcome::slow: return capture_stack_slow(out);
+      if (worth_recording(memo, path_key) && out.size() <= memo.frames.size()) {
+        start_recording(memo, w, out.size());
+      }
     }
   }
+  const std::size_t written = walk(state, path_key, w, out);
+  if (written == slow_walk) return capture_stack_slow(out);
+  if (w.memo != nullptr) keep(*w.memo, path_key, out.first(written));
   return written;
 }
 

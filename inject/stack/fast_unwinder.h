@@ -63,6 +63,9 @@ struct unwinder_stats {
   // Note [Path cache]
   std::uint64_t path_hits = 0;
   std::uint64_t path_misses = 0;
+  // Note [A repeated walk is read back]: path hits whose whole walk was
+  // the last one's.
+  std::uint64_t walks_read_back = 0;
 };
 
 // Modules whose frames are never shown. Called once, before capturing;

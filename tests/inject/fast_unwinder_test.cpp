@@ -201,6 +201,23 @@ __attribute__((noinline)) frames through_helper(int depth, std::uint64_t key) {
   return frames(out.begin(), out.begin() + n);
 }
 
+// through_helper from one of two call sites, at one stack depth: the walks
+// differ in one word, the return address into this function.
+volatile int site_sink = 0;
+__attribute__((noinline)) frames from_site(bool second, std::uint64_t key) {
+  frames f;
+  if (second) {
+    site_sink = 1;
+    f = through_helper(6, key);
+    site_sink = 2;
+  } else {
+    site_sink = 3;
+    f = through_helper(6, key);
+    site_sink = 4;
+  }
+  return f;
+}
+
 class PathCache : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -265,6 +282,61 @@ TEST_F(PathCache, AShallowerPathUnderADeeperPathsKeyIsDetected) {
   ASSERT_EQ(other.size(), plain.size());
   EXPECT_EQ(other[0], plain[0]);
   EXPECT_TRUE(std::equal(other.begin() + 2, other.end(), plain.begin() + 2));
+}
+
+// Note [A repeated walk is read back]. A walk also compares the saved
+// rbps it reads, which a caller may have used for data, so a repeat is not
+// read back every time: at least once in a few.
+TEST_F(PathCache, ARepeatedWalkIsReadBackAndAgrees) {
+  std::array<frames, 6> got;
+  const auto before = current_thread_unwinder_stats();
+  for (auto& f : got) f = from_site(false, 91);  // one call site
+  const auto after = current_thread_unwinder_stats();
+  EXPECT_GE(after.walks_read_back, before.walks_read_back + 1);
+  EXPECT_EQ(after.path_hits, before.path_hits + 5);
+  ASSERT_GE(got[0].size(), 3u);
+  for (const auto& f : got) EXPECT_EQ(f, got[0]);
+}
+
+TEST_F(PathCache, AWalkThatReadsOneOtherWordIsWalkedAgain) {
+  std::array<frames, 7> got;
+  std::array<unwinder_stats, 7> stats;
+  for (int i = 0; i < 7; ++i) {
+    got[i] = from_site(i == 6, 92);  // the last from the other call site
+    stats[i] = current_thread_unwinder_stats();
+  }
+  ASSERT_GE(stats[5].walks_read_back, stats[0].walks_read_back + 1);
+  EXPECT_EQ(stats[6].walks_read_back, stats[5].walks_read_back);  // walked
+  EXPECT_EQ(stats[6].path_hits, stats[5].path_hits + 1);          // from the same start
+  ASSERT_EQ(got[6].size(), got[5].size());
+  ASSERT_GE(got[6].size(), 3u);
+  EXPECT_EQ(got[6][0], got[5][0]);
+  EXPECT_NE(got[6][1], got[5][1]);  // the other call site in from_site
+  EXPECT_TRUE(std::equal(got[6].begin() + 2, got[6].end(), got[5].begin() + 2));
+}
+
+// Walks that keep differing are recorded only now and then; once the
+// path settles, its walk is recorded and read back again.
+TEST_F(PathCache, APathThatSettlesIsReadBackAgain) {
+  for (int i = 0; i < 12; ++i) from_site(i % 2 == 0, 94);  // every walk differs
+  const auto settling = current_thread_unwinder_stats();
+  std::array<frames, 20> got;
+  for (auto& f : got) f = from_site(false, 94);
+  const auto settled = current_thread_unwinder_stats();
+  EXPECT_GE(settled.walks_read_back, settling.walks_read_back + 1);
+  EXPECT_LT(settled.walks_read_back, settling.walks_read_back + 19);  // not at once
+  for (const auto& f : got) EXPECT_EQ(f, got[0]);
+}
+
+TEST_F(PathCache, AWalkIntoAnotherOutputSizeIsWalkedAgain) {
+  std::array<std::uint64_t, 32> out{};
+  streamsan_test_call_through(6, &capture_stack, out.data(), 8, 93);  // learn
+  for (int i = 0; i < 2; ++i) streamsan_test_call_through(6, &capture_stack, out.data(), 8, 93);
+  const auto before = current_thread_unwinder_stats();
+  const std::size_t n = streamsan_test_call_through(6, &capture_stack, out.data(), 3, 93);
+  const auto after = current_thread_unwinder_stats();
+  EXPECT_EQ(n, 3u);
+  EXPECT_EQ(after.walks_read_back, before.walks_read_back);
 }
 
 }  // namespace
