@@ -609,6 +609,7 @@ struct thread_state {
     std::uint64_t failing_key = 0;
     std::uint32_t failures = 0;
     std::uint64_t sp0 = 0, bp = 0, lookup = 0;
+    bool bp_used = false;   // whether the walk used `bp`, the resumed frame's rbp
     std::size_t limit = 0;  // the output's size
     std::size_t reads = 0, written = 0;
     std::array<std::int32_t, max_reads> read_at{};  // offsets from sp0
@@ -849,18 +850,43 @@ struct stack_walk {
     std::memcpy(&w, reinterpret_cast<const void*>(at), 8);
     return w;
   }
+  // Note [A repeated walk is read back]: a saved rbp counts only once the
+  // walk uses it (a frame's CFA, or the next rbp, from it). A caller that
+  // keeps data in rbp, which it saves like any callee-saved register,
+  // would otherwise make every walk differ.
+  bool bp_initial = true;        // w.bp is still the resumed frame's
+  std::int64_t pending_bp_at = -1;  // else read here (from sp0), not yet used
+  std::uint64_t pending_bp = 0;
+
+  void record(std::int64_t offset, std::uint64_t word) noexcept {
+    if (memo->reads == thread_state::walk_memo::max_reads) {
+      memo = nullptr;
+      return;
+    }
+    memo->read_at[memo->reads] = static_cast<std::int32_t>(offset);
+    memo->read_word[memo->reads++] = word;
+  }
   // A read that decides where the walk goes next: recorded for the memo.
   std::uint64_t step_word_at(std::uint64_t at) noexcept {
     const std::uint64_t word = word_at(at);
-    if (memo != nullptr) {
-      if (memo->reads == thread_state::walk_memo::max_reads) {
-        memo = nullptr;
-      } else {
-        memo->read_at[memo->reads] = static_cast<std::int32_t>(at - sp0);
-        memo->read_word[memo->reads++] = word;
-      }
-    }
+    if (memo != nullptr) record(static_cast<std::int64_t>(at - sp0), word);
     return word;
+  }
+  void load_bp(std::uint64_t at) noexcept {
+    bp = word_at(at);
+    bp_initial = false;
+    pending_bp_at = static_cast<std::int64_t>(at - sp0);
+    pending_bp = bp;
+  }
+  // Before the walk computes anything from rbp.
+  void use_bp() noexcept {
+    if (memo == nullptr) return;
+    if (bp_initial) {
+      memo->bp_used = true;
+    } else if (pending_bp_at >= 0) {
+      record(pending_bp_at, pending_bp);
+      pending_bp_at = -1;
+    }
   }
 };
 
@@ -921,6 +947,7 @@ enum class step_outcome : std::uint8_t { next, done, slow };
 // Moves `w` to the caller of the frame `rule` describes.
 [[gnu::always_inline]] inline step_outcome step_to_caller(const unwind_rule& rule, stack_walk& w) noexcept {
   if (rule.status != rule_ok) return step_outcome::slow;
+  if (rule.cfa_reg != reg_rsp) w.use_bp();
   const std::uint64_t base = rule.cfa_reg == reg_rsp ? w.sp : w.bp;
   std::uint64_t cfa = base + static_cast<std::int64_t>(rule.cfa_offset);
   if (rule.cfa_reg == cfa_at_rbp_word) {  // Note [Realigned frames]
@@ -931,10 +958,11 @@ enum class step_outcome : std::uint8_t { next, done, slow };
   if (cfa <= w.sp || cfa > w.hi || !w.in_stack(ra_at)) return step_outcome::done;
   const std::uint64_t ra = w.step_word_at(ra_at);
   if (rule.rbp_saved) {
+    if (rule.rbp_at_rbp) w.use_bp();
     const std::uint64_t bp_at =
         (rule.rbp_at_rbp ? w.bp : cfa) + static_cast<std::int64_t>(rule.rbp_offset);
     if (!w.in_stack(bp_at)) return step_outcome::done;
-    w.bp = w.step_word_at(bp_at);
+    w.load_bp(bp_at);
     w.bp_slot = static_cast<std::int64_t>(bp_at - w.sp0);
   }
   if (ra == 0) return step_outcome::done;
@@ -956,8 +984,9 @@ enum class step_outcome : std::uint8_t { next, done, slow };
 // instruction that table's compare (bench/profile/critical_share.py). A
 // program launching in a loop walks the same frames from the same stack
 // address every time. The walk is a function of where it resumes (sp0, the
-// frame's rbp and return address), of the stack words it reads (return
-// addresses, saved rbps, realigned CFAs) and of the rules, which depend
+// frame's rbp and return address), of the stack words it reads and uses
+// (return addresses, realigned CFAs, saved rbps that a later frame's CFA
+// or rbp is computed from: stack_walk::use_bp) and of the rules, which depend
 // only on the code (the memos go when the modules change, with the path
 // cache). So a resumed walk is recorded: its start, each word it read, at
 // its offset from sp0, and its frames. The next resumed walk under that key
@@ -974,8 +1003,8 @@ constexpr std::size_t slow_walk = ~std::size_t{0};
 
 [[gnu::always_inline]] inline bool read_back(const thread_state::walk_memo& memo, std::uint64_t path_key, const stack_walk& w,
                std::span<std::uint64_t> out) noexcept {
-  if (memo.key != path_key || memo.sp0 != w.sp0 || memo.bp != w.bp || memo.lookup != w.lookup ||
-      memo.limit != out.size()) {
+  if (memo.key != path_key || memo.sp0 != w.sp0 || (memo.bp_used && memo.bp != w.bp) ||
+      memo.lookup != w.lookup || memo.limit != out.size()) {
     return false;
   }
   for (std::size_t i = 0; i < memo.reads; ++i) {
@@ -1005,6 +1034,7 @@ void start_recording(thread_state::walk_memo& memo, stack_walk& w, std::size_t l
   memo.sp0 = w.sp0;
   memo.bp = w.bp;
   memo.lookup = w.lookup;
+  memo.bp_used = false;
   memo.limit = limit;
   memo.reads = 0;
   memo.written = 0;

@@ -298,6 +298,23 @@ TEST_F(PathCache, ARepeatedWalkIsReadBackAndAgrees) {
   for (const auto& f : got) EXPECT_EQ(f, got[0]);
 }
 
+// Each walk read back agrees with a whole walk (key 0: neither the path
+// cache nor a memo) made beside it; only the return address into this test
+// (frame 2: the two calls' own sites) differs.
+TEST_F(PathCache, WalksReadBackAgreeWithWholeWalks) {
+  const auto before = current_thread_unwinder_stats();
+  for (int i = 0; i < 8; ++i) {
+    const frames read_back = from_site(false, 95);
+    const frames whole = from_site(false, 0);
+    ASSERT_EQ(read_back.size(), whole.size());
+    ASSERT_GE(whole.size(), 4u);
+    EXPECT_EQ(read_back[0], whole[0]);
+    EXPECT_EQ(read_back[1], whole[1]);
+    EXPECT_TRUE(std::equal(read_back.begin() + 3, read_back.end(), whole.begin() + 3));
+  }
+  EXPECT_GE(current_thread_unwinder_stats().walks_read_back, before.walks_read_back + 1);
+}
+
 TEST_F(PathCache, AWalkThatReadsOneOtherWordIsWalkedAgain) {
   std::array<frames, 7> got;
   std::array<unwinder_stats, 7> stats;
