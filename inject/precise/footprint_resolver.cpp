@@ -39,25 +39,44 @@ void footprint_resolver::deliver(const record& r) {
 }
 
 // Note [Delivered outside the holding lock]
+// Note [Nothing held, no lock]
+// Most records (the default mode's, every record between measurements) find
+// nothing held and no one delivering, and went downstream after two rounds
+// of the lock: one to see that, one after delivering to see whether a record
+// had been held behind the delivery meanwhile. None can have been: records
+// are held only here, and on_record is called by one thread at a time. Nor
+// can another thread start delivering, which needs a held record. So such a
+// record, not itself awaited, is delivered without the lock when `quiet_`
+// says nothing is held and no one delivers. A delivery that throws puts it
+// back at the front, under the lock, as before.
 void footprint_resolver::on_record(const record& r) {
-  std::unique_lock lock(mutex_);
   token awaiting = 0;
   if (expected.owner == this && (expected.graph ? std::holds_alternative<graph_instantiate>(r.body)
                                                 : std::holds_alternative<kernel_launch>(r.body))) {
     awaiting = expected.t;
     expected = {};
   }
-  if (first_held_ == held_.size() && awaiting == 0 && !delivering_) {
-    delivering_ = true;
-    lock.unlock();
+  if (awaiting == 0 && quiet_.load(std::memory_order_acquire)) {
     try {
       deliver(r);  // the record itself, without copying it
     } catch (...) {
+      std::lock_guard lock(mutex_);
+      keep_undelivered_locked(r);
+      throw;
+    }
+    return;
+  }
+  std::unique_lock lock(mutex_);
+  if (first_held_ == held_.size() && awaiting == 0 && !delivering_) {
+    delivering_ = true;
+    update_quiet_locked();
+    lock.unlock();
+    try {
+      deliver(r);
+    } catch (...) {
       lock.lock();
       stop_delivering_locked();
-      // Nothing is lost: delivered next time, before what came after it.
-      held_.insert(held_.begin() + static_cast<std::ptrdiff_t>(first_held_),
-                   held_record{owned_record(r), 0});
+      keep_undelivered_locked(r);
       throw;
     }
     lock.lock();
@@ -66,10 +85,18 @@ void footprint_resolver::on_record(const record& r) {
   }
   held_.push_back(held_record{owned_record(r), awaiting});
   if (awaiting != 0) ++awaiting_;
+  update_quiet_locked();
   if (delivering_ && held_.size() - first_held_ > max_backlog) {
     delivered_.wait(lock, [&] { return !delivering_ || held_.size() - first_held_ <= max_backlog; });
   }
   flush(lock);
+}
+
+// Nothing is lost: delivered next time, before what came after it.
+void footprint_resolver::keep_undelivered_locked(const record& r) {
+  held_.insert(held_.begin() + static_cast<std::ptrdiff_t>(first_held_),
+               held_record{owned_record(r), 0});
+  update_quiet_locked();
 }
 
 footprint_resolver::held_record* footprint_resolver::find_awaiting_locked(token t) {
@@ -112,6 +139,7 @@ void footprint_resolver::release_all() {
 void footprint_resolver::flush(std::unique_lock<std::mutex>& lock) {
   if (delivering_ || first_held_ == held_.size() || held_[first_held_].awaiting != 0) return;
   delivering_ = true;
+  update_quiet_locked();
   deliver_ready(lock);
 }
 
@@ -152,6 +180,7 @@ void footprint_resolver::deliver_ready(std::unique_lock<std::mutex>& lock) {
 
 void footprint_resolver::stop_delivering_locked() noexcept {
   delivering_ = false;
+  update_quiet_locked();
   delivered_.notify_all();
 }
 

@@ -72,6 +72,8 @@ class footprint_resolver final : public record_sink {
   using node_accesses = std::vector<std::pair<std::uint32_t, std::vector<access>>>;
   void resolve_nodes(token t, const node_accesses& measured);
 
+  // Called by one thread at a time (the recorder delivers under its lock):
+  // Note [Nothing held, no lock].
   void on_record(const record& r) override;
 
   // Gives up on every footprint still awaited (at exit, after the last
@@ -105,6 +107,11 @@ class footprint_resolver final : public record_sink {
   void flush(std::unique_lock<std::mutex>& lock);
   void drop_delivered_front_locked();
   void stop_delivering_locked() noexcept;
+  void update_quiet_locked() noexcept {
+    quiet_.store(first_held_ == held_.size() && !delivering_, std::memory_order_release);
+  }
+  // Puts a record whose delivery threw back at the front, to go first.
+  void keep_undelivered_locked(const record& r);
 
   mutable std::mutex mutex_;
   // Note [Delivered outside the holding lock]: a thread is delivering; the
@@ -125,6 +132,9 @@ class footprint_resolver final : public record_sink {
   // its delivered front once that is half of it.
   std::vector<held_record> held_;
   std::size_t first_held_ = 0;
+  // Note [Nothing held, no lock]: nothing held and no one delivering;
+  // written under mutex_ whenever either changes.
+  std::atomic<bool> quiet_{true};
   std::size_t awaiting_ = 0;
   // Only unique: taken without the lock (an operator's launch awaits one).
   std::atomic<token> last_token_{0};

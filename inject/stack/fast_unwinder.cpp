@@ -689,7 +689,7 @@ struct thread_state {
 // never for the main thread when the process exits, whose state lives until
 // the very end. A capture from a later key destructor (another library's)
 // makes a new state, freed in the next round of key destructors. So memory
-// is one state per live thread that captured (about 134 KiB, docs/injection.md).
+// is one state per live thread that captured (about 152 KiB, docs/injection.md).
 thread_local thread_state* current_state = nullptr;
 
 // The live states (live_unwinder_states() counts them), and the counters of
