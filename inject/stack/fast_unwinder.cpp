@@ -854,7 +854,7 @@ struct stack_walk {
   // walk uses it (a frame's CFA, or the next rbp, from it). A caller that
   // keeps data in rbp, which it saves like any callee-saved register,
   // would otherwise make every walk differ.
-  bool bp_initial = true;        // w.bp is still the resumed frame's
+  bool bp_initial = true;           // w.bp is still the resumed frame's
   std::int64_t pending_bp_at = -1;  // else read here (from sp0), not yet used
   std::uint64_t pending_bp = 0;
 
@@ -1001,8 +1001,9 @@ namespace {
 
 constexpr std::size_t slow_walk = ~std::size_t{0};
 
-[[gnu::always_inline]] inline bool read_back(const thread_state::walk_memo& memo, std::uint64_t path_key, const stack_walk& w,
-               std::span<std::uint64_t> out) noexcept {
+[[gnu::always_inline]] inline bool read_back(const thread_state::walk_memo& memo,
+                                             std::uint64_t path_key, const stack_walk& w,
+                                             std::span<std::uint64_t> out) noexcept {
   if (memo.key != path_key || memo.sp0 != w.sp0 || (memo.bp_used && memo.bp != w.bp) ||
       memo.lookup != w.lookup || memo.limit != out.size()) {
     return false;
@@ -1050,8 +1051,8 @@ void keep(thread_state::walk_memo& memo, std::uint64_t path_key,
 
 // The frames from `w` on, into `out`; slow_walk when only _Unwind_Backtrace
 // can go on.
-[[gnu::always_inline]] inline std::size_t walk(thread_state& state, std::uint64_t path_key, stack_walk& w,
-                 std::span<std::uint64_t> out) noexcept {
+[[gnu::always_inline]] inline std::size_t walk(thread_state& state, std::uint64_t path_key,
+                                               stack_walk& w, std::span<std::uint64_t> out) noexcept {
   std::size_t written = 0;
   for (int frames = 0; frames < 512 && written < out.size(); ++frames) {
     const unwind_rule& rule = state.rule_for(w.lookup, w.shown);
