@@ -24,6 +24,14 @@ samples, and the estimate 1 / (1 - total):
 --symbols DIR holds `nm -D --defined-only LIB | gzip > DIR/LIB.nm.gz` for
 the libraries to name (libtorch_cpu.so ...), made where they are.
 
+With --library LOCAL_SO (the build's libstreamsan_inject.so, the same build
+as the one sampled: another build's addresses name other functions), a
+second table splits the samples in our code by the innermost function of
+that library in each that names a step (addr2line, inlined frames
+included, walking outward) into the steps of a call: the stack capture, the record's way to
+the engine, the access inference, the source's launch bookkeeping, the rest
+of the model, the dispatch; samples only in the operator hook are its own.
+
 Note [Critical share]
 The program's threads are every thread but ours: a thread with at least 90%
 of its samples in our code is one of streamsan's (the engine, the decoding
@@ -42,6 +50,8 @@ import bisect
 import collections
 import gzip
 import os
+import re
+import subprocess
 import sys
 
 OURS = ("libstreamsan_inject.so", "op_hook-")
@@ -73,6 +83,81 @@ def symbol(tables, frame, leaf):
     address = int(offset, 16) - (0 if leaf else 1)
     i = bisect.bisect_right(table[0], address) - 1
     return table[1][i] if i >= 0 else None
+
+
+# The steps of a call, by the names in the innermost function of our
+# library that a sample is in (its inline chain, innermost first); the
+# first that matches wins.
+STEPS = [
+    ("stack", r"capture_stack|unwinder|step_to_caller|rule_for|resume_from_cached_path|"
+              r"read_back|api_context::here"),
+    ("record path", r"emit_with_stack|deliver_locked|footprint_resolver|queued_sink|"
+                    r"intern_stack|recorder::"),
+    ("inference", r"infer_accesses|allocation_map|fold_accesses|any_word_into|"
+                  r"launch_may_race|object_accesses"),
+    ("source bookkeeping", r"on_launch_entry|release_launching|hold_launching|add_pending_work|"
+                           r"decide|launch_tracker|unpatch"),
+    ("model", r"cuda_model::|_handlers|driver_launch|runtime_launch"),
+    ("dispatch", r"dispatch|api_dispatcher|decode_|outcome_of|on_api|on_callback|trampoline"),
+]
+
+
+def step_of(chain):
+    for name in chain:
+        for step, pattern in STEPS:
+            if re.search(pattern, name):
+                return step
+    return "other"
+
+
+def inline_chains(library, offsets):
+    """{offset: [function, ...] innermost first} from addr2line -a -i -f -C."""
+    chains = {}
+    if not offsets:
+        return chains
+    out = subprocess.run(["addr2line", "-a", "-i", "-f", "-C", "-e", library] +
+                         [hex(o) for o in sorted(offsets)],
+                         capture_output=True, text=True, check=False).stdout.splitlines()
+    current = None
+    lines = iter(out)
+    for line in lines:
+        if line.startswith("0x"):
+            current = int(line, 16)
+            chains[current] = []
+        elif current is not None:
+            # The name without its parameters; "(anonymous namespace)" is
+            # part of the name.
+            name = line.replace("(anonymous namespace)", "{anonymous}")
+            chains[current].append(name.split("(")[0])
+            next(lines, None)  # its file:line
+    return chains
+
+
+def ours_offset(frame, leaf):
+    if "libstreamsan_inject.so" not in frame:
+        return None
+    # A return address points after its call: look up the call itself.
+    return int(frame.rpartition("+")[2], 16) - (0 if leaf else 1)
+
+
+def steps(path, library):
+    threads = read_threads(path)
+    main = threads.get("main", [])
+    mine = []
+    for name, samples in threads.items():
+        ours = [s for s in samples if category(s, {}) == "ours"]
+        if name != "main" and len(ours) >= 0.9 * len(samples):
+            continue
+        mine.extend(ours)
+    # Each sample's frames in our library, innermost first: the step is the
+    # first name that says one, walking outward through them.
+    walks = [[o for i, f in enumerate(frames) if (o := ours_offset(f, i <= 1)) is not None]
+             for frames in mine]
+    chains = inline_chains(library, {o for w in walks for o in w})
+    counts = collections.Counter(
+        "operator hook" if not w else step_of([n for o in w for n in chains.get(o, [])])
+        for w in walks)
+    return len(main), counts
 
 
 def read_threads(path):
@@ -127,6 +212,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="+")
     parser.add_argument("--symbols")
+    parser.add_argument("--library")
     args = parser.parse_args()
     tables = load_symbols(args.symbols) if args.symbols else {}
     cats = ["ours", "capture"] + (["recordfn"] if tables else [])
@@ -143,6 +229,21 @@ def main():
         print("| %s | %d | %s | %.1f%% | %.3f | %d |" % (
             os.path.basename(run.rstrip("/")), n, cells, 100.0 * total,
             1.0 / (1.0 - total) if total < 1 else float("inf"), ours_threads))
+    if args.library:
+        print_steps(args.runs, args.library)
+
+
+def print_steps(runs, library):
+    names = [step for step, _ in STEPS] + ["other", "operator hook"]
+    print()
+    print("| folder or file | " + " | ".join(names) + " |")
+    print("| --- | " + " | ".join("---:" for _ in names) + " |")
+    for run in runs:
+        n, counts = steps(pcs_file(run), library)
+        if n == 0:
+            continue
+        print("| %s | %s |" % (os.path.basename(run.rstrip("/")),
+                               " | ".join("%.1f%%" % (100.0 * counts[c] / n) for c in names)))
 
 
 if __name__ == "__main__":

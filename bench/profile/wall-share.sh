@@ -9,8 +9,11 @@
 #   wall-share.sh ROOT OUT
 # OUT gets a folder per run (its pcs files and log), the dynamic symbol
 # tables of torch's and libc's libraries (symbols/, for --symbols) and the
-# table; about 3 minutes for 2 rounds. Sampling every thread each
-# PCSAMPLE_US (default 1000) slows the runs; the shares are what it is for.
+# table. Where the build is, the steps of a call come from the same build's
+# library:
+#   critical_share.py OUT/*-[0-9]* --symbols OUT/symbols --library BUILD/inject/libstreamsan_inject.so
+# About 3 minutes for 2 rounds. Sampling every thread each PCSAMPLE_US
+# (default 1000) slows the runs; the shares are what it is for.
 set -u
 root=$(cd "$1" && pwd) out=$2
 mkdir -p "$out/symbols"

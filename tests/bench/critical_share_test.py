@@ -81,5 +81,31 @@ class CriticalShare(unittest.TestCase):
         self.assertIn("no pcs.* file in empty", out.stderr)
 
 
+def load_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("critical_share", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Steps(unittest.TestCase):
+    """--library's split of our samples into the steps of a call."""
+
+    def setUp(self):
+        self.module = load_module()
+
+    def test_the_first_name_that_says_a_step_wins_walking_outward(self):
+        chain = ["std::vector<unsigned long>::size",
+                 "streamsan::precise::footprint_resolver::on_record",
+                 "streamsan::injection::cuda_model::kernel_launched"]
+        self.assertEqual(self.module.step_of(chain), "record path")
+        self.assertEqual(self.module.step_of(chain[2:]), "model")
+
+    def test_a_chain_that_names_no_step_is_other(self):
+        self.assertEqual(self.module.step_of(["std::_Rb_tree_increment"]), "other")
+        self.assertEqual(self.module.step_of([]), "other")
+
+
 if __name__ == "__main__":
     unittest.main()
