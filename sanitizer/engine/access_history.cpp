@@ -228,8 +228,12 @@ void access_history::merge_batch(std::vector<segment>& segments,
   // Note [A batch rebuilds only what it touches]
   // Asked first: the searches read segments a copied history has cold.
   const bool room = segments.capacity() >= segments.size() + 2 * accesses.size() + 1;
-  auto [lo, hi] = room ? touched_range(segments, accesses)
-                       : std::pair<std::size_t, std::size_t>{0, segments.size()};
+  // Plain variables, not a structured binding: the lambdas below use them,
+  // and clang before 16 cannot capture a binding (the fuzz build).
+  const auto range = room ? touched_range(segments, accesses)
+                          : std::pair<std::size_t, std::size_t>{0, segments.size()};
+  std::size_t lo = range.first;
+  std::size_t hi = range.second;
   const bool whole = !room || 2 * (hi - lo) > segments.size();
   if (whole) {
     lo = 0;
@@ -255,8 +259,9 @@ void access_history::merge_batch(std::vector<segment>& segments,
     next = stop;
   };
   for (std::size_t i = 0; i < accesses.size(); ++i) {
-    const auto& [begin, end, entry] = accesses[i];
+    const auto& [begin, end, entry_binding] = accesses[i];
     if (begin >= end) continue;
+    const auto& entry = entry_binding;  // captured below (see lo and hi)
     const auto fresh = [&](std::uint64_t b, std::uint64_t e) {
       return fresh_segment(b, e, entry, clock.view());
     };
