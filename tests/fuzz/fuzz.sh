@@ -11,7 +11,8 @@
 # Runs at the lowest priority. The working corpus, crash artifacts and the
 # log (with -print_final_stats) go to build-fuzz/fuzz-work/TARGET/; the
 # committed corpus tests/fuzz/corpus/TARGET/ is replaced by the minimized
-# union (-merge=1) of itself and what was found.
+# union (-merge=1) of itself and what was found, plus its named inputs
+# (seed-*), which are kept as they are.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${1:?usage: tests/fuzz/fuzz.sh TARGET [SECONDS]}
@@ -39,7 +40,14 @@ fi
 rm -rf "$work/merged"
 mkdir -p "$work/merged"
 nice -n 19 "$fuzzer" -merge=1 "$work/merged" "$corpus" "$work/corpus" >"$work/merge.log" 2>&1
+# The named inputs (seed-*: hand-written seeds, and each input that once
+# found a bug) stay as they are, whatever the merge kept of them: they are
+# regression tests with names (docs/reliability.md).
+mkdir -p "$work/named"
+rm -f "$work/named"/*
+cp "$corpus"/seed-* "$work/named/" 2>/dev/null || true
 rm -rf "$corpus"
 mkdir -p "$corpus"
 cp "$work/merged"/* "$corpus/"
+cp "$work/named"/* "$corpus/" 2>/dev/null || true
 echo "fuzz.sh: $target: $(ls "$corpus" | wc -l) inputs, $(du -sk "$corpus" | cut -f1) KiB in $corpus"
