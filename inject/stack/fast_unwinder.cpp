@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -618,9 +619,12 @@ struct thread_state {
   };
   static constexpr std::size_t memo_slots = 16;
   std::unique_ptr<walk_memo[]> memos;  // made at the first path hit
-  walk_memo& memo_for(std::uint64_t key) {
-    if (!memos) memos.reset(new walk_memo[memo_slots]);
-    return memos[(key * 0x9e3779b97f4a7c15ull >> 60) & (memo_slots - 1)];
+  // Null when they cannot be made: a capture (noexcept, inside a driver
+  // callback) then walks without them.
+  walk_memo* memo_for(std::uint64_t key) noexcept {
+    if (!memos) memos.reset(new (std::nothrow) walk_memo[memo_slots]);
+    if (!memos) return nullptr;
+    return &memos[(key * 0x9e3779b97f4a7c15ull >> 60) & (memo_slots - 1)];
   }
 
   thread_state() {
@@ -1100,14 +1104,15 @@ __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out
   if (path_key != 0) {
     resume_from_cached_path(state, path_key, w);
     if (!w.first) {  // resumed: Note [A repeated walk is read back]
-      auto& memo = state.memo_for(path_key);
-      if (read_back(memo, path_key, w, out)) {
-        bump(state.stats.walks_read_back);
-        memo.failures = 0;
-        return memo.written;
-      }
-      if (worth_recording(memo, path_key) && out.size() <= memo.frames.size()) {
-        start_recording(memo, w, out.size());
+      if (auto* memo = state.memo_for(path_key)) {
+        if (read_back(*memo, path_key, w, out)) {
+          bump(state.stats.walks_read_back);
+          memo->failures = 0;
+          return memo->written;
+        }
+        if (worth_recording(*memo, path_key) && out.size() <= memo->frames.size()) {
+          start_recording(*memo, w, out.size());
+        }
       }
     }
   }
