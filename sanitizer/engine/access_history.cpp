@@ -259,9 +259,13 @@ void access_history::merge_batch(std::vector<segment>& segments,
     next = stop;
   };
   for (std::size_t i = 0; i < accesses.size(); ++i) {
-    const auto& [begin, end, entry_binding] = accesses[i];
+    // Plain names, not a structured binding: `fresh` captures `entry`
+    // (see lo and hi).
+    const batch_access& access = accesses[i];
+    const std::uint64_t begin = access.begin;
+    const std::uint64_t end = access.end;
+    const access_entry& entry = access.entry;
     if (begin >= end) continue;
-    const auto& entry = entry_binding;  // captured below (see lo and hi)
     const auto fresh = [&](std::uint64_t b, std::uint64_t e) {
       return fresh_segment(b, e, entry, clock.view());
     };
