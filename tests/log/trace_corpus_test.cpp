@@ -6,14 +6,11 @@
 // (tests/fuzz/fuzz.sh TARGET).
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdint>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <string>
 
+#include "sanitizer/log/trace_error.h"
 #include "sanitizer/log/trace_format.h"
+#include "sanitizer/log/trace_reader.h"
 
 namespace streamsan {
 namespace {
@@ -22,7 +19,7 @@ namespace fs = std::filesystem;
 
 struct corpus_counts {
   int inputs = 0;   // the merged inputs (named seed-* inputs are left out)
-  int current = 0;  // of them, with the magic and the current version
+  int current = 0;  // of them, those whose header this reader accepts
 };
 
 corpus_counts count(const fs::path& folder) {
@@ -30,14 +27,10 @@ corpus_counts count(const fs::path& folder) {
   for (const auto& entry : fs::directory_iterator(folder)) {
     if (entry.path().filename().string().starts_with("seed-")) continue;
     ++c.inputs;
-    std::array<char, trace_format::header_size> header{};
-    std::ifstream in(entry.path(), std::ios::binary);
-    if (!in.read(header.data(), header.size())) continue;
-    std::uint32_t version = 0;  // little-endian on every host we build for
-    std::memcpy(&version, header.data() + trace_format::magic.size(), sizeof version);
-    if (std::memcmp(header.data(), trace_format::magic.data(), trace_format::magic.size()) == 0 &&
-        version == trace_format::version) {
+    try {
+      trace_reader reader(entry.path());  // checks magic, version and flags
       ++c.current;
+    } catch (const trace_error&) {
     }
   }
   return c;
