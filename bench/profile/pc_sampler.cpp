@@ -37,7 +37,6 @@
 // At exit each address is written as "object+offset" (dladdr) to
 // $PCSAMPLE_DIR/pcs.<pid>, one sample a line; bench/profile/fold.py
 // symbolizes and sums them where the binaries have their symbols.
-#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <execinfo.h>
@@ -77,8 +76,10 @@ timer_t timer{};
 std::atomic<bool> snapshot{false};
 bool wall_all = false;
 
-// Async-signal-safe: open, getdents64 and tgkill are system calls.
-void interrupt_other_threads() {
+// Calls f(tid) for every thread of the process. Async-signal-safe (open,
+// getdents64 and close are system calls), so the signal handler uses it too.
+template <class F>
+void for_each_thread(F&& f) {
   const int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY);
   if (fd < 0) return;
   alignas(8) char buffer[4096];
@@ -92,11 +93,17 @@ void interrupt_other_threads() {
       const char* name = buffer + at + 19;
       int tid = 0;
       for (const char* c = name; *c >= '0' && *c <= '9'; ++c) tid = tid * 10 + (*c - '0');
-      if (tid > 0 && tid != main_pid) syscall(SYS_tgkill, main_pid, tid, SIGPROF);
+      if (tid > 0) f(tid);  // "." and ".." give 0
       at += reclen;
     }
   }
   close(fd);
+}
+
+void interrupt_other_threads() {
+  for_each_thread([](int tid) {
+    if (tid != main_pid) syscall(SYS_tgkill, main_pid, tid, SIGPROF);
+  });
 }
 
 void* interrupted_pc(void* context) {
@@ -143,20 +150,16 @@ __attribute__((destructor)) void finish() {
   if (out == nullptr) return;
   const std::size_t n = std::min(taken.load(), max_samples);
   std::fprintf(out, "# samples %zu taken %zu\n", n, taken.load());
-  if (DIR* tasks = opendir("/proc/self/task")) {
-    while (const dirent* e = readdir(tasks)) {
-      if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-      char comm_path[320], name[64] = "";
-      std::snprintf(comm_path, sizeof comm_path, "/proc/self/task/%s/comm", e->d_name);
-      if (std::FILE* comm = std::fopen(comm_path, "r")) {
-        if (std::fgets(name, sizeof name, comm) == nullptr) name[0] = 0;
-        std::fclose(comm);
-        name[std::strcspn(name, "\n")] = 0;
-        std::fprintf(out, "# thread %s %s\n", e->d_name, name);
-      }
+  for_each_thread([out](int tid) {
+    char comm_path[64], name[64] = "";
+    std::snprintf(comm_path, sizeof comm_path, "/proc/self/task/%d/comm", tid);
+    if (std::FILE* comm = std::fopen(comm_path, "r")) {
+      if (std::fgets(name, sizeof name, comm) == nullptr) name[0] = 0;
+      std::fclose(comm);
+      name[std::strcspn(name, "\n")] = 0;
+      std::fprintf(out, "# thread %d %s\n", tid, name);
     }
-    closedir(tasks);
-  }
+  });
   for (std::size_t i = 0; i < n; ++i) {
     if (samples[i].snapshot_tid != 0) {
       std::fprintf(out, "snap:%d", samples[i].snapshot_tid);
@@ -185,13 +188,9 @@ void take_snapshot() {
   snapshot.store(true);
   const std::size_t before = taken.load();
   std::size_t sent = 0;
-  if (DIR* tasks = opendir("/proc/self/task")) {
-    while (const dirent* e = readdir(tasks)) {
-      const int tid = std::atoi(e->d_name);
-      if (tid > 0 && syscall(SYS_tgkill, main_pid, tid, SIGPROF) == 0) ++sent;
-    }
-    closedir(tasks);
-  }
+  for_each_thread([&sent](int tid) {
+    if (syscall(SYS_tgkill, main_pid, tid, SIGPROF) == 0) ++sent;
+  });
   const timespec tick{0, 5 * 1000 * 1000};
   for (int waited = 0; waited < 100 && taken.load() < before + sent; ++waited) nanosleep(&tick, nullptr);
 }
