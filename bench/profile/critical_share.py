@@ -140,24 +140,16 @@ def ours_offset(frame, leaf):
     return int(frame.rpartition("+")[2], 16) - (0 if leaf else 1)
 
 
-def steps(path, library):
-    threads = read_threads(path)
-    main = threads.get("main", [])
-    mine = []
-    for name, samples in threads.items():
-        ours = [s for s in samples if category(s, {}) == "ours"]
-        if name != "main" and len(ours) >= 0.9 * len(samples):
-            continue
-        mine.extend(ours)
+def steps(ours, library):
+    """The steps of `ours` (the program's samples in our code), counted."""
     # Each sample's frames in our library, innermost first: the step is the
     # first name that says one, walking outward through them.
     walks = [[o for i, f in enumerate(frames) if (o := ours_offset(f, i <= 1)) is not None]
-             for frames in mine]
+             for frames in ours]
     chains = inline_chains(library, {o for w in walks for o in w})
-    counts = collections.Counter(
+    return collections.Counter(
         "operator hook" if not w else step_of([n for o in w for n in chains.get(o, [])])
         for w in walks)
-    return len(main), counts
 
 
 def read_threads(path):
@@ -183,20 +175,29 @@ def category(frames, tables):
     return None
 
 
-def share(path, tables):
-    threads = read_threads(path)
-    main = threads.get("main", [])
-    if not main:
-        return None
-    counts = collections.Counter()
-    ours_threads = 0
-    for name, samples in threads.items():
-        cats = [category(s, tables) for s in samples]
-        if name != "main" and cats.count("ours") >= 0.9 * len(cats):
-            ours_threads += 1
-            continue
-        counts.update(c for c in cats if c)
-    return len(main), counts, ours_threads
+class run_samples:
+    """One run's samples, read once: the main thread's count, the program's
+    threads' samples with their categories (Note [Critical share]: a thread
+    with at least 90% of its samples in our code is ours and left out), and
+    how many threads were ours."""
+
+    def __init__(self, path, tables):
+        threads = read_threads(path)
+        self.main = len(threads.get("main", []))
+        self.program = []  # (frames, category or None)
+        self.ours_threads = 0
+        for name, samples in threads.items():
+            cats = [category(s, tables) for s in samples]
+            if name != "main" and cats.count("ours") >= 0.9 * len(cats):
+                self.ours_threads += 1
+                continue
+            self.program.extend(zip(samples, cats))
+
+    def counts(self):
+        return collections.Counter(c for _, c in self.program if c)
+
+    def ours(self):
+        return [frames for frames, c in self.program if c == "ours"]
 
 
 def pcs_file(arg):
@@ -215,22 +216,26 @@ def main():
     parser.add_argument("--library")
     args = parser.parse_args()
     tables = load_symbols(args.symbols) if args.symbols else {}
-    cats = ["ours", "capture"] + (["recordfn"] if tables else [])
+    runs = [(os.path.basename(run.rstrip("/")), run_samples(pcs_file(run), tables))
+            for run in args.runs]
+    print_shares(runs, ["ours", "capture"] + (["recordfn"] if tables else []))
+    if args.library:
+        print_steps(runs, args.library)
+
+
+def print_shares(runs, cats):
     print("| folder or file | main samples | " + " | ".join(cats) + " | total | 1/(1-total) | our threads |")
     print("| --- | ---: | " + " | ".join("---:" for _ in cats) + " | ---: | ---: | ---: |")
-    for run in args.runs:
-        result = share(pcs_file(run), tables)
-        if result is None:
-            print(f"| {run} | no main-thread samples |")
+    for name, run in runs:
+        if run.main == 0:
+            print(f"| {name} | no main-thread samples |")
             continue
-        n, counts, ours_threads = result
-        total = sum(counts[c] for c in cats) / n
-        cells = " | ".join("%.1f%%" % (100.0 * counts[c] / n) for c in cats)
+        counts = run.counts()
+        total = sum(counts[c] for c in cats) / run.main
+        cells = " | ".join("%.1f%%" % (100.0 * counts[c] / run.main) for c in cats)
         print("| %s | %d | %s | %.1f%% | %.3f | %d |" % (
-            os.path.basename(run.rstrip("/")), n, cells, 100.0 * total,
-            1.0 / (1.0 - total) if total < 1 else float("inf"), ours_threads))
-    if args.library:
-        print_steps(args.runs, args.library)
+            name, run.main, cells, 100.0 * total,
+            1.0 / (1.0 - total) if total < 1 else float("inf"), run.ours_threads))
 
 
 def print_steps(runs, library):
@@ -238,12 +243,12 @@ def print_steps(runs, library):
     print()
     print("| folder or file | " + " | ".join(names) + " |")
     print("| --- | " + " | ".join("---:" for _ in names) + " |")
-    for run in runs:
-        n, counts = steps(pcs_file(run), library)
-        if n == 0:
+    for name, run in runs:
+        if run.main == 0:
             continue
-        print("| %s | %s |" % (os.path.basename(run.rstrip("/")),
-                               " | ".join("%.1f%%" % (100.0 * counts[c] / n) for c in names)))
+        counts = steps(run.ours(), library)
+        print("| %s | %s |" % (name, " | ".join("%.1f%%" % (100.0 * counts[c] / run.main)
+                                               for c in names)))
 
 
 if __name__ == "__main__":
