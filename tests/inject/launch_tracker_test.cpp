@@ -96,6 +96,23 @@ class LaunchTracker : public ::testing::TestWithParam<bool> {
     return tracker->launched().value_or(0);
   }
 
+  // The tables of three launches of fill, each read back: one run, then
+  // `runs` twice, all with `slot_estimate` (Note [Tables sized from
+  // measured launches]). Fatal failures: call it in ASSERT_NO_FATAL_FAILURE.
+  struct grown_tables {
+    std::uint32_t grown = 0, grown_spill = 0;  // the first launch of `runs`
+    std::uint32_t next = 0;                    // main slots of the second
+  };
+  void one_run_then_more_twice(std::uint32_t runs, std::uint32_t slot_estimate,
+                               grown_tables& t) {
+    ASSERT_EQ(launch(0, 1, nullptr, slot_estimate), 1u);
+    read_back_all(0, 0);
+    ASSERT_EQ(launch(0, runs, &t.grown, slot_estimate, &t.grown_spill), 2u);
+    read_back_all(0, 0);
+    ASSERT_EQ(launch(0, runs, &t.next, slot_estimate), 3u);
+    read_back_all(0, 0);
+  }
+
   // Reads back every launch; `done` throws for launch `refused` on every
   // try up to `refusals`.
   void read_back_all(launch_tracker::launch_id refused, int refusals) {
@@ -187,18 +204,12 @@ TEST_P(LaunchTracker, AKernelKeepsRoomForItsLargestLaunch) {
 // A launch that outgrows a table sized from a small launch before it is
 // not a measurement, and its kernel's next table is large enough.
 TEST_P(LaunchTracker, ALaunchThatOutgrowsItsTableLeavesALargerOneToTheNext) {
-  constexpr std::uint32_t estimate = 1u << 16;
   constexpr std::uint32_t runs = 32 * 1024;  // 1,024 pages
-  std::uint32_t small = 0, outgrown = 0, outgrown_spill = 0, next = 0;
-  ASSERT_EQ(launch(0, 1, &small, estimate), 1u);
-  read_back_all(0, 0);
-  ASSERT_EQ(launch(0, runs, &outgrown, estimate, &outgrown_spill), 2u);
-  read_back_all(0, 0);
-  ASSERT_EQ(launch(0, runs, &next, estimate), 3u);
-  read_back_all(0, 0);
-  EXPECT_EQ(outgrown, 16u);
-  EXPECT_EQ(outgrown_spill, 16u * launch_tracker::default_estimate_headroom);
-  EXPECT_GE(next, 2 * 1024u);
+  grown_tables t;
+  ASSERT_NO_FATAL_FAILURE(one_run_then_more_twice(runs, 1u << 16, t));
+  EXPECT_EQ(t.grown, 16u);
+  EXPECT_EQ(t.grown_spill, 16u * launch_tracker::default_estimate_headroom);
+  EXPECT_GE(t.next, 2 * 1024u);
   ASSERT_EQ(tries.size(), 3u);
   EXPECT_EQ(tries[0], (handed_over{1, true, false, 1}));
   EXPECT_FALSE(tries[1].complete);  // what its table held, not a measurement
@@ -242,18 +253,12 @@ TEST_P(LaunchTracker, NothingOfADestroyedContextIsUsedAgain) {
 // its table's main region but fits its room spills and is still a
 // measurement; its kernel's next main region is sized from it.
 TEST_P(LaunchTracker, ALaunchThatOutgrowsItsMainRegionSpillsAndIsStillMeasured) {
-  constexpr std::uint32_t estimate = 1u << 16;
   constexpr std::uint32_t runs = 100 * 32;  // 100 pages
-  std::uint32_t main = 0, spill = 0, next = 0;
-  ASSERT_EQ(launch(0, 1, nullptr, estimate), 1u);
-  read_back_all(0, 0);
-  ASSERT_EQ(launch(0, runs, &main, estimate, &spill), 2u);
-  read_back_all(0, 0);
-  ASSERT_EQ(launch(0, runs, &next, estimate), 3u);
-  read_back_all(0, 0);
-  EXPECT_EQ(main, 16u);
-  EXPECT_EQ(spill, 16u * launch_tracker::default_estimate_headroom);
-  EXPECT_EQ(next, 256u);  // twice its 100 pages
+  grown_tables t;
+  ASSERT_NO_FATAL_FAILURE(one_run_then_more_twice(runs, 1u << 16, t));
+  EXPECT_EQ(t.grown, 16u);
+  EXPECT_EQ(t.grown_spill, 16u * launch_tracker::default_estimate_headroom);
+  EXPECT_EQ(t.next, 256u);  // twice its 100 pages
   ASSERT_EQ(tries.size(), 3u);
   EXPECT_EQ(tries[1], (handed_over{2, true, false, runs}));
   EXPECT_EQ(tries[2], (handed_over{3, true, false, runs}));
