@@ -201,6 +201,8 @@ class run_samples:
 
 
 def pcs_file(arg):
+    if not os.path.exists(arg):
+        sys.exit(f"critical_share.py: {arg}: no such file or folder")
     if os.path.isdir(arg):
         files = [os.path.join(arg, f) for f in os.listdir(arg) if f.startswith("pcs.")]
         if not files:
@@ -215,6 +217,8 @@ def main():
     parser.add_argument("--symbols")
     parser.add_argument("--library")
     args = parser.parse_args()
+    if args.library and not os.path.isfile(args.library):
+        sys.exit(f"critical_share.py: --library {args.library}: no such file")
     tables = load_symbols(args.symbols) if args.symbols else {}
     runs = [(os.path.basename(run.rstrip("/")), run_samples(pcs_file(run), tables))
             for run in args.runs]

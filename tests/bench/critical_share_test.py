@@ -74,6 +74,15 @@ class CriticalShare(unittest.TestCase):
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("| run | no main-thread samples |", out.stdout)
 
+    def test_a_missing_run_or_library_is_an_error_naming_it(self):
+        out = run(self.root, "nowhere")
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("nowhere: no such file or folder", out.stderr)
+        self.write("run", ["main %s" % APP])
+        out = run(self.root, "run", "--library", "missing.so")
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("--library missing.so: no such file", out.stderr)
+
     def test_a_folder_without_samples_is_an_error(self):
         os.makedirs(os.path.join(self.root, "empty"))
         out = run(self.root, "empty")
