@@ -43,7 +43,12 @@
 # (our share of the critical path on the MLP loop and the launch loop,
 # every thread sampled on the wall clock: bench/profile/wall-share.sh and
 # Note [Critical share] in critical_share.py; ROUNDS rounds, default 2,
-# about 3 minutes).
+# about 3 minutes), alt (the operator hook's price inside one process,
+# ALT_PROCESSES processes of ALT_ROUNDS on/off pairs, defaults 3 and 8:
+# bench/torch/hook-alternate.sh; then native, the generic capture and the
+# default side by side in ALT_MLP_ROUNDS interleaved rounds, default 5, all
+# pinned to the CPUs ALT_CPUS, default 2-9, to see whether pinning narrows
+# the spread between processes; about 5 minutes).
 # The archive is
 # unpacked once per machine into /tmp/ss; a newer archive replaces it.
 set -u
@@ -75,6 +80,7 @@ summarize() {  # summarize PART LOG
     churn) grep -E 'not clean|\(ms/exit\)|: exit [0-9]|^streamsan: (the fault|  called from)|not staged' "$2" | short ;;
     rf) grep -E 'exit [0-9]+, |^samples:|not staged' "$2" | short ;;
     wall) grep -E '^\||round|missing' "$2" | short ;;
+    alt) grep -E '^\||^process .*(ratio|no ratio)|^round .*(nan|no timing)|^== ' "$2" | short ;;
   esac
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -100,9 +106,16 @@ for part in "$@"; do
     churn) OUT=$logs/churn timeout 560 bash "$root/int/churn-gpu.sh" "$root" "${CHURN_RUNS:-30}" >"$log" 2>&1 ;;
     rf) timeout 500 bash "$root/probe/cusolverrf-gpu.sh" "$root" "$logs/rf" "${RF_ROUNDS:-2}" >"$log" 2>&1 ;;
     wall) ROUNDS=${WALL_ROUNDS:-2} timeout 540 bash "$root/probe/wall-share.sh" "$root" "$logs/wall" >"$log" 2>&1 ;;
+    alt) { echo "== the hook on and off inside each process"
+           timeout 300 bash "$root/torch/bench/hook-alternate.sh" "$root/torch/streamsan" \
+             "${ALT_PROCESSES:-3}" "${ALT_ROUNDS:-8}"
+           echo "== pinned to CPUs ${ALT_CPUS:-2-9}: native, generic, default"
+           CONFIGS="native streamsan_generic streamsan" timeout 280 taskset -c "${ALT_CPUS:-2-9}" \
+             bash "$root/torch/bench/overhead.sh" "$root/torch/streamsan" "${ALT_MLP_ROUNDS:-5}"
+         } >"$log" 2>&1 ;;
     nodes) (cd "$root/probe" && CUDA_INJECTION64_PATH=$root/probe/libprobe_inject.so PROBE_MODE=graphs \
               PROBE_PRINT=1 PROBE_GRAPH_FUNCDATA=1 timeout 60 ./graph_repeat) >"$log" 2>&1 ;;
-    *) echo "run-all.sh: unknown part '$part' (int, acc, extra, wide, torch, probe, pipe, prof, profloop, nodes, mlp, churn, rf, wall)"; exit 2 ;;
+    *) echo "run-all.sh: unknown part '$part' (int, acc, extra, wide, torch, probe, pipe, prof, profloop, nodes, mlp, churn, rf, wall, alt)"; exit 2 ;;
   esac
   echo "exit $? after $(( $(date +%s) - start )) s" >>"$log"
   { echo "################ $part: $(tail -1 "$log")"; summarize "$part" "$log"; } >"$logs/$part.summary"

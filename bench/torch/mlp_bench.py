@@ -14,6 +14,13 @@ natively, under `streamsan run` and under CSAN (TORCH_CUDA_SANITIZER=1):
 overhead.sh compares them side by side. With PCSAMPLE_ON_SIGNAL=1 the
 process sends itself SIGUSR1 before the timed iterations and SIGUSR2 after
 them, for bench/profile/pc_sampler.cpp to sample that region only.
+
+With MLP_ALTERNATE=K (only under `streamsan run` with the native operator
+hook) the timed blocks of ITERATIONS alternate between the operator hook
+enabled and disabled, K rounds of two blocks, the order turning each round
+(on off, off on, ...); it prints `mlp_alt_on_ms_each`, `mlp_alt_off_ms_each`
+and `mlp_alt_ratio <median of the rounds' on/off ratios> min <r> max <r>`
+(Note [The hook priced inside one process]).
 """
 import os
 import signal
@@ -22,6 +29,73 @@ import sys
 import time
 
 import torch
+
+# Note [The hook priced inside one process]
+# Wall-clock ratios between processes on the GPU machine spread by 20 to 30%
+# (docs/pytorch.md, Overhead), more than the operator hook's price over the
+# generic capture. Enabling and disabling the hook between two blocks of
+# iterations is sound (the lazy mode enables it mid-process; disabled, the
+# operators' kernels get the generic footprints again, and the caching
+# allocator's tracker is not the hook's callback), so one process can time
+# the two side by side: what differs between its blocks is the hook alone,
+# and a slow process slows both. Each round's ratio pairs two neighbouring
+# blocks; the order turns each round so that a drift in time favours
+# neither.
+
+
+def _operator_hook():
+    """The native operator hook streamsan installed, or None."""
+    support = sys.modules.get("streamsan_torch._support")
+    install = getattr(support, "install", None)
+    return getattr(install, "hook", None)
+
+
+def alternate_blocks(hook, run_block, rounds):
+    """Times `rounds` pairs of blocks, hook on and off, the order turning
+    each round. `run_block()` runs one block and returns its milliseconds.
+    Returns ({True: on times, False: off times}, each round's on/off ratio);
+    raises RuntimeError when the hook cannot be enabled. Leaves it enabled."""
+    times = {True: [], False: []}
+    ratios = []
+    for r in range(rounds):
+        block = {}
+        for on in ((True, False) if r % 2 == 0 else (False, True)):
+            problem = hook.enable() if on else hook.disable()
+            if problem:
+                raise RuntimeError("enabling the operator hook failed: %s" % problem)
+            block[on] = run_block()
+            times[on].append(block[on])
+        ratios.append(block[True] / block[False])
+    hook.enable()
+    return times, ratios
+
+
+def _alternate(step, iterations, rounds):
+    hook = _operator_hook()
+    if hook is None:
+        print("mlp_bench: MLP_ALTERNATE needs `streamsan run` with the native operator hook "
+              "(STREAMSAN_TORCH_HOOK=native); none is installed", file=sys.stderr)
+        sys.exit(2)
+    last = [None]
+
+    def run_block():
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(iterations):
+            last[0] = step()
+        torch.cuda.synchronize()
+        return (time.perf_counter() - start) * 1000.0
+
+    try:
+        times, ratios = alternate_blocks(hook, run_block, rounds)
+    except RuntimeError as e:
+        print("mlp_bench: %s" % e, file=sys.stderr)
+        sys.exit(2)
+    print("mlp_alt_on_ms_each " + " ".join("%.3f" % t for t in times[True]))
+    print("mlp_alt_off_ms_each " + " ".join("%.3f" % t for t in times[False]))
+    print("mlp_alt_ratio %.4f min %.4f max %.4f" % (statistics.median(ratios), min(ratios),
+                                                      max(ratios)))
+    print("mlp_ms %.3f loss %.6f" % (statistics.median(times[True]), float(last[0])))
 
 
 def main():
@@ -47,6 +121,10 @@ def main():
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
+    alternate = int(os.environ.get("MLP_ALTERNATE", "0"))
+    if alternate > 0:
+        _alternate(step, iterations, alternate)
+        return
     sampled = os.environ.get("PCSAMPLE_ON_SIGNAL") == "1"
     if sampled:
         os.kill(os.getpid(), signal.SIGUSR1)

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""bench/torch/mlp_bench.py: the blocks timed with the operator hook on and
+off inside one process (Note [The hook priced inside one process])."""
+import importlib.util
+import os
+import sys
+import types
+import unittest
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "torch",
+                      "mlp_bench.py")
+
+
+def load_bench():
+    # The bench imports torch at its top; the blocks' logic needs none of it.
+    sys.modules.setdefault("torch", types.ModuleType("torch"))
+    spec = importlib.util.spec_from_file_location("mlp_bench", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class FakeHook:
+    """Records the states it is put in; the block's time depends on them."""
+
+    def __init__(self, fail_enable=None):
+        self.on = False
+        self.states = []
+        self.fail_enable = fail_enable
+
+    def enable(self):
+        if self.fail_enable:
+            return self.fail_enable
+        self.on = True
+        self.states.append("on")
+        return None
+
+    def disable(self):
+        self.on = False
+        self.states.append("off")
+
+
+class AlternateBlocks(unittest.TestCase):
+    def setUp(self):
+        self.bench = load_bench()
+
+    def test_order_turns_each_round_and_the_hook_ends_enabled(self):
+        hook = FakeHook()
+        self.bench.alternate_blocks(hook, lambda: 1.0, 3)
+        self.assertEqual(hook.states, ["on", "off", "off", "on", "on", "off", "on"])
+        self.assertTrue(hook.on)
+
+    def test_each_block_is_timed_in_the_state_it_was_run_in(self):
+        hook = FakeHook()
+        # A drift: every block takes 1 ms longer than the one before.
+        clock = [0.0]
+
+        def run_block():
+            clock[0] += 1.0
+            return clock[0] * 10.0 + (130.0 if hook.on else 100.0)
+
+        times, ratios = self.bench.alternate_blocks(hook, run_block, 2)
+        self.assertEqual(times[True], [140.0, 170.0])
+        self.assertEqual(times[False], [120.0, 130.0])
+        self.assertEqual(ratios, [140.0 / 120.0, 170.0 / 130.0])
+
+    def test_a_hook_that_cannot_be_enabled_is_an_error_naming_why(self):
+        with self.assertRaisesRegex(RuntimeError, "enabling the operator hook failed: no init"):
+            self.bench.alternate_blocks(FakeHook(fail_enable="no init"), lambda: 1.0, 1)
+
+    def test_without_streamsan_there_is_no_hook(self):
+        sys.modules.pop("streamsan_torch._support", None)
+        self.assertIsNone(self.bench._operator_hook())
+
+
+if __name__ == "__main__":
+    unittest.main()
