@@ -48,7 +48,10 @@
 # bench/torch/hook-alternate.sh; then native, the generic capture and the
 # default side by side in ALT_MLP_ROUNDS interleaved rounds, default 5, all
 # pinned to the CPUs ALT_CPUS, default 2-9, to see whether pinning narrows
-# the spread between processes; about 5 minutes).
+# the spread between processes; about 5 minutes), handoff (whether CUPTI,
+# subscribed first, can hand the calls over to the Compute Sanitizer API in
+# one process: bench/precise/probe_cupti_handoff.cpp; launch_loop under the
+# probe with PROBE_HANDOFF, counting and measuring; seconds).
 # The archive is
 # unpacked once per machine into /tmp/ss; a newer archive replaces it.
 set -u
@@ -80,6 +83,7 @@ summarize() {  # summarize PART LOG
     churn) grep -E 'not clean|\(ms/exit\)|: exit [0-9]|^streamsan: (the fault|  called from)|not staged' "$2" | short ;;
     rf) grep -E 'exit [0-9]+, |^samples:|not staged' "$2" | short ;;
     wall) grep -E '^\||round|missing' "$2" | short ;;
+    handoff) grep -E '^== |^probe|elapsed|^exit' "$2" | short ;;
     alt) grep -E '^\||^process .*(ratio|no ratio)|^round .*(nan|no timing)|^== ' "$2" | short ;;
   esac
 }
@@ -113,9 +117,17 @@ for part in "$@"; do
            CONFIGS="native streamsan_generic streamsan" timeout 280 taskset -c "${ALT_CPUS:-2-9}" \
              bash "$root/torch/bench/overhead.sh" "$root/torch/streamsan" "${ALT_MLP_ROUNDS:-5}"
          } >"$log" 2>&1 ;;
+    handoff) (cd "$root/probe" && for mode in api lazy; do
+                for after in 1000 100000; do
+                  echo "== PROBE_MODE=$mode PROBE_HANDOFF=$after, launch_loop 20000"
+                  PROBE_HANDOFF=$after PROBE_MODE=$mode CUDA_INJECTION64_PATH=$root/probe/libprobe_inject.so \
+                    timeout 60 ./launch_loop 20000
+                  echo "exit $?"
+                done
+              done) >"$log" 2>&1 ;;
     nodes) (cd "$root/probe" && CUDA_INJECTION64_PATH=$root/probe/libprobe_inject.so PROBE_MODE=graphs \
               PROBE_PRINT=1 PROBE_GRAPH_FUNCDATA=1 timeout 60 ./graph_repeat) >"$log" 2>&1 ;;
-    *) echo "run-all.sh: unknown part '$part' (int, acc, extra, wide, torch, probe, pipe, prof, profloop, nodes, mlp, churn, rf, wall, alt)"; exit 2 ;;
+    *) echo "run-all.sh: unknown part '$part' (int, acc, extra, wide, torch, probe, pipe, prof, profloop, nodes, mlp, churn, rf, wall, alt, handoff)"; exit 2 ;;
   esac
   echo "exit $? after $(( $(date +%s) - start )) s" >>"$log"
   { echo "################ $part: $(tail -1 "$log")"; summarize "$part" "$log"; } >"$logs/$part.summary"

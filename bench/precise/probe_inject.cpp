@@ -13,6 +13,10 @@
 //               (node handle, type, exec, launch id, stream, the API call it
 //               came in) and measures the first kernel node of each graph
 //               launch call (the tracker measures one launch per call)
+// PROBE_HANDOFF=N: CUPTI takes the calls first and, at the exit of the Nth
+// driver launch, detaches and hands over to the Sanitizer API in the mode
+// chosen (use lazy: modules loaded before the handoff get no load callback);
+// probe_cupti_handoff.cpp.
 // PROBE_ACCESS_FN names the device function patched into global accesses
 // (streamsan_global_access by default; footprint_patches.cu has pricing
 // variants). PROBE_PRINT=1 prints each launch's measured footprint. The
@@ -42,6 +46,10 @@ namespace sp = streamsan::precise;
 namespace sa = streamsan::sanitizer_api;
 
 extern "C" const unsigned char streamsan_footprint_patches[];
+
+// probe_cupti_handoff.cpp (PROBE_HANDOFF).
+bool probe_cupti_first(unsigned long long after, void (*then)());
+unsigned long long probe_cupti_callbacks();
 
 namespace {
 
@@ -418,6 +426,10 @@ void at_exit() {
   auto& p = the_probe();
   busy_guard guard;
   poll(p, true);
+  if (std::getenv("PROBE_HANDOFF") != nullptr) {
+    std::fprintf(stderr, "probe: CUPTI callbacks before the handoff=%llu\n",
+                 probe_cupti_callbacks());
+  }
   if (func_table.device != nullptr && std::getenv("PROBE_GRAPH_KEEP") != nullptr) {
     std::fprintf(stderr, "probe-graphs: function data at exit: ");
     print_table(p, func_table);
@@ -448,6 +460,8 @@ void at_exit() {
                static_cast<unsigned long long>(s.waits),
                static_cast<unsigned long long>(s.modules_patched));
 }
+
+void subscribe_sanitizer();
 
 }  // namespace
 
@@ -480,6 +494,24 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
     }
     p.tracker = std::make_unique<sa::launch_tracker>(*p.lib, *driver, options);
   }
+  std::atexit(at_exit);
+  if (const char* after = std::getenv("PROBE_HANDOFF")) {
+    if (!probe_cupti_first(std::strtoull(after, nullptr, 10), subscribe_sanitizer)) {
+      std::fprintf(stderr, "probe: cannot subscribe CUPTI\n");
+      return 0;
+    }
+    std::fprintf(stderr, "probe: CUPTI first, mode %s after %s launches\n", p.mode.c_str(), after);
+    return 1;
+  }
+  subscribe_sanitizer();
+  return 1;
+}
+
+namespace {
+
+void subscribe_sanitizer() {
+  auto& p = the_probe();
+  const bool patches = p.tracker != nullptr;
   Sanitizer_SubscriberHandle handle;
   p.lib->subscribe(&handle, on_callback, &p);
   p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API);
@@ -490,7 +522,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
     p.lib->enable_callback(1, handle, SANITIZER_CB_DOMAIN_RESOURCE,
                            SANITIZER_CBID_RESOURCE_MODULE_LOADED);
   }
-  std::atexit(at_exit);
   std::fprintf(stderr, "probe: %s, mode %s\n", p.lib->path.c_str(), p.mode.c_str());
-  return 1;
 }
+
+}  // namespace

@@ -3,9 +3,12 @@
 # share of the critical path (bench/profile/critical_share.py, Note
 # [Critical share]) on the MLP loop (native, the bare Compute Sanitizer API
 # subscriber, the generic capture, the operator hook) and on the launch
-# loop (native, bare subscriber, streamsan run), every thread sampled on
+# loop (native, the bare Sanitizer API and CUPTI subscribers, streamsan run
+# through each source: LOOP_CONFIGS picks among native bare bare_cupti
+# streamsan streamsan_cupti, default all), every thread sampled on
 # the wall clock (pc_sampler.cpp, PCSAMPLE_CLOCK=wall-all), ROUNDS rounds
-# (default 2), one process per configuration and round:
+# (default 2), one process per configuration and round (WALL_MLP=0: the
+# launch loop only):
 #   wall-share.sh ROOT OUT
 # OUT gets a folder per run (its pcs files and log), the dynamic symbol
 # tables of torch's and libc's libraries (symbols/, for --symbols) and the
@@ -41,7 +44,7 @@ run() {  # run LABEL DIR ENV... -- COMMAND...
 runs=()
 probe=$root/probe torch=$root/torch
 for round in $(seq 1 "${ROUNDS:-2}"); do
-  if [[ -n $torch_lib ]]; then
+  if [[ -n $torch_lib && ${WALL_MLP:-1} != 0 ]]; then
     run mlp-native "$torch" PCSAMPLE_ON_SIGNAL=1 -- "$python" bench/mlp_bench.py "$iterations"
     run mlp-bare "$torch" PCSAMPLE_ON_SIGNAL=1 PROBE_MODE=api CUDA_INJECTION64_PATH=$probe/libprobe_inject.so \
       -- "$python" bench/mlp_bench.py "$iterations"
@@ -50,8 +53,18 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
     run mlp-hook "$torch" PCSAMPLE_ON_SIGNAL=1 STREAMSAN_TORCH_HOOK=native \
       -- ./streamsan run -- "$python" bench/mlp_bench.py "$iterations"
   fi
-  run loop-native "$probe" -- ./launch_loop "$launches"
-  run loop-bare "$probe" PROBE_MODE=api CUDA_INJECTION64_PATH=$probe/libprobe_inject.so -- ./launch_loop "$launches"
-  run loop-streamsan "$probe" -- ./streamsan run -- ./launch_loop "$launches"
+  for c in ${LOOP_CONFIGS:-native bare bare_cupti streamsan streamsan_cupti}; do
+    case $c in
+      native) run loop-native "$probe" -- ./launch_loop "$launches" ;;
+      bare) run loop-bare "$probe" PROBE_MODE=api CUDA_INJECTION64_PATH=$probe/libprobe_inject.so \
+              -- ./launch_loop "$launches" ;;
+      bare_cupti) run loop-bare_cupti "$probe" CUDA_INJECTION64_PATH=$probe/libbare_cupti.so \
+                    -- ./launch_loop "$launches" ;;
+      streamsan) run loop-streamsan "$probe" -- ./streamsan run -- ./launch_loop "$launches" ;;
+      streamsan_cupti) run loop-streamsan_cupti "$probe" \
+                         -- ./streamsan run --capture cupti -- ./launch_loop "$launches" ;;
+      *) echo "wall-share.sh: unknown LOOP_CONFIGS entry '$c'"; exit 2 ;;
+    esac
+  done
 done
 "$python" "$root/probe/critical_share.py" "${runs[@]}" --symbols "$out/symbols" | tee "$out/table.md"

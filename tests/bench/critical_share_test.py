@@ -50,12 +50,14 @@ class CriticalShare(unittest.TestCase):
                ["main %s %s" % (APP, APP)] * 7
         worker = ["tid:7 %s %s" % (OURS, APP)] + ["tid:7 %s" % APP] * 3
         engine = ["tid:8 %s" % OURS] * 20
-        self.write("run", main + worker + engine)
+        # The subscriber's own thread (CUPTI keeps one): left out too.
+        subscriber = ["tid:9 %s %s" % (SAN, APP)] * 30
+        self.write("run", main + worker + engine + subscriber)
         # A smaller file in the same folder (the launcher's) is not read.
         self.write("run", ["main %s" % APP], name="pcs.99")
         out = run(self.root, "run")
         self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertEqual(row(out.stdout, "run"), "| run | 10 | 30.0% | 10.0% | 40.0% | 1.667 | 1 |")
+        self.assertEqual(row(out.stdout, "run"), "| run | 10 | 30.0% | 10.0% | 40.0% | 1.667 | 2 |")
 
     def test_symbols_name_record_function_frames(self):
         symbols = os.path.join(self.root, "symbols")
