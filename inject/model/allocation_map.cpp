@@ -115,10 +115,18 @@ void allocation_map::widen_bounds(const allocation& a) noexcept {
   highest_ = std::max(highest_, end_of(a));
 }
 
+// Note [Recent segment hits]
 const allocation* allocation_map::find_live_segment(std::uint64_t address) const {
   if (outside_every_entry(address)) return nullptr;
+  recent_hit& slot = recent_.slots[recent_slot(address)];
+  if (slot.epoch == epoch_ && slot.segment != nullptr) {
+    const allocation& a = *slot.segment;
+    if (address == a.base || address - a.base < a.size) return &a;
+  }
   const auto it = containing(live_, address);
-  return it == live_.end() ? nullptr : &it->second;
+  if (it == live_.end()) return nullptr;
+  slot = {&it->second, epoch_};
+  return &it->second;
 }
 
 const allocation* allocation_map::find_live(std::uint64_t address) const {

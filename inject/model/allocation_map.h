@@ -40,6 +40,7 @@
 // maps are empty and looked at once.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -154,12 +155,55 @@ class allocation_map {
   std::size_t retire_blocks(std::uint64_t begin, std::uint64_t end);
   const allocation* find_block_at(std::uint64_t address, std::uint64_t epoch) const;
 
+  // Note [Recent segment hits]
+  // A launch looks up each pointer word of its arguments, and a launch-bound
+  // loop passes the same few pointers over and over. Between two launches
+  // the driver runs its own launch path, which evicts the tree's nodes: on
+  // an H200 our work on the launch loop's thread is mostly cache misses
+  // (Note [Our launch path with cold caches] in bench/injection/
+  // source_bench.cpp), and a lookup walked the map's header, three or four
+  // inner nodes and the leaf. So find_live_segment() remembers its hits in
+  // a small direct-mapped table, indexed by a hash of the address's 64-byte
+  // line: a slot holds the live allocation found there and the epoch it was
+  // found at. Every insert and retirement advances the epoch (Note [Looking up
+  // the past]), so a slot is only trusted while nothing has changed since,
+  // when its allocation is still live and still the only live top-level
+  // allocation that holds the address (live ones never overlap). A hit reads
+  // the slot and the leaf. Blocks (Note [Blocks inside segments]) are not
+  // remembered: find_live() asks them first, as before. The map is only used
+  // under the model's lock, so the table needs none of its own.
+  struct recent_hit {
+    const allocation* segment = nullptr;
+    std::uint64_t epoch = 0;
+  };
+  static constexpr std::size_t recent_hits_ = 64;
+  // The hits point into the nodes of the map that found them: a moved map
+  // starts again with none, and so does the map it was moved from.
+  struct recent_table {
+    std::array<recent_hit, recent_hits_> slots{};
+    recent_table() = default;
+    recent_table(recent_table&& other) noexcept { other.slots = {}; }
+    recent_table& operator=(recent_table&& other) noexcept {
+      slots = {};
+      other.slots = {};
+      return *this;
+    }
+  };
+  // Fibonacci hashing of the line: bases a few lines apart (small buffers
+  // side by side, slices of one buffer) land in different slots.
+  static std::size_t recent_slot(std::uint64_t address) noexcept {
+    return static_cast<std::size_t>(((address >> 6) * 0x9e3779b97f4a7c15ull) >> 58);
+  }
+
+  std::uint64_t epoch_ = 0;
+  std::uint64_t lowest_ = ~std::uint64_t{0};  // Note [Most words are not addresses]
+  std::uint64_t highest_ = 0;
+  mutable recent_table recent_;
   std::map<std::uint64_t, allocation> live_;  // by base
   // Freed ranges by base; a later free of the same range replaces the entry.
   std::map<std::uint64_t, allocation> freed_;
   std::deque<std::pair<std::uint64_t, alloc_id>> freed_order_;  // oldest first
   std::size_t freed_capacity_;
-  std::uint64_t epoch_ = 0;
   // Note [Blocks inside segments]
   std::map<std::uint64_t, allocation> blocks_;  // live blocks, by base
   // Note [Freed blocks in a ring]: the last freed_capacity_ freed blocks,
@@ -168,8 +212,6 @@ class allocation_map {
   std::vector<allocation> freed_ring_;
   std::size_t freed_ring_next_ = 0;
   std::vector<block_node> spare_blocks_;  // for the next insert_block
-  std::uint64_t lowest_ = ~std::uint64_t{0};  // Note [Most words are not addresses]
-  std::uint64_t highest_ = 0;
 };
 
 }  // namespace streamsan::injection

@@ -229,5 +229,50 @@ TEST(AllocationMap, WithoutBlocksTheSegmentIsFoundAtEveryEpoch) {
   EXPECT_EQ(m.live_block_count(), 0u);
 }
 
+// Note [Recent segment hits]: a remembered hit holds only while nothing changed.
+TEST(AllocationMap, ARememberedHitGivesWayToWhatReplacedItsAllocation) {
+  allocation_map m;
+  m.insert({alloc_id{1}, 0x1000, 0x100, memory_kind::device, 0});
+  ASSERT_EQ(m.find_live_segment(0x1040)->id, alloc_id{1});  // remembered
+  ASSERT_TRUE(m.erase(0x1000));
+  EXPECT_EQ(m.find_live_segment(0x1040), nullptr);
+  m.insert({alloc_id{2}, 0x1000, 0x80, memory_kind::device, 0});
+  EXPECT_EQ(m.find_live_segment(0x1040)->id, alloc_id{2});
+  EXPECT_EQ(m.find_live_segment(0x1080), nullptr);  // past the new, shorter one
+}
+
+TEST(AllocationMap, AddressesSharingASlotEachFindTheirOwnAllocation) {
+  allocation_map m;
+  // 0x100010 and 0x153010 hash to the same slot of the table; different
+  // allocations.
+  m.insert({alloc_id{1}, 0x100000, 0x40, memory_kind::device, 0});
+  m.insert({alloc_id{2}, 0x153000, 0x40, memory_kind::device, 0});
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(m.find_live_segment(0x100010)->id, alloc_id{1});
+    EXPECT_EQ(m.find_live_segment(0x153010)->id, alloc_id{2});
+    EXPECT_EQ(m.find_live_segment(0x100040), nullptr);
+  }
+}
+
+TEST(AllocationMap, ARememberedSegmentStillYieldsToALiveBlockInIt) {
+  allocation_map m;
+  m.insert({alloc_id{1}, 0x10000, 0x1000, memory_kind::device, 0});
+  ASSERT_EQ(m.find_live(0x10100)->id, alloc_id{1});
+  m.insert_block({alloc_id{2}, 0x10100, 0x100, memory_kind::device, 0});
+  EXPECT_EQ(m.find_live(0x10100)->id, alloc_id{2});
+  EXPECT_EQ(m.find_live_segment(0x10100)->id, alloc_id{1});
+  EXPECT_EQ(m.find(0x10180)->block.id, alloc_id{2});
+}
+
+TEST(AllocationMap, AMovedMapFindsWhatItHoldsAndTheOldOneNothing) {
+  allocation_map m;
+  m.insert({alloc_id{1}, 0x1000, 0x100, memory_kind::device, 0});
+  ASSERT_EQ(m.find_live_segment(0x1010)->id, alloc_id{1});  // remembered
+  allocation_map moved = std::move(m);
+  ASSERT_NE(moved.find_live_segment(0x1010), nullptr);
+  EXPECT_EQ(moved.find_live_segment(0x1010)->id, alloc_id{1});
+  EXPECT_EQ(m.find_live_segment(0x1010), nullptr);  // the moved-from map keeps no hit
+}
+
 }  // namespace
 }  // namespace streamsan::injection
