@@ -118,13 +118,20 @@ void fold_accesses(std::vector<access>& out) {
   out.resize(write);
 }
 
+// Note [Learned modes side by side]
 std::optional<std::uint8_t> learned_modes::mode_of(word_ref w) const {
-  const auto it = modes_.find(w);
-  if (it == modes_.end()) return std::nullopt;
-  return it->second;
+  const auto it = std::lower_bound(modes_.begin(), modes_.end(), w,
+                                   [](const learned_word& l, word_ref k) { return l.word < k; });
+  if (it == modes_.end() || it->word != w) return std::nullopt;
+  return it->bits;
 }
 
-void learned_modes::learn(word_ref w, std::uint8_t mode_bits) { modes_[w] |= mode_bits; }
+void learned_modes::learn(word_ref w, std::uint8_t mode_bits) {
+  auto it = std::lower_bound(modes_.begin(), modes_.end(), w,
+                             [](const learned_word& l, word_ref k) { return l.word < k; });
+  if (it == modes_.end() || it->word != w) it = modes_.insert(it, learned_word{w, 0});
+  it->bits |= mode_bits;
+}
 
 namespace {
 

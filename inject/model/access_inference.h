@@ -18,7 +18,6 @@
 #include <compare>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <optional>
 #include <span>
 #include <vector>
@@ -95,6 +94,15 @@ struct word_ref {
   friend auto operator<=>(const word_ref&, const word_ref&) = default;
 };
 
+// Note [Learned modes side by side]
+// Every inferred launch asks the learned mode of each of its pointer words,
+// and between two launches the driver's launch path evicts our data (Note
+// [Our launch path with cold caches] in bench/injection/source_bench.cpp):
+// a tree of a few nodes cost a miss a node, the largest single item of our
+// work on the H200's launch loop (2.1% of its thread in one run). The
+// words are learned rarely (at measurements) and asked at every launch, so
+// they are kept sorted side by side, 12 bytes each: a kernel's few words
+// are one or two cache lines, searched in place.
 class learned_modes {
  public:
   bool empty() const noexcept { return modes_.empty(); }
@@ -104,7 +112,11 @@ class learned_modes {
   void learn(word_ref w, std::uint8_t mode_bits);
 
  private:
-  std::map<word_ref, std::uint8_t> modes_;
+  struct learned_word {
+    word_ref word;
+    std::uint8_t bits = 0;
+  };
+  std::vector<learned_word> modes_;  // by word
 };
 
 // A pointer word of one launch: which word, and where it pointed.

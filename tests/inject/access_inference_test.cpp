@@ -312,5 +312,25 @@ TEST(AccessInference, WordsIntoManyAllocationsFoldPerAllocationInFirstSeenOrder)
   }
 }
 
+// Note [Learned modes side by side]: words learned in any order are found,
+// their bits are a union, and a word never measured is not.
+TEST(LearnedModes, WordsLearnedInAnyOrderAreFoundWithTheUnionOfTheirBits) {
+  learned_modes l;
+  const auto read = static_cast<std::uint8_t>(access_mode::read);
+  const auto write = static_cast<std::uint8_t>(access_mode::write);
+  l.learn({2, 8}, read);
+  l.learn({0, 16}, 0);  // measured, unused
+  l.learn({2, 0}, write);
+  l.learn({0, 0}, read);
+  l.learn({2, 8}, write);
+  EXPECT_EQ(l.mode_of({2, 8}), std::optional<std::uint8_t>(read | write));
+  EXPECT_EQ(l.mode_of({0, 16}), std::optional<std::uint8_t>(0));
+  EXPECT_EQ(l.mode_of({2, 0}), std::optional<std::uint8_t>(write));
+  EXPECT_EQ(l.mode_of({0, 0}), std::optional<std::uint8_t>(read));
+  EXPECT_EQ(l.mode_of({0, 8}), std::nullopt);
+  EXPECT_EQ(l.mode_of({3, 0}), std::nullopt);
+  EXPECT_EQ(l.mode_of({1, 16}), std::nullopt);
+}
+
 }  // namespace
 }  // namespace streamsan::injection
