@@ -192,8 +192,10 @@ BENCHMARK(BM_SourceLaunchOneStream);
 // on the program thread (critical_share.py, 14 to 16% of a ~4.8 us
 // launch), against about 0.2 us here. Between two of our callbacks the
 // driver runs its own launch path, which evicts what ours keeps warm in a
-// loop that does nothing else: so there, our cost is as much the cache
-// lines we touch as the instructions we run. This variant writes
+// loop that does nothing else: so there, much of our cost is likely the
+// cache lines we touch rather than the instructions we run (on the host,
+// 4 MiB written between launches makes a launch two to three times
+// dearer). This variant writes
 // state.range(0) KiB of other memory between launches, outside the timed
 // region, so that a change which touches fewer lines shows here as it
 // would on the GPU machine (manual time: only next() is timed).

@@ -158,11 +158,12 @@ class allocation_map {
   // Note [Recent segment hits]
   // A launch looks up each pointer word of its arguments, and a launch-bound
   // loop passes the same few pointers over and over. Between two launches
-  // the driver runs its own launch path, which evicts the tree's nodes: on
-  // an H200 our work on the launch loop's thread is mostly cache misses
-  // (Note [Our launch path with cold caches] in bench/injection/
-  // source_bench.cpp), and a lookup walked the map's header, three or four
-  // inner nodes and the leaf. So find_live_segment() remembers its hits in
+  // the driver runs its own launch path, which evicts the tree's nodes (on
+  // an H200 our work on the launch loop's thread costs about four times
+  // what it costs warm on the host, and on the host, evicting the caches
+  // between launches makes it two to three times dearer: Note [Our launch
+  // path with cold caches] in bench/injection/source_bench.cpp), and a
+  // lookup walked the map's header, three or four inner nodes and the leaf. So find_live_segment() remembers its hits in
   // a small direct-mapped table, indexed by a hash of the address's 64-byte
   // line: a slot holds the live allocation found there and the epoch it was
   // found at. Every insert and retirement advances the epoch (Note [Looking up
