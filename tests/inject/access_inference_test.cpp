@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstring>
+#include <map>
+#include <random>
 #include <vector>
 
 namespace streamsan::injection {
@@ -330,6 +332,26 @@ TEST(LearnedModes, WordsLearnedInAnyOrderAreFoundWithTheUnionOfTheirBits) {
   EXPECT_EQ(l.mode_of({0, 8}), std::nullopt);
   EXPECT_EQ(l.mode_of({3, 0}), std::nullopt);
   EXPECT_EQ(l.mode_of({1, 16}), std::nullopt);
+}
+
+TEST(LearnedModes, AgreeWithAMapUnderRandomLearning) {
+  learned_modes l;
+  std::map<word_ref, std::uint8_t> reference;
+  std::mt19937 random(11);
+  for (int step = 0; step < 5000; ++step) {
+    const word_ref w{static_cast<std::uint32_t>(random() % 6),
+                     static_cast<std::uint32_t>((random() % 8) * 8)};
+    if (random() % 3 == 0) {
+      const auto bits = static_cast<std::uint8_t>(random() % 8);
+      l.learn(w, bits);
+      reference[w] |= bits;
+    } else {
+      const auto it = reference.find(w);
+      const auto expected =
+          it == reference.end() ? std::nullopt : std::optional<std::uint8_t>(it->second);
+      ASSERT_EQ(l.mode_of(w), expected) << "step " << step;
+    }
+  }
 }
 
 }  // namespace

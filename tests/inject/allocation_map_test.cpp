@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <vector>
 
 namespace streamsan::injection {
@@ -272,6 +273,43 @@ TEST(AllocationMap, AMovedMapFindsWhatItHoldsAndTheOldOneNothing) {
   ASSERT_NE(moved.find_live_segment(0x1010), nullptr);
   EXPECT_EQ(moved.find_live_segment(0x1010)->id, alloc_id{1});
   EXPECT_EQ(m.find_live_segment(0x1010), nullptr);  // the moved-from map keeps no hit
+}
+
+// Note [Recent segment hits]: under random inserts, frees and blocks, every
+// lookup agrees with a scan of the live allocations the map lists.
+TEST(AllocationMap, RememberedHitsAgreeWithTheLiveAllocationsUnderChurn) {
+  allocation_map m(8);
+  std::mt19937_64 random(7);
+  const auto pick = [&](std::uint64_t n) { return random() % n; };
+  std::uint64_t next_id = 1;
+  std::vector<std::uint64_t> recent;  // addresses looked up, asked again often
+  for (int step = 0; step < 20000; ++step) {
+    const std::uint64_t base = 0x100000 + pick(64) * 0x400;
+    switch (pick(8)) {
+      case 0:
+        m.insert({alloc_id{static_cast<std::uint32_t>(next_id++)}, base, 0x100 + pick(4) * 0x200,
+                  memory_kind::device, 0});
+        break;
+      case 1: m.erase(base); break;
+      case 2:
+        if (const allocation* seg = m.find_live_segment(base); seg && seg->size >= 0x80) {
+          m.insert_block({alloc_id{static_cast<std::uint32_t>(next_id++)}, seg->base + 0x40, 0x40,
+                          memory_kind::device, 0});
+        }
+        break;
+      default: {
+        const std::uint64_t address =
+            !recent.empty() && pick(2) == 0 ? recent[pick(recent.size())] : base + pick(0x400);
+        recent.push_back(address);
+        if (recent.size() > 16) recent.erase(recent.begin());
+        const allocation* expected = nullptr;
+        m.for_each_live_overlapping(address, address + 1, [&](const allocation& a) {
+          if (address == a.base || address - a.base < a.size) expected = &a;
+        });
+        ASSERT_EQ(m.find_live_segment(address), expected) << "step " << step;
+      }
+    }
+  }
 }
 
 }  // namespace
