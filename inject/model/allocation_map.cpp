@@ -9,15 +9,17 @@ namespace {
 // the next blocks.
 constexpr std::size_t max_spare_blocks = 64;
 
+// A zero-sized allocation still owns its base address.
+bool holds(const allocation& a, std::uint64_t address) noexcept {
+  return address == a.base || address - a.base < a.size;
+}
+
 template <class Map>
 auto containing(const Map& m, std::uint64_t address) {
   auto it = m.upper_bound(address);
   if (it == m.begin()) return m.end();
   --it;
-  const auto& a = it->second;
-  // A zero-sized allocation still owns its base address.
-  if (address == a.base || address - a.base < a.size) return it;
-  return m.end();
+  return holds(it->second, address) ? it : m.end();
 }
 
 std::uint64_t end_of(const allocation& a) { return a.base + (a.size == 0 ? 1 : a.size); }
@@ -119,9 +121,8 @@ void allocation_map::widen_bounds(const allocation& a) noexcept {
 const allocation* allocation_map::find_live_segment(std::uint64_t address) const {
   if (outside_every_entry(address)) return nullptr;
   recent_hit& slot = recent_.slots[recent_slot(address)];
-  if (slot.epoch == epoch_ && slot.segment != nullptr) {
-    const allocation& a = *slot.segment;
-    if (address == a.base || address - a.base < a.size) return &a;
+  if (slot.epoch == epoch_ && slot.segment != nullptr && holds(*slot.segment, address)) {
+    return slot.segment;
   }
   const auto it = containing(live_, address);
   if (it == live_.end()) return nullptr;
@@ -158,8 +159,7 @@ const allocation* allocation_map::find_block_at(std::uint64_t address,
   for (std::size_t i = 0; i < freed_ring_.size(); ++i) {
     const allocation& f = freed_block(i);
     if (f.died <= epoch) break;
-    const bool contains = address == f.base || address - f.base < f.size;
-    if (contains && f.born <= epoch) return &f;
+    if (holds(f, address) && f.born <= epoch) return &f;
   }
   return nullptr;
 }

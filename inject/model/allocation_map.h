@@ -163,14 +163,15 @@ class allocation_map {
   // what it costs warm on the host, and on the host, evicting the caches
   // between launches makes it two to three times dearer: Note [Our launch
   // path with cold caches] in bench/injection/source_bench.cpp), and a
-  // lookup walked the map's header, three or four inner nodes and the leaf. So find_live_segment() remembers its hits in
-  // a small direct-mapped table, indexed by a hash of the address's 64-byte
-  // line: a slot holds the live allocation found there and the epoch it was
-  // found at. Every insert and retirement advances the epoch (Note [Looking up
-  // the past]), so a slot is only trusted while nothing has changed since,
-  // when its allocation is still live and still the only live top-level
-  // allocation that holds the address (live ones never overlap). A hit reads
-  // the slot and the leaf. Blocks (Note [Blocks inside segments]) are not
+  // lookup walked the map's header, three or four inner nodes and the leaf.
+  // So find_live_segment() remembers its hits in a small direct-mapped
+  // table, indexed by a hash of the address's 64-byte line: a slot holds
+  // the live allocation found there and the epoch it was found at. Every
+  // insert and retirement advances the epoch (Note [Looking up the past]),
+  // so a slot is only trusted while nothing has changed since, when its
+  // allocation is still live and still the only live top-level allocation
+  // that holds the address (live ones never overlap). A hit reads the slot
+  // and the leaf. Blocks (Note [Blocks inside segments]) are not
   // remembered: find_live() asks them first, as before. The map is only used
   // under the model's lock, so the table needs none of its own.
   struct recent_hit {
