@@ -119,18 +119,24 @@ void fold_accesses(std::vector<access>& out) {
 }
 
 // Note [Learned modes side by side]
-std::optional<std::uint8_t> learned_modes::mode_of(word_ref w) const {
+std::size_t learned_modes::position(word_ref w) const noexcept {
   const auto it = std::lower_bound(modes_.begin(), modes_.end(), w,
                                    [](const learned_word& l, word_ref k) { return l.word < k; });
-  if (it == modes_.end() || it->word != w) return std::nullopt;
-  return it->bits;
+  return static_cast<std::size_t>(it - modes_.begin());
+}
+
+std::optional<std::uint8_t> learned_modes::mode_of(word_ref w) const {
+  const std::size_t i = position(w);
+  if (i == modes_.size() || modes_[i].word != w) return std::nullopt;
+  return modes_[i].bits;
 }
 
 void learned_modes::learn(word_ref w, std::uint8_t mode_bits) {
-  auto it = std::lower_bound(modes_.begin(), modes_.end(), w,
-                             [](const learned_word& l, word_ref k) { return l.word < k; });
-  if (it == modes_.end() || it->word != w) it = modes_.insert(it, learned_word{w, 0});
-  it->bits |= mode_bits;
+  const std::size_t i = position(w);
+  if (i == modes_.size() || modes_[i].word != w) {
+    modes_.insert(modes_.begin() + static_cast<std::ptrdiff_t>(i), learned_word{w, 0});
+  }
+  modes_[i].bits |= mode_bits;
 }
 
 namespace {

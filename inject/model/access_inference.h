@@ -116,6 +116,8 @@ class learned_modes {
     word_ref word;
     std::uint8_t bits = 0;
   };
+  // Where `w` is, or would go, in modes_.
+  std::size_t position(word_ref w) const noexcept;
   std::vector<learned_word> modes_;  // by word
 };
 
