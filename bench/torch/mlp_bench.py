@@ -43,6 +43,31 @@ import torch
 # neither.
 
 
+def timed_block(step, iterations):
+    """Runs `iterations` steps from a synchronized device and waits for
+    them: (milliseconds, the last step's loss)."""
+    start = time.perf_counter()
+    for _ in range(iterations):
+        loss = step()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) * 1000.0, loss
+
+
+def env_count(name, default, minimum):
+    """The whole number >= `minimum` in environment variable `name`, else
+    exits with an error naming it."""
+    text = os.environ.get(name, str(default))
+    try:
+        value = int(text)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        print("mlp_bench: %s=%s: expected a whole number >= %d" % (name, text, minimum),
+              file=sys.stderr)
+        sys.exit(2)
+    return value
+
+
 def _operator_hook():
     """The native operator hook streamsan installed, or None."""
     support = sys.modules.get("streamsan_torch._support")
@@ -79,12 +104,8 @@ def _alternate(step, iterations, rounds):
     last = [None]
 
     def run_block():
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(iterations):
-            last[0] = step()
-        torch.cuda.synchronize()
-        return (time.perf_counter() - start) * 1000.0
+        ms, last[0] = timed_block(step, iterations)
+        return ms
 
     try:
         times, ratios = alternate_blocks(hook, run_block, rounds)
@@ -121,7 +142,7 @@ def main():
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
-    alternate = int(os.environ.get("MLP_ALTERNATE", "0"))
+    alternate = env_count("MLP_ALTERNATE", 0, 0)
     if alternate > 0:
         _alternate(step, iterations, alternate)
         return
@@ -129,12 +150,9 @@ def main():
     if sampled:
         os.kill(os.getpid(), signal.SIGUSR1)
     times = []
-    for _ in range(int(os.environ.get("MLP_REPEATS", "1"))):
-        start = time.perf_counter()
-        for _ in range(iterations):
-            loss = step()
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - start) * 1000.0)
+    for _ in range(env_count("MLP_REPEATS", 1, 1)):
+        ms, loss = timed_block(step, iterations)
+        times.append(ms)
     if sampled:
         os.kill(os.getpid(), signal.SIGUSR2)
     if len(times) > 1:

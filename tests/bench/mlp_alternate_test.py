@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """bench/torch/mlp_bench.py: the blocks timed with the operator hook on and
 off inside one process (Note [The hook priced inside one process])."""
+import contextlib
 import importlib.util
+import io
 import os
 import sys
 import types
@@ -71,6 +73,31 @@ class AlternateBlocks(unittest.TestCase):
     def test_without_streamsan_there_is_no_hook(self):
         sys.modules.pop("streamsan_torch._support", None)
         self.assertIsNone(self.bench._operator_hook())
+
+
+class EnvCount(unittest.TestCase):
+    def setUp(self):
+        self.bench = load_bench()
+        self.saved = os.environ.pop("MLP_TEST_COUNT", None)
+
+    def tearDown(self):
+        os.environ.pop("MLP_TEST_COUNT", None)
+        if self.saved is not None:
+            os.environ["MLP_TEST_COUNT"] = self.saved
+
+    def test_unset_gives_the_default_and_a_number_itself(self):
+        self.assertEqual(self.bench.env_count("MLP_TEST_COUNT", 3, 1), 3)
+        os.environ["MLP_TEST_COUNT"] = "8"
+        self.assertEqual(self.bench.env_count("MLP_TEST_COUNT", 3, 1), 8)
+
+    def test_a_value_that_is_no_count_is_an_error_naming_it(self):
+        for bad in ("eight", "0"):
+            os.environ["MLP_TEST_COUNT"] = bad
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as exit_:
+                self.bench.env_count("MLP_TEST_COUNT", 3, 1)
+            self.assertEqual(exit_.exception.code, 2)
+            self.assertIn("MLP_TEST_COUNT=%s: expected a whole number >= 1" % bad, err.getvalue())
 
 
 if __name__ == "__main__":
