@@ -77,14 +77,17 @@ def load_symbols(folder):
     return tables
 
 
+def call_offset(frame, leaf):
+    """The offset in its object of frame "OBJECT+0xOFFSET": for a return
+    address (not a leaf), the call before it, which is what it was in."""
+    return int(frame.rpartition("+")[2], 16) - (0 if leaf else 1)
+
+
 def symbol(tables, frame, leaf):
-    obj, _, offset = frame.rpartition("+")
-    table = tables.get(os.path.basename(obj))
+    table = tables.get(os.path.basename(frame.rpartition("+")[0]))
     if table is None:
         return None
-    # A return address points after its call: look up the call itself.
-    address = int(offset, 16) - (0 if leaf else 1)
-    i = bisect.bisect_right(table[0], address) - 1
+    i = bisect.bisect_right(table[0], call_offset(frame, leaf)) - 1
     return table[1][i] if i >= 0 else None
 
 
@@ -137,10 +140,7 @@ def inline_chains(library, offsets):
 
 
 def ours_offset(frame, leaf):
-    if "libstreamsan_inject.so" not in frame:
-        return None
-    # A return address points after its call: look up the call itself.
-    return int(frame.rpartition("+")[2], 16) - (0 if leaf else 1)
+    return call_offset(frame, leaf) if "libstreamsan_inject.so" in frame else None
 
 
 def steps(ours, library):

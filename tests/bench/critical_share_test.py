@@ -2,13 +2,13 @@
 """bench/profile/critical_share.py: our share of the critical path."""
 import gzip
 import os
-import subprocess
-import sys
 import tempfile
 import unittest
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "profile",
-                      "critical_share.py")
+import bench_scripts
+from bench_scripts import row
+
+SCRIPT = bench_scripts.script("profile", "critical_share.py")
 OURS = "/x/libstreamsan_inject.so+0x10"
 CUDA = "/x/libcuda.so.1+0x20"
 SAN = "/x/libsanitizer-public.so+0x30"
@@ -21,12 +21,7 @@ def pcs(lines):
 
 
 def run(folder, *args):
-    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True,
-                          check=False, cwd=folder)
-
-
-def row(out, name):
-    return next(line for line in out.splitlines() if line.startswith("| %s |" % name))
+    return bench_scripts.run(SCRIPT, *args, cwd=folder)
 
 
 class CriticalShare(unittest.TestCase):
@@ -92,19 +87,11 @@ class CriticalShare(unittest.TestCase):
         self.assertIn("no pcs.* file in empty", out.stderr)
 
 
-def load_module():
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("critical_share", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 class Steps(unittest.TestCase):
     """--library's split of our samples into the steps of a call."""
 
     def setUp(self):
-        self.module = load_module()
+        self.module = bench_scripts.load(SCRIPT, "critical_share")
 
     def test_the_first_name_that_says_a_step_wins_walking_outward(self):
         chain = ["std::vector<unsigned long>::size",

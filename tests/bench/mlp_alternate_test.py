@@ -2,24 +2,21 @@
 """bench/torch/mlp_bench.py: the blocks timed with the operator hook on and
 off inside one process (Note [The hook priced inside one process])."""
 import contextlib
-import importlib.util
 import io
 import os
 import sys
 import types
 import unittest
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "torch",
-                      "mlp_bench.py")
+import bench_scripts
+
+SCRIPT = bench_scripts.script("torch", "mlp_bench.py")
 
 
 def load_bench():
     # The bench imports torch at its top; the blocks' logic needs none of it.
     sys.modules.setdefault("torch", types.ModuleType("torch"))
-    spec = importlib.util.spec_from_file_location("mlp_bench", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_scripts.load(SCRIPT, "mlp_bench")
 
 
 class FakeHook:

@@ -1,20 +1,15 @@
 #!/usr/bin/env python3
 """bench/ratio_ci.py: the ratios and intervals the overhead tables print."""
-import os
-import subprocess
-import sys
 import unittest
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "ratio_ci.py")
+import bench_scripts
+from bench_scripts import row
+
+SCRIPT = bench_scripts.script("ratio_ci.py")
 
 
 def run(stdin, *args):
-    return subprocess.run([sys.executable, SCRIPT, *args], input=stdin, capture_output=True,
-                          text=True, check=False)
-
-
-def row(out, name):
-    return next(line for line in out.splitlines() if line.startswith("| %s |" % name))
+    return bench_scripts.run(SCRIPT, *args, stdin=stdin)
 
 
 class RatioCi(unittest.TestCase):
