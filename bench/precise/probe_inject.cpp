@@ -496,7 +496,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   }
   std::atexit(at_exit);
   if (const char* after = std::getenv("PROBE_HANDOFF")) {
-    if (!probe_cupti_first(std::strtoull(after, nullptr, 10), subscribe_sanitizer)) {
+    char* end = nullptr;
+    const unsigned long long launches = std::strtoull(after, &end, 10);
+    if (launches == 0 || end == after || *end != '\0') {
+      std::fprintf(stderr, "probe: PROBE_HANDOFF=%s: expected a number of launches > 0\n", after);
+      return 0;
+    }
+    if (!probe_cupti_first(launches, subscribe_sanitizer)) {
       std::fprintf(stderr, "probe: cannot subscribe CUPTI\n");
       return 0;
     }

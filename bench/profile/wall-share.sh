@@ -18,6 +18,14 @@
 # About 3 minutes for 2 rounds. Sampling every thread each PCSAMPLE_US
 # (default 1000) slows the runs; the shares are what it is for.
 set -u
+loop_configs=${LOOP_CONFIGS:-native bare bare_cupti streamsan streamsan_cupti}
+for c in $loop_configs; do  # before any run, not when its turn comes
+  case $c in
+    native|bare|bare_cupti|streamsan|streamsan_cupti) ;;
+    *) echo "wall-share.sh: unknown LOOP_CONFIGS entry '$c' (native bare bare_cupti streamsan streamsan_cupti)"
+       exit 2 ;;
+  esac
+done
 root=$(cd "$1" && pwd) out=$2
 mkdir -p "$out/symbols"
 sampler=$root/probe/libpc_sampler.so
@@ -53,7 +61,7 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
     run mlp-hook "$torch" PCSAMPLE_ON_SIGNAL=1 STREAMSAN_TORCH_HOOK=native \
       -- ./streamsan run -- "$python" bench/mlp_bench.py "$iterations"
   fi
-  for c in ${LOOP_CONFIGS:-native bare bare_cupti streamsan streamsan_cupti}; do
+  for c in $loop_configs; do
     case $c in
       native) run loop-native "$probe" -- ./launch_loop "$launches" ;;
       bare) run loop-bare "$probe" PROBE_MODE=api CUDA_INJECTION64_PATH=$probe/libprobe_inject.so \
@@ -63,7 +71,6 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
       streamsan) run loop-streamsan "$probe" -- ./streamsan run -- ./launch_loop "$launches" ;;
       streamsan_cupti) run loop-streamsan_cupti "$probe" \
                          -- ./streamsan run --capture cupti -- ./launch_loop "$launches" ;;
-      *) echo "wall-share.sh: unknown LOOP_CONFIGS entry '$c'"; exit 2 ;;
     esac
   done
 done
