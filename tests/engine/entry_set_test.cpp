@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -132,6 +133,25 @@ TEST(EntrySet, ASegmentsBoundsSetsAndWriteEpochShareItsFirstLine) {
               entry_set::line + 1);
     EXPECT_LT(reinterpret_cast<std::uintptr_t>(&s.atomics) + sizeof(entry_set) - base,
               entry_set::line + 1);
+  }
+}
+
+// Note [Read sets from a pool of lines]: a copy takes a power of two of
+// lines, so that its storage goes back to the pool it came from.
+TEST(EntrySet, ACopyOfAnyCountHoldsEveryEntryInAPowerOfTwo) {
+  for (std::uint64_t n = 1; n <= 19; ++n) {
+    entry_set from;
+    for (std::uint64_t i = 1; i <= n; ++i) from.push_back(entry(i));
+    entry_set copy(from);
+    EXPECT_EQ(seqs(copy), seqs(from)) << n;
+    EXPECT_GE(copy.capacity(), n);
+    EXPECT_TRUE(std::has_single_bit(copy.capacity())) << copy.capacity();
+    EXPECT_TRUE(on_own_lines(copy));
+    // Written up to its capacity and grown: nothing else is overwritten.
+    entry_set other(from);
+    const std::size_t past_capacity = copy.capacity() + 1;
+    while (copy.size() < past_capacity) copy.push_back(entry(100 + copy.size()));
+    EXPECT_EQ(seqs(other), seqs(from)) << n;
   }
 }
 

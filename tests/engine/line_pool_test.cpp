@@ -1,0 +1,95 @@
+// Note [Read sets from a pool of lines] (sanitizer/engine/line_pool.h).
+#include "sanitizer/engine/line_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace streamsan {
+namespace {
+
+using block = std::pair<std::uintptr_t, std::uintptr_t>;  // [begin, end)
+
+block span_of(void* p, std::uint32_t lines) {
+  const auto b = reinterpret_cast<std::uintptr_t>(p);
+  return {b, b + lines * line_pool::line};
+}
+
+TEST(LinePool, ServesOneToEightLinesAndLeavesTheRestToTheCaller) {
+  if (!line_pool::pooled(1)) GTEST_SKIP() << "AddressSanitizer: every set from malloc";
+  for (std::uint32_t lines : {1u, 2u, 4u, 8u}) EXPECT_TRUE(line_pool::pooled(lines)) << lines;
+  EXPECT_FALSE(line_pool::pooled(0));
+  EXPECT_FALSE(line_pool::pooled(16));
+}
+
+TEST(LinePool, BlocksAreAlignedToALineAndNeverOverlap) {
+  if (!line_pool::pooled(1)) GTEST_SKIP() << "AddressSanitizer: every set from malloc";
+  std::vector<std::pair<void*, std::uint32_t>> taken;
+  std::vector<block> spans;
+  for (int round = 0; round < 200; ++round) {
+    for (std::uint32_t lines : {1u, 2u, 4u, 8u}) {
+      void* p = line_pool::allocate(lines);
+      ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % line_pool::line, 0u);
+      std::memset(p, round & 0xff, lines * line_pool::line);  // all of it is ours
+      taken.emplace_back(p, lines);
+      spans.push_back(span_of(p, lines));
+    }
+  }
+  std::sort(spans.begin(), spans.end());
+  for (std::size_t i = 1; i < spans.size(); ++i) {
+    ASSERT_LE(spans[i - 1].second, spans[i].first) << "blocks " << i - 1 << " and " << i;
+  }
+  for (const auto& [p, lines] : taken) line_pool::release(p, lines);
+}
+
+TEST(LinePool, AReleasedBlockIsTakenAgainBeforeANewOne) {
+  if (!line_pool::pooled(1)) GTEST_SKIP() << "AddressSanitizer: every set from malloc";
+  void* a = line_pool::allocate(2);
+  void* b = line_pool::allocate(2);
+  line_pool::release(a, 2);
+  EXPECT_EQ(line_pool::allocate(2), a);
+  // Another size does not take it.
+  line_pool::release(a, 2);
+  void* c = line_pool::allocate(4);
+  EXPECT_NE(c, a);
+  EXPECT_EQ(line_pool::allocate(2), a);
+  for (void* p : {a, b}) line_pool::release(p, 2);
+  line_pool::release(c, 4);
+}
+
+TEST(LinePool, ABlockFreedOnAnotherThreadServesThatThread) {
+  if (!line_pool::pooled(1)) GTEST_SKIP() << "AddressSanitizer: every set from malloc";
+  void* p = line_pool::allocate(1);
+  void* again = nullptr;
+  std::thread([&] {
+    line_pool::release(p, 1);
+    again = line_pool::allocate(1);
+    line_pool::release(again, 1);
+  }).join();
+  EXPECT_EQ(again, p);
+}
+
+TEST(LinePool, FreedSetsAreReusedNotGrown) {
+  if (!line_pool::pooled(1)) GTEST_SKIP() << "AddressSanitizer: every set from malloc";
+  // Churn on a thread of its own, so that its lists start empty.
+  std::thread([] {
+    std::vector<void*> live;
+    for (int i = 0; i < 1000; ++i) live.push_back(line_pool::allocate(1));
+    for (void* p : live) line_pool::release(p, 1);
+    const std::size_t slabs = line_pool::slab_count();
+    for (int round = 0; round < 100; ++round) {
+      live.clear();
+      for (int i = 0; i < 1000; ++i) live.push_back(line_pool::allocate(1));
+      for (void* p : live) line_pool::release(p, 1);
+    }
+    EXPECT_EQ(line_pool::slab_count(), slabs);
+  }).join();
+}
+
+}  // namespace
+}  // namespace streamsan
