@@ -8,7 +8,9 @@
 # streamsan streamsan_cupti, default all), every thread sampled on
 # the wall clock (pc_sampler.cpp, PCSAMPLE_CLOCK=wall-all), ROUNDS rounds
 # (default 2), one process per configuration and round (WALL_MLP=0: the
-# launch loop only):
+# launch loop only), then with streamsan among LOOP_CONFIGS one unsampled
+# run of the loop with STREAMSAN_DEBUG=1 for its counters
+# (loop-streamsan-debug.log):
 #   wall-share.sh ROOT OUT
 # OUT gets a folder per run (its pcs files and log), the dynamic symbol
 # tables of torch's and libc's libraries (symbols/, for --symbols) and the
@@ -74,4 +76,13 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
     esac
   done
 done
+# The launch loop's counters (Note [Unpatched at a synchronize]): whether
+# its kernel's module stayed patched, and so the launch callbacks on, for
+# the whole loop. One run apart: STREAMSAN_DEBUG's callback counter would
+# bias the sampled rounds.
+if [[ " $loop_configs " == *" streamsan "* ]]; then
+  (cd "$probe" && STREAMSAN_DEBUG=1 timeout 200 ./streamsan run -- ./launch_loop "$launches" \
+     >"$out/loop-streamsan-debug.log" 2>&1)
+  grep -E '^streamsan: debug: (sanitizer|callbacks)' "$out/loop-streamsan-debug.log" | cut -c1-400
+fi
 "$python" "$root/probe/critical_share.py" "${runs[@]}" --symbols "$out/symbols" | tee "$out/table.md"
