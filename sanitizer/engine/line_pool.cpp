@@ -1,10 +1,9 @@
 #include "sanitizer/engine/line_pool.h"
 
 #include <array>
+#include <atomic>
 #include <bit>
-#include <mutex>
 #include <new>
-#include <vector>
 
 namespace streamsan::line_pool {
 namespace {
@@ -25,34 +24,29 @@ struct thread_lists {
 };
 constinit thread_local thread_lists lists{};
 
-// Every slab, so that they stay reachable (Note [Read sets from a pool of
-// lines]); never destroyed, as a thread may still free into a slab at exit.
-std::mutex& slabs_mutex() {
-  static auto* m = new std::mutex;
-  return *m;
-}
-std::vector<void*>& slabs() {
-  static auto* s = new std::vector<void*>;
-  return *s;
-}
+// Every slab, so that leak checkers see them reachable (Note [Read sets
+// from a pool of lines]): a list through each slab's first line, pushed
+// without a lock, so that a fork while another thread takes a slab leaves
+// the child nothing held.
+struct slab_link {
+  slab_link* next;
+};
+constinit std::atomic<slab_link*> slabs{nullptr};
 
 std::size_t size_index(std::uint32_t lines) noexcept {
   return static_cast<std::size_t>(std::countr_zero(lines));
 }
 
 [[gnu::noinline]] void new_slab(std::size_t index) {
-  void* slab = ::operator new(slab_bytes, std::align_val_t{line});
-  {
-    std::lock_guard lock(slabs_mutex());
-    try {
-      slabs().push_back(slab);
-    } catch (...) {
-      ::operator delete(slab, std::align_val_t{line});
-      throw;
-    }
+  auto* slab = static_cast<std::byte*>(::operator new(slab_bytes, std::align_val_t{line}));
+  auto* link = reinterpret_cast<slab_link*>(slab);
+  link->next = slabs.load(std::memory_order_relaxed);
+  while (!slabs.compare_exchange_weak(link->next, link, std::memory_order_release,
+                                      std::memory_order_relaxed)) {
   }
-  lists.bump[index] = static_cast<std::byte*>(slab);
-  lists.bump_end[index] = static_cast<std::byte*>(slab) + slab_bytes;
+  // The first line holds the link.
+  lists.bump[index] = slab + line;
+  lists.bump_end[index] = slab + slab_bytes;
 }
 
 }  // namespace
@@ -80,8 +74,9 @@ void release(void* block, std::uint32_t lines) noexcept {
 }
 
 std::size_t slab_count() noexcept {
-  std::lock_guard lock(slabs_mutex());
-  return slabs().size();
+  std::size_t n = 0;
+  for (const slab_link* s = slabs.load(std::memory_order_acquire); s != nullptr; s = s->next) ++n;
+  return n;
 }
 
 }  // namespace streamsan::line_pool

@@ -2,8 +2,11 @@
 #include "sanitizer/engine/line_pool.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -89,6 +92,38 @@ TEST(LinePool, FreedSetsAreReusedNotGrown) {
     }
     EXPECT_EQ(line_pool::slab_count(), slabs);
   }).join();
+}
+
+TEST(LinePool, AForkedChildTakesSlabsWhileAnotherThreadTakesThem) {
+  if (!line_pool::pooled(1)) GTEST_SKIP() << "AddressSanitizer: every set from malloc";
+  std::atomic<bool> done{false};
+  std::thread taker([&] {
+    // 8-line blocks: a new slab every few hundred.
+    std::vector<void*> taken;
+    while (!done.load()) {
+      taken.push_back(line_pool::allocate(8));
+      if (taken.size() == 4096) {
+        for (void* p : taken) line_pool::release(p, 8);
+        taken.clear();
+      }
+    }
+    for (void* p : taken) line_pool::release(p, 8);
+  });
+  for (int round = 0; round < 20; ++round) {
+    const pid_t child = ::fork();
+    ASSERT_NE(child, -1);
+    if (child == 0) {
+      ::alarm(5);  // a lock left held: killed by SIGALRM, not a hung test
+      for (int i = 0; i < 2048; ++i) line_pool::allocate(8);  // new slabs
+      ::_exit(line_pool::slab_count() > 0 ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status)) << "round " << round << ": status " << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+  done = true;
+  taker.join();
 }
 
 }  // namespace
