@@ -12,8 +12,10 @@
 // 64-byte-aligned lines, each size with a free list per thread: no header,
 // no alignment waste, a pop and a push. A block freed on another thread
 // than the one that took it joins that thread's list (memory is memory);
-// a thread's list dies with it, its slabs stay (recorded, so that leak
-// checkers see them reachable). Larger arrays, and every array under
+// long lists, and a thread's lists and slabs when it ends, go to a depot
+// that other threads take from (Note [Blocks freed on another thread go
+// round] in line_pool.cpp). Slabs are never given back to malloc, and are
+// recorded so that leak checkers see them reachable. Larger arrays, and every array under
 // AddressSanitizer (which must see each block's lifetime), keep malloc.
 // A slab is 256 KiB, above malloc's mmap threshold: it is mapped apart
 // from the heap, and only its touched pages are resident. With 16 KiB

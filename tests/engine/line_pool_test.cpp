@@ -126,5 +126,43 @@ TEST(LinePool, AForkedChildTakesSlabsWhileAnotherThreadTakesThem) {
   taker.join();
 }
 
+// Note [Blocks freed on another thread go round]
+TEST(LinePool, BlocksOneThreadTakesAndAnotherFreesAreReused) {
+  if (!line_pool::pooled(1)) GTEST_SKIP() << "AddressSanitizer: every set from malloc";
+  constexpr int rounds = 100;
+  constexpr int per_round = 4096;  // a slab of one-line blocks each round
+  std::size_t slabs_after_warm_up = 0;
+  std::thread taker([&] {
+    for (int round = 0; round < rounds; ++round) {
+      std::vector<void*> taken;
+      for (int i = 0; i < per_round; ++i) taken.push_back(line_pool::allocate(1));
+      // Freed on a thread of their own.
+      std::thread([&] {
+        for (void* p : taken) line_pool::release(p, 1);
+      }).join();
+      if (round == 4) slabs_after_warm_up = line_pool::slab_count();
+    }
+  });
+  taker.join();
+  // Without the depot every round cut a new slab: 95 more.
+  EXPECT_LE(line_pool::slab_count(), slabs_after_warm_up + 4);
+}
+
+TEST(LinePool, ThreadsThatComeAndGoLeaveTheirBlocksBehindForOthers) {
+  if (!line_pool::pooled(1)) GTEST_SKIP() << "AddressSanitizer: every set from malloc";
+  const auto a_thread_uses_the_pool = [] {
+    std::thread([] {
+      std::vector<void*> taken;
+      for (int i = 0; i < 100; ++i) taken.push_back(line_pool::allocate(2));
+      for (void* p : taken) line_pool::release(p, 2);
+    }).join();
+  };
+  a_thread_uses_the_pool();
+  const std::size_t slabs = line_pool::slab_count();
+  // Each would cut a slab of its own, and leave it, without the depot.
+  for (int i = 0; i < 50; ++i) a_thread_uses_the_pool();
+  EXPECT_LE(line_pool::slab_count(), slabs + 1);
+}
+
 }  // namespace
 }  // namespace streamsan
