@@ -56,9 +56,8 @@ struct depot {
 };
 // Constant-initialized, with nothing to destroy: threads free into it until
 // the process ends.
-constinit depot depot_instance{};
+constinit depot the_depot{};
 static_assert(std::is_trivially_destructible_v<std::mutex>);
-depot& the_depot() noexcept { return depot_instance; }
 
 // Every slab, so that leak checkers see them reachable (Note [Read sets
 // from a pool of lines]): a list through each slab's first line, pushed
@@ -102,18 +101,17 @@ pthread_key_t exit_key() noexcept {
   ::pthread_setspecific(exit_key(), &lists);
 }
 
-void push_chain_locked(depot& d, std::size_t index, free_block* first, std::uint32_t count) {
+void push_chain_locked(std::size_t index, free_block* first, std::uint32_t count) {
   first->count = count;
-  first->next_chain = d.chains[index];
-  d.chains[index] = first;
+  first->next_chain = the_depot.chains[index];
+  the_depot.chains[index] = first;
 }
 
 // The ending thread's lists and the untouched rest of its slabs.
 void give_all_at_exit(void*) noexcept {
-  depot& d = the_depot();
   // A bounded wait: in a forked child the lock may be held by a thread
   // that is not there, and then the blocks stay where they are.
-  std::unique_lock lock(d.mutex, std::try_to_lock);
+  std::unique_lock lock(the_depot.mutex, std::try_to_lock);
   for (int tries = 0; !lock.owns_lock() && tries < 10'000; ++tries) {
     std::this_thread::yield();
     lock.try_lock();
@@ -130,7 +128,7 @@ void give_all_at_exit(void*) noexcept {
       first = b;
       ++count;
     }
-    if (first != nullptr) push_chain_locked(d, index, first, count);
+    if (first != nullptr) push_chain_locked(index, first, count);
     lists.free[index] = nullptr;
     lists.free_count[index] = 0;
   }
@@ -141,11 +139,10 @@ void give_all_at_exit(void*) noexcept {
 // A chain from the depot becomes the thread's list (Note [Blocks freed on
 // another thread go round]); false when there is none or the lock is held.
 bool take_chain(std::size_t index) noexcept {
-  depot& d = the_depot();
-  std::unique_lock lock(d.mutex, std::try_to_lock);
-  if (!lock.owns_lock() || d.chains[index] == nullptr) return false;
-  free_block* first = d.chains[index];
-  d.chains[index] = first->next_chain;
+  std::unique_lock lock(the_depot.mutex, std::try_to_lock);
+  if (!lock.owns_lock() || the_depot.chains[index] == nullptr) return false;
+  free_block* first = the_depot.chains[index];
+  the_depot.chains[index] = first->next_chain;
   lock.unlock();
   lists.free[index] = first;
   lists.free_count[index] = first->count;
@@ -155,8 +152,7 @@ bool take_chain(std::size_t index) noexcept {
 // The first `batch` blocks of the thread's list go to the depot (unless its
 // lock is held: then they stay, and the next release tries again).
 void give_chain(std::size_t index) noexcept {
-  depot& d = the_depot();
-  std::unique_lock lock(d.mutex, std::try_to_lock);
+  std::unique_lock lock(the_depot.mutex, std::try_to_lock);
   if (!lock.owns_lock()) return;
   free_block* first = lists.free[index];
   free_block* last = first;
@@ -164,7 +160,7 @@ void give_chain(std::size_t index) noexcept {
   lists.free[index] = last->next;
   lists.free_count[index] -= batch;
   last->next = nullptr;
-  push_chain_locked(d, index, first, batch);
+  push_chain_locked(index, first, batch);
 }
 
 }  // namespace

@@ -15,8 +15,9 @@
 // long lists, and a thread's lists and slabs when it ends, go to a depot
 // that other threads take from (Note [Blocks freed on another thread go
 // round] in line_pool.cpp). Slabs are never given back to malloc, and are
-// recorded so that leak checkers see them reachable. Larger arrays, and every array under
-// AddressSanitizer (which must see each block's lifetime), keep malloc.
+// recorded so that leak checkers see them reachable. Larger arrays, and
+// every array under AddressSanitizer (which must see each block's
+// lifetime), keep malloc.
 // A slab is 256 KiB, above malloc's mmap threshold: it is mapped apart
 // from the heap, and only its touched pages are resident. With 16 KiB
 // slabs in the heap, a history built and destroyed again and again (the
@@ -36,21 +37,18 @@ inline constexpr std::size_t line = 64;
 // caller's to allocate.
 inline constexpr std::uint32_t max_lines = 8;
 
+// Under AddressSanitizer every array keeps malloc, which it watches.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool under_address_sanitizer = true;
+#elif defined(__has_feature)
+inline constexpr bool under_address_sanitizer = __has_feature(address_sanitizer);
+#else
+inline constexpr bool under_address_sanitizer = false;
+#endif
+
 // Whether an array of `lines` lines (a power of two) comes from the pool.
 constexpr bool pooled(std::uint32_t lines) noexcept {
-#if defined(__SANITIZE_ADDRESS__)
-  (void)lines;
-  return false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  (void)lines;
-  return false;
-#else
-  return lines != 0 && lines <= max_lines;
-#endif
-#else
-  return lines != 0 && lines <= max_lines;
-#endif
+  return !under_address_sanitizer && lines != 0 && lines <= max_lines;
 }
 
 // `lines` lines, 64-byte aligned, uninitialized; `lines` is a power of two
