@@ -24,6 +24,12 @@
 namespace streamsan::injection {
 namespace {
 
+std::uint64_t nanoseconds_between(std::chrono::steady_clock::time_point from,
+                                  std::chrono::steady_clock::time_point to) noexcept {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count());
+}
+
 std::string expand_pid(std::string path) {
   const std::string pid = std::to_string(::getpid());
   for (auto at = path.find("%p"); at != std::string::npos; at = path.find("%p", at + pid.size())) {
@@ -406,13 +412,20 @@ void session::print_debug_counters() const {
     const auto q = engine_queue_->statistics();
     std::fprintf(stderr,
                  "streamsan: debug: engine thread delivered=%llu producer_waits=%llu "
-                 "sleeps=%llu wakeups=%llu arena_growths=%llu dropped=%llu\n",
+                 "sleeps=%llu wakeups=%llu arena_growths=%llu dropped=%llu busy_ms=%.1f\n",
                  static_cast<unsigned long long>(q.delivered),
                  static_cast<unsigned long long>(q.producer_waits),
                  static_cast<unsigned long long>(q.consumer_sleeps),
                  static_cast<unsigned long long>(q.wakeups),
                  static_cast<unsigned long long>(q.arena_growths),
-                 static_cast<unsigned long long>(q.dropped));
+                 static_cast<unsigned long long>(q.dropped), static_cast<double>(q.busy_ns) / 1e6);
+  }
+  if (exit_settle_ns_ + exit_drain_ns_ > 0) {
+    std::fprintf(stderr,
+                 "streamsan: debug: at exit, measured footprints settled in %.1f ms, "
+                 "the engine's queue drained in %.1f ms\n",
+                 static_cast<double>(exit_settle_ns_) / 1e6,
+                 static_cast<double>(exit_drain_ns_) / 1e6);
   }
   // Note [Caching allocator blocks]
   if (const auto b = model_.block_statistics(); b.allocated + b.unknown_frees + b.outside_segments) {
@@ -517,13 +530,17 @@ void session::make_report(finishing when) noexcept {
   if (when == finishing::at_signal) {
     cut_short();
   } else {
+    const auto settling = std::chrono::steady_clock::now();
     settle_footprints();
+    const auto draining = std::chrono::steady_clock::now();
     // Waits for a delivery in progress; none reaches the resolver afterwards,
     // and what it still holds goes on to the engine, the trace and the dump.
     recorder_.remove_sink(resolver_);
     resolver_.release_all();
     // The engine's thread delivers everything queued, then ends.
     if (engine_queue_) engine_queue_->close();
+    exit_settle_ns_ = nanoseconds_between(settling, draining);
+    exit_drain_ns_ = nanoseconds_between(draining, std::chrono::steady_clock::now());
     // Note [A signal while the report is made]: the drain's abandoned
     // launches, and what the queue left or dropped.
     if (hurried_.load(std::memory_order_acquire)) {

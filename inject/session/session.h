@@ -214,6 +214,11 @@ class session {
   std::atomic<pid_t> finishing_thread_{0};  // the thread making the report
   std::atomic<bool> hurried_{false};        // a signal came meanwhile
   std::atomic<bool> reported_{false};       // the report is made
+  // For STREAMSAN_DEBUG: how long the exit waited for the measured
+  // footprints, then for the engine's queue (written by the finishing
+  // thread before it prints).
+  std::uint64_t exit_settle_ns_ = 0;
+  std::uint64_t exit_drain_ns_ = 0;
   // Note [A block's stack is its operator's]: for STREAMSAN_DEBUG.
   std::atomic<std::uint64_t> blocks_unwound_{0};
   // sanitizer_, for the engine's thread (measure_candidate): set once it is

@@ -307,12 +307,24 @@ void queued_sink::wake_producer() noexcept {
   }
 }
 
+// Two clock reads a batch (up to a quarter of the ring), not a record.
+std::uint64_t queued_sink::timed_deliver(std::uint64_t limit) noexcept {
+  const auto start = std::chrono::steady_clock::now();
+  const std::uint64_t delivered = deliver_batch(limit);
+  if (delivered > 0) {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::steady_clock::now() - start);
+    busy_ns_.fetch_add(static_cast<std::uint64_t>(ns.count()), std::memory_order_relaxed);
+  }
+  return delivered;
+}
+
 void queued_sink::consume() noexcept {
   unsigned idle_sleeps = 0;  // in a row: the sleep grows to 64 ticks
   for (;;) {
     if (give_up_.load(std::memory_order_acquire)) return;
     // A producer waiting for room gets it a quarter of a ring at a time.
-    if (deliver_batch((mask_ + 1) / 4) > 0) {
+    if (timed_deliver((mask_ + 1) / 4) > 0) {
       idle_sleeps = 0;
       if (producer_waiting_.load(std::memory_order_acquire) != 0) wake_producer();
       continue;
@@ -320,7 +332,7 @@ void queued_sink::consume() noexcept {
     wake_producer();
     if (closing_.load(std::memory_order_acquire)) {
       // close() comes after the last record it must deliver was published.
-      if (deliver_batch(mask_ + 1) == 0) return;
+      if (timed_deliver(mask_ + 1) == 0) return;
       continue;
     }
     // No polling (Note [The engine runs on its own thread]): records
@@ -416,6 +428,7 @@ queued_sink_statistics queued_sink::statistics() const noexcept {
   s.consumer_sleeps = consumer_sleeps_.load(std::memory_order_relaxed);
   s.wakeups = wakeups_.load(std::memory_order_relaxed);
   s.arena_growths = arena_growths_.load(std::memory_order_relaxed);
+  s.busy_ns = busy_ns_.load(std::memory_order_relaxed);
   return s;
 }
 

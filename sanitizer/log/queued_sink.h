@@ -82,6 +82,9 @@ struct queued_sink_statistics {
   std::uint64_t consumer_sleeps = 0;  // the consumer found the ring empty and slept
   std::uint64_t wakeups = 0;          // a producer woke the sleeping consumer
   std::uint64_t arena_growths = 0;    // a slot's arena grew (allocations)
+  // The consumer's time delivering records to the downstream sinks: next
+  // to the program's run time, whether the engine keeps up.
+  std::uint64_t busy_ns = 0;
 };
 
 class queued_sink final : public record_sink {
@@ -126,6 +129,7 @@ class queued_sink final : public record_sink {
   // Dropped after close(), or delivered here (a forked child): true.
   bool bypass(const record& r);
   std::uint64_t deliver_batch(std::uint64_t limit) noexcept;
+  std::uint64_t timed_deliver(std::uint64_t limit) noexcept;  // deliver_batch, timed
   void deliver_here() noexcept;  // the calling thread empties the ring
   void wake_producer() noexcept;
   void wait_for_room() noexcept;
@@ -163,6 +167,7 @@ class queued_sink final : public record_sink {
   std::atomic<std::uint64_t> consumer_sleeps_{0};
   std::atomic<std::uint64_t> wakeups_{0};
   std::atomic<std::uint64_t> arena_growths_{0};
+  std::atomic<std::uint64_t> busy_ns_{0};
 };
 
 }  // namespace streamsan

@@ -135,6 +135,27 @@ TEST(QueuedSink, AFullRingMakesTheProducerWait) {
   EXPECT_GT(q.statistics().producer_waits, 0u);
 }
 
+// busy_ns is the consumer's time inside the downstream sinks: at least
+// what a sink that sleeps 200 us a record took, and not its sleeps between
+// batches.
+TEST(QueuedSink, BusyTimeCountsTheSinksWork) {
+  keeping_sink kept;
+  kept.delay = 200us;
+  queued_sink q(queued_sink_options{.capacity = 64, .wake_batch = 1});
+  q.add_downstream(kept);
+  q.start();
+  EXPECT_EQ(q.statistics().busy_ns, 0u);
+  constexpr std::uint64_t n = 16;
+  for (std::uint64_t seq = 1; seq <= n; ++seq) {
+    q.on_record(record{{seq, thread_id{1}, stack_id{}}, nvtx_pop{}});
+  }
+  std::this_thread::sleep_for(300ms);  // the consumer idles: not busy
+  q.close();
+  const auto busy = std::chrono::nanoseconds(q.statistics().busy_ns);
+  EXPECT_GE(busy, n * 200us);
+  EXPECT_LT(busy, n * 200us + 150ms);
+}
+
 // Records still queued when close() is called are delivered before it
 // returns; later ones are dropped and counted.
 TEST(QueuedSink, CloseDrainsAndLaterRecordsAreDropped) {
