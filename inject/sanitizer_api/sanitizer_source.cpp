@@ -152,6 +152,7 @@ struct sanitizer_source::impl {
   // STREAMSAN_DEBUG prints the count, so only then is it counted.
   bool counting_api_callbacks = false;
   std::atomic<std::uint64_t> api_callbacks{0};
+  std::atomic<std::uint64_t> nested_api_callbacks{0};
   std::atomic<std::uint64_t> launches{0};
   // Launch calls while no work could overlap (Note [First launches are
   // measured once work can overlap]).
@@ -370,7 +371,10 @@ void sanitizer_source::impl::on_callback(Sanitizer_CallbackDomain domain,
   switch (domain) {
     case SANITIZER_CB_DOMAIN_DRIVER_API:
     case SANITIZER_CB_DOMAIN_RUNTIME_API: {
-      if (me.busy) return;
+      if (me.busy) {
+        if (counting_api_callbacks) nested_api_callbacks.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
       busy_guard busy(me);
       if (counting_api_callbacks) api_callbacks.fetch_add(1, std::memory_order_relaxed);
       on_api(domain == SANITIZER_CB_DOMAIN_DRIVER_API ? api_domain::driver : api_domain::runtime,
@@ -1278,6 +1282,7 @@ sanitizer_source_stats sanitizer_source::stats() const {
   const auto t = impl_->tracker.stats();
   sanitizer_source_stats s;
   s.api_callbacks = impl_->api_callbacks.load();
+  s.nested_api_callbacks = impl_->nested_api_callbacks.load();
   s.launches = impl_->launches.load();
   s.launches_before_overlap = impl_->launches_before_overlap.load();
   s.measured = t.measured;

@@ -68,6 +68,9 @@ struct sanitizer_source_stats {
   // Counted only after count_api_callbacks() (Note [A callback counter only
   // when asked]).
   std::uint64_t api_callbacks = 0;
+  // API callbacks of the driver calls our own callbacks made (ignored;
+  // each costs the program a callback's price all the same).
+  std::uint64_t nested_api_callbacks = 0;
   std::uint64_t launches = 0;
   // Launch calls while the program's work could not overlap yet (the
   // default mode measures only those into host-accessible memory, and

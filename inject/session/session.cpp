@@ -447,7 +447,7 @@ void session::print_debug_counters() const {
   if (!sanitizer_) return;
   const auto m = sanitizer_->stats();
   std::fprintf(stderr,
-               "streamsan: debug: sanitizer api_callbacks=%llu launches=%llu "
+               "streamsan: debug: sanitizer api_callbacks=%llu (nested in ours %llu) launches=%llu "
                "(launch calls before work could overlap %llu) measured=%llu "
                "incomplete=%llu (too fragmented %llu) failed=%llu (decodes %llu, jobs_thrown %llu) "
                "waits=%llu slots=%llu read_back=%llu spilled=%llu "
@@ -455,6 +455,7 @@ void session::print_debug_counters() const {
                "modules_patched=%llu unpatched=%llu (at a synchronize %llu) patched_at_exit=%llu "
                "changes_deferred=%llu put_off_at_load=%llu\n",
                static_cast<unsigned long long>(m.api_callbacks),
+               static_cast<unsigned long long>(m.nested_api_callbacks),
                static_cast<unsigned long long>(m.launches),
                static_cast<unsigned long long>(m.launches_before_overlap),
                static_cast<unsigned long long>(m.measured),

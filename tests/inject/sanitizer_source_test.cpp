@@ -222,6 +222,25 @@ TEST_F(SanitizerSource, CountsEveryApiCallbackWhenAsked) {
   launch(stream_1, 0, 64);  // entry and exit
   synchronize();            // entry and exit
   EXPECT_EQ(source->stats().api_callbacks, 4u);
+  EXPECT_EQ(source->stats().nested_api_callbacks, 0u);
+}
+
+// A driver call made inside one of the source's callbacks (here the
+// unpatch of a module at a launch's entry) reaches the subscriber too: ignored,
+// and counted apart.
+TEST_F(SanitizerSource, CountsCallbacksNestedInItsOwnApart) {
+  start(measurement_policy::on_demand, false, true);
+  fake_sanitizer_on_module_change(+[] {
+    Sanitizer_CallbackData d{};
+    d.callbackSite = SANITIZER_API_ENTER;
+    d.functionName = "cuStreamQuery";
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuStreamQuery,
+                           &d);
+  });
+  EXPECT_TRUE(launch(stream_1, 0, 64));   // measured
+  EXPECT_FALSE(launch(stream_1, 0, 64));  // not: its module is unpatched
+  EXPECT_EQ(source->stats().api_callbacks, 4u);
+  EXPECT_EQ(source->stats().nested_api_callbacks, 1u);
 }
 
 // Note [First launches are measured once work can overlap]
