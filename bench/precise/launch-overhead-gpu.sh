@@ -13,8 +13,9 @@
 # memory runs), RSS_NATIVE (1: the native process's memory too), PROGRAM
 # (launch_loop; `pipeline` is the compute-bound pipeline of issue #11 and
 # #8's point 6, whose arguments PROGRAM_ARGS gives: "64 250000" by default;
-# `triad` the memory-bound triad, 20 launches by default; the memory runs
-# are the launch loop's only).
+# `triad` the memory-bound triad, 20 launches by default; `busy_streams`
+# bandwidth-bound kernels on two streams that never go idle, 2,000
+# launches by default; the memory runs are the launch loop's only).
 #
 # Configurations:
 #   native            the program alone
@@ -49,7 +50,9 @@
 #   streamsan_cupti   streamsan run --capture cupti
 #   streamsan_inline  STREAMSAN_ENGINE_THREAD=0 streamsan run (engine inline)
 #   streamsan_drain   STREAMSAN_UNPATCH_WAIT_MS=50 streamsan run (Note
-#                     [Waiting for a module's streams to drain])
+#                     [Waiting for a module's streams to drain]; 5 ms by
+#                     default)
+#   streamsan_nodrain STREAMSAN_UNPATCH_WAIT_MS=0 streamsan run (no wait)
 #   streamsan_driver_launches  STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off
 #                     streamsan run (Note [Runtime launch callbacks on
 #                     request]: no runtime callback for <<<>>>)
@@ -81,7 +84,8 @@ case $program in
   launch_loop) program_args=${PROGRAM_ARGS:-$launches} ;;
   pipeline) program_args=${PROGRAM_ARGS:-"64 250000"}; rss_launches=0 ;;
   triad) program_args=${PROGRAM_ARGS:-20}; rss_launches=0 ;;
-  *) echo "launch-overhead-gpu.sh: unknown PROGRAM '$program' (launch_loop, pipeline, triad)" >&2; exit 2 ;;
+  busy_streams) program_args=${PROGRAM_ARGS:-2000}; rss_launches=0 ;;
+  *) echo "launch-overhead-gpu.sh: unknown PROGRAM '$program' (launch_loop, pipeline, triad, busy_streams)" >&2; exit 2 ;;
 esac
 cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 
@@ -106,6 +110,7 @@ command_of() {
     streamsan_cupti) echo "./streamsan run --capture cupti -- ./$program" ;;
     streamsan_inline) echo "env STREAMSAN_ENGINE_THREAD=0 ./streamsan run -- ./$program" ;;
     streamsan_drain) echo "env STREAMSAN_UNPATCH_WAIT_MS=50 ./streamsan run -- ./$program" ;;
+    streamsan_nodrain) echo "env STREAMSAN_UNPATCH_WAIT_MS=0 ./streamsan run -- ./$program" ;;
     streamsan_driver_launches)
       echo "env STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off ./streamsan run -- ./$program" ;;
     streamsan_precise) echo "./streamsan run --precise -- ./$program" ;;

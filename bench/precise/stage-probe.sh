@@ -9,7 +9,7 @@ build=$1 dest=$2
 src=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$dest"; mkdir -p "$dest/cupti"
 install -m 755 "$build/bench/precise/libprobe_inject.so" "$build/bench/precise/libbare_cupti.so" \
-  "$build/bench/precise/footprint_probe" "$build/bench/precise/launch_loop" "$build/bench/precise/triad" \
+  "$build/bench/precise/footprint_probe" "$build/bench/precise/launch_loop" "$build/bench/precise/triad" "$build/bench/precise/busy_streams" \
   "$build/bench/precise/graph_repeat" \
   "$build/bench/injection/pipeline" "$build/cli/streamsan" "$dest/"
 install -m 755 "$build"/runtime/injection/libstreamsan_inject.so "$dest/" 2>/dev/null ||

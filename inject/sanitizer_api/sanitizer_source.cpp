@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "inject/capture/launch_decoding.h"
 #include "inject/model/kernel_signature.h"
@@ -217,6 +218,9 @@ struct sanitizer_source::impl {
   // Per module: whether its last launch wanted a measurement (Note
   // [Unpatched at a synchronize]).
   std::unordered_map<CUmodule, bool> wanted_at_last_launch;
+  // Note [Waiting for a module's streams to drain]: the modules whose
+  // unpatch has waited since they were last patched.
+  std::unordered_set<CUmodule> drained_since_patch;
   std::map<CUstream, std::uint64_t> graph_streams;
   std::uint64_t unseen_work = 0;  // stamp of the last, 0 for none
   // Threads (by thread_state::id) with per-thread default stream work not
@@ -234,6 +238,7 @@ struct sanitizer_source::impl {
   std::atomic<std::uint32_t> change_deferrals{0};
   // Note [Waiting for a module's streams to drain]; zero: never.
   std::chrono::milliseconds unpatch_wait{0};
+  bool first_drain(CUmodule module);
   // Note [A module-loaded callback waits a bounded time] (launch_tracker.cpp):
   // long enough for another thread's patch of a large module, short enough
   // that a program stalls for it only now and then.
@@ -837,16 +842,27 @@ void sanitizer_source::impl::change_module(CUcontext ctx, CUmodule module, bool 
 // Note [Waiting for a module's streams to drain]
 // A busy program keeps a module patched after its kernels' first launches
 // were measured (Note [Module changes back off]): every later launch of it
-// then takes the launch callbacks and runs patched code, which made a
-// bandwidth-bound kernel 42x slower with no table. Right after the
-// measured launch, only it and a few launches behind it are queued, so
-// with STREAMSAN_UNPATCH_WAIT_MS=N the first try of each round of unpatch
-// tries waits up to N ms for the module's streams to drain, polling them,
-// with `launching` held (other threads' launch calls wait meanwhile). The
-// wait is bounded because the queued work may wait on the host (a host
-// function, a stream memory wait) that this thread has yet to release. Off
-// by default: what it costs and saves is for a GPU run to show (bench/
-// precise/launch-overhead-gpu.sh, the triad and the pipeline).
+// then takes the launch callbacks and runs patched code. Right after the
+// measured launch, only it and a few launches behind it are queued, so the
+// first unpatch try after each patch waits up to STREAMSAN_UNPATCH_WAIT_MS
+// (5 ms unless set) for the module's streams to drain, polling them, with
+// `launching` held (other threads' launch calls wait meanwhile). On an
+// H200 (2026-11-30) bench/precise/busy_streams, two non-blocking streams
+// of bandwidth-bound kernels that hand over by events and never go idle
+// until the end, took 1,077 ms for its 2,000 launches under the default
+// mode without the wait (native 29.6 ms): 36 times native, the module
+// patched throughout (205 failed tries on launch_loop, the same shape).
+// With the 5 ms wait it took 33-34 ms; the first try drained. The wait is
+// bounded because the queued work may wait on the host (a host function,
+// a stream memory wait) that this thread has yet to release; it comes once
+// per patch, not once per round of tries, so a program whose streams
+// never drain within it (a kernel longer than the wait) pays it once per
+// measurement, not at every synchronize that starts a new round.
+bool sanitizer_source::impl::first_drain(CUmodule module) {
+  std::lock_guard lock(mutex);
+  return drained_since_patch.insert(module).second;
+}
+
 bool sanitizer_source::impl::drained_within(CUmodule module, std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -874,10 +890,9 @@ bool sanitizer_source::impl::drained_within(CUmodule module, std::chrono::millis
 // after which streams may be idle, makes the next launch try again.
 void sanitizer_source::impl::try_change(CUcontext ctx, CUmodule module, bool patched) {
   const std::uint64_t now = launch_seq.load(std::memory_order_acquire);
-  // Note [Waiting for a module's streams to drain]: an unpatch, on the
-  // first try of its round only.
-  const bool drain = !patched && unpatch_wait.count() > 0 &&
-                     change_deferrals.load(std::memory_order_acquire) == 0;
+  // Note [Waiting for a module's streams to drain]: an unpatch, once
+  // after each patch.
+  const bool drain = !patched && unpatch_wait.count() > 0 && first_drain(module);
   change_module(ctx, module, patched, drain);
   if (tracker.is_patched(module) == patched) {
     retry_changes_now();
@@ -1067,7 +1082,13 @@ void sanitizer_source::impl::on_graph_node(const Sanitizer_GraphNodeLaunchData& 
 void sanitizer_source::impl::patch(CUcontext ctx, CUmodule module) {
   std::string why;
   switch (tracker.patch_module(ctx, module, why)) {
-    case sa::launch_tracker::patch_outcome::patched: update_launch_callbacks(); return;
+    case sa::launch_tracker::patch_outcome::patched:
+      {
+        std::lock_guard lock(mutex);
+        drained_since_patch.erase(module);
+      }
+      update_launch_callbacks();
+      return;
     case sa::launch_tracker::patch_outcome::refused: patch_refused(module, why); return;
     case sa::launch_tracker::patch_outcome::busy: return;  // waits without a limit: never
   }
@@ -1156,6 +1177,7 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
         failed_modules.erase(m.module);
         loaded_unpatched.erase(m.module);
         wanted_at_last_launch.erase(m.module);
+        drained_since_patch.erase(m.module);
       }
       model.modules_unloaded();
       return;
@@ -1167,6 +1189,7 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
         std::lock_guard lock(mutex);
         forget_decisions_locked();
         wanted_at_last_launch.clear();
+        drained_since_patch.clear();
       }
       model.modules_unloaded();
       return;

@@ -223,12 +223,13 @@ inline bool parse_decode_thread(std::string_view value) {
 
 // STREAMSAN_UNPATCH_WAIT_MS (Note [Waiting for a module's streams to drain]
 // in inject/sanitizer_api/sanitizer_source.cpp): how long an unpatch may
-// wait, once, for the module's streams to drain; 0 (the default) or
-// nothing: not at all. Anything but an integer from 0 to 1000 is an error
-// naming the variable.
+// wait, once after each patch, for the module's streams to drain; 0: not
+// at all; nothing: the default. Anything but an integer from 0 to 1000 is
+// an error naming the variable.
 inline constexpr std::string_view unpatch_wait_variable = "STREAMSAN_UNPATCH_WAIT_MS";
+inline constexpr std::uint32_t default_unpatch_wait_ms = 5;
 inline std::uint32_t parse_unpatch_wait(std::string_view value) {
-  if (value.empty()) return 0;
+  if (value.empty()) return default_unpatch_wait_ms;
   try {
     return detail::parse_count(unpatch_wait_variable, value, 1000);
   } catch (const option_error&) {
@@ -270,7 +271,7 @@ struct library_settings {
   // Note [Runtime launch callbacks on request] (inject/capture/dispatcher.h).
   bool runtime_launch_callbacks = true;
   // Note [Waiting for a module's streams to drain]; 0 = off.
-  std::uint32_t unpatch_wait_ms = 0;
+  std::uint32_t unpatch_wait_ms = default_unpatch_wait_ms;
   // Note [Decoded on a thread of its own].
   bool decode_thread = true;
   // Note [Tables sized from measured launches].

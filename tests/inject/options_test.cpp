@@ -173,7 +173,9 @@ TEST(SanitizerOptions, DecodeThreadVariableTakesOnOrOffAndNamesABadValue) {
 TEST(SanitizerOptions, UnpatchWaitVariableTakesMillisecondsAndNamesABadValue) {
   EXPECT_EQ(parse_unpatch_wait("50"), 50u);
   EXPECT_EQ(parse_unpatch_wait("0"), 0u);
-  EXPECT_EQ(parse_unpatch_wait(""), 0u);
+  EXPECT_EQ(parse_unpatch_wait(""), default_unpatch_wait_ms);
+  EXPECT_EQ(default_unpatch_wait_ms, 5u);
+  EXPECT_EQ(library_settings{}.unpatch_wait_ms, default_unpatch_wait_ms);
   for (const char* bad : {"5ms", "1001", "-1"}) {
     EXPECT_EQ(error_of(parse_unpatch_wait, bad),
               std::string("STREAMSAN_UNPATCH_WAIT_MS=") + bad + ": expected milliseconds from 0 to 1000");

@@ -674,8 +674,9 @@ TEST_F(SanitizerSource, NoModuleIsUnpatchedWhileAnotherThreadLoadsOne) {
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
 }
 
-// Note [Waiting for a module's streams to drain]: asked to, the first try
-// of a round waits for work that drains; later tries of the round do not.
+// Note [Waiting for a module's streams to drain]: asked to, the first
+// unpatch try after a patch waits for work that drains; later tries do
+// not, until the module is patched again.
 TEST_F(SanitizerSource, AnUnpatchWaitsForTheStreamsToDrainWhenAsked) {
   start(measurement_policy::on_demand);
   source->set_unpatch_wait(std::chrono::milliseconds(1000));
@@ -686,7 +687,7 @@ TEST_F(SanitizerSource, AnUnpatchWaitsForTheStreamsToDrainWhenAsked) {
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
 }
 
-TEST_F(SanitizerSource, AnUnpatchWaitsOnlyOnTheFirstTryOfItsRound) {
+TEST_F(SanitizerSource, AnUnpatchWaitsOnlyOnTheFirstTryAfterAPatch) {
   start(measurement_policy::on_demand);
   source->set_unpatch_wait(std::chrono::milliseconds(2));
   launch(stream_1, 0, 64);
@@ -696,10 +697,54 @@ TEST_F(SanitizerSource, AnUnpatchWaitsOnlyOnTheFirstTryOfItsRound) {
   EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
   const int before = fake_cuda_stream_queries();
   for (int i = 0; i < 999; ++i) launch(stream_1, 0, 64);
-  // The round's later tries (launches 2, 4, ..., 512 of the thousand) ask
-  // once each.
+  // The later tries (launches 2, 4, ..., 512 of the thousand) ask once
+  // each.
   EXPECT_EQ(fake_cuda_stream_queries() - before, 9);
   fake_cuda_set_stream_busy(stream_1, false);
+}
+
+// A new patch (a first launch on another stream, measured) brings it back.
+TEST_F(SanitizerSource, APatchBringsTheWaitBack) {
+  start(measurement_policy::on_demand);
+  source->set_unpatch_wait(std::chrono::milliseconds(1000));
+  launch(stream_1, 0, 64);
+  source->drain();
+  fake_cuda_set_stream_busy_for(stream_1, 3);
+  launch(stream_1, 0, 64);  // the wait: drained, unpatched
+  ASSERT_FALSE(fake_sanitizer_is_patched(module_a));
+  model.stream_created({}, reinterpret_cast<std::uintptr_t>(stream_2), 0, 0);
+  EXPECT_TRUE(launch(stream_2, 0, 64));  // first on stream 2: patched again
+  source->drain();
+  fake_cuda_set_stream_busy_for(stream_2, 3);
+  launch(stream_2, 0, 64);  // waits again: drained, unpatched
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+}
+
+// A synchronize starts a new round of tries (Note [Module changes back
+// off]) but not a new wait: a program whose kernels outlast the wait would
+// otherwise pay it at every synchronize.
+TEST_F(SanitizerSource, ASynchronizeDoesNotBringTheWaitBack) {
+  start(measurement_policy::on_demand);
+  source->set_unpatch_wait(std::chrono::milliseconds(50));
+  launch(stream_1, 0, 64);
+  source->drain();
+  fake_cuda_set_stream_busy_for(stream_1, 3);
+  launch(stream_1, 0, 64);  // the wait: drained, unpatched
+  ASSERT_FALSE(fake_sanitizer_is_patched(module_a));
+  model.stream_created({}, reinterpret_cast<std::uintptr_t>(stream_2), 0, 0);
+  EXPECT_TRUE(launch(stream_2, 0, 64));  // first on stream 2: patched again
+  source->drain();
+  fake_cuda_set_stream_busy(stream_2, true);
+  fake_cuda_set_stream_busy_for(stream_1, 0);
+  launch(stream_2, 0, 64);  // the wait once more, in vain (50 ms)
+  ASSERT_TRUE(fake_sanitizer_is_patched(module_a));
+  synchronize_stream(stream_1);  // a new round; stream 2 still busy
+  ASSERT_TRUE(fake_sanitizer_is_patched(module_a));
+  fake_cuda_set_stream_busy(stream_2, false);
+  fake_cuda_set_stream_busy_for(stream_2, 3);  // drains after 3 queries
+  launch(stream_2, 0, 64);  // tries at once, and does not wait
+  EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
+  fake_cuda_set_stream_busy_for(stream_2, 0);
 }
 
 TEST_F(SanitizerSource, WithoutTheWaitAnUnpatchDoesNotWaitForDrainingWork) {

@@ -1,0 +1,64 @@
+// Bandwidth-bound kernels on two non-blocking streams that never go idle
+// until the end: each stream runs a triad over its own 3 x 16 MiB, 16
+// launches at a time, handing over to the other through an event record
+// and a wait, as launch_loop does, and the host synchronizes only after
+// the loop. Under the default mode the first launch on each stream is
+// measured, so the kernel's module is patched, and an unpatch needs every
+// stream it ran on idle at once (Note [A module changes only while none of
+// its kernels runs]): what a program that keeps its streams busy pays if
+// the module then stays patched (Note [Waiting for a module's streams to
+// drain]). Prints the time of the loop.
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#define CHECK(call)                                                              \
+  do {                                                                           \
+    cudaError_t e_ = (call);                                                     \
+    if (e_ != cudaSuccess) {                                                     \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      std::exit(1);                                                              \
+    }                                                                            \
+  } while (0)
+
+__global__ void triad(float* c, const float* a, const float* b, float s, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    c[i] = a[i] + s * b[i];
+  }
+}
+
+int main(int argc, char** argv) {
+  const int total = argc > 1 ? std::atoi(argv[1]) : 2000;
+  constexpr int n = 4 << 20, batch = 16;
+  float* buf[2][3];
+  cudaStream_t s[2];
+  cudaEvent_t handoff[2];
+  for (int k = 0; k < 2; ++k) {
+    for (auto& b : buf[k]) {
+      CHECK(cudaMalloc(&b, n * sizeof(float)));
+      CHECK(cudaMemset(b, 0, n * sizeof(float)));
+    }
+    CHECK(cudaStreamCreateWithFlags(&s[k], cudaStreamNonBlocking));
+    CHECK(cudaEventCreateWithFlags(&handoff[k], cudaEventDisableTiming));
+  }
+  CHECK(cudaDeviceSynchronize());
+  const auto start = std::chrono::steady_clock::now();
+  int current = 0;
+  for (int i = 0; i < total; ++i) {
+    float** b = buf[current];
+    triad<<<1056, 256, 0, s[current]>>>(b[2], b[0], b[1], 2.0f, n);
+    if ((i + 1) % batch == 0) {
+      CHECK(cudaEventRecord(handoff[current], s[current]));
+      current = 1 - current;
+      CHECK(cudaStreamWaitEvent(s[current], handoff[1 - current], 0));
+    }
+  }
+  CHECK(cudaDeviceSynchronize());
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::printf("busy_streams launches=%d elapsed_ms=%.3f us_per_launch=%.3f\n", total, ms,
+              1000.0 * ms / total);
+  return 0;
+}
