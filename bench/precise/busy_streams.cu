@@ -14,20 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CHECK(call)                                                              \
-  do {                                                                           \
-    cudaError_t e_ = (call);                                                     \
-    if (e_ != cudaSuccess) {                                                     \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                              \
-    }                                                                            \
-  } while (0)
-
-__global__ void triad(float* c, const float* a, const float* b, float s, int n) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    c[i] = a[i] + s * b[i];
-  }
-}
+#include "bench/precise/bench_cuda.h"
 
 int main(int argc, char** argv) {
   const int total = argc > 1 ? std::atoi(argv[1]) : 2000;
