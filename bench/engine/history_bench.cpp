@@ -110,9 +110,9 @@ void BM_FewAccessesOnALongHistoryBatched(benchmark::State& state) {
 BENCHMARK(BM_FewAccessesOnALongHistoryBatched)
     ->Args({1 << 20, 64})->Args({1 << 20, 1024})->Unit(benchmark::kMillisecond);
 
-// Note [A batch rebuilds only what it touches]: the same launch pattern
+// Note [A batch splices in place]: the same launch pattern
 // applied again and again to one history, as the engine does (no copy: its
-// chunks keep the capacity their rebuilds left). Each iteration is two
+// chunks keep the capacity their splices left). Each iteration is two
 // batches over range(1) of the range(0) segments, the places moving on by
 // 4,099 segments (modulo the spacing) each time: reads that split each segment in three, then
 // writes of the whole segments that join the pieces again, so the history

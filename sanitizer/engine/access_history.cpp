@@ -1,6 +1,9 @@
 #include "sanitizer/engine/access_history.h"
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
+#include <new>
 #include <optional>
 #include <utility>
 
@@ -97,27 +100,11 @@ void access_history::apply_general(std::vector<segment>& segments, std::uint64_t
   }
   if (suffix) emit(std::move(*suffix));
 
-  replace_with_scratch(segments, first, last);
-}
-
-// Segments [first, last) become scratch_'s: only the segments after them
-// move, and only when the counts differ.
-void access_history::replace_with_scratch(std::vector<segment>& segments, std::size_t first,
-                                          std::size_t last) {
-  const std::size_t old_count = last - first;
-  const std::size_t new_count = scratch_.size();
-  const std::size_t common = std::min(old_count, new_count);
-  std::move(scratch_.begin(), scratch_.begin() + static_cast<std::ptrdiff_t>(common),
-            segments.begin() + static_cast<std::ptrdiff_t>(first));
-  if (new_count < old_count) {
-    segments.erase(segments.begin() + static_cast<std::ptrdiff_t>(first + new_count),
-                    segments.begin() + static_cast<std::ptrdiff_t>(last));
-  } else if (new_count > old_count) {
-    segments.insert(segments.begin() + static_cast<std::ptrdiff_t>(first + common),
-                     std::make_move_iterator(scratch_.begin() +
-                                             static_cast<std::ptrdiff_t>(common)),
-                     std::make_move_iterator(scratch_.end()));
-  }
+  parts_.clear();
+  if (first > 0) parts_.push_back({0, first, false});
+  parts_.push_back({0, scratch_.size(), true});
+  if (last < segments.size()) parts_.push_back({last, segments.size() - last, false});
+  splice(segments, parts_);
 }
 
 // Adjacent segments with one state are one (Note [Byte-exact shadow
@@ -204,157 +191,264 @@ bool access_history::apply_batch_exact(std::vector<segment>& segments,
   return true;
 }
 
+// Note [A batch splices in place]: the parts as they come, with
+// append_merged's rule (Note [Byte-exact shadow segments]) between each
+// and the segment before it, wherever either lies.
+class access_history::splice_builder {
+ public:
+  splice_builder(std::vector<segment>& segments, std::vector<segment>& pieces,
+                 std::vector<splice_part>& parts) noexcept
+      : segments_(segments), pieces_(pieces), parts_(parts) {}
+
+  void piece(segment&& s) {
+    if (segment* last = back(); last != nullptr && joins(*last, s)) {
+      last->end = s.end;
+      return;
+    }
+    pieces_.push_back(std::move(s));
+    append(pieces_.size() - 1, 1, true);
+  }
+  // The chunk's segment k, unless it joins the one before it.
+  void keep(std::size_t k) {
+    if (segment* last = back(); last != nullptr && joins(*last, segments_[k])) {
+      last->end = segments_[k].end;
+      return;
+    }
+    append(k, 1, false);
+  }
+  // [k, stop) as they are, only the first compared (Note [Untouched
+  // segments go over in one move]).
+  void keep_run(std::size_t k, std::size_t stop) {
+    if (k >= stop) return;
+    keep(k);
+    if (stop > k + 1) append(k + 1, stop - k - 1, false);
+  }
+
+ private:
+  static bool joins(const segment& a, const segment& b) noexcept {
+    return a.end == b.begin && same_state(a, b);
+  }
+  segment* back() noexcept {
+    if (parts_.empty()) return nullptr;
+    const splice_part& p = parts_.back();
+    return &(p.fresh ? pieces_ : segments_)[p.from + p.count - 1];
+  }
+  void append(std::size_t from, std::size_t count, bool fresh) {
+    if (!parts_.empty()) {
+      splice_part& p = parts_.back();
+      if (p.fresh == fresh && p.from + p.count == from) {
+        p.count += count;
+        return;
+      }
+    }
+    parts_.push_back({from, count, fresh});
+  }
+
+  std::vector<segment>& segments_;
+  std::vector<segment>& pieces_;
+  std::vector<splice_part>& parts_;
+};
+
 // Note [Untouched segments go over in one move]
 // Most of a chunk lies between a batch's accesses, untouched. Each such
 // segment went through `cur` (a move into the optional, a move out, the
 // optional's reset) and append_merged's comparison of two segments'
-// states, epoch by epoch. A run of untouched segments is now moved into
-// the new vector in one insertion, and only its first is compared with
-// what precedes it: two old neighbours stay apart as they were (their
+// states, epoch by epoch. A run of untouched segments is now kept in one
+// part (Note [A batch splices in place]), and only its first is compared
+// with what precedes it: two old neighbours stay apart as they were (their
 // bytes' states are what they were either way). history_bench, release,
 // host, two interleaved runs each: 1,024 accesses on a million segments
 // 1.82-1.84 -> 1.55-1.67 ms, 64 of them 0.131-0.140 -> 0.120-0.122 ms, the
 // gather unchanged (0.061 ms at 1,024; 41-43 -> 40-40.5 ms at 262,144).
 //
+// Note [A batch splices in place]
+// merge_batch built the merged chunk in a second vector: every segment of
+// the chunk moved into it and the vector was swapped in (or, for a batch
+// touching less than half the chunk, the rebuilt span moved there and back,
+// and everything after it moved again when the count changed), one
+// element's move constructor at a time, and then every moved-from segment
+// was destroyed. On cuSolverRf's --precise trace (971,361 merges of 4.1
+// accesses into a chunk of 175 segments on average, nearly all of them
+// reads that split a segment at one end or both) those loops,
+// vector::insert and replace_with_scratch were about a quarter of the
+// replay (perf, host). Now the segments stay in the chunk: the walk below only decides what comes out,
+// as parts in order (a run of the chunk's segments kept, or pieces it built
+// in scratch_: splits, accessed pieces, fresh ones), and splice() puts the
+// parts in place, each run with one memmove (Note [Segments relocate as
+// bytes]). The segments before the first access do not move at all, those
+// after it move once, by the count the batch added, and a piece moves once
+// from the scratch. A segment an access consumes whole gives its sets to
+// its last piece rather than a copy of them. The history comes out as the
+// rebuild left it, segment for segment, comparisons of states included
+// (the old and the new walk dumped every segment after each step of 300
+// random histories alike). apply_general puts its pieces in the same way.
+// `streamsan analyze` of that trace, release, host, five interleaved runs:
+// 1.64-1.76 s of user time (median 1.73) -> 1.29-1.35 (1.31), 674 -> 696
+// MB resident (the chunks' room to grow, below).
+//
 // Note [Many accesses merged in one pass], over one chunk. `offset` is the
-// index of accesses[0] in the whole batch, for the slices. `cur` is what is
-// left of the old segment being split; `next` the first old segment not yet
-// taken.
+// index of accesses[0] in the whole batch, for the slices. `cur` is the old
+// segment being split (its begin moved past what was taken), `next` the
+// first old segment not yet taken.
 void access_history::merge_batch(std::vector<segment>& segments,
                                  std::span<const batch_access> accesses, std::size_t offset,
                                  const vector_clock& clock,
                                  std::vector<history_conflict>& conflicts,
                                  std::vector<conflict_slice>& slices) {
-  // Note [A batch rebuilds only what it touches]
-  // Asked first: the searches read segments a copied history has cold.
-  const bool room = segments.capacity() >= segments.size() + 2 * accesses.size() + 1;
-  // Plain variables, not a structured binding: the lambdas below use them,
-  // and clang before 16 cannot capture a binding (the fuzz build).
-  const auto range = room ? touched_range(segments, accesses)
-                          : std::pair<std::size_t, std::size_t>{0, segments.size()};
-  std::size_t lo = range.first;
-  std::size_t hi = range.second;
-  const bool whole = !room || 2 * (hi - lo) > segments.size();
-  if (whole) {
-    lo = 0;
-    hi = segments.size();
-  }
-  std::vector<segment>& merged = scratch_;
-  merged.clear();
-  merged.reserve(hi - lo + 2 * accesses.size() + 1);
-  const auto emit = [&](segment&& s) { append_merged(merged, std::move(s)); };
-  std::size_t next = lo;
-  std::optional<segment> cur;
-  const auto old = [&]() -> segment* {
-    if (!cur && next < hi) cur = std::move(segments[next++]);
-    return cur ? &*cur : nullptr;
+  constexpr std::size_t none = static_cast<std::size_t>(-1);
+  scratch_.clear();
+  parts_.clear();
+  splice_builder out(segments, scratch_, parts_);
+  const std::size_t size = segments.size();
+  std::size_t next = 0;
+  std::size_t cur = none;
+  const auto old = [&]() -> std::size_t {
+    if (cur == none && next < size) cur = next++;
+    return cur;
   };
   // Note [Untouched segments go over in one move]
   const auto take_untouched = [&](std::size_t stop) {
-    if (next >= stop) return;
-    emit(std::move(segments[next++]));
-    const auto from = segments.begin() + static_cast<std::ptrdiff_t>(next);
-    const auto to = segments.begin() + static_cast<std::ptrdiff_t>(stop);
-    merged.insert(merged.end(), std::make_move_iterator(from), std::make_move_iterator(to));
-    next = stop;
+    out.keep_run(next, stop);
+    next = std::max(next, stop);
   };
   for (std::size_t i = 0; i < accesses.size(); ++i) {
-    // Plain names, not a structured binding: `fresh` captures `entry`
-    // (see lo and hi).
     const batch_access& access = accesses[i];
     const std::uint64_t begin = access.begin;
     const std::uint64_t end = access.end;
     const access_entry& entry = access.entry;
     if (begin >= end) continue;
-    const auto fresh = [&](std::uint64_t b, std::uint64_t e) {
-      return fresh_segment(b, e, entry, clock.view());
-    };
     const std::size_t first = conflicts.size();
     // What ends before the access goes over as it is: the rest of a split
     // segment, then the untouched run after it.
-    if (cur && cur->end <= begin) {
-      emit(std::move(*cur));
-      cur.reset();
+    if (cur != none && segments[cur].end <= begin) {
+      out.keep(cur);
+      cur = none;
     }
-    if (!cur) {
-      std::size_t stop = next;
-      while (stop < hi && segments[stop].end <= begin) ++stop;
-      take_untouched(stop);
+    if (cur == none) {
+      const auto stop = std::partition_point(
+          segments.begin() + static_cast<std::ptrdiff_t>(next), segments.end(),
+          [&](const segment& s) { return s.end <= begin; });
+      take_untouched(static_cast<std::size_t>(stop - segments.begin()));
     }
-    segment* s = old();  // the first old segment that ends after `begin`, if any
-    if (s != nullptr && s->begin < begin) {
-      emit(segment{s->begin, begin, s->reads, s->atomics, s->write});
-      s->begin = begin;
+    std::size_t k = old();  // the first old segment that ends after `begin`, if any
+    if (k != none && segments[k].begin < begin) {
+      const segment& s = segments[k];
+      out.piece(segment{s.begin, begin, s.reads, s.atomics, s.write});
+      segments[k].begin = begin;
     }
     const bool is_write = writes(entry.mode);
     std::uint64_t pos = begin;
-    while ((s = old()) != nullptr && s->begin < end) {
-      const std::uint64_t b = s->begin;
-      const std::uint64_t e = std::min(s->end, end);
-      check(*s, b, e, entry.mode, clock.view(), conflicts, first);
+    while ((k = old()) != none && segments[k].begin < end) {
+      segment& s = segments[k];
+      const std::uint64_t b = s.begin;
+      const std::uint64_t e = std::min(s.end, end);
+      const bool whole = s.end <= end;  // consumed: its sets can go to the piece
+      check(s, b, e, entry.mode, clock.view(), conflicts, first);
       if (!is_write) {
-        if (b > pos) emit(fresh(pos, b));
-        segment piece{b, e, s->reads, s->atomics, s->write};
+        if (b > pos) out.piece(fresh_segment(pos, b, entry, clock.view()));
+        segment piece = whole ? segment{b, e, std::move(s.reads), std::move(s.atomics), s.write}
+                              : segment{b, e, s.reads, s.atomics, s.write};
         record(piece, entry, entry.mode, clock.view());
-        emit(std::move(piece));
+        out.piece(std::move(piece));
       }
       pos = e;
-      if (s->end > end) {
-        s->begin = end;
+      if (!whole) {
+        s.begin = end;
         break;
       }
-      cur.reset();
+      cur = none;  // in no part: splice() drops it
     }
     if (is_write) {
-      emit(fresh(begin, end));
+      out.piece(fresh_segment(begin, end, entry, clock.view()));
     } else if (pos < end) {
-      emit(fresh(pos, end));
+      out.piece(fresh_segment(pos, end, entry, clock.view()));
     }
     if (conflicts.size() > first) slices.push_back({offset + i, first, conflicts.size()});
   }
-  if (cur) emit(std::move(*cur));
-  take_untouched(hi);
-  if (whole) {
-    segments.swap(merged);
-  } else {
-    replace_with_scratch(segments, lo, hi);
+  if (cur != none) out.keep(cur);
+  take_untouched(size);
+  splice(segments, parts_);
+}
+
+// Note [Segments relocate as bytes]
+// A segment owns its sets' storage through plain pointers (entry_set.h)
+// and nothing points into a segment, so its bytes copied elsewhere are the
+// same segment, and the bytes left behind must then be neither used nor
+// destroyed: what libraries call trivially relocatable (folly's
+// fbvector, Qt, C++26's P2786). splice() moves runs of segments that way,
+// one memmove each, where a move constructor per segment copied and
+// cleared field by field and a destructor per moved-from segment followed;
+// the slots it leaves behind are overwritten or reset (forget()).
+namespace {
+
+const segment empty_slot{};
+
+void relocate(segment* to, segment* from, std::size_t n) noexcept {
+  if (n == 0 || to == from) return;
+  std::memmove(static_cast<void*>(to), static_cast<const void*>(from), n * sizeof(segment));
+}
+
+// Slots whose bytes went elsewhere (or were destroyed) own nothing again:
+// empty sets are all a destructor reads. (A whole empty segment, 128 bytes
+// of `rep stos` each, was half of splice()'s time.)
+void forget(segment* first, std::size_t n) noexcept {
+  for (segment* s = first; s != first + n; ++s) {
+    ::new (static_cast<void*>(&s->reads)) entry_set();
+    ::new (static_cast<void*>(&s->atomics)) entry_set();
   }
 }
 
-// Note [A batch rebuilds only what it touches]
-// merge_batch rebuilt the whole chunk around a batch's accesses, moving
-// each of its segments (128 bytes: two cache lines with both sets' moves)
-// into the scratch and back: a CPU-time profile of cuSolverRf under
-// --precise put about 40% of the engine's thread in those moves (H200,
-// 2026-11-30). Now it rebuilds only the segments from the one before the
-// first it touches to the one after the last (the neighbours go through
-// the merge so that a piece with their state joins them as before: the
-// history comes out exactly as a whole rebuild leaves it), and puts the
-// result in their place; the segments after them move only when the
-// count changes, and those before never do. A batch that touches more
-// than half the chunk still rebuilds all of it: putting the result back
-// moves each touched segment a second time, where the whole rebuild hands
-// its new vector over in one swap (history_bench's gather over a scatter,
-// which touches every segment, took 4 times as long with the splice). So
-// does a chunk without the capacity for what the batch may add: growing it
-// in place would allocate a new array and move every segment into it,
-// where the rebuild's scratch is one kept from earlier rebuilds.
-// [the segment before the first one the batch's accesses reach, one past
-// the segment after the last one).
-std::pair<std::size_t, std::size_t> access_history::touched_range(
-    const std::vector<segment>& segments, std::span<const batch_access> accesses) noexcept {
-  std::uint64_t begin = accesses.front().begin, end = accesses.back().end;
-  for (const auto& a : accesses) {
-    begin = std::min(begin, a.begin);
-    end = std::max(end, a.end);
+}  // namespace
+
+void access_history::splice(std::vector<segment>& segments,
+                            std::span<const splice_part> parts) {
+  std::size_t size = 0;
+  for (const auto& p : parts) size += p.count;
+  // Growing in place needs the room; a new array takes every segment
+  // through its move constructor. The rebuild's chunks took the scratch's
+  // array, sized to each merge; a chunk now keeps its own and grows it by
+  // a quarter of the target (doubling while small). On the cuSolverRf
+  // trace, growth to the exact size: 1.66-1.71 s, 682 MB; this: 1.29-1.35
+  // s, 696 MB; doubling: 1.28-1.32 s, 716 MB.
+  if (size > segments.capacity()) segments.reserve(size + std::min(size, chunk_target_ / 4));
+  // Segments in no part are destroyed; their slots are raw until a part
+  // lands there or forget() resets them.
+  std::size_t kept_to = 0;
+  const auto drop = [&](std::size_t to) {
+    for (; kept_to < to; ++kept_to) std::destroy_at(segments.data() + kept_to);
+  };
+  for (const auto& p : parts) {
+    if (p.fresh) continue;
+    drop(p.from);
+    kept_to = p.from + p.count;
   }
-  const auto from = std::partition_point(segments.begin(), segments.end(),
-                                         [&](const segment& s) { return s.end <= begin; });
-  const auto to = std::partition_point(from, segments.end(),
-                                       [&](const segment& s) { return s.begin < end; });
-  const auto first = static_cast<std::size_t>(from - segments.begin());
-  const auto last = static_cast<std::size_t>(to - segments.begin());
-  return {first == 0 ? 0 : first - 1, last == segments.size() ? last : last + 1};
+  const std::size_t old_size = segments.size();
+  drop(old_size);
+  // Empty segments, overwritten below: copies of one (a value-initialized
+  // segment each was a 128-byte `rep stos`, a sixth of splice()'s time).
+  if (size > old_size) segments.resize(size, empty_slot);
+  // Kept runs move left in order and right in reverse order, so that none
+  // lands on one not yet moved; the pieces then fill the slots between.
+  segment* const slots = segments.data();
+  std::size_t at = 0;
+  for (const auto& p : parts) {
+    if (!p.fresh && at < p.from) relocate(slots + at, slots + p.from, p.count);
+    at += p.count;
+  }
+  for (auto p = parts.rbegin(); p != parts.rend(); ++p) {
+    at -= p->count;
+    if (!p->fresh && at > p->from) relocate(slots + at, slots + p->from, p->count);
+  }
+  for (const auto& p : parts) {
+    if (p.fresh) relocate(slots + at, scratch_.data() + p.from, p.count);
+    at += p.count;
+  }
+  forget(scratch_.data(), scratch_.size());
+  scratch_.clear();
+  if (size < old_size) {
+    forget(slots + size, old_size - size);
+    segments.resize(size);
+  }
 }
 
 std::size_t access_history::chunk_for(std::uint64_t at) const noexcept {

@@ -120,7 +120,8 @@ class access_history {
   // (an H200's engine thread spent minutes on segmentationTreeThrust under
   // --precise). Accesses sorted by begin and disjoint are instead merged
   // with each chunk they touch (Note [A long history in chunks]) in one
-  // pass into a new vector, O(segments of those chunks + accesses).
+  // pass, and the result is spliced into the chunk in place (Note [A batch
+  // splices in place]), O(segments of those chunks + accesses).
   // Each is checked and recorded exactly as apply() would, in order; they
   // cannot see one another, being disjoint. Conflicts go to `conflicts`,
   // and for each access with some, `slices` says which. One access that
@@ -300,13 +301,17 @@ class access_history {
   void apply_general(std::vector<segment>& segments, std::uint64_t begin, std::uint64_t end,
                      const access_entry& entry, const vector_clock& clock,
                      std::vector<history_conflict>& conflicts, std::size_t first);
-  // Note [A batch rebuilds only what it touches]: the segments a batch's
-  // merge rebuilds.
-  static std::pair<std::size_t, std::size_t> touched_range(
-      const std::vector<segment>& segments, std::span<const batch_access> accesses) noexcept;
-  // Segments [first, last) become scratch_'s.
-  void replace_with_scratch(std::vector<segment>& segments, std::size_t first,
-                            std::size_t last);
+  // Note [A batch splices in place]: the kept runs of a chunk and the
+  // pieces built in scratch_, in their order in the chunk to be.
+  struct splice_part {
+    std::size_t from = 0;   // into the chunk, or into scratch_ when `fresh`
+    std::size_t count = 0;
+    bool fresh = false;
+  };
+  class splice_builder;
+  // The chunk becomes the parts in order; its segments not in a part are
+  // dropped, scratch_ is left empty.
+  void splice(std::vector<segment>& segments, std::span<const splice_part> parts);
   void merge_batch(std::vector<segment>& segments, std::span<const batch_access> accesses,
                    std::size_t offset, const vector_clock& clock,
                    std::vector<history_conflict>& conflicts, std::vector<conflict_slice>& slices);
@@ -335,6 +340,7 @@ class access_history {
   std::vector<std::vector<segment>> rest_;  // chunks 1..: non-empty, each after the one before
   std::vector<segment> scratch_;            // reused by apply_general and merge_batch
   std::vector<std::size_t> exact_at_;       // reused by apply_batch_exact
+  std::vector<splice_part> parts_;          // reused by apply_general and merge_batch
   std::size_t chunk_target_ = default_chunk_target;
 };
 

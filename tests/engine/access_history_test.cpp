@@ -515,8 +515,8 @@ TEST(AccessHistoryBatch, MatchesApplyingOneAccessAtATime) {
   }
 }
 
-// Note [A batch rebuilds only what it touches]: one history kept across
-// many small batches (its chunks keep the room their rebuilds left), each
+// Note [A batch splices in place]: one history kept across many small
+// batches (its chunks keep the room their splices left), each
 // batch a few random accesses over a part of it, matches one access at a
 // time batch after batch, with chunks of every size.
 TEST(AccessHistoryBatch, SmallBatchesOnALongHistoryMatchApplyingOneAtATime) {
@@ -675,9 +675,9 @@ TEST(AccessHistoryChunks, AWriteOverEverythingLeavesOneChunkOfOneSegment) {
   EXPECT_EQ(h.segments()[0].write.seq, 200u);
 }
 
-// Note [A batch rebuilds only what it touches]: the segments next to the
-// ones a batch touches go through its merge, so a piece with their state
-// joins them, as when the whole chunk was rebuilt.
+// Note [A batch splices in place]: a piece with the state of the segment
+// before or after it joins that segment, which stays in the chunk, as when
+// the whole chunk was rebuilt.
 TEST(AccessHistoryBatch, APieceWithItsNeighboursStateJoinsThem) {
   access_history h;
   std::vector<history_conflict> conflicts;
@@ -699,6 +699,96 @@ TEST(AccessHistoryBatch, APieceWithItsNeighboursStateJoinsThem) {
   EXPECT_EQ(segments[0].begin, 0u);
   EXPECT_EQ(segments[0].end, 24u);
   EXPECT_EQ(segments[1].begin, 1000u);
+}
+
+// Note [A batch splices in place]: `n` segments of 8 bytes, 16 apart, each
+// written by another context than its neighbours, so that none joins them.
+access_history spaced_writes(std::uint64_t n, std::uint64_t& seq) {
+  access_history h;
+  std::vector<history_conflict> ignored;
+  for (std::uint64_t k = 0; k < n; ++k) {
+    const access_entry w = entry(static_cast<context_slot>(k % 3), 1, access_mode::write, seq++);
+    h.apply(16 * k, 16 * k + 8, w, clock_of(w.when.slot(), 1), ignored);
+  }
+  return h;
+}
+
+Bounds bounds_of(const access_history& h) {
+  Bounds out;
+  for (const auto& s : h.segments()) out.emplace_back(s.begin, s.end);
+  return out;
+}
+
+// Segment k of spaced_writes() read at [2, 6) of its 8 bytes: three pieces.
+void expect_split(Bounds& expected, std::uint64_t k) {
+  expected.insert(expected.end(), {{16 * k, 16 * k + 2}, {16 * k + 2, 16 * k + 6},
+                                   {16 * k + 6, 16 * k + 8}});
+}
+
+// The kept runs of one splice move both ways: reads that split two
+// segments near the front push what follows right, a write over eleven
+// segments behind them pulls the rest left (and the other way round in a
+// second batch, whose last run moves right again). Each run must land where the model says, whatever the
+// order of the moves.
+TEST(AccessHistoryBatch, ASpliceMovesRunsBothWays) {
+  std::uint64_t seq = 1;
+  access_history one_by_one = spaced_writes(40, seq);
+  access_history batched = one_by_one;
+  const access_entry r = entry(0, 6, access_mode::read, seq++);
+  const access_entry w = entry(0, 6, access_mode::write, seq++);
+  const std::vector<access_history::batch_access> grow_then_shrink{
+      {16 + 2, 16 + 6, r}, {48 + 2, 48 + 6, r}, {160, 328, w}};
+  expect_batch_matches_one_by_one(one_by_one, batched, grow_then_shrink, clock_of(0, 6));
+  Bounds expected{{0, 8}};
+  expect_split(expected, 1);
+  expected.emplace_back(32, 40);
+  expect_split(expected, 3);
+  for (std::uint64_t k = 4; k < 10; ++k) expected.emplace_back(16 * k, 16 * k + 8);
+  expected.emplace_back(160, 328);
+  for (std::uint64_t k = 21; k < 40; ++k) expected.emplace_back(16 * k, 16 * k + 8);
+  EXPECT_EQ(bounds_of(batched), expected);
+
+  const access_entry w2 = entry(0, 7, access_mode::write, seq++);
+  const access_entry r2 = entry(0, 7, access_mode::read, seq++);
+  std::vector<access_history::batch_access> shrink_then_grow{{0, 68, w2}};
+  for (const std::uint64_t k : {30, 33, 35, 38}) {
+    shrink_then_grow.push_back({16 * k + 2, 16 * k + 6, r2});
+  }
+  expect_batch_matches_one_by_one(one_by_one, batched, shrink_then_grow, clock_of(0, 7));
+  expected = {{0, 68}, {68, 72}};  // the write, the rest of segment 4
+  for (std::uint64_t k = 5; k < 10; ++k) expected.emplace_back(16 * k, 16 * k + 8);
+  expected.emplace_back(160, 328);
+  for (std::uint64_t k = 21; k < 40; ++k) {
+    if (k == 30 || k == 33 || k == 35 || k == 38) {
+      expect_split(expected, k);
+    } else {
+      expected.emplace_back(16 * k, 16 * k + 8);
+    }
+  }
+  EXPECT_EQ(bounds_of(batched), expected);
+}
+
+// A batch that adds more segments than its chunk has room for grows the
+// chunk first (by a reallocation that moves every segment), then splices.
+TEST(AccessHistoryBatch, ABatchPastItsChunksRoomGrowsIt) {
+  std::uint64_t seq = 1;
+  access_history one_by_one = spaced_writes(100, seq);
+  access_history batched = one_by_one;
+  ASSERT_EQ(batched.chunk_count(), 1u);
+  const access_entry r = entry(0, 6, access_mode::read, seq++);
+  std::vector<access_history::batch_access> batch;
+  Bounds expected;
+  for (std::uint64_t k = 0; k < 100; ++k) {
+    if (k % 2 == 0) {
+      batch.push_back({16 * k + 2, 16 * k + 6, r});
+      expect_split(expected, k);
+    } else {
+      expected.emplace_back(16 * k, 16 * k + 8);
+    }
+  }
+  expect_batch_matches_one_by_one(one_by_one, batched, batch, clock_of(0, 6));
+  ASSERT_EQ(batched.chunk_count(), 1u);  // 200 segments: not cut
+  EXPECT_EQ(bounds_of(batched), expected);
 }
 
 TEST(AccessHistoryBatch, OverlappingOrUnsortedAccessesAreNotBatchable) {
