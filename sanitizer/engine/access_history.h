@@ -338,6 +338,9 @@ class access_history {
 
   std::vector<segment> first_;              // chunk 0: sorted by begin, non-overlapping
   std::vector<std::vector<segment>> rest_;  // chunks 1..: non-empty, each after the one before
+  // Note [Chunk ends apart]: ends_[c] is chunk c's last end, for every
+  // chunk but the last (as many as rest_).
+  std::vector<std::uint64_t> ends_;
   std::vector<segment> scratch_;            // reused by apply_general and merge_batch
   std::vector<std::size_t> exact_at_;       // reused by apply_batch_exact
   std::vector<splice_part> parts_;          // reused by apply_general and merge_batch
