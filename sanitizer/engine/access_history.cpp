@@ -82,13 +82,16 @@ void access_history::apply_general(std::vector<segment>& segments, std::uint64_t
 
   std::uint64_t pos = begin;
   for (std::size_t i = first; i < last; ++i) {
-    const segment& old = segments[i];
+    segment& old = segments[i];
     const std::uint64_t b = std::max(old.begin, begin);
     const std::uint64_t e = std::min(old.end, end);
     check(old, b, e, entry.mode, clock.view(), conflicts, first_conflict);
     if (is_write) continue;  // one piece for the whole range, below
     if (b > pos) emit(fresh(pos, b));
-    segment piece{b, e, old.reads, old.atomics, old.write};
+    // The old segment is dropped after this (splice()), and the prefix and
+    // suffix have their copies: its piece may take its sets' storage.
+    segment piece{b, e, entry_set::take_or_copy(old.reads), entry_set::take_or_copy(old.atomics),
+                  old.write};
     record(piece, entry, entry.mode, clock.view());
     emit(std::move(piece));
     pos = e;
@@ -277,14 +280,19 @@ class access_history::splice_builder {
 // parts in place, each run with one memmove (Note [Segments relocate as
 // bytes]). The segments before the first access do not move at all, those
 // after it move once, by the count the batch added, and a piece moves once
-// from the scratch. A segment an access consumes whole gives its sets to
-// its last piece rather than a copy of them. The history comes out as the
-// rebuild left it, segment for segment, comparisons of states included
-// (the old and the new walk dumped every segment after each step of 300
-// random histories alike). apply_general puts its pieces in the same way.
-// `streamsan analyze` of that trace, release, host, five interleaved runs:
-// 1.64-1.76 s of user time (median 1.73) -> 1.29-1.35 (1.31), 674 -> 696
-// MB resident (the chunks' room to grow, below).
+// from the scratch. The history comes out as the rebuild left it, segment
+// for segment, comparisons of states included (the old and the new walk
+// dumped every segment after each step of 300 random histories alike).
+// apply_general puts its pieces in the same way. `streamsan analyze` of
+// that trace, release, host, five interleaved runs: 1.64-1.76 s of user
+// time (median 1.73) -> 1.29-1.35 (1.31), 674 -> 696 MB resident (the
+// chunks' room to grow, below).
+// A segment an access consumes whole then gave its sets' storage to its
+// last piece when a copy would allocate the same (entry_set::take_or_copy),
+// here and in apply_general: no allocation and release per piece, and 665
+// MB resident (the copies had given up the room of sets a write cleared;
+// taking every set's storage, 705 MB). Four interleaved runs: 1.27-1.35 ->
+// 1.23-1.30 s.
 //
 // Note [Many accesses merged in one pass], over one chunk. `offset` is the
 // index of accesses[0] in the whole batch, for the slices. `cur` is the old
@@ -346,7 +354,8 @@ void access_history::merge_batch(std::vector<segment>& segments,
       check(s, b, e, entry.mode, clock.view(), conflicts, first);
       if (!is_write) {
         if (b > pos) out.piece(fresh_segment(pos, b, entry, clock.view()));
-        segment piece = whole ? segment{b, e, std::move(s.reads), std::move(s.atomics), s.write}
+        segment piece = whole ? segment{b, e, entry_set::take_or_copy(s.reads),
+                                        entry_set::take_or_copy(s.atomics), s.write}
                               : segment{b, e, s.reads, s.atomics, s.write};
         record(piece, entry, entry.mode, clock.view());
         out.piece(std::move(piece));

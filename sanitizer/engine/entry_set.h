@@ -75,6 +75,17 @@ class entry_set {
   // Keeps the storage: the set fills again after the next write.
   void clear() noexcept { size_ = 0; }
 
+  // What a copy of `from` would be, taking `from`'s storage (and leaving
+  // it empty) when that is the storage a copy allocates: a set a segment
+  // drops hands its lines on. One with more room than its entries need
+  // (a set cleared by a write keeps its lines) is copied, as before: taking
+  // those too kept 30 MB more resident on cuSolverRf's trace.
+  static entry_set take_or_copy(entry_set& from) {
+    const std::uint32_t fitted = from.size_ == 0 ? 0 : std::bit_ceil(from.size_);
+    if (from.capacity_ == fitted) return std::move(from);
+    return entry_set(from);
+  }
+
   friend bool operator==(const entry_set& a, const entry_set& b) noexcept {
     return std::equal(a.begin(), a.end(), b.begin(), b.end());
   }

@@ -122,6 +122,35 @@ TEST(EntrySet, MovesHandTheStorageOver) {
   EXPECT_EQ(seqs(c), (std::vector<std::uint64_t>{1}));
 }
 
+// A set whose storage fits its entries hands it over; one with room to
+// spare (or cleared) is copied into storage that fits, and left as it was.
+TEST(EntrySet, TakeOrCopyTakesOnlyFittedStorage) {
+  entry_set fitted;
+  for (std::uint64_t i = 1; i <= 4; ++i) fitted.push_back(entry(i));
+  const access_entry* storage = fitted.begin();
+  const entry_set taken = entry_set::take_or_copy(fitted);
+  EXPECT_EQ(taken.begin(), storage);
+  EXPECT_EQ(seqs(taken), (std::vector<std::uint64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(fitted.capacity(), 0u);
+
+  entry_set roomy;
+  for (std::uint64_t i = 1; i <= 3; ++i) roomy.push_back(entry(i));
+  roomy.pop_back();  // 4 lines for 2 entries
+  const entry_set copied = entry_set::take_or_copy(roomy);
+  EXPECT_NE(copied.begin(), roomy.begin());
+  EXPECT_EQ(copied.capacity(), 2u);  // what any copy takes
+  EXPECT_EQ(seqs(copied), (std::vector<std::uint64_t>{1, 2}));
+  EXPECT_EQ(seqs(roomy), (std::vector<std::uint64_t>{1, 2}));
+
+  roomy.clear();
+  const entry_set empty = entry_set::take_or_copy(roomy);
+  EXPECT_EQ(empty.capacity(), 0u);
+  EXPECT_EQ(roomy.capacity(), 4u);
+
+  entry_set none;
+  EXPECT_EQ(entry_set::take_or_copy(none).capacity(), 0u);
+}
+
 // Note [One cache line per stored access]: checking an access reads the
 // segment's first line only until it meets an unordered entry.
 TEST(EntrySet, ASegmentsBoundsSetsAndWriteEpochShareItsFirstLine) {
