@@ -199,9 +199,11 @@ bool access_history::apply_batch_exact(std::vector<segment>& segments,
 // and the segment before it, wherever either lies.
 class access_history::splice_builder {
  public:
+  // `into_pieces`: every segment kept goes into `pieces` too, which then
+  // holds the whole chunk to be (Note [A dense batch builds a new array]).
   splice_builder(std::vector<segment>& segments, std::vector<segment>& pieces,
-                 std::vector<splice_part>& parts) noexcept
-      : segments_(segments), pieces_(pieces), parts_(parts) {}
+                 std::vector<splice_part>& parts, bool into_pieces) noexcept
+      : segments_(segments), pieces_(pieces), parts_(parts), into_pieces_(into_pieces) {}
 
   void piece(segment&& s) {
     if (segment* last = back(); last != nullptr && joins(*last, s)) {
@@ -209,10 +211,14 @@ class access_history::splice_builder {
       return;
     }
     pieces_.push_back(std::move(s));
-    append(pieces_.size() - 1, 1, true);
+    if (!into_pieces_) append(pieces_.size() - 1, 1, true);
   }
   // The chunk's segment k, unless it joins the one before it.
   void keep(std::size_t k) {
+    if (into_pieces_) {
+      piece(std::move(segments_[k]));
+      return;
+    }
     if (segment* last = back(); last != nullptr && joins(*last, segments_[k])) {
       last->end = segments_[k].end;
       return;
@@ -224,7 +230,14 @@ class access_history::splice_builder {
   void keep_run(std::size_t k, std::size_t stop) {
     if (k >= stop) return;
     keep(k);
-    if (stop > k + 1) append(k + 1, stop - k - 1, false);
+    if (stop == k + 1) return;
+    if (!into_pieces_) {
+      append(k + 1, stop - k - 1, false);
+      return;
+    }
+    const auto from = segments_.begin() + static_cast<std::ptrdiff_t>(k + 1);
+    const auto to = segments_.begin() + static_cast<std::ptrdiff_t>(stop);
+    pieces_.insert(pieces_.end(), std::make_move_iterator(from), std::make_move_iterator(to));
   }
 
  private:
@@ -232,6 +245,7 @@ class access_history::splice_builder {
     return a.end == b.begin && same_state(a, b);
   }
   segment* back() noexcept {
+    if (into_pieces_) return pieces_.empty() ? nullptr : &pieces_.back();  // no parts kept
     if (parts_.empty()) return nullptr;
     const splice_part& p = parts_.back();
     return &(p.fresh ? pieces_ : segments_)[p.from + p.count - 1];
@@ -250,6 +264,7 @@ class access_history::splice_builder {
   std::vector<segment>& segments_;
   std::vector<segment>& pieces_;
   std::vector<splice_part>& parts_;
+  bool into_pieces_;
 };
 
 // Note [Untouched segments go over in one move]
@@ -294,6 +309,22 @@ class access_history::splice_builder {
 // taking every set's storage, 705 MB). Four interleaved runs: 1.27-1.35 ->
 // 1.23-1.30 s.
 //
+// Note [A dense batch builds a new array]
+// A batch with an access for every few segments of its chunk (a gather
+// over a scatter) makes most of the chunk pieces, and a splice moves each
+// twice, into the scratch and into place; a chunk without room for what
+// the batch may add (two pieces an access) moved every segment once more
+// to grow. history_bench's gather over a scatter with the splice alone,
+// against the rebuild before it (release, host, one run each, malloc's
+// trimming off: otherwise it gave back and faulted in the heap's top in
+// every iteration of either, at random, 0.05 -> 0.22-0.26 ms): 1,024
+// 0.048 -> 0.067 ms, 65,536 5.7 -> 7.5 ms. Such a batch (more than one access per four segments, or no room) builds the
+// chunk anew in the scratch as the rebuild did, each kept segment moved
+// into it as it comes, and swaps it in: 1,024 0.046-0.048 -> 0.049-0.050
+// ms, 65,536 5.4-5.5 -> 5.6-5.9 ms, 262,144 28-31 -> 31-38 ms (three
+// interleaved runs each). The cuSolverRf trace keeps its time (1.21-1.27
+// against 1.22-1.27 s, four interleaved runs).
+//
 // Note [Many accesses merged in one pass], over one chunk. `offset` is the
 // index of accesses[0] in the whole batch, for the slices. `cur` is the old
 // segment being split (its begin moved past what was taken), `next` the
@@ -304,10 +335,14 @@ void access_history::merge_batch(std::vector<segment>& segments,
                                  std::vector<history_conflict>& conflicts,
                                  std::vector<conflict_slice>& slices) {
   constexpr std::size_t none = static_cast<std::size_t>(-1);
-  scratch_.clear();
-  parts_.clear();
-  splice_builder out(segments, scratch_, parts_);
   const std::size_t size = segments.size();
+  // Note [A dense batch builds a new array]
+  const bool rebuild = segments.capacity() < size + 2 * accesses.size() + 1 ||
+                       4 * accesses.size() > size;
+  scratch_.clear();
+  scratch_.reserve((rebuild ? size : 0) + 2 * accesses.size() + 1);
+  parts_.clear();
+  splice_builder out(segments, scratch_, parts_, rebuild);
   std::size_t next = 0;
   std::size_t cur = none;
   const auto old = [&]() -> std::size_t {
@@ -376,7 +411,12 @@ void access_history::merge_batch(std::vector<segment>& segments,
   }
   if (cur != none) out.keep(cur);
   take_untouched(size);
-  splice(segments, parts_);
+  if (rebuild) {
+    segments.swap(scratch_);
+    scratch_.clear();  // what was taken from it, and what the batch consumed
+  } else {
+    splice(segments, parts_);
+  }
 }
 
 // Note [Segments relocate as bytes]

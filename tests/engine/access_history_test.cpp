@@ -768,9 +768,9 @@ TEST(AccessHistoryBatch, ASpliceMovesRunsBothWays) {
   EXPECT_EQ(bounds_of(batched), expected);
 }
 
-// A batch that adds more segments than its chunk has room for grows the
-// chunk first (by a reallocation that moves every segment), then splices.
-TEST(AccessHistoryBatch, ABatchPastItsChunksRoomGrowsIt) {
+// Note [A dense batch builds a new array]: reads that split every other
+// segment of a chunk build it anew, with the same segments as a splice.
+TEST(AccessHistoryBatch, ADenseBatchBuildsItsChunkAnew) {
   std::uint64_t seq = 1;
   access_history one_by_one = spaced_writes(100, seq);
   access_history batched = one_by_one;
@@ -788,6 +788,27 @@ TEST(AccessHistoryBatch, ABatchPastItsChunksRoomGrowsIt) {
   }
   expect_batch_matches_one_by_one(one_by_one, batched, batch, clock_of(0, 6));
   ASSERT_EQ(batched.chunk_count(), 1u);  // 200 segments: not cut
+  EXPECT_EQ(bounds_of(batched), expected);
+}
+
+// Note [A batch splices in place]: one read over 60 segments and the gaps
+// between them adds 60 pieces, more than the chunk of 100 has room for
+// (131, as its growth left it), though a batch of one access has room by
+// merge_batch's rule: the chunk grows (a reallocation that moves every
+// segment), then the splice puts the parts in place.
+TEST(AccessHistoryBatch, ABatchPastItsChunksRoomGrowsIt) {
+  std::uint64_t seq = 1;
+  access_history one_by_one = spaced_writes(100, seq);
+  access_history batched = one_by_one;
+  const access_entry r = entry(0, 6, access_mode::read, seq++);
+  const std::vector<access_history::batch_access> batch{{0, 16 * 60, r}};
+  expect_batch_matches_one_by_one(one_by_one, batched, batch, clock_of(0, 6));
+  Bounds expected;
+  for (std::uint64_t k = 0; k < 100; ++k) {
+    expected.emplace_back(16 * k, 16 * k + 8);
+    if (k < 60) expected.emplace_back(16 * k + 8, 16 * k + 16);  // the gap, read
+  }
+  ASSERT_EQ(batched.chunk_count(), 1u);
   EXPECT_EQ(bounds_of(batched), expected);
 }
 
