@@ -283,25 +283,25 @@ class access_history::splice_builder {
 // merge_batch built the merged chunk in a second vector: every segment of
 // the chunk moved into it and the vector was swapped in (or, for a batch
 // touching less than half the chunk, the rebuilt span moved there and back,
-// and everything after it moved again when the count changed), one
-// element's move constructor at a time, and then every moved-from segment
-// was destroyed. On cuSolverRf's --precise trace (971,361 merges of 4.1
-// accesses into a chunk of 175 segments on average, nearly all of them
-// reads that split a segment at one end or both) those loops,
-// vector::insert and replace_with_scratch were about a quarter of the
-// replay (perf, host). Now the segments stay in the chunk: the walk below only decides what comes out,
-// as parts in order (a run of the chunk's segments kept, or pieces it built
-// in scratch_: splits, accessed pieces, fresh ones), and splice() puts the
-// parts in place, each run with one memmove (Note [Segments relocate as
+// and everything after it moved again when the count changed), one element's
+// move constructor at a time, and then every moved-from segment was
+// destroyed. On cuSolverRf's --precise trace (971,361 merges of 4.1 accesses
+// into a chunk of 175 segments on average, nearly all of them reads that
+// split a segment at one end or both) those loops, vector::insert and
+// replace_with_scratch were about a quarter of the replay (perf, host). Now
+// the segments stay in the chunk: the walk below only decides what comes
+// out, as parts in order (a run of the chunk's segments kept, or pieces it
+// built in scratch_: splits, accessed pieces, fresh ones), and splice() puts
+// the parts in place, each run with one memmove (Note [Segments relocate as
 // bytes]). The segments before the first access do not move at all, those
 // after it move once, by the count the batch added, and a piece moves once
 // from the scratch. The history comes out as the rebuild left it, segment
 // for segment, comparisons of states included (the old and the new walk
 // dumped every segment after each step of 300 random histories alike).
-// apply_general puts its pieces in the same way. `streamsan analyze` of
-// that trace, release, host, five interleaved runs: 1.64-1.76 s of user
-// time (median 1.73) -> 1.29-1.35 (1.31), 674 -> 696 MB resident (the
-// chunks' room to grow, below).
+// apply_general puts its pieces in the same way. `streamsan analyze` of that
+// trace, release, host, five interleaved runs: 1.64-1.76 s of user time
+// (median 1.73) -> 1.29-1.35 (1.31), 674 -> 696 MB resident (the chunks'
+// room to grow, below).
 // A segment an access consumes whole then gave its sets' storage to its
 // last piece when a copy would allocate the same (entry_set::take_or_copy),
 // here and in apply_general: no allocation and release per piece, and 665
@@ -318,12 +318,13 @@ class access_history::splice_builder {
 // against the rebuild before it (release, host, one run each, malloc's
 // trimming off: otherwise it gave back and faulted in the heap's top in
 // every iteration of either, at random, 0.05 -> 0.22-0.26 ms): 1,024
-// 0.048 -> 0.067 ms, 65,536 5.7 -> 7.5 ms. Such a batch (more than one access per four segments, or no room) builds the
-// chunk anew in the scratch as the rebuild did, each kept segment moved
-// into it as it comes, and swaps it in: 1,024 0.046-0.048 -> 0.049-0.050
-// ms, 65,536 5.4-5.5 -> 5.6-5.9 ms, 262,144 28-31 -> 31-38 ms (three
-// interleaved runs each). The cuSolverRf trace keeps its time (1.21-1.27
-// against 1.22-1.27 s, four interleaved runs).
+// 0.048 -> 0.067 ms, 65,536 5.7 -> 7.5 ms. Such a batch (more than one
+// access per four segments, or no room) builds the chunk anew in the
+// scratch as the rebuild did, each kept segment moved into it as it comes,
+// and swaps it in: 1,024 0.046-0.048 -> 0.049-0.050 ms, 65,536 5.4-5.5 ->
+// 5.6-5.9 ms, 262,144 28-31 -> 31-38 ms (three interleaved runs each). The
+// cuSolverRf trace keeps its time (1.21-1.27 against 1.22-1.27 s, four
+// interleaved runs).
 //
 // Note [Many accesses merged in one pass], over one chunk. `offset` is the
 // index of accesses[0] in the whole batch, for the slices. `cur` is the old
@@ -400,7 +401,7 @@ void access_history::merge_batch(std::vector<segment>& segments,
         s.begin = end;
         break;
       }
-      cur = none;  // in no part: splice() drops it
+      cur = none;  // kept nowhere: splice() drops it, or the old array goes
     }
     if (is_write) {
       out.piece(fresh_segment(begin, end, entry, clock.view()));
@@ -609,7 +610,8 @@ std::size_t access_history::atomic_count() const noexcept {
 
 std::size_t access_history::bytes_held() const noexcept {
   std::size_t bytes = scratch_.capacity() * sizeof(segment);
-  bytes += rest_.capacity() * sizeof(std::vector<segment>) + ends_.capacity() * sizeof(std::uint64_t);
+  bytes += rest_.capacity() * sizeof(std::vector<segment>);
+  bytes += ends_.capacity() * sizeof(std::uint64_t);
   for (std::size_t c = 0; c < chunk_count(); ++c) bytes += chunk(c).capacity() * sizeof(segment);
   for_each_segment([&](const segment& s) {
     bytes += (s.reads.capacity() + s.atomics.capacity()) * sizeof(access_entry);

@@ -728,8 +728,8 @@ void expect_split(Bounds& expected, std::uint64_t k) {
 // The kept runs of one splice move both ways: reads that split two
 // segments near the front push what follows right, a write over eleven
 // segments behind them pulls the rest left (and the other way round in a
-// second batch, whose last run moves right again). Each run must land where the model says, whatever the
-// order of the moves.
+// second batch, whose last run moves right again). Each run must land
+// where the model says, whatever the order of the moves.
 TEST(AccessHistoryBatch, ASpliceMovesRunsBothWays) {
   std::uint64_t seq = 1;
   access_history one_by_one = spaced_writes(40, seq);
