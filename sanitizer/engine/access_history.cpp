@@ -431,7 +431,7 @@ void access_history::merge_batch(std::vector<segment>& segments,
 // the slots it leaves behind are overwritten or reset (forget()).
 namespace {
 
-const segment empty_slot{};
+constinit const segment empty_slot{};  // no initialization order to mind
 
 void relocate(segment* to, segment* from, std::size_t n) noexcept {
   if (n == 0 || to == from) return;

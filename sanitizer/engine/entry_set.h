@@ -29,6 +29,9 @@
 
 namespace streamsan {
 
+// access_history moves segments, and their sets with them, as bytes (Note
+// [Segments relocate as bytes] in access_history.cpp): a set is its
+// storage's pointer and two counts, and nothing may point into a set.
 class entry_set {
  public:
   static constexpr std::size_t line = 64;
