@@ -12,11 +12,24 @@ namespace {
 
 using segment = access_history::segment;
 
-bool same_state(const segment& a, const segment& b) noexcept {
-  return a.write == b.write && a.reads == b.reads && a.atomics == b.atomics;
+}  // namespace
+
+// Note [The last write kept apart]: the epochs first, the entries only when
+// the indices differ (pieces of one segment share theirs).
+bool access_history::same_state(const segment& a, const segment& b) const noexcept {
+  return a.write_when == b.write_when &&
+         (a.write == b.write || write_of(a) == write_of(b)) && a.reads == b.reads &&
+         a.atomics == b.atomics;
 }
 
-}  // namespace
+access_history::segment access_history::part_of(segment& s, std::uint64_t begin,
+                                                std::uint64_t end, bool take) {
+  if (take) {
+    return segment{begin, end, entry_set::take_or_copy(s.reads),
+                   entry_set::take_or_copy(s.atomics), s.write_when, s.write};
+  }
+  return segment{begin, end, s.reads, s.atomics, s.write_when, s.write};
+}
 
 // The pieces of one previous access are usually contiguous: segments it
 // spanned that later accesses split.
@@ -50,6 +63,7 @@ void access_history::apply_search(std::uint64_t begin, std::uint64_t end,
   absorb_while_past(c, end);
   apply_general(chunk(c), begin, end, entry, clock, conflicts, first);
   rebalance(c);
+  maybe_compact_writes();
 }
 
 void access_history::apply_general(std::vector<segment>& segments, std::uint64_t begin,
@@ -74,10 +88,10 @@ void access_history::apply_general(std::vector<segment>& segments, std::uint64_t
 
   std::optional<segment> suffix;
   if (first < last) {
-    const segment& head = segments[first];
-    if (head.begin < begin) emit(segment{head.begin, begin, head.reads, head.atomics, head.write});
-    const segment& tail = segments[last - 1];
-    if (tail.end > end) suffix = segment{end, tail.end, tail.reads, tail.atomics, tail.write};
+    segment& head = segments[first];
+    if (head.begin < begin) emit(part_of(head, head.begin, begin, false));
+    segment& tail = segments[last - 1];
+    if (tail.end > end) suffix = part_of(tail, end, tail.end, false);
   }
 
   std::uint64_t pos = begin;
@@ -90,8 +104,7 @@ void access_history::apply_general(std::vector<segment>& segments, std::uint64_t
     if (b > pos) emit(fresh(pos, b));
     // The old segment is dropped after this (splice()), and the prefix and
     // suffix have their copies: its piece may take its sets' storage.
-    segment piece{b, e, entry_set::take_or_copy(old.reads), entry_set::take_or_copy(old.atomics),
-                  old.write};
+    segment piece = part_of(old, b, e, true);
     record(piece, entry, entry.mode, clock.view());
     emit(std::move(piece));
     pos = e;
@@ -124,7 +137,7 @@ void access_history::append_merged(std::vector<segment>& out, segment&& s) {
 access_history::segment access_history::fresh_segment(std::uint64_t begin, std::uint64_t end,
                                                       const access_entry& entry,
                                                       clock_view clock) {
-  segment s{begin, end, {}, {}, access_entry{}};
+  segment s{begin, end, {}, {}, epoch{}, no_write};
   record(s, entry, entry.mode, clock);
   return s;
 }
@@ -159,6 +172,7 @@ void access_history::apply_batch(std::span<const batch_access> accesses,
     rebalance(c);
     i = j;
   }
+  maybe_compact_writes();
 }
 
 // Note [The same footprint again]
@@ -201,9 +215,14 @@ class access_history::splice_builder {
  public:
   // `into_pieces`: every segment kept goes into `pieces` too, which then
   // holds the whole chunk to be (Note [A dense batch builds a new array]).
-  splice_builder(std::vector<segment>& segments, std::vector<segment>& pieces,
-                 std::vector<splice_part>& parts, bool into_pieces) noexcept
-      : segments_(segments), pieces_(pieces), parts_(parts), into_pieces_(into_pieces) {}
+  splice_builder(const access_history& history, std::vector<segment>& segments,
+                 std::vector<segment>& pieces, std::vector<splice_part>& parts,
+                 bool into_pieces) noexcept
+      : history_(history),
+        segments_(segments),
+        pieces_(pieces),
+        parts_(parts),
+        into_pieces_(into_pieces) {}
 
   void piece(segment&& s) {
     if (segment* last = back(); last != nullptr && joins(*last, s)) {
@@ -241,8 +260,8 @@ class access_history::splice_builder {
   }
 
  private:
-  static bool joins(const segment& a, const segment& b) noexcept {
-    return a.end == b.begin && same_state(a, b);
+  bool joins(const segment& a, const segment& b) const noexcept {
+    return a.end == b.begin && history_.same_state(a, b);
   }
   segment* back() noexcept {
     if (into_pieces_) return pieces_.empty() ? nullptr : &pieces_.back();  // no parts kept
@@ -261,6 +280,7 @@ class access_history::splice_builder {
     parts_.push_back({from, count, fresh});
   }
 
+  const access_history& history_;
   std::vector<segment>& segments_;
   std::vector<segment>& pieces_;
   std::vector<splice_part>& parts_;
@@ -343,7 +363,7 @@ void access_history::merge_batch(std::vector<segment>& segments,
   scratch_.clear();
   scratch_.reserve((rebuild ? size : 0) + 2 * accesses.size() + 1);
   parts_.clear();
-  splice_builder out(segments, scratch_, parts_, rebuild);
+  splice_builder out(*this, segments, scratch_, parts_, rebuild);
   std::size_t next = 0;
   std::size_t cur = none;
   const auto old = [&]() -> std::size_t {
@@ -376,9 +396,9 @@ void access_history::merge_batch(std::vector<segment>& segments,
     }
     std::size_t k = old();  // the first old segment that ends after `begin`, if any
     if (k != none && segments[k].begin < begin) {
-      const segment& s = segments[k];
-      out.piece(segment{s.begin, begin, s.reads, s.atomics, s.write});
-      segments[k].begin = begin;
+      segment& s = segments[k];
+      out.piece(part_of(s, s.begin, begin, false));
+      s.begin = begin;
     }
     const bool is_write = writes(entry.mode);
     std::uint64_t pos = begin;
@@ -390,9 +410,7 @@ void access_history::merge_batch(std::vector<segment>& segments,
       check(s, b, e, entry.mode, clock.view(), conflicts, first);
       if (!is_write) {
         if (b > pos) out.piece(fresh_segment(pos, b, entry, clock.view()));
-        segment piece = whole ? segment{b, e, entry_set::take_or_copy(s.reads),
-                                        entry_set::take_or_copy(s.atomics), s.write}
-                              : segment{b, e, s.reads, s.atomics, s.write};
+        segment piece = part_of(s, b, e, whole);
         record(piece, entry, entry.mode, clock.view());
         out.piece(std::move(piece));
       }
@@ -557,6 +575,36 @@ void access_history::rebalance(std::size_t c) {
   }
 }
 
+// Note [The last write kept apart]: the entries some segment holds move to
+// the front in their order, and the segments' indices follow them. The
+// next compaction waits for as many writes again as there are live ones,
+// or an eighth of the segments (each compaction walks them all), or
+// min_compact_at.
+void access_history::compact_writes() {
+  std::vector<write_ref> moved(writes_.size(), no_write);
+  std::size_t segments = 0;
+  for (std::size_t c = 0; c < chunk_count(); ++c) {
+    segments += chunk(c).size();
+    for (const segment& s : chunk(c)) {
+      if (s.write != no_write) moved[s.write] = 0;  // live
+    }
+  }
+  write_ref live = 0;
+  for (write_ref r = 0; r < moved.size(); ++r) {
+    if (moved[r] == no_write) continue;
+    if (live != r) writes_[live] = writes_[r];  // live <= r: none overwritten before it moves
+    moved[r] = live++;
+  }
+  for (std::size_t c = 0; c < chunk_count(); ++c) {
+    for (segment& s : chunk(c)) {
+      if (s.write != no_write) s.write = moved[s.write];
+    }
+  }
+  writes_.resize(live);
+  compact_at_ = live + std::max({min_compact_at, std::size_t{live}, segments / 8});
+  if (writes_.capacity() > 2 * compact_at_) writes_.shrink_to_fit();
+}
+
 void access_history::find_unordered(std::uint64_t begin, std::uint64_t end,
                                     const vector_clock& clock,
                                     std::vector<history_conflict>& conflicts) const {
@@ -579,6 +627,8 @@ void access_history::clear() noexcept {
   std::vector<std::vector<segment>>().swap(rest_);
   std::vector<std::uint64_t>().swap(ends_);
   std::vector<segment>().swap(scratch_);
+  std::vector<access_entry>().swap(writes_);
+  compact_at_ = min_compact_at;
 }
 
 std::size_t access_history::segment_count() const noexcept {
@@ -587,12 +637,12 @@ std::size_t access_history::segment_count() const noexcept {
   return n;
 }
 
-std::vector<access_history::segment> access_history::segments() const {
-  std::vector<segment> all;
+std::vector<access_history::segment_state> access_history::segments() const {
+  std::vector<segment_state> all;
   all.reserve(segment_count());
-  for (std::size_t c = 0; c < chunk_count(); ++c) {
-    all.insert(all.end(), chunk(c).begin(), chunk(c).end());
-  }
+  for_each_segment([&](const segment& s) {
+    all.push_back(segment_state{s.begin, s.end, s.reads, s.atomics, write_of(s)});
+  });
   return all;
 }
 
@@ -610,6 +660,7 @@ std::size_t access_history::atomic_count() const noexcept {
 
 std::size_t access_history::bytes_held() const noexcept {
   std::size_t bytes = scratch_.capacity() * sizeof(segment);
+  bytes += writes_.capacity() * sizeof(access_entry);
   bytes += rest_.capacity() * sizeof(std::vector<segment>);
   bytes += ends_.capacity() * sizeof(std::uint64_t);
   for (std::size_t c = 0; c < chunk_count(); ++c) bytes += chunk(c).capacity() * sizeof(segment);

@@ -31,9 +31,10 @@
 // plus the segments it covers. Nearly every history has one chunk; the
 // first is a member of its own, so the single-segment check of apply()
 // reads what it read before (engine_replay under callgrind: the same
-// instructions). The target is 128 segments, 16 KB: with 512, a batch's
-// merge of a chunk took and gave back blocks above malloc's mmap threshold,
-// and the gather of history_bench spent its time in page faults.
+// instructions). The target is 128 segments, then 16 KB (8 KB since Note
+// [The last write kept apart]): with 512, a batch's merge of a chunk took
+// and gave back blocks above malloc's mmap threshold, and the gather of
+// history_bench spent its time in page faults.
 //
 // Note [Bounded read sets]
 // A read drops every earlier read that happens before it (TSan does the same
@@ -152,22 +153,53 @@ class access_history {
 
   void clear() noexcept;
 
-  // Note [One cache line per stored access] (entry_set.h): the bounds, both
-  // sets and the last write's epoch, all that checking an access reads
-  // before it meets an unordered entry, are the first cache line; the rest
-  // of the write entry, written by writes only, is the second.
+  // Note [The last write kept apart]
+  // A segment held its last write's whole entry, 64 bytes of which
+  // checking reads only the epoch: a segment was two cache lines. The entry
+  // now lies in the history's table of writes (writes_), and the segment
+  // keeps its epoch and its index there, one line in all (Note [One cache
+  // line per stored access], entry_set.h): a splice moves half the bytes,
+  // a search meets twice the segments per page. Pieces of a split segment
+  // share its index. The entry is read where a conflict is reported and
+  // where two states are compared (same_state(): equal indices, or equal
+  // entries, so equality means what it did). Writes append to the table;
+  // compact_writes() drops the entries no segment holds any more, when the
+  // table has grown past the live ones, and only between accesses, when
+  // every index the history holds is in its chunks. The only segment of a
+  // history overwrites its entry in place (store_write()). cuSolverRf's
+  // --precise trace, `streamsan analyze`, release, host, five interleaved
+  // runs, medians: 1.25 -> 1.09 s of user time, 0.35 -> 0.24 s of system
+  // time (page faults), 664 -> 482 MB resident.
+  using write_ref = std::uint32_t;
+  static constexpr write_ref no_write = UINT32_MAX;
   struct alignas(entry_set::line) segment {
     std::uint64_t begin = 0;
     std::uint64_t end = 0;
     entry_set reads;
-    entry_set atomics;   // Note [Atomic access sets]
+    entry_set atomics;           // Note [Atomic access sets]
+    epoch write_when;            // the last write's epoch; is_none(): never written
+    write_ref write = no_write;  // its entry: write_of()
+  };
+  static_assert(sizeof(segment) == entry_set::line);
+  std::size_t segment_count() const noexcept;
+  // A segment as tests and tools see it, its last write's entry included.
+  struct segment_state {
+    std::uint64_t begin = 0;
+    std::uint64_t end = 0;
+    entry_set reads;
+    entry_set atomics;
     access_entry write;  // write.when.is_none(): never written
   };
-  static_assert(offsetof(segment, write) + sizeof(epoch) <= entry_set::line);
-  std::size_t segment_count() const noexcept;
   // Copies of the segments in order (tests and tools: a history may hold
   // millions).
-  std::vector<segment> segments() const;
+  std::vector<segment_state> segments() const;
+  // The last write of `s`, a segment of this history (an empty entry if
+  // none).
+  const access_entry& write_of(const segment& s) const noexcept {
+    return s.write == no_write ? never_written : writes_[s.write];
+  }
+  // Entries in the table of writes, live or not yet dropped (tests).
+  std::size_t write_table_size() const noexcept { return writes_.size(); }
   std::size_t chunk_count() const noexcept { return first_.empty() ? 0 : 1 + rest_.size(); }
   std::size_t chunk_size(std::size_t c) const noexcept { return chunk(c).size(); }
   // Visits every stored access: each segment's last write (possibly none),
@@ -176,7 +208,7 @@ class access_history {
   template <class F>
   void for_each_entry(F&& f) const {
     for_each_segment([&](const segment& s) {
-      f(s.write);
+      f(write_of(s));
       for (const auto& r : s.reads) f(r);
       for (const auto& a : s.atomics) f(a);
     });
@@ -195,9 +227,9 @@ class access_history {
   // One segment exactly covered by the access: check, then record. Plain
   // reads and writes, nearly every access, get their own copy with the mode
   // folded in. Always inlined: it is the launch path's innermost step.
-  [[gnu::always_inline]] static void apply_exact(segment& s, const access_entry& entry,
-                                                 clock_view clock,
-                          std::vector<history_conflict>& conflicts) {
+  [[gnu::always_inline]] void apply_exact(segment& s, const access_entry& entry,
+                                          clock_view clock,
+                                          std::vector<history_conflict>& conflicts) {
     switch (entry.mode) {
       case access_mode::read:
         apply_exact_as(access_mode::read, s, entry, clock, conflicts);
@@ -215,21 +247,24 @@ class access_history {
     }
   }
 
-  [[gnu::always_inline]] static void apply_exact_as(access_mode mode, segment& s,
-                                                    const access_entry& entry, clock_view clock,
-                                                    std::vector<history_conflict>& conflicts) {
+  // The segment lies in its chunk, the rest of the history at rest: the
+  // table of writes may be compacted (Note [The last write kept apart]).
+  [[gnu::always_inline]] void apply_exact_as(access_mode mode, segment& s,
+                                             const access_entry& entry, clock_view clock,
+                                             std::vector<history_conflict>& conflicts) {
     check(s, s.begin, s.end, mode, clock, conflicts, conflicts.size());
     record(s, entry, mode, clock);
+    if (writes(mode)) maybe_compact_writes();
   }
 
   // Note [Atomic access sets]: every unordered stored access whose mode
   // conflicts with `mode`. Only accesses the current context is not ordered
   // after count.
-  [[gnu::always_inline]] static void check(const segment& s, std::uint64_t begin,
-                                           std::uint64_t end, access_mode mode, clock_view clock,
-                                           std::vector<history_conflict>& out, std::size_t first) {
-    if (!clock.covers(s.write.when) && !s.write.when.is_none()) [[unlikely]] {
-      check_entry(s.write, begin, end, mode, out, first);
+  [[gnu::always_inline]] void check(const segment& s, std::uint64_t begin, std::uint64_t end,
+                                    access_mode mode, clock_view clock,
+                                    std::vector<history_conflict>& out, std::size_t first) const {
+    if (!clock.covers(s.write_when) && !s.write_when.is_none()) [[unlikely]] {
+      check_entry(write_of(s), begin, end, mode, out, first);
     }
     if (writes(mode) || is_atomic(mode)) {
       for (const auto& r : s.reads) {
@@ -253,10 +288,11 @@ class access_history {
 
   // A write replaces the segment's state; a read and an atomic join their
   // sets (a read+atomic both). `mode` is entry.mode.
-  [[gnu::always_inline]] static void record(segment& s, const access_entry& entry,
-                                            access_mode mode, clock_view clock) {
+  [[gnu::always_inline]] void record(segment& s, const access_entry& entry, access_mode mode,
+                                     clock_view clock) {
     if (writes(mode)) {
-      s.write = entry;
+      s.write_when = entry.when;
+      s.write = store_write(s.write, entry);
       s.reads.clear();
       s.atomics.clear();
       return;
@@ -292,9 +328,32 @@ class access_history {
                                           hazard kind, const access_entry& previous,
                                           std::uint64_t begin, std::uint64_t end);
 
-  static void append_merged(std::vector<segment>& out, segment&& s);
-  static segment fresh_segment(std::uint64_t begin, std::uint64_t end, const access_entry& entry,
-                               clock_view clock);
+  // Note [The last write kept apart]: where `s`, about to write `entry`,
+  // held `old`. The only segment of a history holds the only index in use:
+  // its entry is overwritten (a buffer written whole, again and again,
+  // keeps one entry). Else the entry is appended; compact_writes() drops
+  // the old one once no segment holds it.
+  write_ref store_write(write_ref old, const access_entry& entry) {
+    if (old != no_write && rest_.empty() && first_.size() == 1) {
+      writes_[old] = entry;
+      return old;
+    }
+    writes_.push_back(entry);
+    return static_cast<write_ref>(writes_.size() - 1);
+  }
+  // Only between accesses: each index in use then lies in a chunk.
+  void maybe_compact_writes() {
+    if (writes_.size() >= compact_at_) [[unlikely]] compact_writes();
+  }
+  void compact_writes();
+  bool same_state(const segment& a, const segment& b) const noexcept;
+  // `s` with the bounds [begin, end): copies of its sets, or, when `take`,
+  // the sets entry_set::take_or_copy gives.
+  static segment part_of(segment& s, std::uint64_t begin, std::uint64_t end, bool take);
+
+  void append_merged(std::vector<segment>& out, segment&& s);
+  segment fresh_segment(std::uint64_t begin, std::uint64_t end, const access_entry& entry,
+                        clock_view clock);
 
   void apply_search(std::uint64_t begin, std::uint64_t end, const access_entry& entry,
                     const vector_clock& clock, std::vector<history_conflict>& conflicts);
@@ -344,7 +403,14 @@ class access_history {
   std::vector<segment> scratch_;            // reused by apply_general and merge_batch
   std::vector<std::size_t> exact_at_;       // reused by apply_batch_exact
   std::vector<splice_part> parts_;          // reused by apply_general and merge_batch
+  // Note [The last write kept apart]: the segments' last writes, and the
+  // size at which compact_writes() runs next.
+  std::vector<access_entry> writes_;
+  std::size_t compact_at_ = min_compact_at;
   std::size_t chunk_target_ = default_chunk_target;
+
+  static constexpr std::size_t min_compact_at = 16;
+  static constexpr access_entry never_written{};
 };
 
 }  // namespace streamsan

@@ -13,7 +13,8 @@
 // exactly one line. The set is also 16 bytes instead of 24 (a 32-bit size
 // and capacity: a set holds at most one entry per live context), so that a
 // segment's bounds, both sets and its last write's epoch share one line
-// (access_history::segment).
+// (access_history::segment, which is now that line alone: Note [The last
+// write kept apart] in access_history.h).
 #pragma once
 
 #include <algorithm>

@@ -118,7 +118,7 @@ access_entry entry(context_slot slot, std::uint64_t clock, access_mode mode, std
 
 // Every byte below `limit` holds the model's state.
 void expect_state(const access_history& history, byte_model& model, std::uint64_t limit) {
-  std::vector<const access_history::segment*> at(limit, nullptr);
+  std::vector<const access_history::segment_state*> at(limit, nullptr);
   const auto segments = history.segments();
   for (const auto& s : segments) {
     for (std::uint64_t b = s.begin; b < std::min(s.end, limit); ++b) at[b] = &s;

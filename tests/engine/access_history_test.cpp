@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <span>
 #include <string>
@@ -416,8 +417,8 @@ TEST(AccessHistoryModes, EveryTripleReportsARaceIffOneExists) {
 // contexts, every mode, random bounds) and random sorted disjoint batches,
 // apply_batch leaves the same state byte for byte, and finds the same
 // conflicts per access, as apply() one access at a time.
-std::vector<access_history::segment> normalized(const access_history& h) {
-  std::vector<access_history::segment> out;
+std::vector<access_history::segment_state> normalized(const access_history& h) {
+  std::vector<access_history::segment_state> out;
   for (const auto& s : h.segments()) {
     if (!out.empty() && out.back().end == s.begin && out.back().write == s.write &&
         out.back().reads == s.reads && out.back().atomics == s.atomics) {
@@ -820,6 +821,125 @@ TEST(AccessHistoryBatch, OverlappingOrUnsortedAccessesAreNotBatchable) {
   EXPECT_FALSE(access_history::batchable(overlapping));
   EXPECT_FALSE(access_history::batchable(unsorted));
   EXPECT_TRUE(access_history::batchable(touching));
+}
+
+// Note [The last write kept apart]: a write whose every field differs from
+// an empty entry's, so that a report shows whether all of it came back.
+access_entry full_write(context_slot slot, std::uint64_t clock, std::uint64_t seq) {
+  access_entry e = entry(slot, clock, access_mode::write, seq);
+  e.offset = 64;
+  e.size = 4096;
+  e.alloc = alloc_id{7};
+  e.name = string_id{11};
+  e.stack = stack_id{13};
+  e.nvtx = string_id{17};
+  e.thread = thread_id{19};
+  e.graph = graph_id{23};
+  e.graph_node = 29;
+  e.op = operation_kind::memcpy;
+  e.origin = access_origin::measured;
+  e.cooperative = true;
+  return e;
+}
+
+TEST(AccessHistoryWrites, AWritesWholeEntryIsReportedAfterSplitsAndMerges) {
+  access_history h(2);  // many chunks
+  std::vector<history_conflict> out;
+  const access_entry w = full_write(0, 1, 1);
+  h.apply(0, 4096, w, clock_of(0, 1), out);
+  std::uint64_t seq = 2;
+  // Reads of the writer's own context split the segment, one by one and in
+  // batches, and other writes come and go elsewhere (the table compacts).
+  for (std::uint64_t k = 0; k < 60; ++k) {
+    h.apply(64 * k + 3, 64 * k + 40, entry(0, 2 + k, access_mode::read, seq++),
+            clock_of(0, 2 + k), out);
+    h.apply(5000 + 16 * k, 5008 + 16 * k, entry(2, 1 + k, access_mode::write, seq++),
+            clock_of(2, 1 + k), out);
+  }
+  std::vector<access_history::batch_access> batch;
+  for (std::uint64_t at = 1; at < 4096; at += 50) {
+    batch.push_back({at, at + 20, entry(0, 100, access_mode::read, seq++)});
+  }
+  std::vector<access_history::conflict_slice> slices;
+  h.apply_batch(batch, clock_of(0, 100), out, slices);
+  ASSERT_TRUE(out.empty());
+  ASSERT_GT(h.segment_count(), 100u);
+  // Context 1 ordered after none of it writes all of it: the write is one
+  // conflict over the whole range, with every field as it was recorded.
+  vector_clock after_reads = clock_of(1, 1);
+  h.apply(0, 4096, entry(1, 1, access_mode::write, seq++), after_reads, out);
+  const auto is_w = [&](const history_conflict& c) { return c.previous.seq == 1; };
+  ASSERT_EQ(std::count_if(out.begin(), out.end(), is_w), 1);
+  const auto c = *std::find_if(out.begin(), out.end(), is_w);
+  EXPECT_EQ(c.previous, w);
+  EXPECT_EQ(c.begin, 0u);
+  EXPECT_EQ(c.end, 4096u);
+}
+
+// Equal states join whichever entries of the table hold the writes (a
+// batch's piece joins its neighbours: Note [A batch splices in place]); one
+// epoch with two entries (one kernel writing two ranges) does not.
+TEST(AccessHistoryWrites, StatesAreEqualByTheWholeEntry) {
+  access_history h;
+  std::vector<history_conflict> out;
+  const access_entry w = full_write(0, 1, 1);
+  h.apply(0, 8, w, clock_of(0, 1), out);
+  h.apply(16, 24, w, clock_of(0, 1), out);  // another entry of the table, equal
+  access_entry other = w;
+  other.offset = 32;
+  h.apply(24, 32, other, clock_of(0, 1), out);  // the same epoch, another range
+  std::vector<access_history::conflict_slice> slices;
+  const std::vector<access_history::batch_access> batch{{8, 16, w}};
+  h.apply_batch(batch, clock_of(0, 1), out, slices);
+  EXPECT_TRUE(out.empty());
+  const auto segments = h.segments();
+  ASSERT_EQ(segments.size(), 2u);
+  EXPECT_EQ(segments[0].begin, 0u);
+  EXPECT_EQ(segments[0].end, 24u);
+  EXPECT_EQ(segments[0].write, w);
+  EXPECT_EQ(segments[1].write, other);
+}
+
+TEST(AccessHistoryWrites, OneSegmentWrittenAgainKeepsOneEntry) {
+  access_history h;
+  std::vector<history_conflict> out;
+  for (std::uint64_t k = 1; k <= 100; ++k) {
+    h.apply(0, 256, full_write(0, k, k), clock_of(0, k), out);
+  }
+  EXPECT_EQ(h.write_table_size(), 1u);
+  EXPECT_EQ(h.segments()[0].write, full_write(0, 100, 100));
+}
+
+// The table holds the live writes and at most as many again (or a few,
+// or an eighth of the segments) that no segment holds any more, and
+// clear() gives it back.
+TEST(AccessHistoryWrites, TheTableOfWritesDropsDeadEntriesAndIsReleased) {
+  access_history h(4);
+  std::vector<history_conflict> out;
+  std::uint64_t seq = 1;
+  for (std::uint64_t round = 1; round <= 50; ++round) {
+    for (std::uint64_t k = 0; k < 200; ++k) {
+      h.apply(16 * k, 16 * k + 8, full_write(0, seq, seq), clock_of(0, seq), out);
+      ++seq;
+    }
+    EXPECT_LE(h.write_table_size(), 2 * 200u + 16);
+  }
+  ASSERT_TRUE(out.empty());
+  // Two segments written again and again: once the table has grown past
+  // its last size, it keeps theirs and a few more.
+  h.apply(0, 16 * 200, full_write(0, seq, seq), clock_of(0, seq), out);
+  ++seq;
+  for (int k = 0; k < 500; ++k, ++seq) {
+    h.apply(0, 8, full_write(0, seq, seq), clock_of(0, seq), out);
+  }
+  ASSERT_TRUE(out.empty());
+  ASSERT_EQ(h.segment_count(), 2u);
+  EXPECT_LE(h.write_table_size(), 2u + 16u);
+  EXPECT_EQ(h.segments()[0].write, full_write(0, seq - 1, seq - 1));
+  EXPECT_EQ(h.segments()[1].write, full_write(0, seq - 501, seq - 501));
+  h.clear();
+  EXPECT_EQ(h.write_table_size(), 0u);
+  EXPECT_EQ(h.bytes_held(), 0u);
 }
 
 }  // namespace

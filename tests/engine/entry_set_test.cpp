@@ -158,7 +158,7 @@ TEST(EntrySet, ASegmentsBoundsSetsAndWriteEpochShareItsFirstLine) {
   for (const auto& s : segments) {
     const auto base = reinterpret_cast<std::uintptr_t>(&s);
     EXPECT_EQ(base % entry_set::line, 0u);
-    EXPECT_LT(reinterpret_cast<std::uintptr_t>(&s.write.when) + sizeof(epoch) - base,
+    EXPECT_LT(reinterpret_cast<std::uintptr_t>(&s.write_when) + sizeof(epoch) - base,
               entry_set::line + 1);
     EXPECT_LT(reinterpret_cast<std::uintptr_t>(&s.atomics) + sizeof(entry_set) - base,
               entry_set::line + 1);
