@@ -165,7 +165,9 @@ bool install_core2(const NvtxExportTableCallbacks& callbacks) {
 }  // namespace
 
 int install_nvtx_injection(const void* get_export_table, listener& to) {
-  const auto get = reinterpret_cast<NvtxGetExportTableFunc_t>(get_export_table);
+  // A function's address handed over as data (clang refuses to cast the
+  // const away and to a function pointer in one step).
+  const auto get = reinterpret_cast<NvtxGetExportTableFunc_t>(const_cast<void*>(get_export_table));
   if (get == nullptr) return 0;
   const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get(NVTX_ETID_CALLBACKS));
   if (callbacks == nullptr || callbacks->struct_size < sizeof(NvtxExportTableCallbacks)) return 0;
