@@ -179,7 +179,10 @@ class SanitizerSource : public ::testing::Test {
 
   // Note [A driver lock in the fake]: loads and unloads on two threads,
   // launches on new streams on two others (the test of that name).
-  void load_and_launch_on_threads(measurement_policy policy);
+  // With `unpatch_wait`, each unpatch after a patch waits for its streams
+  // (Note [Waiting for a module's streams to drain], the default mode's).
+  void load_and_launch_on_threads(measurement_policy policy,
+                                  std::chrono::milliseconds unpatch_wait = {});
 
   std::vector<std::vector<access>> launches() const {
     std::vector<std::vector<access>> out;
@@ -464,8 +467,10 @@ TEST_F(SanitizerSource, UnwantedModulesAreUnpatchedAndLaunchCallbacksFollow) {
 // and unpatched at the next. It must end (a deadlock ends the test program
 // after 60 s), and under ThreadSanitizer (the tsan pass of tools/test-all)
 // a lock-order inversion or a data race fails it too.
-void SanitizerSource::load_and_launch_on_threads(measurement_policy policy) {
+void SanitizerSource::load_and_launch_on_threads(measurement_policy policy,
+                                                 std::chrono::milliseconds unpatch_wait) {
   start(policy);
+  source->set_unpatch_wait(unpatch_wait);
   fake_sanitizer_use_driver_lock(true);
   const auto module_call = [this](const char* name, Sanitizer_CallbackId cbid,
                                   const std::function<void()>& inside) {
@@ -490,6 +495,8 @@ void SanitizerSource::load_and_launch_on_threads(measurement_policy policy) {
     for (std::uintptr_t i = 0; i < 300; ++i) {
       const auto s = reinterpret_cast<CUstream>(0x600000 + t * 0x10000 + i);
       launch(s, 0, 64);  // a new stream: measured, its module patched first
+      // Its kernel still runs at the next launch: the wait, if any, polls.
+      if (unpatch_wait.count() > 0) fake_cuda_set_stream_busy_for(s, 2);
       launch(s, 0, 64);  // known: the module unpatched again
       if (i % 16 == 0) synchronize_stream(s);
     }
@@ -518,6 +525,15 @@ TEST_F(SanitizerSource, ModulesLoadAndUnloadWhileOtherThreadsPatchAndUnpatch) {
   load_and_launch_on_threads(measurement_policy::on_demand);
   // The launches tried to unpatch the kernel's module throughout (put off
   // while a load holds the way).
+  EXPECT_GT(source->stats().modules_unpatched + source->stats().changes_deferred, 10u);
+}
+
+// The same with the default mode's wait before each unpatch: the waiting
+// launch holds `launching` while it polls, and the loads put changes off.
+TEST_F(SanitizerSource, ModulesLoadAndUnloadWhileOtherThreadsPatchAndUnpatchWithTheWait) {
+  load_and_launch_on_threads(measurement_policy::on_demand, std::chrono::milliseconds(5));
+  // Each stream's measured kernel still runs at its second launch, so an
+  // unpatch there must wait; most are put off by the other threads' calls.
   EXPECT_GT(source->stats().modules_unpatched + source->stats().changes_deferred, 10u);
 }
 
