@@ -17,6 +17,7 @@ for p in "$build"/examples/programs/*_racy "$build"/examples/programs/*_fixed \
 done
 install -m 755 "$src/../../examples/programs/check_verdict.sh" "$dest/examples/"
 install -m 755 "$build/bench/precise/footprint_probe" "$build/bench/precise/launch_loop" \
-  "$build/bench/precise/triad" "$build/bench/injection/pipeline" "$dest/bench/"
+  "$build/bench/precise/triad" "$build/bench/precise/busy_streams" "$build/bench/injection/pipeline" \
+  "$dest/bench/"
 install -m 755 "$src/integration-gpu.sh" "$src/churn-gpu.sh" "$src/check_trace_footprints.py" "$dest/"
 du -sh "$dest"
