@@ -8,6 +8,8 @@
 #include <thread>
 #include <utility>
 
+#include "sanitizer/log/elapsed.h"
+
 namespace streamsan::sanitizer_api {
 namespace {
 
@@ -367,14 +369,6 @@ std::optional<launch_tracker::table> launch_tracker::cleared_table_locked(
   return t;
 }
 
-namespace {
-std::uint64_t ns_since(std::chrono::steady_clock::time_point start) {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now() - start)
-                                        .count());
-}
-}  // namespace
-
 void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measure,
                                   std::uint32_t slot_estimate) {
   this_thread = thread_launch{};
@@ -389,7 +383,7 @@ void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measu
   struct timed {
     tracker_stats& stats;
     std::chrono::steady_clock::time_point start;
-    ~timed() { stats.setup_ns += ns_since(start); }
+    ~timed() { stats.setup_ns += nanoseconds_since(start); }
   } setup{stats_, start};
   auto t = cleared_table_locked(launch, slot_estimate);
   if (t && lib_.set_launch_callback_data(launch.hLaunch, launch.function, launch.hStream,
@@ -757,7 +751,7 @@ precise::decoded_footprint launch_tracker::read_back(const launch_state& l,
     const auto start = std::chrono::steady_clock::now();
     const bool copied =
         lib_.memcpy_to_host(dst, reinterpret_cast<void*>(src), n, via) == SANITIZER_SUCCESS;
-    copy_ns += ns_since(start);
+    copy_ns += nanoseconds_since(start);
     return copied;
   };
   try {
@@ -867,7 +861,7 @@ void launch_tracker::poll(bool wait_all, const footprint_callback& done) {
     const auto start = std::chrono::steady_clock::now();
     std::uint64_t copy_ns = 0;
     precise::decoded_footprint d = read_back(l, *scratch, copy_ns);
-    const std::uint64_t read_back_ns = ns_since(start);
+    const std::uint64_t read_back_ns = nanoseconds_since(start);
     {
       std::lock_guard lock(mutex_);
       stats_.read_back_ns += read_back_ns;
@@ -965,7 +959,7 @@ void launch_tracker::finish_decode(precise::decoded_footprint& d,
     ~given_back() {
       tracker.give_back_scratch(scratch);
       std::lock_guard lock(tracker.mutex_);
-      tracker.stats_.decode_ns += ns_since(start);
+      tracker.stats_.decode_ns += nanoseconds_since(start);
     }
   } back{*this, scratch};
   if (d.failed) return;

@@ -16,6 +16,7 @@
 
 #include "inject/session/run_result.h"
 #include "inject/stack/fast_unwinder.h"
+#include "sanitizer/log/elapsed.h"
 #include "sanitizer/log/jsonl_dump.h"
 #include "sanitizer/report/fix_hint.h"
 #include "sanitizer/report/report_format.h"
@@ -23,12 +24,6 @@
 
 namespace streamsan::injection {
 namespace {
-
-std::uint64_t nanoseconds_between(std::chrono::steady_clock::time_point from,
-                                  std::chrono::steady_clock::time_point to) noexcept {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count());
-}
 
 std::string expand_pid(std::string path) {
   const std::string pid = std::to_string(::getpid());
@@ -533,6 +528,7 @@ void session::make_report(finishing when) noexcept {
   } else {
     const auto settling = std::chrono::steady_clock::now();
     settle_footprints();
+    exit_settle_ns_ = nanoseconds_since(settling);
     const auto draining = std::chrono::steady_clock::now();
     // Waits for a delivery in progress; none reaches the resolver afterwards,
     // and what it still holds goes on to the engine, the trace and the dump.
@@ -540,8 +536,7 @@ void session::make_report(finishing when) noexcept {
     resolver_.release_all();
     // The engine's thread delivers everything queued, then ends.
     if (engine_queue_) engine_queue_->close();
-    exit_settle_ns_ = nanoseconds_between(settling, draining);
-    exit_drain_ns_ = nanoseconds_between(draining, std::chrono::steady_clock::now());
+    exit_drain_ns_ = nanoseconds_since(draining);
     // Note [A signal while the report is made]: the drain's abandoned
     // launches, and what the queue left or dropped.
     if (hurried_.load(std::memory_order_acquire)) {

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "sanitizer/log/elapsed.h"
 #include "sanitizer/log/library_thread.h"
 #include "sanitizer/log/record_fields.h"
 
@@ -311,11 +312,7 @@ void queued_sink::wake_producer() noexcept {
 std::uint64_t queued_sink::timed_deliver(std::uint64_t limit) noexcept {
   const auto start = std::chrono::steady_clock::now();
   const std::uint64_t delivered = deliver_batch(limit);
-  if (delivered > 0) {
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::steady_clock::now() - start);
-    busy_ns_.fetch_add(static_cast<std::uint64_t>(ns.count()), std::memory_order_relaxed);
-  }
+  if (delivered > 0) busy_ns_.fetch_add(nanoseconds_since(start), std::memory_order_relaxed);
   return delivered;
 }
 
