@@ -10,7 +10,6 @@
 // drain]). Prints the time of the loop.
 #include <cuda_runtime.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -20,31 +19,19 @@ int main(int argc, char** argv) {
   const int total = argc > 1 ? std::atoi(argv[1]) : 2000;
   constexpr int n = 4 << 20, batch = 16;
   float* buf[2][3];
-  cudaStream_t s[2];
-  cudaEvent_t handoff[2];
-  for (int k = 0; k < 2; ++k) {
-    for (auto& b : buf[k]) {
+  for (auto& own : buf) {
+    for (auto& b : own) {
       CHECK(cudaMalloc(&b, n * sizeof(float)));
       CHECK(cudaMemset(b, 0, n * sizeof(float)));
     }
-    CHECK(cudaStreamCreateWithFlags(&s[k], cudaStreamNonBlocking));
-    CHECK(cudaEventCreateWithFlags(&handoff[k], cudaEventDisableTiming));
   }
-  CHECK(cudaDeviceSynchronize());
-  const auto start = std::chrono::steady_clock::now();
-  int current = 0;
-  for (int i = 0; i < total; ++i) {
-    float** b = buf[current];
-    triad<<<1056, 256, 0, s[current]>>>(b[2], b[0], b[1], 2.0f, n);
-    if ((i + 1) % batch == 0) {
-      CHECK(cudaEventRecord(handoff[current], s[current]));
-      current = 1 - current;
-      CHECK(cudaStreamWaitEvent(s[current], handoff[1 - current], 0));
-    }
-  }
-  CHECK(cudaDeviceSynchronize());
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double ms = handoff_loop_ms(
+      total, batch,
+      [&](int, cudaStream_t stream, int k) {
+        float** b = buf[k];
+        triad<<<1056, 256, 0, stream>>>(b[2], b[0], b[1], 2.0f, n);
+      },
+      [](int) {});
   std::printf("busy_streams launches=%d elapsed_ms=%.3f us_per_launch=%.3f\n", total, ms,
               1000.0 * ms / total);
   return 0;

@@ -5,7 +5,6 @@
 // the one before). Prints the time of the loop, and with LAUNCH_LOOP_RSS_EVERY=N
 // the process's resident memory after every N launches (the library's
 // memory over a long run; launch-overhead-gpu.sh).
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,27 +38,14 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&b, floats * sizeof(float)));
     CHECK(cudaMemset(b, 0, floats * sizeof(float)));
   }
-  cudaStream_t s[2];
-  cudaEvent_t handoff[2];
-  for (int k = 0; k < 2; ++k) {
-    CHECK(cudaStreamCreateWithFlags(&s[k], cudaStreamNonBlocking));
-    CHECK(cudaEventCreateWithFlags(&handoff[k], cudaEventDisableTiming));
-  }
-  CHECK(cudaDeviceSynchronize());
-  const auto start = std::chrono::steady_clock::now();
-  int current = 0;
-  for (int i = 0; i < total; ++i) {
-    add<<<1, floats, 0, s[current]>>>(buf[i % buffers], buf[(i + 1) % buffers]);
-    if ((i + 1) % batch == 0) {
-      CHECK(cudaEventRecord(handoff[current], s[current]));
-      CHECK(cudaStreamWaitEvent(s[1 - current], handoff[current], 0));
-      current = 1 - current;
-    }
-    if (rss_every > 0 && (i + 1) % rss_every == 0) print_rss(i + 1);
-  }
-  CHECK(cudaDeviceSynchronize());
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double ms = handoff_loop_ms(
+      total, batch,
+      [&](int i, cudaStream_t stream, int) {
+        add<<<1, floats, 0, stream>>>(buf[i % buffers], buf[(i + 1) % buffers]);
+      },
+      [&](int i) {
+        if (rss_every > 0 && (i + 1) % rss_every == 0) print_rss(i + 1);
+      });
   std::printf("launch_loop launches=%d elapsed_ms=%.3f us_per_launch=%.3f\n", total, ms,
               ms * 1000.0 / total);
   return 0;
