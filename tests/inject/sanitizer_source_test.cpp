@@ -177,6 +177,23 @@ class SanitizerSource : public ::testing::Test {
     ASSERT_FALSE(fake_sanitizer_is_patched(module_a));
   }
 
+  // Note [Waiting for a module's streams to drain]: stream 1's first launch
+  // measured, its next unpatching the module through the wait (the measured
+  // kernel still runs), then a first launch on stream 2, measured: the
+  // module patched again.
+  void unpatch_through_the_wait_then_patch_again(std::chrono::milliseconds wait) {
+    start(measurement_policy::on_demand);
+    source->set_unpatch_wait(wait);
+    launch(stream_1, 0, 64);
+    source->drain();
+    fake_cuda_set_stream_busy_for(stream_1, 3);
+    launch(stream_1, 0, 64);  // the wait: drained, unpatched
+    ASSERT_FALSE(fake_sanitizer_is_patched(module_a));
+    model.stream_created({}, reinterpret_cast<std::uintptr_t>(stream_2), 0, 0);
+    EXPECT_TRUE(launch(stream_2, 0, 64));  // first on stream 2: patched again
+    source->drain();
+  }
+
   // Note [A driver lock in the fake]: loads and unloads on two threads,
   // launches on new streams on two others (the test of that name).
   // With `unpatch_wait`, each unpatch after a patch waits for its streams
@@ -721,16 +738,8 @@ TEST_F(SanitizerSource, AnUnpatchWaitsOnlyOnTheFirstTryAfterAPatch) {
 
 // A new patch (a first launch on another stream, measured) brings it back.
 TEST_F(SanitizerSource, APatchBringsTheWaitBack) {
-  start(measurement_policy::on_demand);
-  source->set_unpatch_wait(std::chrono::milliseconds(1000));
-  launch(stream_1, 0, 64);
-  source->drain();
-  fake_cuda_set_stream_busy_for(stream_1, 3);
-  launch(stream_1, 0, 64);  // the wait: drained, unpatched
-  ASSERT_FALSE(fake_sanitizer_is_patched(module_a));
-  model.stream_created({}, reinterpret_cast<std::uintptr_t>(stream_2), 0, 0);
-  EXPECT_TRUE(launch(stream_2, 0, 64));  // first on stream 2: patched again
-  source->drain();
+  ASSERT_NO_FATAL_FAILURE(
+      unpatch_through_the_wait_then_patch_again(std::chrono::milliseconds(1000)));
   fake_cuda_set_stream_busy_for(stream_2, 3);
   launch(stream_2, 0, 64);  // waits again: drained, unpatched
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
@@ -740,16 +749,7 @@ TEST_F(SanitizerSource, APatchBringsTheWaitBack) {
 // off]) but not a new wait: a program whose kernels outlast the wait would
 // otherwise pay it at every synchronize.
 TEST_F(SanitizerSource, ASynchronizeDoesNotBringTheWaitBack) {
-  start(measurement_policy::on_demand);
-  source->set_unpatch_wait(std::chrono::milliseconds(50));
-  launch(stream_1, 0, 64);
-  source->drain();
-  fake_cuda_set_stream_busy_for(stream_1, 3);
-  launch(stream_1, 0, 64);  // the wait: drained, unpatched
-  ASSERT_FALSE(fake_sanitizer_is_patched(module_a));
-  model.stream_created({}, reinterpret_cast<std::uintptr_t>(stream_2), 0, 0);
-  EXPECT_TRUE(launch(stream_2, 0, 64));  // first on stream 2: patched again
-  source->drain();
+  ASSERT_NO_FATAL_FAILURE(unpatch_through_the_wait_then_patch_again(std::chrono::milliseconds(50)));
   fake_cuda_set_stream_busy(stream_2, true);
   fake_cuda_set_stream_busy_for(stream_1, 0);
   launch(stream_2, 0, 64);  // the wait once more, in vain (50 ms)
