@@ -126,7 +126,7 @@ void access_history::apply_general(std::vector<segment>& segments, std::uint64_t
 // Adjacent segments with one state are one (Note [Byte-exact shadow
 // segments]).
 void access_history::append_merged(std::vector<segment>& out, segment&& s) {
-  if (!out.empty() && out.back().end == s.begin && same_state(out.back(), s)) {
+  if (!out.empty() && joins(out.back(), s)) {
     out.back().end = s.end;
   } else {
     out.push_back(std::move(s));
@@ -225,7 +225,7 @@ class access_history::splice_builder {
         into_pieces_(into_pieces) {}
 
   void piece(segment&& s) {
-    if (segment* last = back(); last != nullptr && joins(*last, s)) {
+    if (segment* last = back(); last != nullptr && history_.joins(*last, s)) {
       last->end = s.end;
       return;
     }
@@ -238,7 +238,7 @@ class access_history::splice_builder {
       piece(std::move(segments_[k]));
       return;
     }
-    if (segment* last = back(); last != nullptr && joins(*last, segments_[k])) {
+    if (segment* last = back(); last != nullptr && history_.joins(*last, segments_[k])) {
       last->end = segments_[k].end;
       return;
     }
@@ -260,9 +260,6 @@ class access_history::splice_builder {
   }
 
  private:
-  bool joins(const segment& a, const segment& b) const noexcept {
-    return a.end == b.begin && history_.same_state(a, b);
-  }
   segment* back() noexcept {
     if (into_pieces_) return pieces_.empty() ? nullptr : &pieces_.back();  // no parts kept
     if (parts_.empty()) return nullptr;

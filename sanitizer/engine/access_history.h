@@ -347,6 +347,11 @@ class access_history {
   }
   void compact_writes();
   bool same_state(const segment& a, const segment& b) const noexcept;
+  // Note [Byte-exact shadow segments]: `b` follows `a` with its state, and
+  // the two are one segment.
+  bool joins(const segment& a, const segment& b) const noexcept {
+    return a.end == b.begin && same_state(a, b);
+  }
   // `s` with the bounds [begin, end): copies of its sets, or, when `take`,
   // the sets entry_set::take_or_copy gives.
   static segment part_of(segment& s, std::uint64_t begin, std::uint64_t end, bool take);
