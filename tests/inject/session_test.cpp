@@ -771,6 +771,27 @@ TEST_F(Session, FinishDrainsTheEngineThread) {
   EXPECT_NE(read_file(dir / "report.json").find("stream-race"), std::string::npos);
 }
 
+// STREAMSAN_DEBUG's lines about the engine's thread: the time it spent
+// delivering, and the exit's two waits.
+TEST_F(Session, DebugCountersTellTheEngineThreadsTimeAndTheExitsWaits) {
+  auto c = config();
+  c.debug = 1;
+  session s(c, driver);
+  ASSERT_TRUE(s.engine_on_own_thread());
+  program p(s.model());
+  p.setup();
+  p.race();
+  testing::internal::CaptureStderr();
+  s.finish();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("streamsan: debug: engine thread delivered="), std::string::npos) << err;
+  EXPECT_NE(err.find(" busy_ms="), std::string::npos) << err;
+  EXPECT_NE(err.find("streamsan: debug: at exit, measured footprints settled in "),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find(" ms, the engine's queue drained in "), std::string::npos) << err;
+}
+
 // halt_on_error keeps the engine on the program's thread: the first report
 // ends the process inside the call that made it, and nothing after it runs.
 [[noreturn]] void halt_at_first_report(const fs::path& dir) {
