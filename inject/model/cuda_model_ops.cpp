@@ -109,7 +109,24 @@ struct operator_state {
   }
 };
 
+// Note [One look at the operator state]
+// `op` has vectors, so every use of it goes through the compiler's TLS
+// wrapper (an initialization check), and in the injection library, which
+// the driver dlopens, through __tls_get_addr: op_ended() and
+// op_launch_accesses_locked() made some 30 such calls each for every
+// operator of a PyTorch program. Each function takes one reference to it
+// instead (the host benchmarks, linked statically, do not see the
+// difference; objdump of libstreamsan_inject.so counts the calls). A
+// plain `operator_state& me = op;` is not enough: GCC treats the address
+// as a constant and computes it again after every call rather than keep
+// it in a register, so this_thread_op() hides it from the optimizer.
 thread_local operator_state op;
+
+operator_state& this_thread_op() noexcept {
+  operator_state* p = &op;
+  asm("" : "+r"(p));  // opaque: kept, not recomputed
+  return *p;
+}
 
 // The span of `spans` that holds the word's address, if any.
 const access* span_holding(std::span<const access> spans, const pointer_word& w) {
@@ -194,52 +211,54 @@ bool cuda_model::op_launch_settled_locked(std::uint64_t id, std::vector<access>&
 }
 
 void cuda_model::op_began(std::span<const annotated_range> inputs, op_outputs outputs) {
+  operator_state& me = this_thread_op();  // Note [One look at the operator state]
   std::lock_guard lock(mutex_);
-  if (op.model != this) {
-    op = operator_state{};
-    op.model = this;
+  if (me.model != this) {
+    me = operator_state{};
+    me.model = this;
   }
-  if (op.depth++ == 0) {
-    op.spans.clear();
-    op.held_count = 0;
-    op.expects_outputs = false;
-    op.blocks_are_spans = false;
+  if (me.depth++ == 0) {
+    me.spans.clear();
+    me.held_count = 0;
+    me.expects_outputs = false;
+    me.blocks_are_spans = false;
   }
   switch (outputs) {
     case op_outputs::none: break;
-    case op_outputs::named_at_end: op.expects_outputs = true; break;
-    case op_outputs::blocks: op.blocks_are_spans = true; break;
+    case op_outputs::named_at_end: me.expects_outputs = true; break;
+    case op_outputs::blocks: me.blocks_are_spans = true; break;
   }
-  add_op_spans_locked(inputs, op.spans);
+  add_op_spans_locked(inputs, me.spans);
 }
 
 void cuda_model::op_ended(std::span<const annotated_range> outputs) {
+  operator_state& me = this_thread_op();  // Note [One look at the operator state]
   precise::footprint_resolver* resolver = nullptr;
   std::size_t settled = 0;
   {
     std::lock_guard lock(mutex_);
-    if (op.model != this || op.depth == 0) return;  // unbalanced: ignored
-    add_op_spans_locked(outputs, op.spans);
-    if (--op.depth > 0) return;  // the outer operator settles
+    if (me.model != this || me.depth == 0) return;  // unbalanced: ignored
+    add_op_spans_locked(outputs, me.spans);
+    if (--me.depth > 0) return;  // the outer operator settles
     resolver = resolver_;
-    settled = op.held_count;
-    if (op.settled.size() < settled) op.settled.resize(settled);
+    settled = me.held_count;
+    if (me.settled.size() < settled) me.settled.resize(settled);
     for (std::size_t i = 0; i < settled; ++i) {
-      settle(op.held[i], op.spans, op.settled[i]);
+      settle(me.held[i], me.spans, me.settled[i]);
       // Note [Measured footprints of an operator's launches]
-      if (op.held[i].measurement != 0 &&
-          !op_launch_settled_locked(op.held[i].measurement, op.settled[i])) {
-        op.held[i].token = 0;  // measured_launch_done() resolves it
+      if (me.held[i].measurement != 0 &&
+          !op_launch_settled_locked(me.held[i].measurement, me.settled[i])) {
+        me.held[i].token = 0;  // measured_launch_done() resolves it
       }
     }
-    op.held_count = 0;
-    op.spans.clear();
+    me.held_count = 0;
+    me.spans.clear();
   }
-  // Outside the model's lock: the resolver delivers to the engine. `op` is
+  // Outside the model's lock: the resolver delivers to the engine. `me` is
   // this thread's: nothing else touches held[] and settled[] meanwhile.
   if (resolver == nullptr) return;
   for (std::size_t i = 0; i < settled; ++i) {
-    if (op.held[i].token != 0) resolver->resolve(op.held[i].token, op.settled[i]);
+    if (me.held[i].token != 0) resolver->resolve(me.held[i].token, me.settled[i]);
   }
 }
 
@@ -248,23 +267,26 @@ void cuda_model::op_ended(std::span<const annotated_range> outputs) {
 // output) leaves the spans, so that the launches after its free do not name
 // a freed block. Launches already held keep their inferred accesses of it.
 void cuda_model::op_block_freed_locked(alloc_id block) {
-  if (op.model != this || op.depth == 0) return;
-  std::erase_if(op.spans, [block](const access& a) { return a.range.alloc == block; });
+  operator_state& me = this_thread_op();  // Note [One look at the operator state]
+  if (me.model != this || me.depth == 0) return;
+  std::erase_if(me.spans, [block](const access& a) { return a.range.alloc == block; });
 }
 
 // Note [An operator's outputs are its blocks]
 void cuda_model::op_block_allocated_locked(alloc_id block, std::uint64_t size) {
-  if (op.model != this || op.depth == 0 || !op.blocks_are_spans || size == 0) return;
-  op.spans.push_back(access{byte_range{block, 0, size}, access_mode::write, access_origin::exact});
+  operator_state& me = this_thread_op();  // Note [One look at the operator state]
+  if (me.model != this || me.depth == 0 || !me.blocks_are_spans || size == 0) return;
+  me.spans.push_back(access{byte_range{block, 0, size}, access_mode::write, access_origin::exact});
 }
 
 void cuda_model::op_launch_accesses_locked(const kernel_info* info, const kernel_arguments& args,
                                            std::uintptr_t kernel, std::uint64_t measurement) {
-  held_launch& h = op.next_held();
+  operator_state& me = this_thread_op();  // Note [One look at the operator state]
+  held_launch& h = me.next_held();
   if (info != nullptr) {
     pointer_words(info->plans, args, allocations_, word_scratch_);
     for (const auto& w : word_scratch_) {
-      if (span_holding(op.spans, w) == nullptr) h.open.push_back(w);
+      if (span_holding(me.spans, w) == nullptr) h.open.push_back(w);
     }
     if (!h.open.empty()) {
       // settle() takes the inferred footprint of an open word's allocation
@@ -273,20 +295,20 @@ void cuda_model::op_launch_accesses_locked(const kernel_info* info, const kernel
       // inferred for nothing.
       std::span<const pointer_word> words = word_scratch_;
       if (h.open.size() < word_scratch_.size()) {
-        op.open_alloc_words.clear();
+        me.open_alloc_words.clear();
         for (const auto& w : word_scratch_) {
           const auto same_alloc = [&](const pointer_word& o) { return o.alloc == w.alloc; };
-          if (std::ranges::any_of(h.open, same_alloc)) op.open_alloc_words.push_back(w);
+          if (std::ranges::any_of(h.open, same_alloc)) me.open_alloc_words.push_back(w);
         }
-        words = op.open_alloc_words;
+        words = me.open_alloc_words;
       }
       infer_accesses(info->plans, words, h.inferred, &info->learned);
     }
   }
   // Exact now, or the placeholder the resolver holds until op_ended().
-  settle(h, op.spans, scratch_);
+  settle(h, me.spans, scratch_);
   if (resolver_ == nullptr) return;
-  const bool held = op.expects_outputs;
+  const bool held = me.expects_outputs;
   // Note [Measured footprints of an operator's launches]: a launch not held
   // knows its accesses now, and waits only when one is inferred.
   const bool measured = measurement != 0 && (held || std::ranges::any_of(scratch_, inferred));
@@ -294,7 +316,7 @@ void cuda_model::op_launch_accesses_locked(const kernel_info* info, const kernel
   const auto token = resolver_->await_next_launch();
   if (held) {
     h.token = token;
-    ++op.held_count;
+    ++me.held_count;
   }
   if (!measured) return;
   pending_measurement p;
