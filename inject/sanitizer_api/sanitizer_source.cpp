@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "inject/capture/launch_decoding.h"
+#include "inject/capture/thread_state_ref.h"
 #include "inject/model/kernel_signature.h"
 #include "inject/sanitizer_api/launch_tracker.h"
 #include "inject/sanitizer_api/sanitizer_library.h"
@@ -105,7 +106,8 @@ bool is_per_thread_variant(const char* name) noexcept {
 // checks its initialization and, in a library the driver dlopens, calls
 // __tls_get_addr: on the H100's launch loop that was about 0.2 us a launch
 // (5% of the process). So the state is trivially constructed and destroyed
-// (constinit proves it), and each function takes one reference to it.
+// (constinit proves it), and a callback takes one reference to it and hands
+// it down (Note [One look at the thread's state] in thread_state_ref.h).
 constinit thread_local thread_state tls_thread;
 
 class busy_guard {
@@ -269,15 +271,18 @@ struct sanitizer_source::impl {
     change_deferrals.store(0, std::memory_order_release);
     change_after.store(0, std::memory_order_release);
   }
-  void hold_launching(api_domain domain, std::uint32_t cbid);
-  void release_launching(api_domain domain, std::uint32_t cbid);
+  // The launch path hands the thread's state down (Note [One look at the
+  // thread's state] in thread_state_ref.h).
+  void hold_launching(thread_state& me, api_domain domain, std::uint32_t cbid);
+  void release_launching(thread_state& me, api_domain domain, std::uint32_t cbid);
   bool stream_idle(CUstream stream) const;
   void verify_own_default_stream();
   bool module_idle(CUmodule module);
   // `drain`: an unpatch may wait for the module's streams (Note [Waiting
   // for a module's streams to drain]).
   void change_module(CUcontext ctx, CUmodule module, bool patched, bool drain);
-  void on_graph_launch_entry(const call_facts& f, api_domain domain, std::uint32_t cbid);
+  void on_graph_launch_entry(thread_state& me, const call_facts& f, api_domain domain,
+                             std::uint32_t cbid);
   void on_graph_instantiate_entry();
   // At the graph launch call's exit: the nodes it measured, for the model.
   std::vector<cuda_model::measured_graph_node> graph_launch_exit();
@@ -288,20 +293,22 @@ struct sanitizer_source::impl {
   static void SANITIZERAPI trampoline(void* self, Sanitizer_CallbackDomain domain,
                                       Sanitizer_CallbackId cbid, const void* data);
   void on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* data);
-  void on_api(api_domain domain, std::uint32_t cbid, const Sanitizer_CallbackData& d);
-  void on_launch_entry(const launch_request& request, const void* stream);
+  void on_api(thread_state& me, api_domain domain, std::uint32_t cbid,
+              const Sanitizer_CallbackData& d);
+  void on_api_exit(thread_state& me, const api_call& call);
+  void on_launch_entry(thread_state& me, const launch_request& request, const void* stream);
   void on_launch(Sanitizer_CallbackId cbid, const Sanitizer_LaunchData& d);
   void on_graph_node(const Sanitizer_GraphNodeLaunchData& d);
   bool capturing(CUstream stream) const;
   void on_resource(Sanitizer_CallbackId cbid, const void* data);
   kernel_entry look_up_kernel(std::uintptr_t handle) const;
-  launch_facts decide(std::uintptr_t handle, CUstream stream);
+  launch_facts decide(thread_state& me, std::uintptr_t handle, CUstream stream);
   launch_facts decide_settling(std::uintptr_t handle, CUstream stream);
   launch_facts decide_locked(const kernel_entry& k, CUstream stream);
   // measured_here: k was measured on the launch's stream before.
   bool wants_locked(const kernel_entry& k, bool measured_here) const;
   bool wanted_by_name_locked(std::string_view name) const;
-  void add_pending_work();
+  void add_pending_work(thread_state& me);
   void patch(CUcontext ctx, CUmodule module);
   void patch_at_load(CUcontext ctx, CUmodule module);
   // Named with its kernels at exit; their launches keep inferred footprints.
@@ -389,7 +396,7 @@ void sanitizer_source::enable() {
 
 void sanitizer_source::impl::on_callback(Sanitizer_CallbackDomain domain,
                                          Sanitizer_CallbackId cbid, const void* data) {
-  thread_state& me = tls_thread;
+  thread_state& me = thread_state_ref(tls_thread);
   switch (domain) {
     case SANITIZER_CB_DOMAIN_DRIVER_API:
     case SANITIZER_CB_DOMAIN_RUNTIME_API: {
@@ -399,7 +406,7 @@ void sanitizer_source::impl::on_callback(Sanitizer_CallbackDomain domain,
       }
       busy_guard busy(me);
       if (counting_api_callbacks) api_callbacks.fetch_add(1, std::memory_order_relaxed);
-      on_api(domain == SANITIZER_CB_DOMAIN_DRIVER_API ? api_domain::driver : api_domain::runtime,
+      on_api(me, domain == SANITIZER_CB_DOMAIN_DRIVER_API ? api_domain::driver : api_domain::runtime,
              cbid, *static_cast<const Sanitizer_CallbackData*>(data));
       return;
     }
@@ -427,9 +434,8 @@ void sanitizer_source::impl::on_callback(Sanitizer_CallbackDomain domain,
   }
 }
 
-void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
+void sanitizer_source::impl::on_api(thread_state& me, api_domain domain, std::uint32_t cbid,
                                     const Sanitizer_CallbackData& d) {
-  thread_state& me = tls_thread;
   if (!dispatcher.active()) return;
   const api_call call{domain, cbid,
                       d.callbackSite == SANITIZER_API_ENTER ? api_site::entry : api_site::exit,
@@ -444,10 +450,10 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
       if (request->stream == nullptr && is_per_thread_variant(d.functionName)) {
         me.ptds_launch = true;
       }
-      on_launch_entry(*request, request->stream);
+      on_launch_entry(me, *request, request->stream);
     } else if (const call_facts f = decode_call_role(call); f.role != call_role::other) {
       switch (f.role) {
-        case call_role::graph_launch: on_graph_launch_entry(f, domain, cbid); break;
+        case call_role::graph_launch: on_graph_launch_entry(me, f, domain, cbid); break;
         case call_role::graph_instantiate: on_graph_instantiate_entry(); break;
         case call_role::graph_exec_destroy:
           tracker.forget_graph_exec(reinterpret_cast<std::uintptr_t>(f.graph_exec));
@@ -455,7 +461,7 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
         case call_role::stream_destroy:
           // Held to the call's exit: a change never asks a stream being
           // destroyed (cuStreamQuery on a freed handle crashed in the driver).
-          hold_launching(domain, cbid);
+          hold_launching(me, domain, cbid);
           on_stream_destroy_entry(static_cast<CUstream>(const_cast<void*>(f.stream)));
           break;
         case call_role::context_synchronize:
@@ -463,29 +469,38 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
           break;
         case call_role::host_wait: retry_changes_now(); break;
         // Note [No module change while a module loads]
-        case call_role::module_call: hold_launching(domain, cbid); break;
+        case call_role::module_call: hold_launching(me, domain, cbid); break;
         case call_role::other: break;
       }
     }
     dispatcher.dispatch(call);
     return;
   }
-  if (const auto id = tracker.launched()) model.expect_measured_launch(*id);
+  on_api_exit(me, call);
+}
+
+void sanitizer_source::impl::on_api_exit(thread_state& me, const api_call& call) {
+  const api_domain domain = call.domain;
+  const std::uint32_t cbid = call.cbid;
+  // Only a measured launch's exit sets the expectation, so only it clears it.
+  const auto id = tracker.launched();
+  if (id) model.expect_measured_launch(*id);
   std::vector<cuda_model::measured_graph_node> graph_nodes;
   if (me.in_graph_launch && me.graph_cbid == cbid && me.graph_domain == domain) [[unlikely]] {
     graph_nodes = graph_launch_exit();
     if (!graph_nodes.empty()) model.expect_measured_graph_launch(graph_nodes);
   }
   dispatcher.dispatch(call);
-  model.clear_expected_measured_launch();
+  if (id) model.clear_expected_measured_launch();
   if (!graph_nodes.empty()) model.clear_expected_measured_graph_launch();
-  if (me.in_launch_call && me.launch_cbid == cbid &&
-      me.launch_domain == domain) {
+  const bool launch_exit = me.in_launch_call && me.launch_cbid == cbid && me.launch_domain == domain;
+  if (launch_exit) {
     me.in_launch_call = false;
     me.ptds_launch = false;
   }
-  release_launching(domain, cbid);
-  if (outcome_of(call) != api_outcome::succeeded) return;
+  release_launching(me, domain, cbid);
+  // A launch call has no role (test CallRole.NoLaunchCallHasARole).
+  if (launch_exit || outcome_of(call) != api_outcome::succeeded) return;
   switch (decode_call_role(call).role) {
     case call_role::context_synchronize:
       on_context_synchronized(std::exchange(me.synchronize_entered, 0));
@@ -572,8 +587,8 @@ kernel_entry sanitizer_source::impl::look_up_kernel(std::uintptr_t handle) const
 // and answers them without the lock: one lock less per launch. A pair
 // answered yes never settles, so a first launch on a new stream is always
 // decided under the lock.
-launch_facts sanitizer_source::impl::decide(std::uintptr_t handle, CUstream stream) {
-  thread_state& me = tls_thread;
+launch_facts sanitizer_source::impl::decide(thread_state& me, std::uintptr_t handle,
+                                            CUstream stream) {
   const bool may_settle = policy == measurement_policy::on_demand &&
                           !any_wanted.load(std::memory_order_acquire);
   const std::uint64_t generation = settling_generation();
@@ -637,13 +652,13 @@ bool sanitizer_source::impl::wanted_by_name_locked(std::string_view name) const 
 // The entry of a launch call: decide whether the launch is measured, make
 // sure its module is patched then (not later: Note [Which launches are
 // measured]) or unpatched when nothing in it is wanted, and size its table.
-void sanitizer_source::impl::on_launch_entry(const launch_request& request, const void* stream) {
-  thread_state& me = tls_thread;
+void sanitizer_source::impl::on_launch_entry(thread_state& me, const launch_request& request,
+                                             const void* stream) {
   me.in_launch_call = true;
   me.measure_launch = false;
   me.slot_estimate = 0;
   const auto s = static_cast<CUstream>(const_cast<void*>(stream));
-  const launch_facts facts = decide(request.kernel, s);
+  const launch_facts facts = decide(me, request.kernel, s);
   const CUmodule module = facts.module;
   bool want = facts.want;
   if (policy == measurement_policy::on_demand && !model.work_may_overlap()) {
@@ -659,7 +674,7 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   }
   me.key = {facts.function, s};
   if (module == nullptr) {
-    hold_launching(me.launch_domain, me.launch_cbid);
+    hold_launching(me, me.launch_domain, me.launch_cbid);
     return;
   }
   // Note [Nothing of ours while a stream captures]
@@ -671,7 +686,7 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   // read-back is polled, and no module is patched or unpatched: all of it
   // resumes at the first launch after the capture ends.
   if (model.any_capture_active()) {
-    hold_launching(me.launch_domain, me.launch_cbid);
+    hold_launching(me, me.launch_domain, me.launch_cbid);
     return;
   }
   // Work issued to a capturing stream does not run (S-GRAPH-1), and our own
@@ -690,7 +705,7 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   }
   // From here to the call's exit no module changes: whether this launch
   // runs patched code is what is_patched says now.
-  hold_launching(me.launch_domain, me.launch_cbid);
+  hold_launching(me, me.launch_domain, me.launch_cbid);
   me.measure_launch = want && tracker.is_patched(module);
   if (me.measure_launch) {
     me.slot_estimate = model.estimate_footprint_slots(request.kernel, request.args);
@@ -744,8 +759,7 @@ void sanitizer_source::impl::stamp_module_stream_locked(thread_state& me, std::u
 // rewrite a running kernel's code. So the launch (and graph launch) call
 // stamps its stream at its exit, when the work is enqueued, and before it
 // lets go of `launching`: no change can run in between.
-void sanitizer_source::impl::add_pending_work() {
-  thread_state& me = tls_thread;
+void sanitizer_source::impl::add_pending_work(thread_state& me) {
   const auto kind = std::exchange(me.pending, thread_state::pending_kind::none);
   if (kind == thread_state::pending_kind::none) return;
   const std::uint64_t stamp = launch_seq.fetch_add(1, std::memory_order_acq_rel) + 1;
@@ -817,8 +831,8 @@ void sanitizer_source::impl::add_pending_work() {
 // confirmed one), a module that wanted unpatching is retried at its next
 // launch. --precise patches modules when they load, before any of their
 // kernels can run, and never unpatches.
-void sanitizer_source::impl::hold_launching(api_domain domain, std::uint32_t cbid) {
-  thread_state& me = tls_thread;
+void sanitizer_source::impl::hold_launching(thread_state& me, api_domain domain,
+                                            std::uint32_t cbid) {
   if (me.holds_launching) return;
   launching.lock_shared();
   me.holds_launching = true;
@@ -826,13 +840,13 @@ void sanitizer_source::impl::hold_launching(api_domain domain, std::uint32_t cbi
   me.hold_cbid = cbid;
 }
 
-void sanitizer_source::impl::release_launching(api_domain domain, std::uint32_t cbid) {
-  thread_state& me = tls_thread;
+void sanitizer_source::impl::release_launching(thread_state& me, api_domain domain,
+                                               std::uint32_t cbid) {
   if (!me.holds_launching || me.hold_domain != domain ||
       me.hold_cbid != cbid) {
     return;
   }
-  add_pending_work();
+  add_pending_work(me);
   launching.unlock_shared();
   me.holds_launching = false;
 }
@@ -954,9 +968,8 @@ void sanitizer_source::impl::try_change(CUcontext ctx, CUmodule module, bool pat
   change_after.store(now + skip + 1, std::memory_order_release);
 }
 
-void sanitizer_source::impl::on_graph_launch_entry(const call_facts& f, api_domain domain,
-                                                   std::uint32_t cbid) {
-  thread_state& me = tls_thread;
+void sanitizer_source::impl::on_graph_launch_entry(thread_state& me, const call_facts& f,
+                                                   api_domain domain, std::uint32_t cbid) {
   if (!me.in_graph_launch) {  // not the driver call nested in the runtime's
     me.in_graph_launch = true;
     me.graph_domain = domain;
@@ -966,7 +979,7 @@ void sanitizer_source::impl::on_graph_launch_entry(const call_facts& f, api_doma
     // No module is patched here (Note [No patching for a graph launch]).
     me.measure_graph = graph_nodes && !model.any_capture_active();
   }
-  hold_launching(domain, cbid);
+  hold_launching(me, domain, cbid);
   me.pending = thread_state::pending_kind::graph_stream;
   me.pending_stream = static_cast<CUstream>(const_cast<void*>(f.stream));
 }
