@@ -7,7 +7,6 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <shared_mutex>
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
@@ -16,6 +15,7 @@
 #include "inject/capture/launch_decoding.h"
 #include "inject/capture/thread_state_ref.h"
 #include "inject/model/kernel_signature.h"
+#include "inject/sanitizer_api/launch_gate.h"
 #include "inject/sanitizer_api/launch_tracker.h"
 #include "inject/sanitizer_api/sanitizer_library.h"
 #include "sanitizer/log/printable_text.h"
@@ -220,8 +220,9 @@ struct sanitizer_source::impl {
   std::map<CUmodule, CUcontext> loaded_unpatched;
   std::atomic<std::uint64_t> patches_put_off_at_load{0};
 
-  // Note [A module changes only while none of its kernels runs]
-  std::shared_mutex launching;
+  // Note [A module changes only while none of its kernels runs], Note [The
+  // launch gate].
+  sa::launch_gate launching;
   // Under `mutex`: per module, the streams its kernels were launched on
   // since they were last seen idle; the streams of graph launches (their
   // nodes may run any module's kernels); whether work may run that no query
