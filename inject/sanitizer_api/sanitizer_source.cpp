@@ -727,10 +727,10 @@ void sanitizer_source::impl::on_launch_entry(thread_state& me, const launch_requ
 // there again. The nodes of both containers stay where they are until
 // erased, and every erasure changes lists_generation, which makes the
 // remembered slots stale; generations are unique across sources (tests
-// make several in one thread), as the decisions' are. Cachegrind on
-// BM_SourceLaunch with a 1 KiB data cache (host, 2026-11-30): 4,534 ->
-// 4,376 instructions and 319 -> 315 missed data lines per launch, with
-// one stream per module; a tree of many streams saves more.
+// make several in one thread), as the decisions' are. callgrind on
+// BM_SourceLaunch (release, host, 2026-11-30): 2,949 -> 2,893
+// instructions a launch, with two streams per module; a tree of many
+// streams saves more.
 void sanitizer_source::impl::stamp_module_stream_locked(thread_state& me, std::uint64_t stamp) {
   if (me.slots_generation != lists_generation) {
     me.slots = {};
