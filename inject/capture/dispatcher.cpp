@@ -7,19 +7,23 @@
 #include <string_view>
 
 #include "inject/capture/api_names.h"
+#include "inject/capture/thread_state_ref.h"
 
 namespace streamsan::injection {
-namespace {
 
-// Per host thread: where we are in the CUDA call that is running.
-struct thread_state {
+struct dispatch_thread_state {
   std::uint32_t runtime_depth = 0;
   std::uint32_t runtime_cbid = 0;  // the outermost runtime call
   bool runtime_launch = false;     // ... is a kernel launch
   bool launch_modelled = false;    // ... whose nested driver launch was modelled
 };
 
-thread_local thread_state this_thread;
+namespace {
+
+// Looked up once per callback and handed down (Note [One look at the
+// thread's state] in thread_state_ref.h); constinit keeps it free of an
+// initialization wrapper.
+constinit thread_local dispatch_thread_state this_thread;
 
 }  // namespace
 
@@ -86,10 +90,11 @@ void api_dispatcher::dispatch(const api_call& call) noexcept {
         counts && call.site == api_site::entry && call.cbid < api_names(call.domain).size()) {
       counts[call.cbid].fetch_add(1, std::memory_order_relaxed);
     }
+    auto& t = thread_state_ref(this_thread);
     if (call.domain == api_domain::runtime) {
-      on_runtime(call);
+      on_runtime(call, t);
     } else {
-      on_driver(call);
+      on_driver(call, t);
     }
   } catch (...) {
     // Nothing may escape into the driver.
@@ -102,8 +107,7 @@ void api_dispatcher::dispatch(const api_call& call) noexcept {
 // thread would take every later call for a nested one and record nothing
 // more. The runtime nesting is therefore kept for every callback; only the
 // modelling waits for active().
-void api_dispatcher::on_runtime(const api_call& call) {
-  auto& t = this_thread;
+void api_dispatcher::on_runtime(const api_call& call, dispatch_thread_state& t) {
   const api_entry& e = tables_.runtime[call.cbid];
   if (call.site == api_site::entry) {
     if (t.runtime_depth++ > 0) return;
@@ -112,8 +116,8 @@ void api_dispatcher::on_runtime(const api_call& call) {
     t.launch_modelled = false;
     if (!active()) return;
     api_calls_.fetch_add(1, std::memory_order_relaxed);
-    if (e.handler.on_entry) run(e.handler.on_entry, e, call, false);
-    if (e.handler.around) run(e.handler.around, e, call, false);
+    if (e.handler.on_entry) run(e.handler.on_entry, e, call, false, t);
+    if (e.handler.around) run(e.handler.around, e, call, false, t);
     return;
   }
   // Note [The call that loads the library]: no entry was seen, its driver
@@ -121,52 +125,53 @@ void api_dispatcher::on_runtime(const api_call& call) {
   if (t.runtime_depth == 0) return;
   if (--t.runtime_depth > 0) return;
   t.runtime_launch = false;
-  if (active()) model_exit(e, call);
+  if (active()) model_exit(e, call, t);
 }
 
-void api_dispatcher::on_driver(const api_call& call) {
+void api_dispatcher::on_driver(const api_call& call, dispatch_thread_state& t) {
   if (!active()) return;  // driver calls keep no nesting
-  auto& t = this_thread;
   const api_entry& e = tables_.driver[call.cbid];
   const bool exit = call.site == api_site::exit;
   if (exit && e.handler.level == api_level::every && e.handler.on_exit) {
-    run(e.handler.on_exit, e, call, t.runtime_depth > 0);
+    run(e.handler.on_exit, e, call, t.runtime_depth > 0, t);
   }
   if (t.runtime_depth > 0) {
     if (exit && t.runtime_launch && e.handler.level == api_level::in_runtime_launch &&
         e.handler.on_exit && outcome_of(call) == api_outcome::succeeded) {
-      run(e.handler.on_exit, e, call, true);
+      run(e.handler.on_exit, e, call, true, t);
     }
     return;
   }
   if (!exit) {
     api_calls_.fetch_add(1, std::memory_order_relaxed);
-    if (e.handler.on_entry) run(e.handler.on_entry, e, call, false);
-    if (e.handler.around) run(e.handler.around, e, call, false);
+    if (e.handler.on_entry) run(e.handler.on_entry, e, call, false, t);
+    if (e.handler.around) run(e.handler.around, e, call, false, t);
     return;
   }
-  if (e.handler.level != api_level::every) model_exit(e, call);
+  if (e.handler.level != api_level::every) model_exit(e, call, t);
 }
 
-void api_dispatcher::model_exit(const api_entry& e, const api_call& call) {
-  model_outcome(e, call);
-  if (e.handler.around) run(e.handler.around, e, call, false);
+void api_dispatcher::model_exit(const api_entry& e, const api_call& call,
+                                dispatch_thread_state& t) {
+  model_outcome(e, call, t);
+  if (e.handler.around) run(e.handler.around, e, call, false, t);
 }
 
-void api_dispatcher::model_outcome(const api_entry& e, const api_call& call) {
+void api_dispatcher::model_outcome(const api_entry& e, const api_call& call,
+                                   dispatch_thread_state& t) {
   if (e.handler.on_entry) return;  // modelled on entry
   const api_outcome outcome = outcome_of(call);
   if (outcome == api_outcome::failed) return;  // failed calls did nothing
   if (outcome == api_outcome::not_ready && !e.handler.answers_not_ready) return;
   if (e.handler.on_exit) {
-    run(e.handler.on_exit, e, call, false);
+    run(e.handler.on_exit, e, call, false, t);
   } else if (!e.inert()) {
-    count_unmodelled(call);
+    count_unmodelled(call, t);
   }
 }
 
-std::uint64_t api_dispatcher::key_of(const api_call& call) const noexcept {
-  const auto& t = this_thread;
+std::uint64_t api_dispatcher::key_of(const api_call& call,
+                                     const dispatch_thread_state& t) noexcept {
   const bool driver = call.domain == api_domain::driver;
   return path_key(driver ? path_domain::driver : path_domain::runtime, call.cbid,
                   driver && t.runtime_depth > 0 ? t.runtime_cbid : 0,
@@ -174,10 +179,9 @@ std::uint64_t api_dispatcher::key_of(const api_call& call) const noexcept {
 }
 
 void api_dispatcher::run(api_handler_fn fn, const api_entry& e, const api_call& call,
-                         bool nested) {
-  auto& t = this_thread;
+                         bool nested, dispatch_thread_state& t) {
   const bool per_thread = e.per_thread || (nested && tables_.runtime[t.runtime_cbid].per_thread);
-  api_context context(model_, call, call_sites_, key_of(call), per_thread, t.launch_modelled);
+  api_context context(model_, call, call_sites_, key_of(call, t), per_thread, t.launch_modelled);
   fn(context);
   // Work that a capture took in became a node of its graph just now.
   if (model_.any_capture_active() && context.stream_taken() && call.site == api_site::exit &&
@@ -186,11 +190,11 @@ void api_dispatcher::run(api_handler_fn fn, const api_entry& e, const api_call& 
   }
 }
 
-void api_dispatcher::count_unmodelled(const api_call& call) {
+void api_dispatcher::count_unmodelled(const api_call& call, const dispatch_thread_state& t) {
   std::string_view name = tables_[call.domain].name(call.cbid);
   if (call.function_name != nullptr) name = call.function_name;
   if (name.empty()) name = "unknown CUDA call";
-  model_.unmodelled(call_sites_.capture(key_of(call)), base_api_name(name));
+  model_.unmodelled(call_sites_.capture(key_of(call, t)), base_api_name(name));
 }
 
 }  // namespace streamsan::injection

@@ -81,6 +81,10 @@
 
 namespace streamsan::injection {
 
+// Per host thread: where it is in the CUDA call that is running
+// (dispatcher.cpp).
+struct dispatch_thread_state;
+
 class api_dispatcher {
  public:
   api_dispatcher(cuda_model& model, call_site_source& call_sites,
@@ -129,16 +133,19 @@ class api_dispatcher {
   void set_runtime_launch_callbacks(bool on) noexcept { runtime_launch_callbacks_ = on; }
 
  private:
-  void on_runtime(const api_call& call);
-  void on_driver(const api_call& call);
+  // Each is handed the calling thread's state (Note [One look at the
+  // thread's state] in thread_state_ref.h).
+  void on_runtime(const api_call& call, dispatch_thread_state& t);
+  void on_driver(const api_call& call, dispatch_thread_state& t);
   // Runs `fn` for `call` (nested: a driver launch inside a runtime launch).
-  void run(api_handler_fn fn, const api_entry& entry, const api_call& call, bool nested);
+  void run(api_handler_fn fn, const api_entry& entry, const api_call& call, bool nested,
+           dispatch_thread_state& t);
   // The exit of an outermost call: its outcome, then the handler's `around`.
-  void model_exit(const api_entry& entry, const api_call& call);
-  void model_outcome(const api_entry& entry, const api_call& call);
-  void count_unmodelled(const api_call& call);
+  void model_exit(const api_entry& entry, const api_call& call, dispatch_thread_state& t);
+  void model_outcome(const api_entry& entry, const api_call& call, dispatch_thread_state& t);
+  void count_unmodelled(const api_call& call, const dispatch_thread_state& t);
   // Note [Path cache]: the key of this callback's path.
-  std::uint64_t key_of(const api_call& call) const noexcept;
+  static std::uint64_t key_of(const api_call& call, const dispatch_thread_state& t) noexcept;
 
   cuda_model& model_;
   call_site_source& call_sites_;

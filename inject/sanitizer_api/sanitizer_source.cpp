@@ -7,14 +7,15 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <shared_mutex>
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "inject/capture/launch_decoding.h"
+#include "inject/capture/thread_state_ref.h"
 #include "inject/model/kernel_signature.h"
+#include "inject/sanitizer_api/launch_gate.h"
 #include "inject/sanitizer_api/launch_tracker.h"
 #include "inject/sanitizer_api/sanitizer_library.h"
 #include "sanitizer/log/printable_text.h"
@@ -72,6 +73,18 @@ struct thread_state {
   std::array<settled_launch, 8> settled{};
   std::uint64_t settled_generation = 0;
   std::uint32_t settled_next = 0;
+  // Note [Stamps written through remembered slots]: the entries of
+  // launched_on and wanted_at_last_launch this thread's launches wrote
+  // last, valid while `slots_generation` is the source's lists_generation.
+  struct pending_slots {
+    CUmodule module = nullptr;
+    CUstream stream = nullptr;
+    std::uint64_t* stamp = nullptr;
+    bool* wanted = nullptr;
+  };
+  std::array<pending_slots, 4> slots{};
+  std::uint64_t slots_generation = 0;
+  std::uint32_t slots_next = 0;
 };
 
 // Decision generations are unique across sources (tests make several in
@@ -93,7 +106,8 @@ bool is_per_thread_variant(const char* name) noexcept {
 // checks its initialization and, in a library the driver dlopens, calls
 // __tls_get_addr: on the H100's launch loop that was about 0.2 us a launch
 // (5% of the process). So the state is trivially constructed and destroyed
-// (constinit proves it), and each function takes one reference to it.
+// (constinit proves it), and a callback takes one reference to it and hands
+// it down (Note [One look at the thread's state] in thread_state_ref.h).
 constinit thread_local thread_state tls_thread;
 
 class busy_guard {
@@ -206,8 +220,9 @@ struct sanitizer_source::impl {
   std::map<CUmodule, CUcontext> loaded_unpatched;
   std::atomic<std::uint64_t> patches_put_off_at_load{0};
 
-  // Note [A module changes only while none of its kernels runs]
-  std::shared_mutex launching;
+  // Note [A module changes only while none of its kernels runs], Note [The
+  // launch gate].
+  sa::launch_gate launching;
   // Under `mutex`: per module, the streams its kernels were launched on
   // since they were last seen idle; the streams of graph launches (their
   // nodes may run any module's kernels); whether work may run that no query
@@ -218,6 +233,11 @@ struct sanitizer_source::impl {
   // Per module: whether its last launch wanted a measurement (Note
   // [Unpatched at a synchronize]).
   std::unordered_map<CUmodule, bool> wanted_at_last_launch;
+  // Note [Stamps written through remembered slots]: a new value whenever an
+  // entry of either list goes (under `mutex`).
+  std::uint64_t lists_generation = new_decision_generation();
+  void lists_changed_locked() { lists_generation = new_decision_generation(); }
+  void stamp_module_stream_locked(thread_state& me, std::uint64_t stamp);
   // Note [Waiting for a module's streams to drain]: the modules whose
   // unpatch has waited since they were last patched.
   std::unordered_set<CUmodule> drained_since_patch;
@@ -252,15 +272,18 @@ struct sanitizer_source::impl {
     change_deferrals.store(0, std::memory_order_release);
     change_after.store(0, std::memory_order_release);
   }
-  void hold_launching(api_domain domain, std::uint32_t cbid);
-  void release_launching(api_domain domain, std::uint32_t cbid);
+  // The launch path hands the thread's state down (Note [One look at the
+  // thread's state] in thread_state_ref.h).
+  void hold_launching(thread_state& me, api_domain domain, std::uint32_t cbid);
+  void release_launching(thread_state& me, api_domain domain, std::uint32_t cbid);
   bool stream_idle(CUstream stream) const;
   void verify_own_default_stream();
   bool module_idle(CUmodule module);
   // `drain`: an unpatch may wait for the module's streams (Note [Waiting
   // for a module's streams to drain]).
   void change_module(CUcontext ctx, CUmodule module, bool patched, bool drain);
-  void on_graph_launch_entry(const call_facts& f, api_domain domain, std::uint32_t cbid);
+  void on_graph_launch_entry(thread_state& me, const call_facts& f, api_domain domain,
+                             std::uint32_t cbid);
   void on_graph_instantiate_entry();
   // At the graph launch call's exit: the nodes it measured, for the model.
   std::vector<cuda_model::measured_graph_node> graph_launch_exit();
@@ -271,20 +294,22 @@ struct sanitizer_source::impl {
   static void SANITIZERAPI trampoline(void* self, Sanitizer_CallbackDomain domain,
                                       Sanitizer_CallbackId cbid, const void* data);
   void on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* data);
-  void on_api(api_domain domain, std::uint32_t cbid, const Sanitizer_CallbackData& d);
-  void on_launch_entry(const launch_request& request, const void* stream);
+  void on_api(thread_state& me, api_domain domain, std::uint32_t cbid,
+              const Sanitizer_CallbackData& d);
+  void on_api_exit(thread_state& me, const api_call& call);
+  void on_launch_entry(thread_state& me, const launch_request& request, const void* stream);
   void on_launch(Sanitizer_CallbackId cbid, const Sanitizer_LaunchData& d);
   void on_graph_node(const Sanitizer_GraphNodeLaunchData& d);
   bool capturing(CUstream stream) const;
   void on_resource(Sanitizer_CallbackId cbid, const void* data);
   kernel_entry look_up_kernel(std::uintptr_t handle) const;
-  launch_facts decide(std::uintptr_t handle, CUstream stream);
+  launch_facts decide(thread_state& me, std::uintptr_t handle, CUstream stream);
   launch_facts decide_settling(std::uintptr_t handle, CUstream stream);
   launch_facts decide_locked(const kernel_entry& k, CUstream stream);
   // measured_here: k was measured on the launch's stream before.
   bool wants_locked(const kernel_entry& k, bool measured_here) const;
   bool wanted_by_name_locked(std::string_view name) const;
-  void add_pending_work();
+  void add_pending_work(thread_state& me);
   void patch(CUcontext ctx, CUmodule module);
   void patch_at_load(CUcontext ctx, CUmodule module);
   // Named with its kernels at exit; their launches keep inferred footprints.
@@ -372,7 +397,7 @@ void sanitizer_source::enable() {
 
 void sanitizer_source::impl::on_callback(Sanitizer_CallbackDomain domain,
                                          Sanitizer_CallbackId cbid, const void* data) {
-  thread_state& me = tls_thread;
+  thread_state& me = thread_state_ref(tls_thread);
   switch (domain) {
     case SANITIZER_CB_DOMAIN_DRIVER_API:
     case SANITIZER_CB_DOMAIN_RUNTIME_API: {
@@ -382,7 +407,7 @@ void sanitizer_source::impl::on_callback(Sanitizer_CallbackDomain domain,
       }
       busy_guard busy(me);
       if (counting_api_callbacks) api_callbacks.fetch_add(1, std::memory_order_relaxed);
-      on_api(domain == SANITIZER_CB_DOMAIN_DRIVER_API ? api_domain::driver : api_domain::runtime,
+      on_api(me, domain == SANITIZER_CB_DOMAIN_DRIVER_API ? api_domain::driver : api_domain::runtime,
              cbid, *static_cast<const Sanitizer_CallbackData*>(data));
       return;
     }
@@ -410,9 +435,8 @@ void sanitizer_source::impl::on_callback(Sanitizer_CallbackDomain domain,
   }
 }
 
-void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
+void sanitizer_source::impl::on_api(thread_state& me, api_domain domain, std::uint32_t cbid,
                                     const Sanitizer_CallbackData& d) {
-  thread_state& me = tls_thread;
   if (!dispatcher.active()) return;
   const api_call call{domain, cbid,
                       d.callbackSite == SANITIZER_API_ENTER ? api_site::entry : api_site::exit,
@@ -427,10 +451,10 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
       if (request->stream == nullptr && is_per_thread_variant(d.functionName)) {
         me.ptds_launch = true;
       }
-      on_launch_entry(*request, request->stream);
+      on_launch_entry(me, *request, request->stream);
     } else if (const call_facts f = decode_call_role(call); f.role != call_role::other) {
       switch (f.role) {
-        case call_role::graph_launch: on_graph_launch_entry(f, domain, cbid); break;
+        case call_role::graph_launch: on_graph_launch_entry(me, f, domain, cbid); break;
         case call_role::graph_instantiate: on_graph_instantiate_entry(); break;
         case call_role::graph_exec_destroy:
           tracker.forget_graph_exec(reinterpret_cast<std::uintptr_t>(f.graph_exec));
@@ -438,7 +462,7 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
         case call_role::stream_destroy:
           // Held to the call's exit: a change never asks a stream being
           // destroyed (cuStreamQuery on a freed handle crashed in the driver).
-          hold_launching(domain, cbid);
+          hold_launching(me, domain, cbid);
           on_stream_destroy_entry(static_cast<CUstream>(const_cast<void*>(f.stream)));
           break;
         case call_role::context_synchronize:
@@ -446,29 +470,38 @@ void sanitizer_source::impl::on_api(api_domain domain, std::uint32_t cbid,
           break;
         case call_role::host_wait: retry_changes_now(); break;
         // Note [No module change while a module loads]
-        case call_role::module_call: hold_launching(domain, cbid); break;
+        case call_role::module_call: hold_launching(me, domain, cbid); break;
         case call_role::other: break;
       }
     }
     dispatcher.dispatch(call);
     return;
   }
-  if (const auto id = tracker.launched()) model.expect_measured_launch(*id);
+  on_api_exit(me, call);
+}
+
+void sanitizer_source::impl::on_api_exit(thread_state& me, const api_call& call) {
+  const api_domain domain = call.domain;
+  const std::uint32_t cbid = call.cbid;
+  // Only a measured launch's exit sets the expectation, so only it clears it.
+  const auto id = tracker.launched();
+  if (id) model.expect_measured_launch(*id);
   std::vector<cuda_model::measured_graph_node> graph_nodes;
   if (me.in_graph_launch && me.graph_cbid == cbid && me.graph_domain == domain) [[unlikely]] {
     graph_nodes = graph_launch_exit();
     if (!graph_nodes.empty()) model.expect_measured_graph_launch(graph_nodes);
   }
   dispatcher.dispatch(call);
-  model.clear_expected_measured_launch();
+  if (id) model.clear_expected_measured_launch();
   if (!graph_nodes.empty()) model.clear_expected_measured_graph_launch();
-  if (me.in_launch_call && me.launch_cbid == cbid &&
-      me.launch_domain == domain) {
+  const bool launch_exit = me.in_launch_call && me.launch_cbid == cbid && me.launch_domain == domain;
+  if (launch_exit) {
     me.in_launch_call = false;
     me.ptds_launch = false;
   }
-  release_launching(domain, cbid);
-  if (outcome_of(call) != api_outcome::succeeded) return;
+  release_launching(me, domain, cbid);
+  // A launch call has no role (test CallRole.NoLaunchCallHasARole).
+  if (launch_exit || outcome_of(call) != api_outcome::succeeded) return;
   switch (decode_call_role(call).role) {
     case call_role::context_synchronize:
       on_context_synchronized(std::exchange(me.synchronize_entered, 0));
@@ -555,8 +588,8 @@ kernel_entry sanitizer_source::impl::look_up_kernel(std::uintptr_t handle) const
 // and answers them without the lock: one lock less per launch. A pair
 // answered yes never settles, so a first launch on a new stream is always
 // decided under the lock.
-launch_facts sanitizer_source::impl::decide(std::uintptr_t handle, CUstream stream) {
-  thread_state& me = tls_thread;
+launch_facts sanitizer_source::impl::decide(thread_state& me, std::uintptr_t handle,
+                                            CUstream stream) {
   const bool may_settle = policy == measurement_policy::on_demand &&
                           !any_wanted.load(std::memory_order_acquire);
   const std::uint64_t generation = settling_generation();
@@ -620,13 +653,13 @@ bool sanitizer_source::impl::wanted_by_name_locked(std::string_view name) const 
 // The entry of a launch call: decide whether the launch is measured, make
 // sure its module is patched then (not later: Note [Which launches are
 // measured]) or unpatched when nothing in it is wanted, and size its table.
-void sanitizer_source::impl::on_launch_entry(const launch_request& request, const void* stream) {
-  thread_state& me = tls_thread;
+void sanitizer_source::impl::on_launch_entry(thread_state& me, const launch_request& request,
+                                             const void* stream) {
   me.in_launch_call = true;
   me.measure_launch = false;
   me.slot_estimate = 0;
   const auto s = static_cast<CUstream>(const_cast<void*>(stream));
-  const launch_facts facts = decide(request.kernel, s);
+  const launch_facts facts = decide(me, request.kernel, s);
   const CUmodule module = facts.module;
   bool want = facts.want;
   if (policy == measurement_policy::on_demand && !model.work_may_overlap()) {
@@ -642,7 +675,7 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   }
   me.key = {facts.function, s};
   if (module == nullptr) {
-    hold_launching(me.launch_domain, me.launch_cbid);
+    hold_launching(me, me.launch_domain, me.launch_cbid);
     return;
   }
   // Note [Nothing of ours while a stream captures]
@@ -654,7 +687,7 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   // read-back is polled, and no module is patched or unpatched: all of it
   // resumes at the first launch after the capture ends.
   if (model.any_capture_active()) {
-    hold_launching(me.launch_domain, me.launch_cbid);
+    hold_launching(me, me.launch_domain, me.launch_cbid);
     return;
   }
   // Work issued to a capturing stream does not run (S-GRAPH-1), and our own
@@ -673,7 +706,7 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   }
   // From here to the call's exit no module changes: whether this launch
   // runs patched code is what is_patched says now.
-  hold_launching(me.launch_domain, me.launch_cbid);
+  hold_launching(me, me.launch_domain, me.launch_cbid);
   me.measure_launch = want && tracker.is_patched(module);
   if (me.measure_launch) {
     me.slot_estimate = model.estimate_footprint_slots(request.kernel, request.args);
@@ -685,6 +718,40 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
   me.pending_wanted = want;
 }
 
+// Note [Stamps written through remembered slots]
+// Every launch call's exit stamps its (module, stream) in launched_on and
+// its want in wanted_at_last_launch: a hash lookup and a tree walk, whose
+// buckets and nodes the driver's own launch path has evicted by then
+// (Note [Our launch path with cold caches]). A thread's launches go to a
+// few pairs, so it remembers where it wrote the last four and writes
+// there again. The nodes of both containers stay where they are until
+// erased, and every erasure changes lists_generation, which makes the
+// remembered slots stale; generations are unique across sources (tests
+// make several in one thread), as the decisions' are. callgrind on
+// BM_SourceLaunch (release, host, 2026-11-30): 2,949 -> 2,893
+// instructions a launch, with two streams per module; a tree of many
+// streams saves more.
+void sanitizer_source::impl::stamp_module_stream_locked(thread_state& me, std::uint64_t stamp) {
+  if (me.slots_generation != lists_generation) {
+    me.slots = {};
+    me.slots_generation = lists_generation;
+  }
+  for (auto& slot : me.slots) {
+    if (slot.stamp != nullptr && slot.module == me.pending_module &&
+        slot.stream == me.pending_stream) {
+      *slot.stamp = stamp;
+      *slot.wanted = me.pending_wanted;
+      return;
+    }
+  }
+  auto& slot = me.slots[me.slots_next++ % me.slots.size()];
+  slot = {me.pending_module, me.pending_stream,
+          &launched_on[me.pending_module][me.pending_stream],
+          &wanted_at_last_launch[me.pending_module]};
+  *slot.stamp = stamp;
+  *slot.wanted = me.pending_wanted;
+}
+
 // Note [Stamped at the launch call's exit]
 // A context synchronize forgets the work stamped before it began. A stamp
 // taken at the launch call's entry could precede a synchronize that began
@@ -693,16 +760,14 @@ void sanitizer_source::impl::on_launch_entry(const launch_request& request, cons
 // rewrite a running kernel's code. So the launch (and graph launch) call
 // stamps its stream at its exit, when the work is enqueued, and before it
 // lets go of `launching`: no change can run in between.
-void sanitizer_source::impl::add_pending_work() {
-  thread_state& me = tls_thread;
+void sanitizer_source::impl::add_pending_work(thread_state& me) {
   const auto kind = std::exchange(me.pending, thread_state::pending_kind::none);
   if (kind == thread_state::pending_kind::none) return;
   const std::uint64_t stamp = launch_seq.fetch_add(1, std::memory_order_acq_rel) + 1;
   std::lock_guard lock(mutex);
   switch (kind) {
     case thread_state::pending_kind::module_stream:
-      launched_on[me.pending_module][me.pending_stream] = stamp;
-      wanted_at_last_launch[me.pending_module] = me.pending_wanted;
+      stamp_module_stream_locked(me, stamp);
       return;
     case thread_state::pending_kind::own_default_stream:
       if (me.id == 0) me.id = next_thread_id.fetch_add(1) + 1;
@@ -767,8 +832,8 @@ void sanitizer_source::impl::add_pending_work() {
 // confirmed one), a module that wanted unpatching is retried at its next
 // launch. --precise patches modules when they load, before any of their
 // kernels can run, and never unpatches.
-void sanitizer_source::impl::hold_launching(api_domain domain, std::uint32_t cbid) {
-  thread_state& me = tls_thread;
+void sanitizer_source::impl::hold_launching(thread_state& me, api_domain domain,
+                                            std::uint32_t cbid) {
   if (me.holds_launching) return;
   launching.lock_shared();
   me.holds_launching = true;
@@ -776,13 +841,13 @@ void sanitizer_source::impl::hold_launching(api_domain domain, std::uint32_t cbi
   me.hold_cbid = cbid;
 }
 
-void sanitizer_source::impl::release_launching(api_domain domain, std::uint32_t cbid) {
-  thread_state& me = tls_thread;
+void sanitizer_source::impl::release_launching(thread_state& me, api_domain domain,
+                                               std::uint32_t cbid) {
   if (!me.holds_launching || me.hold_domain != domain ||
       me.hold_cbid != cbid) {
     return;
   }
-  add_pending_work();
+  add_pending_work(me);
   launching.unlock_shared();
   me.holds_launching = false;
 }
@@ -820,6 +885,7 @@ bool sanitizer_source::impl::module_idle(CUmodule module) {
   // Under `launching` exclusive no launch added anything meanwhile.
   std::lock_guard lock(mutex);
   launched_on.erase(module);
+  lists_changed_locked();
   graph_streams.clear();
   return true;
 }
@@ -903,9 +969,8 @@ void sanitizer_source::impl::try_change(CUcontext ctx, CUmodule module, bool pat
   change_after.store(now + skip + 1, std::memory_order_release);
 }
 
-void sanitizer_source::impl::on_graph_launch_entry(const call_facts& f, api_domain domain,
-                                                   std::uint32_t cbid) {
-  thread_state& me = tls_thread;
+void sanitizer_source::impl::on_graph_launch_entry(thread_state& me, const call_facts& f,
+                                                   api_domain domain, std::uint32_t cbid) {
   if (!me.in_graph_launch) {  // not the driver call nested in the runtime's
     me.in_graph_launch = true;
     me.graph_domain = domain;
@@ -915,7 +980,7 @@ void sanitizer_source::impl::on_graph_launch_entry(const call_facts& f, api_doma
     // No module is patched here (Note [No patching for a graph launch]).
     me.measure_graph = graph_nodes && !model.any_capture_active();
   }
-  hold_launching(domain, cbid);
+  hold_launching(me, domain, cbid);
   me.pending = thread_state::pending_kind::graph_stream;
   me.pending_stream = static_cast<CUstream>(const_cast<void*>(f.stream));
 }
@@ -983,6 +1048,7 @@ void sanitizer_source::impl::on_stream_destroy_entry(CUstream stream) {
   {
     std::lock_guard lock(mutex);
     for (auto& [module, streams] : launched_on) known |= streams.erase(stream) != 0;
+    if (known) lists_changed_locked();
     known |= graph_streams.erase(stream) != 0;
   }
   if (!known || stream_idle(stream)) return;
@@ -996,10 +1062,12 @@ void sanitizer_source::impl::on_stream_destroy_entry(CUstream stream) {
 void sanitizer_source::impl::on_context_synchronized(std::uint64_t entered) {
   const auto older = [entered](const auto& entry) { return entry.second <= entered; };
   std::lock_guard lock(mutex);
+  std::size_t erased = 0;
   for (auto it = launched_on.begin(); it != launched_on.end();) {
-    std::erase_if(it->second, older);
+    erased += std::erase_if(it->second, older);
     it = it->second.empty() ? launched_on.erase(it) : std::next(it);
   }
+  if (erased > 0) lists_changed_locked();
   std::erase_if(graph_streams, older);
   std::erase_if(ptds_pending, older);
   any_ptds_pending.store(!ptds_pending.empty(), std::memory_order_release);
@@ -1177,6 +1245,7 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
         failed_modules.erase(m.module);
         loaded_unpatched.erase(m.module);
         wanted_at_last_launch.erase(m.module);
+        lists_changed_locked();
         drained_since_patch.erase(m.module);
       }
       model.modules_unloaded();
@@ -1189,6 +1258,7 @@ void sanitizer_source::impl::on_resource(Sanitizer_CallbackId cbid, const void* 
         std::lock_guard lock(mutex);
         forget_decisions_locked();
         wanted_at_last_launch.clear();
+        lists_changed_locked();
         drained_since_patch.clear();
       }
       model.modules_unloaded();

@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 
+#include "inject/capture/api_names.h"
 #include "inject/capture/api_params.h"
 
 namespace streamsan::injection {
@@ -79,6 +82,23 @@ TEST(CallRole, SynchronizesAreHostWaitsOrContextSynchronizes) {
 TEST(CallRole, OtherCallsHaveNone) {
   EXPECT_EQ(decode_call_role(call_of(api_domain::driver, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2)).role,
             call_role::other);
+}
+
+// The Sanitizer API source skips decode_call_role at a launch call's exit
+// (sanitizer_source.cpp's on_api): that holds only while no call that
+// decode_launch takes for a launch has a role.
+TEST(CallRole, NoLaunchCallHasARole) {
+  alignas(16) const std::array<std::byte, 256> params{};
+  int launches = 0;
+  for (const api_domain domain : {api_domain::runtime, api_domain::driver}) {
+    for (std::uint32_t cbid = 1; cbid < api_names(domain).size(); ++cbid) {
+      const api_call call = call_of(domain, cbid, params.data());
+      if (!decode_launch(call)) continue;
+      ++launches;
+      EXPECT_EQ(decode_call_role(call).role, call_role::other) << cbid;
+    }
+  }
+  EXPECT_EQ(launches, 8);  // cuLaunchKernel{,Ex,Cooperative}{,_ptsz}, __cudaLaunchKernel{,_ptsz}
 }
 
 }  // namespace

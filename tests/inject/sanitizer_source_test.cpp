@@ -880,6 +880,38 @@ TEST_F(SanitizerSource, AContextSynchronizeShowsEveryStreamIdle) {
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
 }
 
+// Note [Stamps written through remembered slots]: a synchronize that
+// forgets a stream's work frees its entry; the next launch there must make
+// a new one, not write where the old one was.
+TEST_F(SanitizerSource, ALaunchAfterASynchronizeForgotItsStreamIsWatchedAgain) {
+  measure_first_then_unpatch();  // stream 1's entry remembered by this thread
+  synchronize();                 // forgets it
+  EXPECT_FALSE(launch(stream_1, 0, 64));  // nothing wanted: stream 1 runs it
+  fake_cuda_set_stream_busy(stream_1, true);
+  model.stream_created({}, reinterpret_cast<std::uintptr_t>(stream_2), 0, 0);
+  // The first launch on stream 2 wants a measurement, but no patch while
+  // stream 1's kernel may run.
+  EXPECT_FALSE(launch(stream_2, 0, 64));
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+  fake_cuda_set_stream_busy(stream_1, false);
+}
+
+// The same when the stream is destroyed and its handle comes back.
+TEST_F(SanitizerSource, AStreamHandleReusedAfterADestroyIsWatchedAgain) {
+  measure_first_then_unpatch();
+  const stream_params destroy{stream_1};
+  api(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuStreamDestroy_v2,
+      "cuStreamDestroy_v2", &destroy);  // idle: its entry goes
+  model.stream_created({}, reinterpret_cast<std::uintptr_t>(stream_1), 0, 0);
+  launch(stream_1, 0, 64);
+  source->drain();
+  fake_cuda_set_stream_busy(stream_1, true);
+  model.stream_created({}, reinterpret_cast<std::uintptr_t>(stream_2), 0, 0);
+  EXPECT_FALSE(launch(stream_2, 0, 64));  // no patch while stream 1's kernel may run
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+  fake_cuda_set_stream_busy(stream_1, false);
+}
+
 // Note [Stamped at the launch call's exit]: a synchronize that another
 // thread began while a launch call was still enqueueing its kernel does not
 // wait for that kernel, so it must not make the kernel's stream forgotten.
