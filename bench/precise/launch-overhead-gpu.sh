@@ -72,6 +72,7 @@ set -u
 dir=$(cd "$1" && pwd)
 out=${OUT:-$dir/out}
 mkdir -p "$out"
+rm -f "$out/counters.txt" "$out/failures.log"
 cd "$dir"
 exec > >(tee "$out/launch-overhead.log") 2>&1
 if [[ ! -e /usr/local/cuda/lib64/libcupti.so.13 ]]; then export LD_LIBRARY_PATH=$dir/cupti; fi
@@ -133,6 +134,11 @@ run_once() {
     echo fail
     return
   fi
+  # Note [The program thread's own counts] (bench_cuda.h): launch_loop's
+  # per-launch counts of its thread, one line a run.
+  local counts
+  counts=$(grep -Eo 'thread_(instructions|cycles)_per_launch=[0-9.]+|thread_counters=[^ ]+' "$log" | tr '\n' ' ')
+  [[ -n $counts ]] && echo "$label $counts" >>"$out/counters.txt"
   echo "$ms"
 }
 
@@ -179,6 +185,21 @@ if [[ -f $dir/ratio_ci.py && " $configs " == *" native "* ]] && command -v pytho
   for label in $configs; do echo "$label ${samples[$label]}"; done | python3 "$dir/ratio_ci.py" native $reference
 fi
 [[ -s $out/failures.log ]] && { echo "failures:"; cat "$out/failures.log"; }
+
+if [[ -s $out/counters.txt ]]; then
+  echo
+  echo "== the program thread's user-mode counts per launch (Note [The program thread's own counts]): median (min-max)"
+  echo "| configuration | runs | instructions | cycles |"
+  echo "| --- | ---: | ---: | ---: |"
+  for label in $configs; do
+    awk -v l="$label" '$1 == l {
+        for (i = 2; i <= NF; ++i) { split($i, kv, "="); if (kv[1] == "thread_instructions_per_launch") ins[++n] = kv[2] + 0; else if (kv[1] == "thread_cycles_per_launch") cyc[++m] = kv[2] + 0; else why = $i }
+      }
+      function med(a, k,   i, j, t) { for (i = 1; i <= k; ++i) for (j = i + 1; j <= k; ++j) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+                                   return k == 0 ? "-" : sprintf("%.0f (%.0f-%.0f)", (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2, a[1], a[k]) }
+      END { if (n + m + length(why) > 0) printf "| %s | %d | %s | %s |%s\n", l, n, med(ins, n), med(cyc, m), (why != "" ? " " why : "") }' "$out/counters.txt"
+  done
+fi
 
 if [[ $rss_launches -gt 0 ]]; then
   echo

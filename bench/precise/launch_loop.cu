@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&b, floats * sizeof(float)));
     CHECK(cudaMemset(b, 0, floats * sizeof(float)));
   }
+  thread_counters counts;
   const double ms = handoff_loop_ms(
       total, batch,
       [&](int i, cudaStream_t stream, int) {
@@ -45,8 +46,11 @@ int main(int argc, char** argv) {
       },
       [&](int i) {
         if (rss_every > 0 && (i + 1) % rss_every == 0) print_rss(i + 1);
-      });
-  std::printf("launch_loop launches=%d elapsed_ms=%.3f us_per_launch=%.3f\n", total, ms,
+      },
+      &counts);
+  std::printf("launch_loop launches=%d elapsed_ms=%.3f us_per_launch=%.3f", total, ms,
               ms * 1000.0 / total);
+  print_thread_counts(counts, total);
+  std::printf("\n");
   return 0;
 }
