@@ -32,7 +32,10 @@
 // kernel's part left out) move far less, and they are the thread whose
 // time a launch-bound loop is: a change that saves work on it shows there
 // in one round. Where the kernel or a container refuses perf events,
-// `available()` is false and the loop says so instead.
+// `available()` is false and the loop says so instead. The H200 machine is
+// one of those: a virtual machine with no hardware PMU (no `cpu` under
+// /sys/bus/event_source/devices, so ENOENT), so this is for machines that
+// have one.
 class thread_counters {
  public:
   thread_counters() : instructions_(open_counter(PERF_COUNT_HW_INSTRUCTIONS)),
@@ -71,9 +74,9 @@ class thread_counters {
     if (fd >= 0 && ::read(fd, &v, sizeof v) != static_cast<ssize_t>(sizeof v)) v = 0;
     return v;
   }
+  int error_ = 0;  // first: open_counter() sets it while the two below are made
   int instructions_;
   int cycles_;
-  int error_ = 0;
   std::uint64_t instructions_at_ = 0, cycles_at_ = 0;
   std::uint64_t instructions_spent_ = 0, cycles_spent_ = 0;
 };
