@@ -6,6 +6,7 @@
 
 #include <cuda.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "inject/capture/call_sites.h"
@@ -38,6 +39,10 @@ struct stream_wait_event_params {  // cuStreamWaitEvent
   CUstream hStream;
   CUevent hEvent;
   unsigned int Flags;
+};
+struct mem_alloc_params {  // cuMemAlloc_v2
+  CUdeviceptr* dptr;
+  std::size_t bytesize;
 };
 struct graph_launch_params {  // cuGraphLaunch
   CUgraphExec hGraph;
