@@ -5,24 +5,32 @@
 #include <span>
 
 #include "inject/stack/fast_unwinder.h"
+#include "sanitizer/log/thread_state_ref.h"
 
 namespace streamsan::injection {
 namespace {
 
 constexpr unsigned max_depth = 64;
 
-// The frames of the last capture on this thread (what call_site points to).
-thread_local std::array<std::uint64_t, max_depth> frames{};
-// Note [Interpreter frames]
-thread_local std::array<std::uint64_t, max_depth> interpreter{};
-thread_local std::size_t interpreter_count = 0;
+// One thread_local, looked up once per capture (Note [One look at the
+// thread's state]): three of them were three calls to __tls_get_addr at
+// every launch in the library.
+struct capture_state {
+  // The frames of the last capture on this thread (what call_site points to).
+  std::array<std::uint64_t, max_depth> frames{};
+  // Note [Interpreter frames]
+  std::array<std::uint64_t, max_depth> interpreter{};
+  std::size_t interpreter_count = 0;
+};
+constinit thread_local capture_state this_thread;
 
 }  // namespace
 
 void set_interpreter_frames(std::span<const std::uint32_t> ids) noexcept {
-  interpreter_count = std::min<std::size_t>(ids.size(), max_depth);
-  for (std::size_t i = 0; i < interpreter_count; ++i) {
-    interpreter[i] = interpreter_frame_address(ids[i]);
+  capture_state& me = thread_state_ref(this_thread);
+  me.interpreter_count = std::min<std::size_t>(ids.size(), max_depth);
+  for (std::size_t i = 0; i < me.interpreter_count; ++i) {
+    me.interpreter[i] = interpreter_frame_address(ids[i]);
   }
 }
 
@@ -31,8 +39,10 @@ unwinder_call_sites::unwinder_call_sites(unsigned depth, bool native_with_interp
 
 call_site unwinder_call_sites::capture(std::uint64_t path_key) noexcept {
   if (depth_ == 0) return {};
+  capture_state& me = thread_state_ref(this_thread);
+  auto& frames = me.frames;
   std::size_t n = 0;
-  const std::size_t python = std::min<std::size_t>(interpreter_count, depth_);
+  const std::size_t python = std::min<std::size_t>(me.interpreter_count, depth_);
   if (python == 0 || native_with_interpreter_) {
     // Leave room for the interpreter frames behind the native ones.
     const std::size_t native_room =
@@ -40,7 +50,7 @@ call_site unwinder_call_sites::capture(std::uint64_t path_key) noexcept {
     n = capture_stack(std::span<std::uint64_t>(frames.data(), native_room), path_key);
   }
   const std::size_t take = std::min(python, depth_ - n);
-  std::copy_n(interpreter.begin(), take, frames.begin() + static_cast<std::ptrdiff_t>(n));
+  std::copy_n(me.interpreter.begin(), take, frames.begin() + static_cast<std::ptrdiff_t>(n));
   return call_site{std::span<const std::uint64_t>(frames.data(), n + take)};
 }
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "inject/capture/api_names.h"
-#include "inject/capture/thread_state_ref.h"
+#include "sanitizer/log/thread_state_ref.h"
 
 namespace streamsan::injection {
 

@@ -72,6 +72,7 @@
 #include <utility>
 
 #include "inject/model/cuda_model.h"
+#include "sanitizer/log/thread_state_ref.h"
 
 namespace streamsan::injection {
 namespace {
@@ -117,16 +118,9 @@ struct operator_state {
 // operator of a PyTorch program. Each function takes one reference to it
 // instead (the host benchmarks, linked statically, do not see the
 // difference; objdump of libstreamsan_inject.so counts the calls). A
-// plain `operator_state& me = op;` is not enough: GCC treats the address
-// as a constant and computes it again after every call rather than keep
-// it in a register, so this_thread_op() hides it from the optimizer.
+// plain `operator_state& me = op;` is not enough (Note [One look at the
+// thread's state]).
 thread_local operator_state op;
-
-operator_state& this_thread_op() noexcept {
-  operator_state* p = &op;
-  asm("" : "+r"(p));  // opaque: kept, not recomputed
-  return *p;
-}
 
 // The span of `spans` that holds the word's address, if any.
 const access* span_holding(std::span<const access> spans, const pointer_word& w) {
@@ -211,7 +205,7 @@ bool cuda_model::op_launch_settled_locked(std::uint64_t id, std::vector<access>&
 }
 
 void cuda_model::op_began(std::span<const annotated_range> inputs, op_outputs outputs) {
-  operator_state& me = this_thread_op();  // Note [One look at the operator state]
+  operator_state& me = thread_state_ref(op);  // Note [One look at the operator state]
   std::lock_guard lock(mutex_);
   if (me.model != this) {
     me = operator_state{};
@@ -232,7 +226,7 @@ void cuda_model::op_began(std::span<const annotated_range> inputs, op_outputs ou
 }
 
 void cuda_model::op_ended(std::span<const annotated_range> outputs) {
-  operator_state& me = this_thread_op();  // Note [One look at the operator state]
+  operator_state& me = thread_state_ref(op);  // Note [One look at the operator state]
   precise::footprint_resolver* resolver = nullptr;
   std::size_t settled = 0;
   {
@@ -267,21 +261,21 @@ void cuda_model::op_ended(std::span<const annotated_range> outputs) {
 // output) leaves the spans, so that the launches after its free do not name
 // a freed block. Launches already held keep their inferred accesses of it.
 void cuda_model::op_block_freed_locked(alloc_id block) {
-  operator_state& me = this_thread_op();  // Note [One look at the operator state]
+  operator_state& me = thread_state_ref(op);  // Note [One look at the operator state]
   if (me.model != this || me.depth == 0) return;
   std::erase_if(me.spans, [block](const access& a) { return a.range.alloc == block; });
 }
 
 // Note [An operator's outputs are its blocks]
 void cuda_model::op_block_allocated_locked(alloc_id block, std::uint64_t size) {
-  operator_state& me = this_thread_op();  // Note [One look at the operator state]
+  operator_state& me = thread_state_ref(op);  // Note [One look at the operator state]
   if (me.model != this || me.depth == 0 || !me.blocks_are_spans || size == 0) return;
   me.spans.push_back(access{byte_range{block, 0, size}, access_mode::write, access_origin::exact});
 }
 
 void cuda_model::op_launch_accesses_locked(const kernel_info* info, const kernel_arguments& args,
                                            std::uintptr_t kernel, std::uint64_t measurement) {
-  operator_state& me = this_thread_op();  // Note [One look at the operator state]
+  operator_state& me = thread_state_ref(op);  // Note [One look at the operator state]
   held_launch& h = me.next_held();
   if (info != nullptr) {
     pointer_words(info->plans, args, allocations_, word_scratch_);

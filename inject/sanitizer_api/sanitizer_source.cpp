@@ -13,7 +13,7 @@
 #include <unordered_set>
 
 #include "inject/capture/launch_decoding.h"
-#include "inject/capture/thread_state_ref.h"
+#include "sanitizer/log/thread_state_ref.h"
 #include "inject/model/kernel_signature.h"
 #include "inject/sanitizer_api/launch_gate.h"
 #include "inject/sanitizer_api/launch_tracker.h"

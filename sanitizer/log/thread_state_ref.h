@@ -2,7 +2,7 @@
 // state]).
 #pragma once
 
-namespace streamsan::injection {
+namespace streamsan {
 
 // Note [One look at the thread's state]
 // In libstreamsan_inject.so, which the driver dlopens, the address of a
@@ -21,4 +21,4 @@ T& thread_state_ref(T& thread_local_state) noexcept {
   return *p;
 }
 
-}  // namespace streamsan::injection
+}  // namespace streamsan
