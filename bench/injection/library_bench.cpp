@@ -53,6 +53,23 @@ void api(Sanitizer_CallbackId cbid, const char* name, const void* params) {
   fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, cbid, &d);
 }
 
+// A cuLaunchKernel call's entry and exit, with `between` (the launch
+// callbacks of a patched module's kernel) in the middle when `measured`,
+// as the driver does.
+template <class Between>
+void launch_call(const launch_params& l, bool measured, Between between) {
+  Sanitizer_CallbackData d{};
+  d.functionName = "cuLaunchKernel";
+  d.functionParams = &l;
+  d.context = ctx;
+  d.callbackSite = SANITIZER_API_ENTER;
+  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuLaunchKernel, &d);
+  if (measured) between(l.hStream);
+  d.callbackSite = SANITIZER_API_EXIT;
+  d.functionReturnValue = &ok;
+  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuLaunchKernel, &d);
+}
+
 int fail(const std::string& why) {
   std::fprintf(stderr, "injection_library_bench: %s\n", why.c_str());
   return 1;
@@ -97,7 +114,24 @@ int main(int argc, char** argv) {
   CUdeviceptr p = 0, q = 0;
   void* args[2] = {&p, &q};
   int turn = 0;
-  const auto launch = [&](long i) {
+  std::uintptr_t next_launch = 0x100;
+  // The first launches of a kernel on each stream are measured, which needs
+  // the launch callbacks of their patched module; once those launches are
+  // done the module is unpatched and launches take no launch callbacks
+  // (Note [Launch callbacks only while patched]).
+  const auto launch_callbacks = [&](CUstream s) {
+    Sanitizer_LaunchData l{};
+    l.context = ctx;
+    l.stream = s;
+    l.hStream = reinterpret_cast<Sanitizer_StreamHandle>(s);
+    l.module = module_a;
+    l.function = add;
+    l.functionName = "_Z3addPfPKf";
+    l.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(next_launch++);
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_BEGIN, &l);
+    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_END, &l);
+  };
+  const auto launch = [&](long i, bool measured) {
     p = buffers[i % 8];
     q = buffers[(i + 1) % 8];
     launch_params l{};
@@ -106,7 +140,7 @@ int main(int argc, char** argv) {
     l.grid_y = l.grid_z = l.block_y = l.block_z = 1;
     l.hStream = streams[turn];
     l.kernelParams = args;
-    api(SANITIZER_CBID_DRIVER_API_cuLaunchKernel, "cuLaunchKernel", &l);
+    launch_call(l, measured, launch_callbacks);
     if ((i + 1) % 16 == 0) {
       event_record_params r{handover, streams[turn]};
       api(SANITIZER_CBID_DRIVER_API_cuEventRecord, "cuEventRecord", &r);
@@ -117,9 +151,9 @@ int main(int argc, char** argv) {
   };
   // The first launches on each stream are measured; the steady state after
   // them is what a long loop runs in.
-  for (long i = 0; i < 64; ++i) launch(i);
+  for (long i = 0; i < 64; ++i) launch(i, true);
   const auto start = std::chrono::steady_clock::now();
-  for (long i = 64; i < 64 + launches; ++i) launch(i);
+  for (long i = 64; i < 64 + launches; ++i) launch(i, false);
   const double ns =
       std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
   std::printf("library_launch launches=%ld ns_per_launch=%.1f\n", launches, ns / launches);
