@@ -39,17 +39,6 @@ kernel_arguments kernel_arguments::from_launch(void* const* kernel_params,
   return buffer != nullptr ? from_buffer(buffer, size) : kernel_arguments{};
 }
 
-std::span<const unsigned char> kernel_arguments::param_bytes(std::size_t index,
-                                                             const param_plan& p) const noexcept {
-  if (params_ != nullptr) {
-    const void* value = params_[index];
-    if (value == nullptr) return {};
-    return {static_cast<const unsigned char*>(value), p.size};
-  }
-  if (buffer_ == nullptr || p.offset >= buffer_size_) return {};
-  return {buffer_ + p.offset, std::min<std::size_t>(p.size, buffer_size_ - p.offset)};
-}
-
 namespace {
 
 void merge_into(access& into, const access& a) {
@@ -79,6 +68,12 @@ void add_access(std::vector<access>& out, const access& a) {
 void fold_accesses(std::vector<access>& out) {
   const std::size_t n = out.size();
   if (n < 2) return;
+  if (n == 2) {  // most launches: two pointers
+    if (out[0].range.alloc != out[1].range.alloc) return;
+    merge_into(out[0], out[1]);
+    out.pop_back();
+    return;
+  }
   std::size_t write = 0;
   if (n < fold_by_sorting_from) {
     // In place: each access into the first kept one of its allocation.
@@ -125,7 +120,7 @@ std::size_t learned_modes::position(word_ref w) const noexcept {
   return static_cast<std::size_t>(it - modes_.begin());
 }
 
-std::optional<std::uint8_t> learned_modes::mode_of(word_ref w) const {
+std::optional<std::uint8_t> learned_modes::mode_of_sorted(word_ref w) const {
   const std::size_t i = position(w);
   if (i == modes_.size() || modes_[i].word != w) return std::nullopt;
   return modes_[i].bits;
@@ -194,11 +189,6 @@ void for_each_word(std::span<const param_plan> plans, const kernel_arguments& ar
   for_each_word_of(plans, args, may_hold_address, std::forward<F>(f));
 }
 
-// The allocation's bytes from the hit on: an inferred access's extent.
-std::uint64_t bytes_from(const address_hit& hit) {
-  return hit.block.size > hit.offset ? hit.block.size - hit.offset : 0;
-}
-
 // The mode a word's memory is inferred to be accessed in: its parameter's
 // type, else what measurements taught (Note [Learned access modes]);
 // nullopt when measured unused.
@@ -219,8 +209,8 @@ void pointer_words(std::span<const param_plan> plans, const kernel_arguments& ar
                    const allocation_map& allocations, std::vector<pointer_word>& out) {
   out.clear();
   for_each_word(plans, args, [&](word_ref w, const param_plan&, std::uint64_t value) {
-    if (const auto hit = allocations.find(value)) {
-      out.push_back({w, hit->block.id, hit->offset, value, bytes_from(*hit)});
+    if (const auto hit = allocations.find_extent(value)) {
+      out.push_back({w, hit->id, hit->offset, value, hit->rest});
     }
   });
 }
@@ -278,12 +268,12 @@ void infer_accesses(std::span<const param_plan> plans, const kernel_arguments& a
   for_each_word(plans, args, [&](word_ref w, const param_plan& p, std::uint64_t value) {
     // Looked up first: most words of a by-value struct are no address
     // (Note [Most words are not addresses]), and the map says so cheaply.
-    const auto hit = allocations.find(value);
+    const auto hit = allocations.find_extent(value);
     if (!hit) return;
     const auto mode = inferred_mode(p, w, learned);
     if (!mode) return;  // measured: this word's memory is not used
-    out.push_back(access{byte_range{hit->block.id, hit->offset, bytes_from(*hit)}, *mode,
-                         access_origin::inferred});
+    out.push_back(
+        access{byte_range{hit->id, hit->offset, hit->rest}, *mode, access_origin::inferred});
   });
   fold_accesses(out);
 }

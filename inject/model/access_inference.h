@@ -15,6 +15,7 @@
 // into a single access (lowest offset, union of modes).
 #pragma once
 
+#include <algorithm>
 #include <compare>
 #include <cstdint>
 #include <functional>
@@ -66,8 +67,17 @@ class kernel_arguments {
   static kernel_arguments from_launch(void* const* kernel_params, void* const* extra) noexcept;
   // The bytes of parameter `index` (p.size of them, or fewer where a
   // buffer ends early); empty when they are not there.
+  // Inline: asked for every parameter of every launch.
   std::span<const unsigned char> param_bytes(std::size_t index,
-                                             const param_plan& p) const noexcept;
+                                             const param_plan& p) const noexcept {
+    if (params_ != nullptr) {
+      const void* value = params_[index];
+      if (value == nullptr) return {};
+      return {static_cast<const unsigned char*>(value), p.size};
+    }
+    if (buffer_ == nullptr || p.offset >= buffer_size_) return {};
+    return {buffer_ + p.offset, std::min<std::size_t>(p.size, buffer_size_ - p.offset)};
+  }
   bool empty() const noexcept { return params_ == nullptr && buffer_ == nullptr; }
 
  private:
@@ -108,7 +118,16 @@ class learned_modes {
   bool empty() const noexcept { return modes_.empty(); }
   // The access_mode bits measured for the word (0: measured and unused);
   // nullopt when no measurement covered it.
-  std::optional<std::uint8_t> mode_of(word_ref w) const;
+  std::optional<std::uint8_t> mode_of(word_ref w) const {
+    // A launch's few words in place: a call and a binary search cost more.
+    if (modes_.size() <= linear_search_up_to) {
+      for (const auto& l : modes_) {
+        if (l.word == w) return l.bits;
+      }
+      return std::nullopt;
+    }
+    return mode_of_sorted(w);
+  }
   void learn(word_ref w, std::uint8_t mode_bits);
 
  private:
@@ -116,6 +135,8 @@ class learned_modes {
     word_ref word;
     std::uint8_t bits = 0;
   };
+  static constexpr std::size_t linear_search_up_to = 8;
+  std::optional<std::uint8_t> mode_of_sorted(word_ref w) const;
   // Where `w` is, or would go, in modes_.
   std::size_t position(word_ref w) const noexcept;
   std::vector<learned_word> modes_;  // by word

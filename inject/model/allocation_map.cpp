@@ -120,13 +120,10 @@ void allocation_map::widen_bounds(const allocation& a) noexcept {
 // Note [Recent segment hits]
 const allocation* allocation_map::find_live_segment(std::uint64_t address) const {
   if (outside_every_entry(address)) return nullptr;
-  recent_hit& slot = recent_.slots[recent_slot(address)];
-  if (slot.epoch == epoch_ && slot.segment != nullptr && holds(*slot.segment, address)) {
-    return slot.segment;
-  }
+  if (const allocation* a = recent_segment(address)) return a;
   const auto it = containing(live_, address);
   if (it == live_.end()) return nullptr;
-  slot = {&it->second, epoch_};
+  recent_.slots[recent_slot(address)] = {&it->second, epoch_};
   return &it->second;
 }
 
@@ -138,11 +135,24 @@ const allocation* allocation_map::find_live(std::uint64_t address) const {
   return find_live_segment(address);
 }
 
+const allocation* allocation_map::find_freed(std::uint64_t address) const {
+  const auto it = containing(freed_, address);
+  return it == freed_.end() ? nullptr : &it->second;
+}
+
 std::optional<address_hit> allocation_map::find_inside(std::uint64_t address) const {
   if (const auto* a = find_live(address)) return address_hit{*a, address - a->base, false};
-  const auto it = containing(freed_, address);
-  if (it == freed_.end()) return std::nullopt;
-  return address_hit{it->second, address - it->second.base, true};
+  const auto* f = find_freed(address);
+  if (f == nullptr) return std::nullopt;
+  return address_hit{*f, address - f->base, true};
+}
+
+// Note [A word's lookup copies three words]
+std::optional<address_extent> allocation_map::find_extent_inside(std::uint64_t address) const {
+  const allocation* a = find_live(address);
+  if (a == nullptr) a = find_freed(address);
+  if (a == nullptr) return std::nullopt;
+  return extent_of(*a, address);
 }
 
 // Note [Blocks inside segments]: the live block if it was there at `epoch`,

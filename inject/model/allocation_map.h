@@ -70,6 +70,14 @@ struct address_hit {
   bool freed = false;
 };
 
+// What an inferred access takes of find()'s answer (Note [A word's lookup
+// copies three words]).
+struct address_extent {
+  alloc_id id{};
+  std::uint64_t offset = 0;  // address - base
+  std::uint64_t rest = 0;    // the allocation's bytes from the address on
+};
+
 class allocation_map {
  public:
   explicit allocation_map(std::size_t freed_history = 1024) : freed_capacity_(freed_history) {}
@@ -93,6 +101,21 @@ class allocation_map {
   std::optional<address_hit> find(std::uint64_t address) const {
     if (outside_every_entry(address)) return std::nullopt;
     return find_inside(address);
+  }
+
+  // Note [A word's lookup copies three words]
+  // A launch looks up every word that may be an address, and find() copies
+  // the allocation it finds (seven words) into its answer, which the
+  // inference then copies again: on the launch loop, a third of the
+  // inference's instructions. The inference needs three words of it, so
+  // find_extent() answers with those, from the same entry find() finds.
+  // A remembered segment (Note [Recent segment hits]) is answered inline.
+  std::optional<address_extent> find_extent(std::uint64_t address) const {
+    if (outside_every_entry(address)) return std::nullopt;
+    if (blocks_.empty()) {
+      if (const allocation* a = recent_segment(address)) return extent_of(*a, address);
+    }
+    return find_extent_inside(address);
   }
 
   // The live allocation containing `address` only: the innermost (a live
@@ -144,6 +167,13 @@ class allocation_map {
   }
   void widen_bounds(const allocation& a) noexcept;
   std::optional<address_hit> find_inside(std::uint64_t address) const;
+  std::optional<address_extent> find_extent_inside(std::uint64_t address) const;
+  static address_extent extent_of(const allocation& a, std::uint64_t address) noexcept {
+    const std::uint64_t offset = address - a.base;
+    return address_extent{a.id, offset, a.size > offset ? a.size - offset : 0};
+  }
+  // The most recently freed allocation that contained `address`, else null.
+  const allocation* find_freed(std::uint64_t address) const;
 
   void remember_freed(allocation a);
   // Note [Block nodes are recycled], Note [Freed blocks in a ring]
@@ -196,18 +226,28 @@ class allocation_map {
   static std::size_t recent_slot(std::uint64_t address) noexcept {
     return static_cast<std::size_t>(((address >> 6) * 0x9e3779b97f4a7c15ull) >> 58);
   }
+  // The segment remembered for `address` while nothing changed since, else
+  // null.
+  const allocation* recent_segment(std::uint64_t address) const noexcept {
+    const recent_hit& slot = recent_.slots[recent_slot(address)];
+    if (slot.epoch != epoch_ || slot.segment == nullptr) return nullptr;
+    const allocation& a = *slot.segment;
+    // A zero-sized allocation still owns its base address.
+    return address == a.base || address - a.base < a.size ? &a : nullptr;
+  }
 
   std::uint64_t epoch_ = 0;
   std::uint64_t lowest_ = ~std::uint64_t{0};  // Note [Most words are not addresses]
   std::uint64_t highest_ = 0;
+  // Note [Blocks inside segments]: live blocks, by base. Beside the epoch
+  // and bounds, which every lookup reads with it.
+  std::map<std::uint64_t, allocation> blocks_;
   mutable recent_table recent_;
   std::map<std::uint64_t, allocation> live_;  // by base
   // Freed ranges by base; a later free of the same range replaces the entry.
   std::map<std::uint64_t, allocation> freed_;
   std::deque<std::pair<std::uint64_t, alloc_id>> freed_order_;  // oldest first
   std::size_t freed_capacity_;
-  // Note [Blocks inside segments]
-  std::map<std::uint64_t, allocation> blocks_;  // live blocks, by base
   // Note [Freed blocks in a ring]: the last freed_capacity_ freed blocks,
   // in the order they were freed; once full, the next overwrites the
   // oldest, at freed_ring_next_.

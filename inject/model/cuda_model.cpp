@@ -377,13 +377,18 @@ void cuda_model::forget_unloaded_kernels_locked() {
   const auto unloads = modules_unloaded_.load(std::memory_order_acquire);
   if (unloads == kernels_unloads_seen_) return;
   kernels_.clear();
+  recent_kernels_.clear();
   kernels_unloads_seen_ = unloads;
 }
 
 const cuda_model::kernel_info& cuda_model::kernel_info_for(model_lock& lock, std::uintptr_t kernel,
                                                            kernel_info& uncached) {
   forget_unloaded_kernels_locked();
-  if (const auto it = kernels_.find(kernel); it != kernels_.end()) return it->second;
+  if (const kernel_info* recent = recent_kernels_.find(kernel)) return *recent;
+  if (const auto it = kernels_.find(kernel); it != kernels_.end()) {
+    recent_kernels_.remember(kernel, &it->second);
+    return it->second;
+  }
   const auto unloads = modules_unloaded_.load(std::memory_order_acquire);
   lock.unlock();
   kernel_info info;
@@ -401,10 +406,13 @@ const cuda_model::kernel_info& cuda_model::kernel_info_for(model_lock& lock, std
     uncached = std::move(info);
     return uncached;
   }
-  return kernels_.try_emplace(kernel, std::move(info)).first->second;
+  kernel_info& cached = kernels_.try_emplace(kernel, std::move(info)).first->second;
+  recent_kernels_.remember(kernel, &cached);
+  return cached;
 }
 
 bool cuda_model::take_annotation_locked(stream_id s, std::vector<access>& out) {
+  if (annotations_.empty()) return false;  // most launches: no hashing
   const auto it = annotations_.find(raw(s));
   if (it == annotations_.end()) return false;
   out = std::move(it->second);
@@ -436,10 +444,14 @@ void cuda_model::kernel_launched(const call_site& at, stream_arg s, std::uintptr
       op_launch_accesses_locked(info, args, kernel, measurement);
     } else {
       if (info) infer_accesses(info->plans, args, allocations_, scratch_, &info->learned);
-      // Note [Texture and surface objects]
-      object_accesses_locked(info, args);
-      scratch_.insert(scratch_.end(), object_accesses_.begin(), object_accesses_.end());
-      await_measurement_locked(measurement, kernel, info, args, object_accesses_);
+      // Note [Texture and surface objects]: looked for only while one lives.
+      std::span<const access> objects;
+      if (!texture_views_.empty()) [[unlikely]] {
+        object_accesses_locked(info, args);
+        objects = object_accesses_;
+        scratch_.insert(scratch_.end(), objects.begin(), objects.end());
+      }
+      if (measurement != 0) await_measurement_locked(measurement, kernel, info, args, objects);
     }
   }
   emit(at, kernel_launch{stream, name, scratch_, cooperative});

@@ -64,6 +64,7 @@
 #include "inject/model/driver_queries.h"
 #include "inject/model/handle_table.h"
 #include "inject/model/host_function_listener.h"
+#include "inject/model/recent_pointers.h"
 #include "inject/model/flat_id_map.h"
 #include "inject/precise/footprint_decode.h"
 #include "inject/precise/footprint_resolver.h"
@@ -720,6 +721,8 @@ class cuda_model {
                            free_mode mode);
   void recorded_elsewhere_locked(const call_site& at, event_id event, std::int32_t device);
   std::unordered_map<std::uintptr_t, kernel_info> kernels_;
+  // Note [Recent handles]: kernels_'s last hits; cleared with it.
+  recent_pointers<kernel_info> recent_kernels_;
   std::atomic<std::uint64_t> modules_unloaded_{0};  // unloads counted, no lock
   std::uint64_t kernels_unloads_seen_ = 0;          // when kernels_ was last dropped
   std::unordered_map<std::uint32_t, std::vector<access>> annotations_;  // raw(stream_id)

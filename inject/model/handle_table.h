@@ -21,6 +21,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "inject/model/recent_pointers.h"
+
 namespace streamsan::injection {
 
 template <class Id>
@@ -49,8 +51,11 @@ class handle_table {
 
   // The object the handle names now (or named last, if destroyed).
   const entry* find(std::uintptr_t handle) const {
+    if (const entry* e = recent_.find(handle)) return e;
     const auto it = entries_.find(handle);
-    return it == entries_.end() ? nullptr : &it->second;
+    if (it == entries_.end()) return nullptr;
+    recent_.remember(handle, &it->second);
+    return &it->second;
   }
 
   // Handles known: the live ones and the tombstones.
@@ -62,12 +67,27 @@ class handle_table {
     tombstones_.pop_front();
     // The handle may have been handed out again since (a live entry now).
     const auto it = entries_.find(handle);
-    if (it != entries_.end() && it->second.destroyed && it->second.id == id) entries_.erase(it);
+    if (it != entries_.end() && it->second.destroyed && it->second.id == id) {
+      recent_.forget(handle);
+      entries_.erase(it);
+    }
   }
 
+  // Note [Recent handles]
+  // Every launch, copy and event call finds its stream (and event) here,
+  // and between two launches the driver's launch path evicts the hash
+  // table's bucket array and nodes (Note [Our launch path with cold
+  // caches] in bench/injection/source_bench.cpp); the bucket's index is
+  // also a division. So find() remembers its hits in a small direct-mapped
+  // table (recent_pointers.h). Entries are nodes of the map, which stay
+  // where they are until erased, and a create or destroy of the same
+  // handle changes the entry in place, so a slot is right until its entry
+  // is erased (a tombstone pushed out), which forgets it. A miss is never
+  // remembered: a handle not known now may be created at any time.
   std::unordered_map<std::uintptr_t, entry> entries_;
   std::deque<std::pair<std::uintptr_t, Id>> tombstones_;  // oldest first
   std::size_t tombstone_capacity_;
+  mutable recent_pointers<const entry> recent_;  // under the owner's lock, as the map
 };
 
 }  // namespace streamsan::injection

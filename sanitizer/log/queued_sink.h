@@ -128,6 +128,10 @@ class queued_sink final : public record_sink {
   void consume() noexcept;
   // Dropped after close(), or delivered here (a forked child): true.
   bool bypass(const record& r);
+  // A record into slot `s`, its payload into the slot's arena.
+  void copy_record(slot& s, const record& r);
+  void copy_launch(slot& s, const record_header& header, const kernel_launch& k);
+  std::byte* payload_of(slot& s, std::size_t bytes);  // counts a growth
   std::uint64_t deliver_batch(std::uint64_t limit) noexcept;
   std::uint64_t timed_deliver(std::uint64_t limit) noexcept;  // deliver_batch, timed
   void deliver_here() noexcept;  // the calling thread empties the ring

@@ -275,6 +275,33 @@ TEST(AllocationMap, AMovedMapFindsWhatItHoldsAndTheOldOneNothing) {
   EXPECT_EQ(m.find_live_segment(0x1010), nullptr);  // the moved-from map keeps no hit
 }
 
+// Note [A word's lookup copies three words]: a segment remembered by a
+// lookup does not answer for an address a block inside it holds.
+TEST(AllocationMap, AnExtentInsideABlockIsTheBlocksThoughItsSegmentIsRemembered) {
+  allocation_map m;
+  m.insert({alloc_id{1}, 0x1000, 0x1000, memory_kind::device, 0});
+  m.insert_block({alloc_id{2}, 0x1400, 0x100, memory_kind::cached_block, 0});
+  ASSERT_EQ(m.find_live_segment(0x1410)->id, alloc_id{1});  // remembered
+  const auto extent = m.find_extent(0x1410);
+  ASSERT_TRUE(extent.has_value());
+  EXPECT_EQ(extent->id, alloc_id{2});
+  EXPECT_EQ(extent->offset, 0x10u);
+  EXPECT_EQ(extent->rest, 0xf0u);
+}
+
+// A remembered segment freed and its address handed out again: the extent
+// is the new allocation's, and between the two the freed one's.
+TEST(AllocationMap, AnExtentFollowsAFreeAndAReallocationAtTheSameAddress) {
+  allocation_map m;
+  m.insert({alloc_id{1}, 0x1000, 0x1000, memory_kind::device, 0});
+  ASSERT_EQ(m.find_extent(0x1800)->id, alloc_id{1});  // remembered
+  ASSERT_TRUE(m.erase(0x1000).has_value());
+  EXPECT_EQ(m.find_extent(0x1800)->id, alloc_id{1});  // freed: use after free
+  m.insert({alloc_id{2}, 0x1000, 0x900, memory_kind::device, 0});
+  EXPECT_EQ(m.find_extent(0x1800)->id, alloc_id{2});
+  EXPECT_EQ(m.find_extent(0x1800)->rest, 0x100u);
+}
+
 // Note [Recent segment hits]: under random inserts, frees and blocks, every
 // lookup agrees with a scan of the live allocations the map lists.
 TEST(AllocationMap, RememberedHitsAgreeWithTheLiveAllocationsUnderChurn) {
@@ -307,6 +334,16 @@ TEST(AllocationMap, RememberedHitsAgreeWithTheLiveAllocationsUnderChurn) {
           if (address == a.base || address - a.base < a.size) expected = &a;
         });
         ASSERT_EQ(m.find_live_segment(address), expected) << "step " << step;
+        // Note [A word's lookup copies three words]: the same entry as find().
+        const auto hit = m.find(address);
+        const auto extent = m.find_extent(address);
+        ASSERT_EQ(hit.has_value(), extent.has_value()) << "step " << step;
+        if (hit) {
+          ASSERT_EQ(extent->id, hit->block.id) << "step " << step;
+          ASSERT_EQ(extent->offset, hit->offset) << "step " << step;
+          ASSERT_EQ(extent->rest, hit->block.size > hit->offset ? hit->block.size - hit->offset : 0)
+              << "step " << step;
+        }
       }
     }
   }

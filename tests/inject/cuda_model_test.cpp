@@ -130,6 +130,77 @@ TEST_F(CudaModel, KernelLaunchInfersAccessesFromTheArguments) {
   EXPECT_EQ(driver.kernel_queries.load(), 2);
 }
 
+// A launch of kernel 0xabc on stream_a with `pointer` as its one argument.
+void launch_on_a(cuda_model& model, std::uint64_t pointer) {
+  void* params[] = {&pointer};
+  model.kernel_launched(call_site{}, {stream_a}, 0xabc, kernel_arguments::from_pointers(params));
+}
+
+// Note [Recent handles]: a kernel handle remembered from its launches is
+// another kernel once its module is unloaded and the handle handed out again.
+TEST_F(CudaModel, ARecycledKernelHandleIsTheNewKernel) {
+  driver.kernels[0xabc] = kernel_description{"_Z3oldPf", {{0, 8}}, true};
+  model.stream_created(here, stream_a, 0, 0);
+  model.allocated(here, 0x10000, 256, memory_kind::device);
+  launch_on_a(model, 0x10000);
+  launch_on_a(model, 0x10000);
+  model.modules_unloaded();
+  driver.kernels[0xabc] = kernel_description{"_Z3newPKf", {{0, 8}}, true};
+  launch_on_a(model, 0x10000);
+  const auto& launch = sink.last<kernel_launch>();
+  EXPECT_EQ(sink.tables.string(std::get<kernel_launch>(launch.body).kernel),
+            "new(float const*)");
+  ASSERT_EQ(launch.accesses.size(), 1u);
+  EXPECT_EQ(launch.accesses[0].mode, access_mode::read);
+}
+
+// Note [Recent handles]: launches on a stream handle name the stream that
+// holds it at each launch: the live one, the destroyed one until the handle
+// comes back, the new one after, and, once the destroyed one's tombstone is
+// pushed out, the stream the driver describes.
+TEST_F(CudaModel, LaunchesOnARecycledStreamHandleNameTheStreamThatHoldsIt) {
+  driver.kernels[0xabc] = kernel_description{"_Z1kv", {}, true};
+  const auto launch = [&] {
+    model.kernel_launched(here, {stream_a}, 0xabc, kernel_arguments{});
+    return std::get<kernel_launch>(sink.last<kernel_launch>().body).stream;
+  };
+  model.stream_created(here, stream_a, 0, 0);
+  const stream_id first = launch();
+  EXPECT_EQ(launch(), first);
+  model.stream_destroyed(here, stream_a);
+  EXPECT_EQ(launch(), first);  // use after destroy
+  model.stream_created(here, stream_a, 0, 0);
+  const stream_id second = launch();
+  EXPECT_NE(second, first);
+  EXPECT_EQ(launch(), second);
+  model.stream_destroyed(here, stream_a);
+  for (std::uintptr_t h = 1; h <= 1100; ++h) {  // more than the tombstones kept
+    model.stream_created(here, 0x100000 + h * 16, 0, 0);
+    model.stream_destroyed(here, 0x100000 + h * 16);
+  }
+  const stream_id third = launch();
+  EXPECT_NE(third, second);
+  EXPECT_EQ(third, sink.all<stream_create>().back().stream);
+}
+
+// Note [A word's lookup copies three words]: a launch after its buffer was
+// freed and the address handed out again names the new allocation.
+TEST_F(CudaModel, ALaunchAfterAReallocationAtTheSameAddressNamesTheNewAllocation) {
+  driver.kernels[0xabc] = kernel_description{"_Z1kPf", {{0, 8}}, true};
+  model.stream_created(here, stream_a, 0, 0);
+  model.allocated(here, 0x10000, 1024, memory_kind::device);
+  launch_on_a(model, 0x10100);
+  model.freed(here, 0x10000, free_mode::synchronizing);
+  model.allocated(here, 0x10000, 512, memory_kind::device);
+  launch_on_a(model, 0x10100);
+  const auto allocs = sink.all<alloc_record>();
+  ASSERT_EQ(allocs.size(), 2u);
+  const auto& launch = sink.last<kernel_launch>();
+  ASSERT_EQ(launch.accesses.size(), 1u);
+  EXPECT_EQ(launch.accesses[0].range.alloc, allocs[1].alloc);
+  EXPECT_EQ(launch.accesses[0].range.size, 512u - 0x100u);
+}
+
 TEST_F(CudaModel, AnnotationReplacesInferenceForTheNextLaunchOnly) {
   driver.kernels[0xabc] = kernel_description{"_Z1kPf", {{0, 8}}, true};
   model.stream_created(here, stream_a, 0, 0);

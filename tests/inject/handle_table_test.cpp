@@ -61,5 +61,33 @@ TEST(HandleTable, LiveHandlesAreNeverForgotten) {
   EXPECT_EQ(t.size(), 12u);
 }
 
+// Note [Recent handles]: a handle found (and so remembered) whose tombstone
+// is pushed out is unknown again, and its next create is what is found.
+TEST(HandleTable, AHandleRememberedIsForgottenWithItsTombstone) {
+  handle_table<stream_id> t(1);
+  t.create(0x10, stream_id{1});
+  ASSERT_NE(t.find(0x10), nullptr);
+  t.destroy(0x10);
+  EXPECT_TRUE(t.find(0x10)->destroyed);
+  t.create(0x20, stream_id{2});
+  t.destroy(0x20);  // pushes out 0x10's tombstone
+  EXPECT_EQ(t.find(0x10), nullptr);
+  t.create(0x10, stream_id{3});
+  ASSERT_NE(t.find(0x10), nullptr);
+  EXPECT_EQ(t.find(0x10)->id, stream_id{3});
+}
+
+// A copy remembers nothing of the table it was copied from: its entries are
+// its own.
+TEST(HandleTable, ACopyFindsItsOwnEntries) {
+  handle_table<stream_id> t;
+  t.create(0x10, stream_id{1});
+  ASSERT_NE(t.find(0x10), nullptr);
+  handle_table<stream_id> copy = t;
+  copy.create(0x10, stream_id{2});
+  EXPECT_EQ(copy.find(0x10)->id, stream_id{2});
+  EXPECT_EQ(t.find(0x10)->id, stream_id{1});
+}
+
 }  // namespace
 }  // namespace streamsan::injection
