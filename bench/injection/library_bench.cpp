@@ -13,12 +13,13 @@
 // a call between our components a direct call. In the library the driver
 // dlopens, every thread_local use outside the one per function that the
 // code arranges is a call to __tls_get_addr, and that is what the program's
-// thread pays on the GPU machine (one session's change cut 2,939 to 2,528
-// instructions a launch in the library, and showed less than half of that
-// in source_bench). This program measures the library as shipped, with the
-// session's defaults (its engine thread, stacks captured); run it under
-// `valgrind --tool=callgrind` for instructions a launch, which is what the
-// Meson benchmark `injection_library` cannot give on a loaded machine.
+// thread pays on the GPU machine. This program measures the library as
+// shipped, with the session's defaults (stacks captured, its engine
+// thread); `library-instructions.sh` next to it counts its instructions a
+// launch under callgrind, deterministically (the engine inline). On
+// 2026-11-30 that count went from 2,806 (77cf10c) to 2,192 for our
+// callbacks without the engine, where source_bench showed half of the
+// change: the thread_local lookups it cannot see.
 #include <dlfcn.h>
 #include <sanitizer.h>
 
