@@ -9,17 +9,12 @@ namespace {
 // the next blocks.
 constexpr std::size_t max_spare_blocks = 64;
 
-// A zero-sized allocation still owns its base address.
-bool holds(const allocation& a, std::uint64_t address) noexcept {
-  return address == a.base || address - a.base < a.size;
-}
-
 template <class Map>
 auto containing(const Map& m, std::uint64_t address) {
   auto it = m.upper_bound(address);
   if (it == m.begin()) return m.end();
   --it;
-  return holds(it->second, address) ? it : m.end();
+  return allocation_holds(it->second, address) ? it : m.end();
 }
 
 std::uint64_t end_of(const allocation& a) { return a.base + (a.size == 0 ? 1 : a.size); }
@@ -169,7 +164,7 @@ const allocation* allocation_map::find_block_at(std::uint64_t address,
   for (std::size_t i = 0; i < freed_ring_.size(); ++i) {
     const allocation& f = freed_block(i);
     if (f.died <= epoch) break;
-    if (holds(f, address) && f.born <= epoch) return &f;
+    if (allocation_holds(f, address) && f.born <= epoch) return &f;
   }
   return nullptr;
 }

@@ -70,6 +70,12 @@ struct address_hit {
   bool freed = false;
 };
 
+// Whether `address` lies in `a`: a zero-sized allocation still owns its
+// base address.
+inline bool allocation_holds(const allocation& a, std::uint64_t address) noexcept {
+  return address == a.base || address - a.base < a.size;
+}
+
 // What an inferred access takes of find()'s answer (Note [A word's lookup
 // copies three words]).
 struct address_extent {
@@ -231,9 +237,7 @@ class allocation_map {
   const allocation* recent_segment(std::uint64_t address) const noexcept {
     const recent_hit& slot = recent_.slots[recent_slot(address)];
     if (slot.epoch != epoch_ || slot.segment == nullptr) return nullptr;
-    const allocation& a = *slot.segment;
-    // A zero-sized allocation still owns its base address.
-    return address == a.base || address - a.base < a.size ? &a : nullptr;
+    return allocation_holds(*slot.segment, address) ? slot.segment : nullptr;
   }
 
   std::uint64_t epoch_ = 0;
