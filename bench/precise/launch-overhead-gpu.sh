@@ -137,7 +137,7 @@ run_once() {
   # Note [The program thread's own counts] (bench_cuda.h): launch_loop's
   # per-launch counts of its thread, one line a run.
   local counts
-  counts=$(grep -Eo 'thread_(instructions|cycles)_per_launch=[0-9.]+|thread_counters=[^ ]+' "$log" | tr '\n' ' ')
+  counts=$(grep -Eo 'thread_(instructions|cycles)_per_launch=[0-9.]+|thread_counters=.*' "$log" | tr '\n' ' ')
   [[ -n $counts ]] && echo "$label $counts" >>"$out/counters.txt"
   echo "$ms"
 }
@@ -191,13 +191,22 @@ if [[ -s $out/counters.txt ]]; then
   echo "== the program thread's user-mode counts per launch (Note [The program thread's own counts]): median (min-max)"
   echo "| configuration | runs | instructions | cycles |"
   echo "| --- | ---: | ---: | ---: |"
+  # The runs' values of counter $2 for configuration $1, one a line.
+  counts_of() { grep "^$1 " "$out/counters.txt" | grep -Eo "$2=[0-9.]+" | cut -d= -f2; }
+  # "median (min-max)" of counter $2 for $1, by stats() above; "-" if none.
+  summary_of() {
+    local values median low high
+    values=$(counts_of "$1" "$2")
+    [[ -n $values ]] || { echo "-"; return; }
+    read -r median low high <<<"$(stats <<<"$values")"
+    echo "$median ($low-$high)"
+  }
   for label in $configs; do
-    awk -v l="$label" '$1 == l {
-        for (i = 2; i <= NF; ++i) { split($i, kv, "="); if (kv[1] == "thread_instructions_per_launch") ins[++n] = kv[2] + 0; else if (kv[1] == "thread_cycles_per_launch") cyc[++m] = kv[2] + 0; else why = $i }
-      }
-      function med(a, k,   i, j, t) { for (i = 1; i <= k; ++i) for (j = i + 1; j <= k; ++j) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-                                   return k == 0 ? "-" : sprintf("%.0f (%.0f-%.0f)", (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2, a[1], a[k]) }
-      END { if (n + m + length(why) > 0) printf "| %s | %d | %s | %s |%s\n", l, n, med(ins, n), med(cyc, m), (why != "" ? " " why : "") }' "$out/counters.txt"
+    grep -q "^$label " "$out/counters.txt" || continue
+    why=$(grep "^$label " "$out/counters.txt" | grep -Eo 'thread_counters=.*' | head -1)
+    echo "| $label | $(counts_of "$label" thread_instructions_per_launch | wc -l) |" \
+      "$(summary_of "$label" thread_instructions_per_launch) |" \
+      "$(summary_of "$label" thread_cycles_per_launch) |${why:+ $why}"
   done
 fi
 
