@@ -13,12 +13,12 @@
 #include <unordered_set>
 
 #include "inject/capture/launch_decoding.h"
-#include "sanitizer/log/thread_state_ref.h"
 #include "inject/model/kernel_signature.h"
 #include "inject/sanitizer_api/launch_gate.h"
 #include "inject/sanitizer_api/launch_tracker.h"
 #include "inject/sanitizer_api/sanitizer_library.h"
 #include "sanitizer/log/printable_text.h"
+#include "sanitizer/log/thread_state_ref.h"
 
 namespace streamsan::injection {
 namespace sa = streamsan::sanitizer_api;
