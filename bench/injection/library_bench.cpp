@@ -32,43 +32,19 @@
 #include "tests/inject/driver_call_params.h"
 #include "tests/inject/fake_cuda_driver.h"
 #include "tests/inject/fake_sanitizer_api.h"
+#include "tests/inject/fake_sanitizer_calls.h"
 
 namespace {
 
 using namespace streamsan::injection::driver_calls;
+using namespace streamsan::injection::fake_calls;
 
 const auto ctx = reinterpret_cast<CUcontext>(0xc0);
 const auto module_a = reinterpret_cast<CUmodule>(0xa000);
 const auto add = reinterpret_cast<CUfunction>(0xadd0);
-const CUresult ok = CUDA_SUCCESS;
 
 void api(Sanitizer_CallbackId cbid, const char* name, const void* params) {
-  Sanitizer_CallbackData d{};
-  d.functionName = name;
-  d.functionParams = params;
-  d.context = ctx;
-  d.callbackSite = SANITIZER_API_ENTER;
-  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, cbid, &d);
-  d.callbackSite = SANITIZER_API_EXIT;
-  d.functionReturnValue = &ok;
-  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, cbid, &d);
-}
-
-// A cuLaunchKernel call's entry and exit, with `between` (the launch
-// callbacks of a patched module's kernel) in the middle when `measured`,
-// as the driver does.
-template <class Between>
-void launch_call(const launch_params& l, bool measured, Between between) {
-  Sanitizer_CallbackData d{};
-  d.functionName = "cuLaunchKernel";
-  d.functionParams = &l;
-  d.context = ctx;
-  d.callbackSite = SANITIZER_API_ENTER;
-  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuLaunchKernel, &d);
-  if (measured) between(l.hStream);
-  d.callbackSite = SANITIZER_API_EXIT;
-  d.functionReturnValue = &ok;
-  fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuLaunchKernel, &d);
+  deliver_api_call(SANITIZER_CB_DOMAIN_DRIVER_API, cbid, name, params, ctx);
 }
 
 int fail(const std::string& why) {
@@ -116,22 +92,6 @@ int main(int argc, char** argv) {
   void* args[2] = {&p, &q};
   int turn = 0;
   std::uintptr_t next_launch = 0x100;
-  // The first launches of a kernel on each stream are measured, which needs
-  // the launch callbacks of their patched module; once those launches are
-  // done the module is unpatched and launches take no launch callbacks
-  // (Note [Launch callbacks only while patched]).
-  const auto launch_callbacks = [&](CUstream s) {
-    Sanitizer_LaunchData l{};
-    l.context = ctx;
-    l.stream = s;
-    l.hStream = reinterpret_cast<Sanitizer_StreamHandle>(s);
-    l.module = module_a;
-    l.function = add;
-    l.functionName = "_Z3addPfPKf";
-    l.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(next_launch++);
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_BEGIN, &l);
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_END, &l);
-  };
   const auto launch = [&](long i, bool measured) {
     p = buffers[i % 8];
     q = buffers[(i + 1) % 8];
@@ -141,7 +101,16 @@ int main(int argc, char** argv) {
     l.grid_y = l.grid_z = l.block_y = l.block_z = 1;
     l.hStream = streams[turn];
     l.kernelParams = args;
-    launch_call(l, measured, launch_callbacks);
+    // The first launches of a kernel on each stream are measured, which
+    // needs the launch callbacks of their patched module; once those
+    // launches are done the module is unpatched and launches take none
+    // (Note [Launch callbacks only while patched]).
+    deliver_api_call(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuLaunchKernel,
+                     "cuLaunchKernel", &l, ctx, [&] {
+                       if (!measured) return;
+                       deliver_launch_callbacks(launch_data(ctx, l.hStream, module_a, add,
+                                                            "_Z3addPfPKf", next_launch++));
+                     });
     if ((i + 1) % 16 == 0) {
       event_record_params r{handover, streams[turn]};
       api(SANITIZER_CBID_DRIVER_API_cuEventRecord, "cuEventRecord", &r);

@@ -30,6 +30,7 @@
 #include "tests/inject/fake_cuda_driver.h"
 #include "tests/inject/fake_driver.h"
 #include "tests/inject/fake_sanitizer_api.h"
+#include "tests/inject/fake_sanitizer_calls.h"
 
 namespace streamsan::injection {
 namespace {
@@ -43,6 +44,7 @@ const auto handover = reinterpret_cast<CUevent>(0xe001);
 constexpr std::uint64_t buffers = 0x7e0000000000;
 
 using namespace driver_calls;  // tests/inject/driver_call_params.h
+using namespace fake_calls;    // tests/inject/fake_sanitizer_calls.h
 
 class source_launches {
  public:
@@ -98,9 +100,12 @@ class source_launches {
     p.grid_x = p.block_x = 256;
     p.hStream = stream();
     p.kernelParams = args_;
-    enter(SANITIZER_CBID_DRIVER_API_cuLaunchKernel, "cuLaunchKernel", &p);
-    if (launch_callbacks || busy_) launch_callbacks_of(p.hStream);
-    exit(SANITIZER_CBID_DRIVER_API_cuLaunchKernel, "cuLaunchKernel", &p);
+    deliver_api_call(SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CBID_DRIVER_API_cuLaunchKernel,
+                     "cuLaunchKernel", &p, ctx, [&] {
+                       if (!launch_callbacks && !busy_) return;
+                       deliver_launch_callbacks(launch_data(ctx, p.hStream, module_a, add,
+                                                            "_Z3addPfPKf", next_launch_++));
+                     });
     if (++i_ % 16 == 0 && !one_stream_) {
       event_record_params r{handover, stream()};
       api(SANITIZER_CBID_DRIVER_API_cuEventRecord, "cuEventRecord", &r);
@@ -114,36 +119,8 @@ class source_launches {
 
  private:
   CUstream stream() const { return turn_ % 2 == 0 ? stream_1 : stream_2; }
-  void enter(Sanitizer_CallbackId cbid, const char* name, const void* params) {
-    d_ = Sanitizer_CallbackData{};
-    d_.callbackSite = SANITIZER_API_ENTER;
-    d_.functionName = name;
-    d_.functionParams = params;
-    d_.context = ctx;
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, cbid, &d_);
-  }
-  void exit(Sanitizer_CallbackId cbid, const char* name, const void* params) {
-    d_.callbackSite = SANITIZER_API_EXIT;
-    d_.functionName = name;
-    d_.functionParams = params;
-    d_.functionReturnValue = &ok_;
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_DRIVER_API, cbid, &d_);
-  }
   void api(Sanitizer_CallbackId cbid, const char* name, const void* params) {
-    enter(cbid, name, params);
-    exit(cbid, name, params);
-  }
-  void launch_callbacks_of(CUstream s) {
-    Sanitizer_LaunchData l{};
-    l.context = ctx;
-    l.stream = s;
-    l.hStream = reinterpret_cast<Sanitizer_StreamHandle>(s);
-    l.module = module_a;
-    l.function = add;
-    l.functionName = "_Z3addPfPKf";
-    l.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(next_launch_++);
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_BEGIN, &l);
-    fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_END, &l);
+    deliver_api_call(SANITIZER_CB_DOMAIN_DRIVER_API, cbid, name, params, ctx);
   }
 
   bool busy_;
@@ -155,8 +132,6 @@ class source_launches {
   no_call_sites sites_;
   api_dispatcher dispatcher_{model_, sites_};
   std::unique_ptr<sanitizer_source> source_;
-  Sanitizer_CallbackData d_{};
-  const CUresult ok_ = CUDA_SUCCESS;
   std::uint64_t p_ = 0, q_ = 0;
   void* args_[2] = {&p_, &q_};
   std::uint64_t i_ = 0, turn_ = 0;

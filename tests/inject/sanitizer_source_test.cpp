@@ -28,6 +28,7 @@
 #include "tests/inject/fake_cuda_driver.h"
 #include "tests/inject/fake_driver.h"
 #include "tests/inject/fake_sanitizer_api.h"
+#include "tests/inject/fake_sanitizer_calls.h"
 #include "tests/inject/sanitizer_test_handles.h"
 
 namespace streamsan::injection {
@@ -92,18 +93,11 @@ class SanitizerSource : public ::testing::Test {
   // the driver's own work would (a module load's callbacks, a wait).
   void api(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const char* name,
            const void* params, const std::function<void()>& inside = {}) {
-    Sanitizer_CallbackData d{};
-    d.callbackSite = SANITIZER_API_ENTER;
-    d.functionName = name;
-    d.functionParams = params;
-    d.context = ctx;
-    fake_sanitizer_deliver(domain, cbid, &d);
-    if (inside) inside();
-    const CUresult ok = CUDA_SUCCESS;
-    d.callbackSite = SANITIZER_API_EXIT;
-    d.functionReturnValue = &ok;
-    fake_sanitizer_deliver(domain, cbid, &d);
+    fake_calls::deliver_api_call(domain, cbid, name, params, ctx, [&] {
+      if (inside) inside();
+    });
   }
+
 
   // The entry and the exit of one cuLaunchKernel of fill(buffer + offset,
   // n), apart, so that a test can put other calls between them.
@@ -132,13 +126,7 @@ class SanitizerSource : public ::testing::Test {
   // The launch callbacks and the call's exit; the "kernel" writes its bytes
   // through the table it was given, if any. Returns whether it got one.
   bool launch_exit(launch_call& c, std::uint64_t bytes) {
-    c.l.context = ctx;
-    c.l.stream = c.p.hStream;
-    c.l.hStream = reinterpret_cast<Sanitizer_StreamHandle>(c.p.hStream);
-    c.l.module = module_a;
-    c.l.function = fill;
-    c.l.functionName = "_Z4fillPfi";
-    c.l.hLaunch = reinterpret_cast<Sanitizer_LaunchHandle>(next_launch++);
+    c.l = fake_calls::launch_data(ctx, c.p.hStream, module_a, fill, "_Z4fillPfi", next_launch++);
     fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_BEGIN, &c.l);
     auto* table = static_cast<const sp::table_view*>(fake_sanitizer_userdata(c.l.hLaunch));
     if (table != nullptr) sp::record_span(*table, c.out, bytes, sp::footprint_kind::write);
