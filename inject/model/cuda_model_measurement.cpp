@@ -2,6 +2,7 @@
 // measurement, and what a measurement becomes (Note [Measured footprints
 // arrive late], Note [Learned access modes], Note [Looking up the past]).
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include "inject/model/cuda_model.h"
@@ -11,6 +12,16 @@ namespace {
 
 // The measured launch the calling thread's next kernel_launched() is.
 thread_local std::uint64_t expected_measurement = 0;
+// Note [A thread-local looked at only when it can hold something]
+// (launch_tracker.cpp): the threads whose expected_measurement is set.
+std::atomic<std::uint32_t> threads_expecting{0};
+
+void set_expected_launch(std::uint64_t id) noexcept {
+  std::uint64_t& expected = expected_measurement;
+  if (expected == 0 && id != 0) threads_expecting.fetch_add(1, std::memory_order_relaxed);
+  if (expected != 0 && id == 0) threads_expecting.fetch_sub(1, std::memory_order_relaxed);
+  expected = id;
+}
 // The measured nodes of the calling thread's next graph_launched() (Note
 // [Thread state without a TLS wrapper]: trivially constructed).
 struct expected_graph_nodes {
@@ -35,12 +46,18 @@ void cuda_model::set_footprint_resolver(precise::footprint_resolver* resolver) n
   resolver_ = resolver;
 }
 
-void cuda_model::expect_measured_launch(std::uint64_t id) noexcept { expected_measurement = id; }
+void cuda_model::expect_measured_launch(std::uint64_t id) noexcept { set_expected_launch(id); }
 
-void cuda_model::clear_expected_measured_launch() noexcept { expected_measurement = 0; }
+void cuda_model::clear_expected_measured_launch() noexcept {
+  if (threads_expecting.load(std::memory_order_relaxed) == 0) return;
+  set_expected_launch(0);
+}
 
 std::uint64_t cuda_model::take_expected_measured_launch() noexcept {
-  return std::exchange(expected_measurement, 0);
+  if (threads_expecting.load(std::memory_order_relaxed) == 0) return 0;
+  const std::uint64_t taken = expected_measurement;
+  set_expected_launch(0);
+  return taken;
 }
 
 void cuda_model::expect_measured_graph_launch(

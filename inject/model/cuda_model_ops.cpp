@@ -69,6 +69,7 @@
 // Python dispatch mode and a hook without the tracker (another allocator
 // backend): their outputs come from op_ended().
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include "inject/model/cuda_model.h"
@@ -121,6 +122,9 @@ struct operator_state {
 // plain `operator_state& me = op;` is not enough (Note [One look at the
 // thread's state]).
 thread_local operator_state op;
+// Note [A thread-local looked at only when it can hold something]
+// (launch_tracker.cpp): the threads whose `op.depth` is not zero.
+std::atomic<std::uint32_t> threads_in_operators{0};
 
 // The span of `spans` that holds the word's address, if any.
 const access* span_holding(std::span<const access> spans, const pointer_word& w) {
@@ -159,7 +163,10 @@ void settle(const held_launch& h, std::span<const access> spans, std::vector<acc
 
 }  // namespace
 
-bool cuda_model::in_operator() noexcept { return op.depth > 0; }
+bool cuda_model::in_operator() noexcept {
+  if (threads_in_operators.load(std::memory_order_relaxed) == 0) return false;
+  return op.depth > 0;
+}
 
 void cuda_model::add_op_spans_locked(std::span<const annotated_range> ranges,
                                      std::vector<access>& out) const {
@@ -208,10 +215,12 @@ void cuda_model::op_began(std::span<const annotated_range> inputs, op_outputs ou
   operator_state& me = thread_state_ref(op);  // Note [One look at the operator state]
   std::lock_guard lock(mutex_);
   if (me.model != this) {
+    if (me.depth > 0) threads_in_operators.fetch_sub(1, std::memory_order_relaxed);
     me = operator_state{};
     me.model = this;
   }
   if (me.depth++ == 0) {
+    threads_in_operators.fetch_add(1, std::memory_order_relaxed);
     me.spans.clear();
     me.held_count = 0;
     me.expects_outputs = false;
@@ -234,6 +243,7 @@ void cuda_model::op_ended(std::span<const annotated_range> outputs) {
     if (me.model != this || me.depth == 0) return;  // unbalanced: ignored
     add_op_spans_locked(outputs, me.spans);
     if (--me.depth > 0) return;  // the outer operator settles
+    threads_in_operators.fetch_sub(1, std::memory_order_relaxed);
     resolver = resolver_;
     settled = me.held_count;
     if (me.settled.size() < settled) me.settled.resize(settled);

@@ -1,5 +1,6 @@
 #include "inject/precise/footprint_resolver.h"
 
+#include <atomic>
 #include <variant>
 
 namespace streamsan::precise {
@@ -12,6 +13,17 @@ struct thread_expectation {
   bool graph = false;  // a graph_instantiate, not a kernel_launch
 };
 thread_local thread_expectation expected;
+// Note [A thread-local looked at only when it can hold something]
+// (launch_tracker.cpp): the threads whose `expected` has an owner.
+std::atomic<std::uint32_t> threads_awaiting{0};
+
+void set_expected(const thread_expectation& e) noexcept {
+  thread_expectation& mine = expected;
+  const bool was = mine.owner != nullptr, is = e.owner != nullptr;
+  if (!was && is) threads_awaiting.fetch_add(1, std::memory_order_relaxed);
+  if (was && !is) threads_awaiting.fetch_sub(1, std::memory_order_relaxed);
+  mine = e;
+}
 
 }  // namespace
 
@@ -22,7 +34,7 @@ void footprint_resolver::add_downstream(record_sink& sink) {
 
 footprint_resolver::token footprint_resolver::await_next(bool graph) {
   const token t = last_token_.fetch_add(1, std::memory_order_relaxed) + 1;
-  expected = {this, t, graph};
+  set_expected({this, t, graph});
   return t;
 }
 
@@ -31,7 +43,9 @@ footprint_resolver::token footprint_resolver::await_next_launch() { return await
 footprint_resolver::token footprint_resolver::await_next_graph() { return await_next(true); }
 
 void footprint_resolver::cancel_await() noexcept {
-  if (expected.owner == this) expected = {};
+  if (threads_awaiting.load(std::memory_order_relaxed) != 0 && expected.owner == this) {
+    set_expected({});
+  }
 }
 
 void footprint_resolver::deliver(const record& r) {
@@ -51,10 +65,13 @@ void footprint_resolver::deliver(const record& r) {
 // back at the front, under the lock, as before.
 void footprint_resolver::on_record(const record& r) {
   token awaiting = 0;
-  if (expected.owner == this && (expected.graph ? std::holds_alternative<graph_instantiate>(r.body)
-                                                : std::holds_alternative<kernel_launch>(r.body))) {
-    awaiting = expected.t;
-    expected = {};
+  if (threads_awaiting.load(std::memory_order_relaxed) != 0) {
+    const thread_expectation mine = expected;
+    if (mine.owner == this && (mine.graph ? std::holds_alternative<graph_instantiate>(r.body)
+                                          : std::holds_alternative<kernel_launch>(r.body))) {
+      awaiting = mine.t;
+      set_expected({});
+    }
   }
   if (awaiting == 0 && quiet_.load(std::memory_order_acquire)) {
     try {

@@ -369,9 +369,16 @@ std::optional<launch_tracker::table> launch_tracker::cleared_table_locked(
   return t;
 }
 
+// Clears the thread's launch, keeping threads_with_tables_ its count.
+void launch_tracker::forget_this_threads_launch() noexcept {
+  thread_launch& me = this_thread;
+  if (me.began) threads_with_tables_.fetch_sub(1, std::memory_order_relaxed);
+  me = thread_launch{};
+}
+
 void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measure,
                                   std::uint32_t slot_estimate) {
-  this_thread = thread_launch{};
+  forget_this_threads_launch();
   std::lock_guard lock(mutex_);
   const bool patched = patched_.count(launch.module) != 0;
   if (!measure || !patched) {
@@ -397,6 +404,7 @@ void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measu
     return;
   }
   ++handed_out_[launch.module];
+  threads_with_tables_.fetch_add(1, std::memory_order_relaxed);
   this_thread = thread_launch{true,           false,          launch.function,
                               launch.module,  launch.stream,  launch.context,
                               launch.hStream, t->device,      t->layout,
@@ -425,7 +433,24 @@ void launch_tracker::launch_end(const Sanitizer_LaunchData& launch) {
 // launch on another thread (api_tour's workers). Pollers are serialized by
 // poll_mutex_ instead, which keeps footprints in launch order and guards
 // the private streams.
+// Note [A thread-local looked at only when it can hold something]
+// In the library the driver dlopens, each thread_local costs a call to
+// __tls_get_addr (Note [One look at the thread's state]), and a steady
+// launch of the default mode looked up several that could hold nothing:
+// this thread's launch (a table is handed out only to a measured launch),
+// the model's operator state (only the PyTorch support opens operators),
+// the launch the model expects to be measured, and the resolver's awaited
+// token. Each now has a process-wide count of the threads whose state is
+// set, and is looked up only when that count is not zero. A thread raises
+// the count before it sets its own state and lowers it after clearing it,
+// so a thread whose state is set always sees a count of at least one (its
+// own writes, in its program order: relaxed is enough); other threads'
+// counts only cost a lookup that finds nothing. An attempt to reach these
+// through one initial-exec pointer instead (docs/injection.md) could not
+// be kept: a module with any initial-exec TLS has all of its TLS put in
+// glibc's static surplus, and ours is 2 KiB, so dlopen refused it.
 std::optional<launch_tracker::launch_id> launch_tracker::launched() {
+  if (threads_with_tables_.load(std::memory_order_relaxed) == 0) return std::nullopt;
   thread_launch& me = this_thread;
   if (!me.ended) {
     // Every API call's exit comes here: the common case (no launch began)
@@ -436,11 +461,12 @@ std::optional<launch_tracker::launch_id> launch_tracker::launched() {
         --handed_out_[me.module];
         release_locked(table{me.table_device, me.layout, me.ctx, me.generation});
       }
-      me = thread_launch{};
+      forget_this_threads_launch();
     }
     return std::nullopt;
   }
   const thread_launch l = std::exchange(me, thread_launch{});
+  threads_with_tables_.fetch_sub(1, std::memory_order_relaxed);
   const CUevent done = event_after(l.ctx, l.generation, l.stream, l.hstream);
   std::lock_guard lock(mutex_);
   --handed_out_[l.module];
@@ -592,7 +618,7 @@ void launch_tracker::null_function_data_locked(CUfunction f) {
 
 void launch_tracker::graph_node_unmeasured(const Sanitizer_LaunchData& launch,
                                            std::uintptr_t exec, std::uintptr_t node) {
-  this_thread = thread_launch{};
+  forget_this_threads_launch();
   std::lock_guard lock(mutex_);
   if (patched_.count(launch.module) != 0) null_node_launch_data_locked(launch, exec, node);
 }

@@ -386,6 +386,11 @@ class launch_tracker {
   context_generations contexts_;
   driver_pinning pinning_{driver_, contexts_};  // before the scratches: they unpin through it
   mutable std::mutex mutex_;
+  // Note [A thread-local looked at only when it can hold something]: the
+  // threads whose launch_begin handed them a table not yet taken back by
+  // launched().
+  std::atomic<std::uint32_t> threads_with_tables_{0};
+  void forget_this_threads_launch() noexcept;
   std::mutex poll_mutex_;  // one poller at a time (Note [Sanitizer calls outside our lock])
   // Note [Decoding reuses its buffers], Note [Decoded on a thread of its
   // own]: the scratches, each with one launch's read-back from its fetch to
