@@ -201,10 +201,7 @@ launch_tracker::patch_outcome launch_tracker::patch_module(
   return patch_outcome::patched;
 }
 
-bool launch_tracker::is_patched(CUmodule module) const {
-  // The default mode's steady state patches nothing: every launch asks, and
-  // need not take the lock to hear no.
-  if (patched_count_.load(std::memory_order_acquire) == 0) return false;
+bool launch_tracker::patched_set_holds(CUmodule module) const {
   std::lock_guard lock(mutex_);
   return patched_.count(module) != 0;
 }
@@ -449,8 +446,7 @@ void launch_tracker::launch_end(const Sanitizer_LaunchData& launch) {
 // through one initial-exec pointer instead (docs/injection.md) could not
 // be kept: a module with any initial-exec TLS has all of its TLS put in
 // glibc's static surplus, and ours is 2 KiB, so dlopen refused it.
-std::optional<launch_tracker::launch_id> launch_tracker::launched() {
-  if (threads_with_tables_.load(std::memory_order_relaxed) == 0) return std::nullopt;
+std::optional<launch_tracker::launch_id> launch_tracker::this_threads_launch() {
   thread_launch& me = this_thread;
   if (!me.ended) {
     // Every API call's exit comes here: the common case (no launch began)

@@ -149,7 +149,11 @@ class launch_tracker {
   // (Note [A module-loaded callback waits a bounded time]).
   patch_outcome patch_module(CUcontext ctx, CUmodule module, std::string& why,
                              std::optional<std::chrono::milliseconds> wait = std::nullopt);
-  bool is_patched(CUmodule module) const;
+  // The default mode's steady state patches nothing: every launch asks,
+  // and hears no without a call or the lock.
+  bool is_patched(CUmodule module) const {
+    return patched_count_.load(std::memory_order_acquire) != 0 && patched_set_holds(module);
+  }
   // Removes the patches once no measured launch of the module is in flight;
   // false (and nothing done) while one is.
   bool unpatch_module(CUmodule module, std::string& why);
@@ -176,7 +180,12 @@ class launch_tracker {
   void launch_end(const Sanitizer_LaunchData& launch);
   // At the exit of the API call that launched, on the launching thread: the
   // measured launch it made, now in flight; nullopt when it made none.
-  std::optional<launch_id> launched();
+  // Every API call's exit asks; only a thread handed a table can have one
+  // (Note [A thread-local looked at only when it can hold something]).
+  std::optional<launch_id> launched() {
+    if (threads_with_tables_.load(std::memory_order_relaxed) == 0) return std::nullopt;
+    return this_threads_launch();
+  }
 
   // ---- graph kernel nodes (Note [Which graph nodes are measured]) ----
   // A graph node callback (GRAPHS_NODE_LAUNCH_BEGIN, kernel nodes), on the
@@ -391,6 +400,8 @@ class launch_tracker {
   // launched().
   std::atomic<std::uint32_t> threads_with_tables_{0};
   void forget_this_threads_launch() noexcept;
+  std::optional<launch_id> this_threads_launch();
+  bool patched_set_holds(CUmodule module) const;
   std::mutex poll_mutex_;  // one poller at a time (Note [Sanitizer calls outside our lock])
   // Note [Decoding reuses its buffers], Note [Decoded on a thread of its
   // own]: the scratches, each with one launch's read-back from its fetch to
