@@ -248,6 +248,15 @@ void queued_sink::copy_launch(slot& s, const record_header& header, const kernel
   s.r.body = copy;
 }
 
+bool queued_sink::launch_copy_is_complete() {
+  const access one{};
+  kernel_launch k{stream_id{1}, string_id{1}, std::span<const access>(&one, 1)};
+  payload_size general;
+  visit_fields(general, k);
+  // copy_launch's room for the accesses (the same as the general copy's list).
+  return general.bytes() == k.accesses.size_bytes() + alignof(access);
+}
+
 std::byte* queued_sink::payload_of(slot& s, std::size_t bytes) {
   bool grew = false;
   std::byte* arena = s.payload(bytes, grew);

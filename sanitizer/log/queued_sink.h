@@ -122,6 +122,11 @@ class queued_sink final : public record_sink {
 
   bool on_consumer_thread() const noexcept;
   queued_sink_statistics statistics() const noexcept;
+  // Note [A launch goes straight into its slot]: whether the launch's own
+  // copy moves all that the general copy would (its accesses, and nothing
+  // else to move). A test holds it true; a payload field added to
+  // kernel_launch makes it false until copy_launch moves it too.
+  static bool launch_copy_is_complete();
 
  private:
   struct slot;
