@@ -51,7 +51,12 @@
 # the spread between processes; about 5 minutes), handoff (whether CUPTI,
 # subscribed first, can hand the calls over to the Compute Sanitizer API in
 # one process: bench/precise/probe_cupti_handoff.cpp; launch_loop under the
-# probe with PROBE_HANDOFF, counting and measuring; seconds).
+# probe with PROBE_HANDOFF, counting and measuring; seconds), inproc (the
+# launch loop's price of our launch path inside one process: launch_loop
+# with LAUNCH_LOOP_ALTERNATE=INPROC_PAIRS (default 10) under `streamsan run`
+# and STREAMSAN_BENCH_PAUSE=1, INPROC_PROCESSES processes (default 5) of
+# INPROC_LAUNCHES launches (default 420000): Note [Launches paused for a
+# benchmark]; about 30 seconds).
 # The archive is
 # unpacked once per machine into /tmp/ss; a newer archive replaces it.
 set -u
@@ -84,6 +89,7 @@ summarize() {  # summarize PART LOG
     rf) grep -E 'exit [0-9]+, |^samples:|not staged' "$2" | short ;;
     wall) grep -E '^\||round|missing' "$2" | short ;;
     handoff) grep -E '^== |^probe|elapsed|^exit' "$2" | short ;;
+    inproc) grep -E '^alternate|^exit|^median' "$2" | sed 's/ on_ms=.* ratios=/ ratios=/' | short ;;
     alt) grep -E '^\||^process .*(ratio|no ratio)|^round .*(nan|no timing)|^== ' "$2" | short ;;
   esac
 }
@@ -125,9 +131,17 @@ for part in "$@"; do
                   echo "exit $?"
                 done
               done) >"$log" 2>&1 ;;
+    inproc) (cd "$root/probe" && for r in $(seq "${INPROC_PROCESSES:-5}"); do
+               STREAMSAN_BENCH_PAUSE=1 LAUNCH_LOOP_ALTERNATE=${INPROC_PAIRS:-10} \
+                 timeout 120 ./streamsan run -- ./launch_loop "${INPROC_LAUNCHES:-420000}"
+               echo "exit $?"
+             done
+             grep -h '^alternate' "$log" 2>/dev/null | sed 's/.*median_ratio=//' | sort -n |
+               awk '{ v[NR] = $1 } END { if (NR) printf "median of the processes'"'"' median ratios: %s (%d processes)\n", v[int((NR + 1) / 2)], NR }'
+            ) >"$log" 2>&1 ;;
     nodes) (cd "$root/probe" && CUDA_INJECTION64_PATH=$root/probe/libprobe_inject.so PROBE_MODE=graphs \
               PROBE_PRINT=1 PROBE_GRAPH_FUNCDATA=1 timeout 60 ./graph_repeat) >"$log" 2>&1 ;;
-    *) echo "run-all.sh: unknown part '$part' (int, acc, extra, wide, torch, probe, pipe, prof, profloop, nodes, mlp, churn, rf, wall, alt, handoff)"; exit 2 ;;
+    *) echo "run-all.sh: unknown part '$part' (int, acc, extra, wide, torch, probe, pipe, prof, profloop, nodes, mlp, churn, rf, wall, alt, handoff, inproc)"; exit 2 ;;
   esac
   echo "exit $? after $(( $(date +%s) - start )) s" >>"$log"
   { echo "################ $part: $(tail -1 "$log")"; summarize "$part" "$log"; } >"$logs/$part.summary"

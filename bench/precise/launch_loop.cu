@@ -4,10 +4,20 @@
 // and a wait hand over to the other. Correct (every batch is ordered after
 // the one before). Prints the time of the loop, and with LAUNCH_LOOP_RSS_EVERY=N
 // the process's resident memory after every N launches (the library's
-// memory over a long run; launch-overhead-gpu.sh).
+// memory over a long run; launch-overhead-gpu.sh). With
+// LAUNCH_LOOP_ALTERNATE=P under `streamsan run` and STREAMSAN_BENCH_PAUSE=1,
+// it also times the loop in 2P blocks, streamsan's modelling of launches on
+// in one block of each pair and paused in the other (Note [Launches paused
+// for a benchmark] in inject/sanitizer_api/sanitizer_source.cpp): the
+// price of our launch path measured inside one process.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "bench/precise/bench_cuda.h"
 
@@ -28,6 +38,83 @@ void print_rss(int launches) {
   std::fflush(stdout);
 }
 
+using pause_fn = int (*)(int);
+
+// The injection library's pause, when it is the library loaded and allows it.
+pause_fn find_pause() {
+  const char* path = std::getenv("CUDA_INJECTION64_PATH");
+  if (path == nullptr || *path == '\0') return nullptr;
+  void* lib = dlopen(path, RTLD_NOLOAD | RTLD_LAZY);
+  if (lib == nullptr) return nullptr;
+  auto* pause = reinterpret_cast<pause_fn>(dlsym(lib, "streamsan_inject_bench_pause_launches"));
+  dlclose(lib);  // the driver keeps it loaded
+  return pause;
+}
+
+// Blocks of launches alternately modelled and paused, in pairs whose order
+// turns each pair (on-off, off-on, ...), each block's time on the host.
+class alternation {
+ public:
+  alternation(int pairs, int total, int batch) : pairs_(pairs) {
+    if (pairs_ <= 0) return;
+    // One block more, first: a warm-up, modelled and not timed.
+    block_ = total / (2 * pairs_ + 1) / batch * batch;
+    pause_ = find_pause();
+    if (block_ == 0 || pause_ == nullptr || pause_(0) != 1) {
+      std::printf("alternate refused: %s\n", block_ == 0 ? "too few launches for the pairs"
+                                                      : "no streamsan pause (STREAMSAN_BENCH_PAUSE=1 "
+                                                        "under streamsan run?)");
+      pairs_ = 0;
+    }
+  }
+  bool on() const { return pairs_ > 0; }
+  // After launch i: at the end of the warm-up and of each timed block.
+  void after(int i) {
+    if (!on() || (i + 1) % block_ != 0 || k_ > 2 * pairs_) return;
+    if (k_ > 0) {
+      const auto now = std::chrono::steady_clock::now();
+      const double ms = std::chrono::duration<double, std::milli>(now - start_).count();
+      (modelled(k_ - 1) ? on_ms_ : off_ms_).push_back(ms);
+    }
+    if (k_ < 2 * pairs_) {
+      set(k_);
+    } else {
+      pause_(0);
+    }
+    ++k_;
+    start_ = std::chrono::steady_clock::now();
+  }
+  void print() const {
+    if (!on()) return;
+    std::vector<double> ratios;
+    for (std::size_t p = 0; p < on_ms_.size() && p < off_ms_.size(); ++p) {
+      ratios.push_back(on_ms_[p] / off_ms_[p]);
+    }
+    std::printf("alternate pairs=%d block=%d on_ms=", pairs_, block_);
+    for (double v : on_ms_) std::printf("%.3f,", v);
+    std::printf(" off_ms=");
+    for (double v : off_ms_) std::printf("%.3f,", v);
+    std::printf(" ratios=");
+    for (double v : ratios) std::printf("%.4f,", v);
+    std::sort(ratios.begin(), ratios.end());
+    const double median = ratios.empty() ? 0.0 : ratios[ratios.size() / 2];
+    std::printf(" median_ratio=%.4f\n", median);
+  }
+
+ private:
+  // Timed block k (0-based, after the warm-up) of pair k / 2: the modelled
+  // one first in even pairs.
+  static bool modelled(int k) { return (k % 2 == 0) == ((k / 2) % 2 == 0); }
+  void set(int k) { pause_(modelled(k) ? 0 : 1); }
+
+  int pairs_;
+  int block_ = 0;
+  int k_ = 0;
+  pause_fn pause_ = nullptr;
+  std::chrono::steady_clock::time_point start_;
+  std::vector<double> on_ms_, off_ms_;
+};
+
 int main(int argc, char** argv) {
   const int total = argc > 1 ? std::atoi(argv[1]) : 200000;
   const char* every_text = std::getenv("LAUNCH_LOOP_RSS_EVERY");
@@ -38,6 +125,8 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&b, floats * sizeof(float)));
     CHECK(cudaMemset(b, 0, floats * sizeof(float)));
   }
+  const char* alternate_text = std::getenv("LAUNCH_LOOP_ALTERNATE");
+  alternation alternate(alternate_text ? std::atoi(alternate_text) : 0, total, batch);
   thread_counters counts;
   const double ms = handoff_loop_ms(
       total, batch,
@@ -46,11 +135,13 @@ int main(int argc, char** argv) {
       },
       [&](int i) {
         if (rss_every > 0 && (i + 1) % rss_every == 0) print_rss(i + 1);
+        alternate.after(i);
       },
       &counts);
   std::printf("launch_loop launches=%d elapsed_ms=%.3f us_per_launch=%.3f", total, ms,
               ms * 1000.0 / total);
   print_thread_counts(counts, total);
   std::printf("\n");
+  alternate.print();
   return 0;
 }

@@ -43,6 +43,11 @@ struct thread_state {
   api_domain hold_domain = api_domain::runtime;
   std::uint32_t hold_cbid = 0;
   bool ptds_launch = false;  // the launch call in progress is on that stream
+  // Note [Launches paused for a benchmark]: the launch call in progress
+  // passes through; its exit (this domain and cbid) lets it go.
+  bool paused_launch = false;
+  api_domain paused_domain = api_domain::runtime;
+  std::uint32_t paused_cbid = 0;
   // What the held launch call adds to the lists of work that may run, at its
   // exit (Note [Stamped at the launch call's exit]).
   enum class pending_kind : std::uint8_t { none, module_stream, own_default_stream, graph_stream };
@@ -248,6 +253,10 @@ struct sanitizer_source::impl {
   std::map<std::uint64_t, std::uint64_t> ptds_pending;
   std::atomic<bool> any_ptds_pending{false};
   std::atomic<std::uint64_t> launch_seq{0};
+  std::atomic<bool> launches_paused{false};  // Note [Launches paused for a benchmark]
+  void pause_launch(thread_state& me, api_domain domain, std::uint32_t cbid);
+  void end_paused_launch(thread_state& me, api_domain domain, std::uint32_t cbid,
+                         const api_call& call);
   std::atomic<std::uint64_t> next_thread_id{0};
   std::atomic<std::uint64_t> transitions_deferred{0};
   std::atomic<std::uint64_t> unpatched_at_synchronize{0};
@@ -441,11 +450,19 @@ void sanitizer_source::impl::on_api(thread_state& me, api_domain domain, std::ui
   const api_call call{domain, cbid,
                       d.callbackSite == SANITIZER_API_ENTER ? api_site::entry : api_site::exit,
                       d.functionParams, d.functionReturnValue, d.functionName};
+  if (me.paused_launch) [[unlikely]] {
+    end_paused_launch(me, domain, cbid, call);
+    return;
+  }
   if (call.site == api_site::entry) {
     // Note [Nothing of ours while a stream captures]
     if (tracker.in_flight() > 0 && !model.any_capture_active()) poll(false);
     // A driver launch nested in a runtime launch is the same launch.
     if (const auto request = me.in_launch_call ? std::nullopt : decode_launch(call)) {
+      if (launches_paused.load(std::memory_order_relaxed)) [[unlikely]] {
+        pause_launch(me, domain, cbid);
+        return;
+      }
       me.launch_domain = domain;
       me.launch_cbid = cbid;
       if (request->stream == nullptr && is_per_thread_variant(d.functionName)) {
@@ -478,6 +495,41 @@ void sanitizer_source::impl::on_api(thread_state& me, api_domain domain, std::ui
     return;
   }
   on_api_exit(me, call);
+}
+
+// Note [Launches paused for a benchmark]
+// A launch-bound program's cost under streamsan moves by 20-30% between
+// processes on the GPU machine, more than a change of ours, while inside
+// one process the same work repeats within a few percent. So a benchmark
+// (bench/precise/launch_loop.cu, LAUNCH_LOOP_ALTERNATE) may switch the
+// modelling of kernel launches off and on between blocks of launches,
+// through streamsan_inject_bench_pause_launches, which refuses unless
+// STREAMSAN_BENCH_PAUSE=1: a paused launch is neither recorded nor checked
+// (a false negative by design). Its callbacks still come, so the paused
+// blocks cost the subscriber, this check and the callback's entry: a floor
+// measured in the same process. Everything else (events, waits, copies)
+// is modelled throughout, so the log stays in order for the launches that
+// are. A paused launch does not hold `launching` either: it is no launch of
+// ours to keep a module change away from, and the benchmark makes no
+// module changes while paused (its modules are settled).
+void sanitizer_source::impl::pause_launch(thread_state& me, api_domain domain,
+                                          std::uint32_t cbid) {
+  me.paused_launch = true;
+  me.paused_domain = domain;
+  me.paused_cbid = cbid;
+}
+
+// The calls nested in a paused launch (a runtime launch's driver launch)
+// pass too.
+void sanitizer_source::impl::end_paused_launch(thread_state& me, api_domain domain,
+                                               std::uint32_t cbid, const api_call& call) {
+  if (call.site == api_site::exit && me.paused_domain == domain && me.paused_cbid == cbid) {
+    me.paused_launch = false;
+  }
+}
+
+void sanitizer_source::pause_launches(bool paused) noexcept {
+  impl_->launches_paused.store(paused, std::memory_order_relaxed);
 }
 
 void sanitizer_source::impl::on_api_exit(thread_state& me, const api_call& call) {

@@ -147,6 +147,9 @@ class sanitizer_source {
   // The next `launches` launches of kernels with this name (the model's
   // short name) are measured (Note [Which launches are measured]).
   void measure_kernel(std::string_view name, unsigned launches);
+  // Benchmarks only (Note [Launches paused for a benchmark]): while paused,
+  // kernel launch calls pass through unmodelled and unchecked.
+  void pause_launches(bool paused) noexcept;
   // Reads back every measured launch still in flight and waits until the
   // model has every footprint (at exit, before the report). Callbacks keep
   // coming until the dispatcher is stopped.

@@ -3,7 +3,9 @@
 #include <link.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "include/streamsan/annotate.h"
 #include "inject/session/process_session.h"
@@ -67,4 +69,15 @@ STREAMSAN_EXPORT void streamsan_inject_host_access(const void* address, size_t s
       {reinterpret_cast<std::uint64_t>(address), size, mode_of(mode)}};
   s->model().host_accessed(s->capture_call_site(), r,
                            label ? label : "host access");
+}
+
+// Benchmarks only (Note [Launches paused for a benchmark] in
+// sanitizer_source.cpp): 1 when applied; 0 unless STREAMSAN_BENCH_PAUSE=1
+// and the Sanitizer API source runs.
+STREAMSAN_EXPORT int streamsan_inject_bench_pause_launches(int paused) {
+  const char* enabled = std::getenv("STREAMSAN_BENCH_PAUSE");
+  if (enabled == nullptr || std::string_view(enabled) != "1") return 0;
+  auto* s = process_session::current();
+  if (s == nullptr) return 0;
+  return s->pause_launches_for_benchmark(paused != 0) ? 1 : 0;
 }

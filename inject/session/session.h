@@ -141,6 +141,9 @@ class session {
   bool try_subscribe() noexcept;
 
   cuda_model& model() noexcept { return model_; }
+  // Note [Launches paused for a benchmark] (sanitizer_source.cpp): false
+  // when the Sanitizer API source is not the one running.
+  bool pause_launches_for_benchmark(bool paused) noexcept;
   // The recorder every record goes through (tests add sinks to it).
   recorder& log() noexcept { return recorder_; }
   // The calling thread's stack (outside callbacks: annotations).

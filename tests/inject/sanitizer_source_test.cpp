@@ -217,6 +217,43 @@ TEST_F(SanitizerSource, MeasuresAKernelsFirstLaunchOnEachStreamOnly) {
   EXPECT_EQ(l[2][0].origin, access_origin::measured);
 }
 
+// Note [Launches paused for a benchmark]
+TEST_F(SanitizerSource, PausedLaunchesPassUnrecordedAndOtherCallsAreModelled) {
+  measure_first_then_unpatch();
+  const std::size_t before = launches().size();
+  const std::size_t records_before = sink.records.size();
+  source->pause_launches(true);
+  EXPECT_FALSE(launch(stream_1, 0, 64));
+  EXPECT_FALSE(launch(stream_1, 0, 64));
+  EXPECT_EQ(launches().size(), before);
+  synchronize();  // still modelled
+  EXPECT_GT(sink.records.size(), records_before);
+  source->pause_launches(false);
+  launch(stream_1, 0, 64);
+  EXPECT_EQ(launches().size(), before + 1);
+}
+
+// A launch passes whole or not at all: what its entry decided holds at its
+// exit, whichever way the pause changed between them.
+TEST_F(SanitizerSource, APauseBetweenALaunchsEntryAndExitKeepsWhatTheEntryDecided) {
+  measure_first_then_unpatch();
+  const std::size_t before = launches().size();
+  launch_call paused;
+  source->pause_launches(true);
+  launch_enter(paused, stream_1, 0, 64);
+  source->pause_launches(false);
+  launch_exit(paused, 64);
+  EXPECT_EQ(launches().size(), before);
+  launch_call modelled;
+  launch_enter(modelled, stream_1, 0, 64);
+  source->pause_launches(true);
+  launch_exit(modelled, 64);
+  EXPECT_EQ(launches().size(), before + 1);
+  source->pause_launches(false);
+  launch(stream_1, 0, 64);
+  EXPECT_EQ(launches().size(), before + 2);
+}
+
 // Note [A callback counter only when asked]
 TEST_F(SanitizerSource, CountsApiCallbacksOnlyWhenAsked) {
   start(measurement_policy::on_demand);
