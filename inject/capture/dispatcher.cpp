@@ -55,6 +55,10 @@ bool api_dispatcher::switched_off(api_domain domain, std::uint32_t cbid) const n
          (!runtime_launch_callbacks_ && e.handler.driver_call_suffices);
 }
 
+bool api_dispatcher::launches_kernel(api_domain domain, std::uint32_t cbid) const noexcept {
+  return tables_[domain][cbid].handler.kernel_launch;
+}
+
 void api_dispatcher::count_callbacks_per_call() {
   for (const api_domain d : {api_domain::runtime, api_domain::driver}) {
     const std::size_t size = api_names(d).size();

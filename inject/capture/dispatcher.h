@@ -128,6 +128,8 @@ class api_dispatcher {
   // driver call they make models (Note [Launches without their runtime
   // callback]).
   bool switched_off(api_domain domain, std::uint32_t cbid) const noexcept;
+  // A runtime call that launches a kernel (its table entry says so).
+  bool launches_kernel(api_domain domain, std::uint32_t cbid) const noexcept;
   // Note [Runtime launch callbacks on request]; call before a source
   // subscribes.
   void set_runtime_launch_callbacks(bool on) noexcept { runtime_launch_callbacks_ = on; }

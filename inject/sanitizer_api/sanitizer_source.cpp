@@ -469,6 +469,12 @@ void sanitizer_source::impl::on_api(thread_state& me, api_domain domain, std::ui
         me.ptds_launch = true;
       }
       on_launch_entry(me, *request, request->stream);
+    } else if (launches_paused.load(std::memory_order_relaxed) && !me.in_launch_call &&
+               dispatcher.launches_kernel(domain, cbid)) [[unlikely]] {
+      // A runtime launch the source does not decode (cudaLaunchKernel by
+      // its host stub): its nested driver launch passes with it.
+      pause_launch(me, domain, cbid);
+      return;
     } else if (const call_facts f = decode_call_role(call); f.role != call_role::other) {
       switch (f.role) {
         case call_role::graph_launch: on_graph_launch_entry(me, f, domain, cbid); break;
@@ -505,9 +511,11 @@ void sanitizer_source::impl::on_api(thread_state& me, api_domain domain, std::ui
 // modelling of kernel launches off and on between blocks of launches,
 // through streamsan_inject_bench_pause_launches, which refuses unless
 // STREAMSAN_BENCH_PAUSE=1: a paused launch is neither recorded nor checked
-// (a false negative by design). Its callbacks still come, so the paused
-// blocks cost the subscriber, this check and the callback's entry: a floor
-// measured in the same process. Everything else (events, waits, copies)
+// (a false negative by design), and so is a runtime launch call that
+// wraps it (cudaLaunchKernel, whose callback stays on: Note [Runtime launch
+// callbacks on request]), with everything nested in it. Its callbacks still
+// come, so the paused blocks cost the subscriber, this check and the
+// callback's entry: a floor measured in the same process. Everything else (events, waits, copies)
 // is modelled throughout, so the log stays in order for the launches that
 // are. A paused launch does not hold `launching` either: it is no launch of
 // ours to keep a module change away from, and the benchmark makes no

@@ -20,6 +20,13 @@ struct launch_params {  // cuLaunchKernel
   void** kernelParams;
   void** extra;
 };
+struct runtime_launch_params {  // cudaLaunchKernel (the runtime's, by host stub)
+  const void* func;
+  unsigned int grid_x, grid_y, grid_z, block_x, block_y, block_z;
+  void** args;
+  std::size_t shared_bytes;
+  CUstream stream;
+};
 struct stream_create_params {  // cuStreamCreate
   CUstream* phStream;
   unsigned int Flags;

@@ -233,6 +233,23 @@ TEST_F(SanitizerSource, PausedLaunchesPassUnrecordedAndOtherCallsAreModelled) {
   EXPECT_EQ(launches().size(), before + 1);
 }
 
+// <<<>>> through the static CUDA 13 runtime reaches the callbacks as the
+// runtime's cudaLaunchKernel around the driver's launch: paused, both pass.
+TEST_F(SanitizerSource, APausedRuntimeLaunchPassesWithTheDriverLaunchInIt) {
+  measure_first_then_unpatch();
+  const std::size_t records_before = sink.records.size();
+  source->pause_launches(true);
+  driver_calls::runtime_launch_params p{reinterpret_cast<const void*>(fill), 1, 1, 1, 64, 1, 1,
+                                        nullptr, 0, stream_1};
+  api(SANITIZER_CB_DOMAIN_RUNTIME_API, SANITIZER_CBID_RUNTIME_API_cudaLaunchKernel,
+      "cudaLaunchKernel", &p, [&] { launch(stream_1, 0, 64); });
+  EXPECT_EQ(sink.records.size(), records_before);  // no launch, no unmodelled call
+  source->pause_launches(false);
+  api(SANITIZER_CB_DOMAIN_RUNTIME_API, SANITIZER_CBID_RUNTIME_API_cudaLaunchKernel,
+      "cudaLaunchKernel", &p, [&] { launch(stream_1, 0, 64); });
+  EXPECT_EQ(launches().size(), 3u);  // the two before the pause and this one
+}
+
 // A launch passes whole or not at all: what its entry decided holds at its
 // exit, whichever way the pause changed between them.
 TEST_F(SanitizerSource, APauseBetweenALaunchsEntryAndExitKeepsWhatTheEntryDecided) {
