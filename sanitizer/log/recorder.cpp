@@ -85,8 +85,19 @@ void recorder::thread_exited() {
   deliver_locked({next_seq_++, id, stack_id{}}, thread_exit{});
 }
 
+// Note [A record's fast path inline]
+// Every record looks its thread up and most their stack, and each found its
+// answer at once (the thread known, the stack the last one) after a
+// prologue that saved every register its rare path needs: some 40
+// instructions of a launch's callbacks. The answers found at once are
+// inline in the recorder's members; what a new thread or a new stack does
+// is a call.
 thread_id recorder::thread_locked(std::string_view name) {
   if (this_thread.generation == generation_) return this_thread.id;
+  return new_thread_locked(name);
+}
+
+thread_id recorder::new_thread_locked(std::string_view name) {
   const thread_id id{++last_thread_};
   this_thread = thread_cache{generation_, id};
   const auto name_id = name.empty() ? string_id{} : intern_locked(name);
@@ -123,6 +134,10 @@ stack_id recorder::intern_stack_locked(std::span<const std::uint64_t> frames) {
   if (!is_none(last_stack_) && frames_equal{}(frames, *stack_frames_[raw(last_stack_)])) {
     return last_stack_;
   }
+  return intern_other_stack_locked(frames);
+}
+
+stack_id recorder::intern_other_stack_locked(std::span<const std::uint64_t> frames) {
   if (const auto it = stacks_.find(frames); it != stacks_.end()) return last_stack_ = it->second;
   std::vector<std::uint64_t> key(frames.begin(), frames.end());
   const stack_id id{static_cast<std::uint32_t>(stack_frames_.size())};

@@ -112,8 +112,13 @@ class recorder {
   // Raw return addresses of the caller of the function that calls this
   // (plus skip_frames), innermost first; returns how many were stored.
   std::size_t capture_frames(unsigned skip_frames, std::span<std::uint64_t> frames) const;
-  thread_id thread_locked(std::string_view name);
-  stack_id intern_stack_locked(std::span<const std::uint64_t> frames);
+  // Note [A record's fast path inline]: inline in recorder.cpp, where the
+  // calls are; the rare paths are the [[gnu::noinline]] ones.
+  [[gnu::always_inline]] inline thread_id thread_locked(std::string_view name);
+  [[gnu::noinline]] thread_id new_thread_locked(std::string_view name);
+  [[gnu::always_inline]] inline stack_id intern_stack_locked(
+      std::span<const std::uint64_t> frames);
+  [[gnu::noinline]] stack_id intern_other_stack_locked(std::span<const std::uint64_t> frames);
   string_id intern_locked(std::string_view text);
   void deliver_locked(const record_header& header, const record_body& body);
 
