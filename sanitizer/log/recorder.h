@@ -72,6 +72,15 @@ class recorder {
   // frames (driver, profiler callbacks) make a fixed skip count meaningless,
   // and that need a faster unwinder than emit()'s.
   void emit_with_stack(const record_body& body, std::span<const std::uint64_t> frames);
+  // The same, and first, under the recorder's lock, `run(context)` unless it
+  // returned true for the calling thread's id already (or another hook's
+  // record came in between): Note [A thread hook with the thread's id].
+  struct thread_hook {
+    bool (*run)(const void* context) = nullptr;
+    const void* context = nullptr;
+  };
+  void emit_with_stack(const record_body& body, std::span<const std::uint64_t> frames,
+                       thread_hook hook);
 
   // The calling thread's call stack, interned (its stack_define delivered),
   // for a record that carries a stack in its body (graph_node::stack); none
