@@ -136,18 +136,22 @@ class api_dispatcher {
 
  private:
   // Each is handed the calling thread's state (Note [One look at the
-  // thread's state] in thread_state_ref.h).
+  // thread's state] in thread_state_ref.h). Those marked inline are
+  // defined in dispatcher.cpp only (Note [A callback's layers inline]).
   void on_runtime(const api_call& call, dispatch_thread_state& t);
-  void on_driver(const api_call& call, dispatch_thread_state& t);
+  [[gnu::always_inline]] inline void on_driver(const api_call& call, dispatch_thread_state& t);
   // Runs `fn` for `call` (nested: a driver launch inside a runtime launch).
   void run(api_handler_fn fn, const api_entry& entry, const api_call& call, bool nested,
            dispatch_thread_state& t);
   // The exit of an outermost call: its outcome, then the handler's `around`.
-  void model_exit(const api_entry& entry, const api_call& call, dispatch_thread_state& t);
-  void model_outcome(const api_entry& entry, const api_call& call, dispatch_thread_state& t);
+  [[gnu::always_inline]] inline void model_exit(const api_entry& entry, const api_call& call,
+                                                dispatch_thread_state& t);
+  [[gnu::always_inline]] inline void model_outcome(const api_entry& entry, const api_call& call,
+                                                   dispatch_thread_state& t);
   void count_unmodelled(const api_call& call, const dispatch_thread_state& t);
   // Note [Path cache]: the key of this callback's path.
-  static std::uint64_t key_of(const api_call& call, const dispatch_thread_state& t) noexcept;
+  [[gnu::always_inline]] inline static std::uint64_t key_of(
+      const api_call& call, const dispatch_thread_state& t) noexcept;
 
   cuda_model& model_;
   call_site_source& call_sites_;

@@ -39,11 +39,14 @@ cuda_model::~cuda_model() {
   if (thread_key_created_) pthread_key_delete(thread_key_);
 }
 
+// The thread's key is set with its first record (Note [A thread hook with
+// the thread's id] in sanitizer/log/recorder.cpp).
 void cuda_model::emit(const call_site& at, const record_body& body) {
-  if (thread_key_created_ && pthread_getspecific(thread_key_) == nullptr) {
-    pthread_setspecific(thread_key_, this);
-  }
-  rec_.emit_with_stack(body, at.frames);
+  constexpr auto set_thread_key = [](const void* model) {
+    const auto& m = *static_cast<const cuda_model*>(model);
+    return !m.thread_key_created_ || pthread_setspecific(m.thread_key_, model) == 0;
+  };
+  rec_.emit_with_stack(body, at.frames, {set_thread_key, this});
 }
 
 void cuda_model::thread_exited() {

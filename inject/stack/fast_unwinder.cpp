@@ -591,6 +591,7 @@ struct thread_state {
     // just below it: at sp0 + inner_ra_slot, into an internal module; -1:
     // none was read (Note [Path cache], two paths behind one key).
     std::int32_t inner_ra_slot = -1;
+    bool operator==(const path_entry&) const noexcept = default;
   };
   static constexpr std::size_t path_slots = 256;
   std::array<path_entry, path_slots> paths{};
@@ -616,6 +617,10 @@ struct thread_state {
     std::array<std::int32_t, max_reads> read_at{};  // offsets from sp0
     std::array<std::uint64_t, max_reads> read_word{};
     std::array<std::uint64_t, max_frames> frames{};
+    // Note [A walk read back before its resume]: the path entry the walk
+    // resumed from, and the word at its inner_ra_slot then.
+    path_entry path;
+    std::uint64_t inner_ra = 0;
   };
   static constexpr std::size_t memo_slots = 16;
   std::unique_ptr<walk_memo[]> memos;  // made at the first path hit
@@ -623,6 +628,10 @@ struct thread_state {
   // callback) then walks without them.
   walk_memo* memo_for(std::uint64_t key) noexcept {
     if (!memos) memos.reset(new (std::nothrow) walk_memo[memo_slots]);
+    return existing_memo_for(key);
+  }
+  // The same, null while none were made.
+  walk_memo* existing_memo_for(std::uint64_t key) noexcept {
     if (!memos) return nullptr;
     return &memos[(key * 0x9e3779b97f4a7c15ull >> 60) & (memo_slots - 1)];
   }
@@ -1005,6 +1014,17 @@ namespace {
 
 constexpr std::size_t slow_walk = ~std::size_t{0};
 
+// The memo's words read are still there from w.sp0: its frames, into `out`.
+[[gnu::always_inline]] inline bool read_back_words(const thread_state::walk_memo& memo,
+                                                   const stack_walk& w,
+                                                   std::span<std::uint64_t> out) noexcept {
+  for (std::size_t i = 0; i < memo.reads; ++i) {
+    if (w.word_at(w.sp0 + memo.read_at[i]) != memo.read_word[i]) return false;
+  }
+  std::copy_n(memo.frames.begin(), memo.written, out.begin());
+  return true;
+}
+
 [[gnu::always_inline]] inline bool read_back(const thread_state::walk_memo& memo,
                                              std::uint64_t path_key, const stack_walk& w,
                                              std::span<std::uint64_t> out) noexcept {
@@ -1012,11 +1032,49 @@ constexpr std::size_t slow_walk = ~std::size_t{0};
       memo.lookup != w.lookup || memo.limit != out.size()) {
     return false;
   }
-  for (std::size_t i = 0; i < memo.reads; ++i) {
-    if (w.word_at(w.sp0 + memo.read_at[i]) != memo.read_word[i]) return false;
+  return read_back_words(memo, w, out);
+}
+
+// Note [A walk read back before its resume]
+// A walk read back (Note [A repeated walk is read back]) first resumed from
+// the path cache, whose checks look up the rules of the return addresses at
+// the path's two slots (Note [Path cache]): two probes of the 128 KiB rule
+// table and more than a quarter of a steady launch's unwinding. So a memo
+// also keeps the path entry its walk resumed from and the word at the inner
+// slot then.
+// While the path entry is that one, a capture from the memo's sp0 whose
+// words at both slots are the memo's would pass the same checks (the same
+// words in the same stack, and rules depend only on the code, as the memo's
+// own walk assumes) and resume where the memo starts; so when its saved rbp
+// and its words read compare equal too, it is the memo's walk, read back
+// without resuming, and counted as the path hit it would have been. Any
+// other capture resumes and reads back as before.
+[[gnu::always_inline]] inline bool read_back_unresumed(const thread_state::walk_memo& memo,
+                                                       const thread_state::path_entry& path,
+                                                       std::uint64_t path_key,
+                                                       const stack_walk& w,
+                                                       std::span<std::uint64_t> out) noexcept {
+  if (memo.key != path_key || memo.path != path || memo.sp0 != w.sp0 ||
+      memo.limit != out.size()) {
+    return false;
   }
-  std::copy_n(memo.frames.begin(), memo.written, out.begin());
-  return true;
+  // Each slot in the stack: the resume read it from this sp0, in this stack.
+  if (w.word_at(w.sp0 + path.ra_slot) != memo.lookup + 1) return false;
+  if (path.inner_ra_slot >= 0 && w.word_at(w.sp0 + path.inner_ra_slot) != memo.inner_ra) {
+    return false;
+  }
+  if (memo.bp_used) {
+    const std::uint64_t bp = path.bp_slot >= 0 ? w.word_at(w.sp0 + path.bp_slot) : w.bp;
+    if (bp != memo.bp) return false;
+  }
+  return read_back_words(memo, w, out);
+}
+
+// After a walk was read back.
+std::size_t read_back_done(thread_state& state, thread_state::walk_memo& memo) noexcept {
+  bump(state.stats.walks_read_back);
+  memo.failures = 0;
+  return memo.written;
 }
 
 // A path whose walks keep differing (a caller that keeps data in a
@@ -1032,10 +1090,14 @@ bool worth_recording(thread_state::walk_memo& memo, std::uint64_t path_key) noex
   return failures < 4 || failures % 16 == 0;
 }
 
-// Where the walk resumed; the key is set only once the walk is kept, so a
-// memo being filled never matches.
-void start_recording(thread_state::walk_memo& memo, stack_walk& w, std::size_t limit) noexcept {
+// Where the walk resumed, from `path`; the key is set only once the walk is
+// kept, so a memo being filled never matches.
+void start_recording(thread_state::walk_memo& memo, const thread_state::path_entry& path,
+                     stack_walk& w, std::size_t limit) noexcept {
   memo.key = 0;
+  memo.path = path;
+  // In the stack: the resume read it (Note [A walk read back before its resume]).
+  memo.inner_ra = path.inner_ra_slot >= 0 ? w.word_at(w.sp0 + path.inner_ra_slot) : 0;
   memo.sp0 = w.sp0;
   memo.bp = w.bp;
   memo.lookup = w.lookup;
@@ -1102,16 +1164,18 @@ __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out
   stack_walk w{.sp0 = sp, .hi = hi, .sp = sp, .bp = bp, .lookup = pc, .shown = pc,
                .learning = path_key != 0};
   if (path_key != 0) {
+    const auto& path = state.path_for(path_key);
+    if (auto* memo = state.existing_memo_for(path_key);
+        memo != nullptr && read_back_unresumed(*memo, path, path_key, w, out)) {
+      bump(state.stats.path_hits);
+      return read_back_done(state, *memo);
+    }
     resume_from_cached_path(state, path_key, w);
     if (!w.first) {  // resumed: Note [A repeated walk is read back]
       if (auto* memo = state.memo_for(path_key)) {
-        if (read_back(*memo, path_key, w, out)) {
-          bump(state.stats.walks_read_back);
-          memo->failures = 0;
-          return memo->written;
-        }
+        if (read_back(*memo, path_key, w, out)) return read_back_done(state, *memo);
         if (worth_recording(*memo, path_key) && out.size() <= memo->frames.size()) {
-          start_recording(*memo, w, out.size());
+          start_recording(*memo, path, w, out.size());
         }
       }
     }

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 
+#include "sanitizer/log/thread_state_ref.h"
+
 namespace streamsan {
 namespace {
 
@@ -13,6 +15,8 @@ std::atomic<std::uint64_t> next_generation{1};
 struct thread_cache {
   std::uint64_t generation = 0;
   thread_id id{};
+  // Note [A thread hook with the thread's id]: whose hook ran for this id.
+  const void* hooked_for = nullptr;
 };
 thread_local thread_cache this_thread;
 
@@ -85,8 +89,19 @@ void recorder::thread_exited() {
   deliver_locked({next_seq_++, id, stack_id{}}, thread_exit{});
 }
 
+// Note [A record's fast path inline]
+// Every record looks its thread up and most their stack, and each found its
+// answer at once (the thread known, the stack the last one) after a
+// prologue that saved every register its rare path needs: some 40
+// instructions of a launch's callbacks. The answers found at once are
+// inline in the recorder's members; what a new thread or a new stack does
+// is a call.
 thread_id recorder::thread_locked(std::string_view name) {
   if (this_thread.generation == generation_) return this_thread.id;
+  return new_thread_locked(name);
+}
+
+thread_id recorder::new_thread_locked(std::string_view name) {
   const thread_id id{++last_thread_};
   this_thread = thread_cache{generation_, id};
   const auto name_id = name.empty() ? string_id{} : intern_locked(name);
@@ -123,6 +138,10 @@ stack_id recorder::intern_stack_locked(std::span<const std::uint64_t> frames) {
   if (!is_none(last_stack_) && frames_equal{}(frames, *stack_frames_[raw(last_stack_)])) {
     return last_stack_;
   }
+  return intern_other_stack_locked(frames);
+}
+
+stack_id recorder::intern_other_stack_locked(std::span<const std::uint64_t> frames) {
   if (const auto it = stacks_.find(frames); it != stacks_.end()) return last_stack_ = it->second;
   std::vector<std::uint64_t> key(frames.begin(), frames.end());
   const stack_id id{static_cast<std::uint32_t>(stack_frames_.size())};
@@ -180,10 +199,30 @@ stack_id recorder::intern_stack(std::span<const std::uint64_t> frames) {
 
 void recorder::emit_with_stack(const record_body& body,
                                std::span<const std::uint64_t> frames) {
+  emit_with_stack(body, frames, thread_hook{});
+}
+
+// Note [A thread hook with the thread's id]
+// The model sets a pthread key at a thread's first record, for its
+// thread_exit (Note [Threads end in the log] in inject/model/cuda_model.h),
+// and asked pthread_getspecific whether it had at every record: a call, for
+// an answer that changes once in a thread's life. The recorder looks the
+// thread's id up anyway, so the id's entry remembers whose hook ran for it.
+// A thread's key is cleared only as it ends, before the destructor whose
+// thread_exited() clears the entry too, so a hook that ran for the entry
+// still holds; a new id (a new thread, a record after thread_exit) runs it
+// again, as does another hook's record in between: setting a key to the
+// value it has changes nothing.
+void recorder::emit_with_stack(const record_body& body, std::span<const std::uint64_t> frames,
+                               thread_hook hook) {
   if (frames.size() > options_.stack_depth) frames = frames.first(options_.stack_depth);
   if (!options_.capture_stacks) frames = {};
   std::lock_guard lock(mutex_);
-  const auto thread = thread_locked({});
+  thread_cache& me = thread_state_ref(this_thread);
+  const auto thread = me.generation == generation_ ? me.id : new_thread_locked({});
+  if (hook.run != nullptr && me.hooked_for != hook.context && hook.run(hook.context)) {
+    me.hooked_for = hook.context;
+  }
   const auto stack = frames.empty() ? stack_id{} : intern_stack_locked(frames);
   deliver_locked({next_seq_++, thread, stack}, body);
 }

@@ -72,6 +72,15 @@ class recorder {
   // frames (driver, profiler callbacks) make a fixed skip count meaningless,
   // and that need a faster unwinder than emit()'s.
   void emit_with_stack(const record_body& body, std::span<const std::uint64_t> frames);
+  // The same, and first, under the recorder's lock, `run(context)` unless it
+  // returned true for the calling thread's id already (or another hook's
+  // record came in between): Note [A thread hook with the thread's id].
+  struct thread_hook {
+    bool (*run)(const void* context) = nullptr;
+    const void* context = nullptr;
+  };
+  void emit_with_stack(const record_body& body, std::span<const std::uint64_t> frames,
+                       thread_hook hook);
 
   // The calling thread's call stack, interned (its stack_define delivered),
   // for a record that carries a stack in its body (graph_node::stack); none
@@ -112,8 +121,13 @@ class recorder {
   // Raw return addresses of the caller of the function that calls this
   // (plus skip_frames), innermost first; returns how many were stored.
   std::size_t capture_frames(unsigned skip_frames, std::span<std::uint64_t> frames) const;
-  thread_id thread_locked(std::string_view name);
-  stack_id intern_stack_locked(std::span<const std::uint64_t> frames);
+  // Note [A record's fast path inline]: inline in recorder.cpp, where the
+  // calls are; the rare paths are the [[gnu::noinline]] ones.
+  [[gnu::always_inline]] inline thread_id thread_locked(std::string_view name);
+  [[gnu::noinline]] thread_id new_thread_locked(std::string_view name);
+  [[gnu::always_inline]] inline stack_id intern_stack_locked(
+      std::span<const std::uint64_t> frames);
+  [[gnu::noinline]] stack_id intern_other_stack_locked(std::span<const std::uint64_t> frames);
   string_id intern_locked(std::string_view text);
   void deliver_locked(const record_header& header, const record_body& body);
 

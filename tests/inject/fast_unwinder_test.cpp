@@ -218,6 +218,24 @@ __attribute__((noinline)) frames from_site(bool second, std::uint64_t key) {
   return f;
 }
 
+// "The driver" called from one of two call sites in one frame: the walks
+// start from the same stack address and differ in the first return address
+// shown, which no walk reads (the path cache's slot holds it).
+__attribute__((noinline)) frames into_helper_from(bool second, std::uint64_t key) {
+  std::array<std::uint64_t, 32> out{};
+  std::size_t n = 0;
+  if (second) {
+    site_sink = 5;
+    n = streamsan_test_call_through(6, &capture_stack, out.data(), out.size(), key);
+    site_sink = 6;
+  } else {
+    site_sink = 7;
+    n = streamsan_test_call_through(6, &capture_stack, out.data(), out.size(), key);
+    site_sink = 8;
+  }
+  return frames(out.begin(), out.begin() + n);
+}
+
 class PathCache : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -315,13 +333,23 @@ TEST_F(PathCache, WalksReadBackAgreeWithWholeWalks) {
   EXPECT_GE(current_thread_unwinder_stats().walks_read_back, before.walks_read_back + 1);
 }
 
-TEST_F(PathCache, AWalkThatReadsOneOtherWordIsWalkedAgain) {
+// Seven captures under `key` through `from`, from one of its call sites and
+// the last from the other, each with this thread's counters after it.
+struct seven_walks {
   std::array<frames, 7> got;
   std::array<unwinder_stats, 7> stats;
+};
+seven_walks last_from_the_other_site(frames (*from)(bool, std::uint64_t), std::uint64_t key) {
+  seven_walks w;
   for (int i = 0; i < 7; ++i) {
-    got[i] = from_site(i == 6, 92);  // the last from the other call site
-    stats[i] = current_thread_unwinder_stats();
+    w.got[i] = from(i == 6, key);
+    w.stats[i] = current_thread_unwinder_stats();
   }
+  return w;
+}
+
+TEST_F(PathCache, AWalkThatReadsOneOtherWordIsWalkedAgain) {
+  const auto [got, stats] = last_from_the_other_site(from_site, 92);
   ASSERT_GE(stats[5].walks_read_back, stats[0].walks_read_back + 1);
   EXPECT_EQ(stats[6].walks_read_back, stats[5].walks_read_back);  // walked
   EXPECT_EQ(stats[6].path_hits, stats[5].path_hits + 1);          // from the same start
@@ -330,6 +358,24 @@ TEST_F(PathCache, AWalkThatReadsOneOtherWordIsWalkedAgain) {
   EXPECT_EQ(got[6][0], got[5][0]);
   EXPECT_NE(got[6][1], got[5][1]);  // the other call site in from_site
   EXPECT_TRUE(std::equal(got[6].begin() + 2, got[6].end(), got[5].begin() + 2));
+}
+
+// Note [A walk read back before its resume]: a capture from the memo's
+// stack address under the memo's path, but from another call site into the
+// driver, is not the memo's walk.
+TEST_F(PathCache, AnotherCallSiteIntoTheDriverIsNotReadBack) {
+  const auto [got, stats] = last_from_the_other_site(into_helper_from, 96);
+  // Key 0: whole walks. Only the return address into this test (frame 2)
+  // differs.
+  const frames whole = last_from_the_other_site(into_helper_from, 0).got[6];
+  ASSERT_GE(stats[5].walks_read_back, stats[0].walks_read_back + 1);
+  EXPECT_EQ(stats[6].walks_read_back, stats[5].walks_read_back);
+  ASSERT_EQ(got[6].size(), whole.size());
+  ASSERT_GE(whole.size(), 4u);
+  EXPECT_NE(got[6][0], got[5][0]);
+  EXPECT_EQ(got[6][0], whole[0]);
+  EXPECT_EQ(got[6][1], whole[1]);
+  EXPECT_TRUE(std::equal(got[6].begin() + 3, got[6].end(), whole.begin() + 3));
 }
 
 // Walks that keep differing are recorded only now and then; once the

@@ -122,6 +122,46 @@ TEST(Recorder, AnEndingThreadLogsThreadExitAsItsLastRecord) {
   EXPECT_EQ(sink.headers.back().thread, worker);
 }
 
+// Note [A thread hook with the thread's id]: a hook runs at a thread's first
+// record until it succeeds, again for the thread's next id (after its
+// thread_exit), and again after another hook's record.
+struct counting_hook {
+  int runs = 0;
+  bool succeed = true;
+  recorder::thread_hook hook() {
+    return {[](const void* self) {
+              auto& h = *static_cast<counting_hook*>(const_cast<void*>(self));
+              ++h.runs;
+              return h.succeed;
+            },
+            this};
+  }
+};
+
+TEST(Recorder, AThreadHookRunsOnceForEachIdOfTheThread) {
+  recorder rec({.capture_stacks = false});
+  counting_hook first, other;
+  first.succeed = false;
+  rec.emit_with_stack(device_synchronize{0}, {}, first.hook());
+  rec.emit_with_stack(device_synchronize{0}, {}, first.hook());
+  EXPECT_EQ(first.runs, 2);  // asked again while it fails
+  first.succeed = true;
+  for (int i = 0; i < 3; ++i) rec.emit_with_stack(device_synchronize{0}, {}, first.hook());
+  EXPECT_EQ(first.runs, 3);
+  rec.emit_with_stack(device_synchronize{0}, {});  // no hook: changes nothing
+  rec.emit_with_stack(device_synchronize{0}, {}, first.hook());
+  EXPECT_EQ(first.runs, 3);
+  rec.emit_with_stack(device_synchronize{0}, {}, other.hook());
+  rec.emit_with_stack(device_synchronize{0}, {}, first.hook());
+  EXPECT_EQ(other.runs, 1);
+  EXPECT_EQ(first.runs, 4);
+  rec.thread_exited();
+  rec.emit_with_stack(device_synchronize{0}, {}, first.hook());  // a new id
+  EXPECT_EQ(first.runs, 5);
+  std::thread([&] { rec.emit_with_stack(device_synchronize{0}, {}, first.hook()); }).join();
+  EXPECT_EQ(first.runs, 6);
+}
+
 TEST(Recorder, AThreadThatNeverRecordedLogsNoExit) {
   recorder rec({.capture_stacks = false});
   collecting_sink sink;
