@@ -53,7 +53,8 @@
 #                     [Waiting for a module's streams to drain]; 5 ms by
 #                     default)
 #   streamsan_nodrain STREAMSAN_UNPATCH_WAIT_MS=0 streamsan run (no wait)
-#   streamsan_driver_launches  STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off
+#   streamsan_driver_launches  STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off (the default since 2026-11-30)
+#   streamsan_runtime_launches STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=on
 #                     streamsan run (Note [Runtime launch callbacks on
 #                     request]: no runtime callback for <<<>>>)
 #   streamsan_base    DIR/base/streamsan run: another build (with its own
@@ -114,6 +115,8 @@ command_of() {
     streamsan_nodrain) echo "env STREAMSAN_UNPATCH_WAIT_MS=0 ./streamsan run -- ./$program" ;;
     streamsan_driver_launches)
       echo "env STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off ./streamsan run -- ./$program" ;;
+    streamsan_runtime_launches)
+      echo "env STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=on ./streamsan run -- ./$program" ;;
     streamsan_precise) echo "./streamsan run --precise -- ./$program" ;;
     streamsan_precise_base) echo "$dir/base/streamsan run --precise -- ./$program" ;;
     memcheck) echo "$cs --tool memcheck ./$program" ;;

@@ -204,12 +204,15 @@ inline bool parse_graph_nodes(std::string_view value) {
 }
 
 // STREAMSAN_RUNTIME_LAUNCH_CALLBACKS (Note [Runtime launch callbacks on
-// request] in inject/capture/dispatcher.h): "off" switches the plain
-// runtime launch callbacks off; "on" or nothing leaves them on.
+// request] in inject/capture/dispatcher.h): "on" switches the plain runtime
+// launch callbacks on; "off" or nothing leaves them off.
 inline constexpr std::string_view runtime_launch_callbacks_variable =
     "STREAMSAN_RUNTIME_LAUNCH_CALLBACKS";
 inline bool parse_runtime_launch_callbacks(std::string_view value) {
-  return detail::parse_switch(runtime_launch_callbacks_variable, value, "on");
+  if (value.empty() || value == "off") return false;
+  if (value == "on") return true;
+  throw option_error(std::string(runtime_launch_callbacks_variable) + "=" + detail::shown(value) +
+                     ": expected on or off");
 }
 
 // STREAMSAN_DECODE_THREAD (Note [Decoded on a thread of its own] in
@@ -269,7 +272,7 @@ struct library_settings {
   // Graph kernel nodes measured (Note [Graph node measurement is on]).
   bool measure_graph_nodes = true;
   // Note [Runtime launch callbacks on request] (inject/capture/dispatcher.h).
-  bool runtime_launch_callbacks = true;
+  bool runtime_launch_callbacks = false;
   // Note [Waiting for a module's streams to drain]; 0 = off.
   std::uint32_t unpatch_wait_ms = default_unpatch_wait_ms;
   // Note [Decoded on a thread of its own].

@@ -128,12 +128,15 @@ TEST_F(CuptiSubscriber, EnablingAfterStopDoesNotRestart) {
   EXPECT_EQ(cupti.subscribe_calls, 1);
 }
 
-TEST_F(CuptiSubscriber, SwitchesOffInertCallbacksOnly) {
+TEST_F(CuptiSubscriber, SwitchesOffInertCallbacksAndThoseADriverCallModels) {
   subscriber.enable();
   EXPECT_TRUE(switched(0, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
   EXPECT_TRUE(switched(0, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent));
-  EXPECT_FALSE(
+  // Note [Runtime launch callbacks on request]: off unless asked for.
+  EXPECT_TRUE(
       switched(0, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  EXPECT_FALSE(
+      switched(0, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000));
   EXPECT_FALSE(switched(0, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020));
   EXPECT_FALSE(switched(0, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize));
   EXPECT_TRUE(switched(1, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING));

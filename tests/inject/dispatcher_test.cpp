@@ -460,7 +460,10 @@ TEST_F(Dispatcher, InertCallsAreNeitherModelledNorListed) {
 }
 
 // Note [Launches without their runtime callback]
-TEST_F(Dispatcher, OnlyThePlainTripleChevronLaunchHasItsRuntimeCallbackSwitchedOff) {
+// With the plain runtime launch callbacks asked for (Note [Runtime launch
+// callbacks on request]).
+TEST_F(Dispatcher, OnlyThePlainTripleChevronLaunchHasItsRuntimeCallbackSwitchedOffWhenAskedFor) {
+  dispatcher.set_runtime_launch_callbacks(true);
   EXPECT_TRUE(dispatcher.switched_off(runtime, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000));
   EXPECT_FALSE(dispatcher.is_inert(runtime, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000));
   EXPECT_FALSE(
@@ -471,10 +474,9 @@ TEST_F(Dispatcher, OnlyThePlainTripleChevronLaunchHasItsRuntimeCallbackSwitchedO
 }
 
 // Note [Runtime launch callbacks on request]: the plain cudaLaunchKernel and
-// cudaLaunchKernelExC too, when asked; never the per-thread or cooperative
-// ones, whose names say what the driver launch does not.
-TEST_F(Dispatcher, ThePlainRuntimeLaunchCallbacksAreSwitchedOffOnRequest) {
-  dispatcher.set_runtime_launch_callbacks(false);
+// cudaLaunchKernelExC too, unless asked for; never the per-thread or
+// cooperative ones, whose names say what the driver launch does not.
+TEST_F(Dispatcher, ThePlainRuntimeLaunchCallbacksAreSwitchedOffUnlessAskedFor) {
   EXPECT_TRUE(dispatcher.switched_off(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
   EXPECT_TRUE(dispatcher.switched_off(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060));
   for (const auto cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,

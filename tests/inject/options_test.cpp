@@ -151,8 +151,8 @@ TEST(SanitizerOptions, GraphNodesVariableTakesMeasureOrOffAndNamesABadValue) {
   EXPECT_EQ(error_of(parse_graph_nodes, "on"), "STREAMSAN_GRAPH_NODES=on: expected measure or off");
 }
 
-TEST(SanitizerOptions, RuntimeLaunchCallbacksVariableTakesOnOrOffAndNamesABadValue) {
-  EXPECT_TRUE(parse_runtime_launch_callbacks(""));
+TEST(SanitizerOptions, RuntimeLaunchCallbacksVariableTakesOnOrOffDefaultsToOffAndNamesABadValue) {
+  EXPECT_FALSE(parse_runtime_launch_callbacks(""));
   EXPECT_TRUE(parse_runtime_launch_callbacks("on"));
   EXPECT_FALSE(parse_runtime_launch_callbacks("off"));
   EXPECT_EQ(error_of(parse_runtime_launch_callbacks, "0"),

@@ -496,6 +496,7 @@ TEST_F(SanitizerSource, LaunchesIntoACapturingStreamAreNotMeasured) {
 // Note [Runtime launch callbacks on request]: what the dispatcher switches
 // off, the source does not subscribe to.
 TEST_F(SanitizerSource, RuntimeLaunchCallbacksAreSwitchedOffWhenTheDispatcherSaysSo) {
+  dispatcher.set_runtime_launch_callbacks(true);
   start(measurement_policy::on_demand);
   EXPECT_FALSE(fake_sanitizer_callback_switched_off(SANITIZER_CB_DOMAIN_RUNTIME_API,
                                                     SANITIZER_CBID_RUNTIME_API_cudaLaunchKernel));
