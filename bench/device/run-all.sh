@@ -56,6 +56,8 @@
 # with LAUNCH_LOOP_ALTERNATE=INPROC_PAIRS (default 10) under `streamsan run`
 # and STREAMSAN_BENCH_PAUSE=1, INPROC_PROCESSES processes (default 5) of
 # INPROC_LAUNCHES launches (default 420000): Note [Launches paused for a
+# benchmark]; INPROC_WHAT=runtime_callbacks toggles the plain runtime launch
+# callbacks instead: Note [Runtime launch callbacks toggled for a
 # benchmark]; about 30 seconds).
 # The archive is
 # unpacked once per machine into /tmp/ss; a newer archive replaces it.
@@ -133,6 +135,7 @@ for part in "$@"; do
               done) >"$log" 2>&1 ;;
     inproc) (cd "$root/probe" && for r in $(seq "${INPROC_PROCESSES:-5}"); do
                STREAMSAN_BENCH_PAUSE=1 LAUNCH_LOOP_ALTERNATE=${INPROC_PAIRS:-10} \
+                 LAUNCH_LOOP_ALTERNATE_WHAT=${INPROC_WHAT:-pause} \
                  timeout 120 ./streamsan run -- ./launch_loop "${INPROC_LAUNCHES:-420000}"
                echo "exit $?"
              done

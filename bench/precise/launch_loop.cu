@@ -9,7 +9,10 @@
 // it also times the loop in 2P blocks, streamsan's modelling of launches on
 // in one block of each pair and paused in the other (Note [Launches paused
 // for a benchmark] in inject/sanitizer_api/sanitizer_source.cpp): the
-// price of our launch path measured inside one process.
+// price of our launch path measured inside one process. With
+// LAUNCH_LOOP_ALTERNATE_WHAT=runtime_callbacks the blocks switch the plain
+// runtime launch callbacks on and off instead (Note [Runtime launch
+// callbacks toggled for a benchmark]).
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -17,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "bench/precise/bench_cuda.h"
@@ -38,32 +42,41 @@ void print_rss(int launches) {
   std::fflush(stdout);
 }
 
-using pause_fn = int (*)(int);
+using control_fn = int (*)(int);
 
-// The injection library's pause, when it is the library loaded and allows it.
-pause_fn find_pause() {
+// One of the injection library's benchmark controls, when it is the library
+// loaded.
+control_fn find_control(const char* name) {
   const char* path = std::getenv("CUDA_INJECTION64_PATH");
   if (path == nullptr || *path == '\0') return nullptr;
   void* lib = dlopen(path, RTLD_NOLOAD | RTLD_LAZY);
   if (lib == nullptr) return nullptr;
-  auto* pause = reinterpret_cast<pause_fn>(dlsym(lib, "streamsan_inject_bench_pause_launches"));
+  auto* control = reinterpret_cast<control_fn>(dlsym(lib, name));
   dlclose(lib);  // the driver keeps it loaded
-  return pause;
+  return control;
 }
 
 // Blocks of launches alternately modelled and paused, in pairs whose order
 // turns each pair (on-off, off-on, ...), each block's time on the host.
 class alternation {
  public:
-  alternation(int pairs, int total, int batch) : pairs_(pairs) {
+  // `what`: "pause" (on: launches modelled, off: paused) or
+  // "runtime_callbacks" (on: the plain runtime launch callbacks on).
+  alternation(int pairs, int total, int batch, const std::string& what)
+      : pairs_(pairs), what_(what) {
     if (pairs_ <= 0) return;
-    // One block more, first: a warm-up, modelled and not timed.
+    // One block more, first: a warm-up, in the "on" state and not timed.
     block_ = total / (2 * pairs_ + 1) / batch * batch;
-    pause_ = find_pause();
-    if (block_ == 0 || pause_ == nullptr || pause_(0) != 1) {
-      std::printf("alternate refused: %s\n", block_ == 0 ? "too few launches for the pairs"
-                                                      : "no streamsan pause (STREAMSAN_BENCH_PAUSE=1 "
-                                                        "under streamsan run?)");
+    const bool pause = what_ == "pause";
+    control_ = find_control(pause ? "streamsan_inject_bench_pause_launches"
+                                  : "streamsan_inject_bench_runtime_launch_callbacks");
+    on_argument_ = pause ? 0 : 1;
+    const bool known = pause || what_ == "runtime_callbacks";
+    if (!known || block_ == 0 || control_ == nullptr || control_(on_argument_) != 1) {
+      std::printf("alternate refused: %s\n",
+                  !known        ? "LAUNCH_LOOP_ALTERNATE_WHAT is pause or runtime_callbacks"
+                  : block_ == 0 ? "too few launches for the pairs"
+                                : "no streamsan control (STREAMSAN_BENCH_PAUSE=1 under streamsan run?)");
       pairs_ = 0;
     }
   }
@@ -79,7 +92,7 @@ class alternation {
     if (k_ < 2 * pairs_) {
       set(k_);
     } else {
-      pause_(0);
+      control_(on_argument_);
     }
     ++k_;
     start_ = std::chrono::steady_clock::now();
@@ -90,7 +103,7 @@ class alternation {
     for (std::size_t p = 0; p < on_ms_.size() && p < off_ms_.size(); ++p) {
       ratios.push_back(on_ms_[p] / off_ms_[p]);
     }
-    std::printf("alternate pairs=%d block=%d on_ms=", pairs_, block_);
+    std::printf("alternate what=%s pairs=%d block=%d on_ms=", what_.c_str(), pairs_, block_);
     for (double v : on_ms_) std::printf("%.3f,", v);
     std::printf(" off_ms=");
     for (double v : off_ms_) std::printf("%.3f,", v);
@@ -105,12 +118,14 @@ class alternation {
   // Timed block k (0-based, after the warm-up) of pair k / 2: the modelled
   // one first in even pairs.
   static bool modelled(int k) { return (k % 2 == 0) == ((k / 2) % 2 == 0); }
-  void set(int k) { pause_(modelled(k) ? 0 : 1); }
+  void set(int k) { control_(modelled(k) ? on_argument_ : 1 - on_argument_); }
 
   int pairs_;
+  std::string what_;
   int block_ = 0;
   int k_ = 0;
-  pause_fn pause_ = nullptr;
+  control_fn control_ = nullptr;
+  int on_argument_ = 0;
   std::chrono::steady_clock::time_point start_;
   std::vector<double> on_ms_, off_ms_;
 };
@@ -126,7 +141,9 @@ int main(int argc, char** argv) {
     CHECK(cudaMemset(b, 0, floats * sizeof(float)));
   }
   const char* alternate_text = std::getenv("LAUNCH_LOOP_ALTERNATE");
-  alternation alternate(alternate_text ? std::atoi(alternate_text) : 0, total, batch);
+  const char* what_text = std::getenv("LAUNCH_LOOP_ALTERNATE_WHAT");
+  alternation alternate(alternate_text ? std::atoi(alternate_text) : 0, total, batch,
+                        what_text ? what_text : "pause");
   thread_counters counts;
   const double ms = handoff_loop_ms(
       total, batch,

@@ -540,6 +540,25 @@ void sanitizer_source::pause_launches(bool paused) noexcept {
   impl_->launches_paused.store(paused, std::memory_order_relaxed);
 }
 
+// Note [Runtime launch callbacks toggled for a benchmark]
+// What the plain runtime launch callbacks cost (Note [Runtime launch
+// callbacks on request]) is too little to see between processes on the GPU
+// machine (two calls: 0.888 and 0.961 paired by round), so a benchmark may
+// switch them on and off between blocks of launches in one process
+// (launch_loop's LAUNCH_LOOP_ALTERNATE_WHAT=runtime_callbacks). Between two
+// calls of one thread nothing is nested, so the dispatcher, which models a
+// driver launch as outermost when no runtime call encloses it, sees either
+// way whole.
+void sanitizer_source::set_runtime_launch_callbacks(bool on) {
+  auto& i = *impl_;
+  i.dispatcher.set_runtime_launch_callbacks(on);
+  for (std::uint32_t cbid = 1; cbid < SANITIZER_CBID_RUNTIME_API_SIZE; ++cbid) {
+    if (!i.dispatcher.launches_kernel(api_domain::runtime, cbid)) continue;
+    const bool wanted = !i.dispatcher.switched_off(api_domain::runtime, cbid);
+    i.lib.enable_callback(wanted ? 1 : 0, i.subscriber, SANITIZER_CB_DOMAIN_RUNTIME_API, cbid);
+  }
+}
+
 void sanitizer_source::impl::on_api_exit(thread_state& me, const api_call& call) {
   const api_domain domain = call.domain;
   const std::uint32_t cbid = call.cbid;

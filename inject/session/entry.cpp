@@ -74,10 +74,30 @@ STREAMSAN_EXPORT void streamsan_inject_host_access(const void* address, size_t s
 // Benchmarks only (Note [Launches paused for a benchmark] in
 // sanitizer_source.cpp): 1 when applied; 0 unless STREAMSAN_BENCH_PAUSE=1
 // and the Sanitizer API source runs.
-STREAMSAN_EXPORT int streamsan_inject_bench_pause_launches(int paused) {
+namespace {
+// The benchmarks' controls below act only when the run asked for them.
+bool benchmark_controls_allowed() {
   const char* enabled = std::getenv("STREAMSAN_BENCH_PAUSE");
-  if (enabled == nullptr || std::string_view(enabled) != "1") return 0;
+  return enabled != nullptr && std::string_view(enabled) == "1";
+}
+}  // namespace
+
+STREAMSAN_EXPORT int streamsan_inject_bench_pause_launches(int paused) {
+  if (!benchmark_controls_allowed()) return 0;
   auto* s = process_session::current();
   if (s == nullptr) return 0;
   return s->pause_launches_for_benchmark(paused != 0) ? 1 : 0;
+}
+
+// Benchmarks only (Note [Runtime launch callbacks toggled for a benchmark]
+// in sanitizer_source.cpp): 1 when applied; 0 as for the pause above.
+STREAMSAN_EXPORT int streamsan_inject_bench_runtime_launch_callbacks(int on) {
+  if (!benchmark_controls_allowed()) return 0;
+  auto* s = process_session::current();
+  if (s == nullptr) return 0;
+  try {
+    return s->set_runtime_launch_callbacks_for_benchmark(on != 0) ? 1 : 0;
+  } catch (...) {
+    return 0;  // nothing escapes into the program
+  }
 }

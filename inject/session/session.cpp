@@ -267,6 +267,13 @@ bool session::suppressed(const diagnostic& d) const {
   return suppressions_.match(d, symbols).has_value();
 }
 
+bool session::set_runtime_launch_callbacks_for_benchmark(bool on) {
+  auto* const source = measuring_.load(std::memory_order_acquire);
+  if (source == nullptr) return false;
+  source->set_runtime_launch_callbacks(on);
+  return true;
+}
+
 bool session::pause_launches_for_benchmark(bool paused) noexcept {
   auto* const source = measuring_.load(std::memory_order_acquire);
   if (source == nullptr) return false;

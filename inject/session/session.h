@@ -144,6 +144,10 @@ class session {
   // Note [Launches paused for a benchmark] (sanitizer_source.cpp): false
   // when the Sanitizer API source is not the one running.
   bool pause_launches_for_benchmark(bool paused) noexcept;
+  // Note [Runtime launch callbacks toggled for a benchmark]
+  // (sanitizer_source.cpp): false when the Sanitizer API source is not the
+  // one running.
+  bool set_runtime_launch_callbacks_for_benchmark(bool on);
   // The recorder every record goes through (tests add sinks to it).
   recorder& log() noexcept { return recorder_; }
   // The calling thread's stack (outside callbacks: annotations).

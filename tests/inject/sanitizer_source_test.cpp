@@ -236,6 +236,7 @@ TEST_F(SanitizerSource, PausedLaunchesPassUnrecordedAndOtherCallsAreModelled) {
 // <<<>>> through the static CUDA 13 runtime reaches the callbacks as the
 // runtime's cudaLaunchKernel around the driver's launch: paused, both pass.
 TEST_F(SanitizerSource, APausedRuntimeLaunchPassesWithTheDriverLaunchInIt) {
+  dispatcher.set_runtime_launch_callbacks(true);  // STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=on
   measure_first_then_unpatch();
   const std::size_t records_before = sink.records.size();
   source->pause_launches(true);
@@ -507,6 +508,27 @@ TEST_F(SanitizerSource, RuntimeLaunchCallbacksAreSwitchedOffWhenTheDispatcherSay
                                                    SANITIZER_CBID_RUNTIME_API_cudaLaunchKernel));
   EXPECT_FALSE(fake_sanitizer_callback_switched_off(
       SANITIZER_CB_DOMAIN_RUNTIME_API, SANITIZER_CBID_RUNTIME_API_cudaLaunchKernel_ptsz));
+  EXPECT_TRUE(launch(stream_1, 0, 64));  // the driver launch alone is measured
+}
+
+// Note [Runtime launch callbacks toggled for a benchmark]
+TEST_F(SanitizerSource, ABenchmarkTogglesThePlainRuntimeLaunchCallbacks) {
+  start(measurement_policy::on_demand);
+  const auto plain_off = [] {
+    return fake_sanitizer_callback_switched_off(SANITIZER_CB_DOMAIN_RUNTIME_API,
+                                                SANITIZER_CBID_RUNTIME_API_cudaLaunchKernel);
+  };
+  const auto ptsz_off = [] {
+    return fake_sanitizer_callback_switched_off(SANITIZER_CB_DOMAIN_RUNTIME_API,
+                                                SANITIZER_CBID_RUNTIME_API_cudaLaunchKernel_ptsz);
+  };
+  EXPECT_TRUE(plain_off());
+  source->set_runtime_launch_callbacks(true);
+  EXPECT_FALSE(plain_off());
+  EXPECT_FALSE(ptsz_off());
+  source->set_runtime_launch_callbacks(false);
+  EXPECT_TRUE(plain_off());
+  EXPECT_FALSE(ptsz_off());
   EXPECT_TRUE(launch(stream_1, 0, 64));  // the driver launch alone is measured
 }
 
