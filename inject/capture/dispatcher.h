@@ -48,10 +48,11 @@
 // their driver launch but the listing of a launch whose driver call never
 // showed, so the sources switch them off too, unless
 // STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=on (set_runtime_launch_callbacks(true)).
-// Priced on an H200 (2026-11-30, launch_loop, 15 interleaved rounds): 4.56
-// us a launch with them, 4.05 without (faster in 12 of 15 rounds, the
-// paired median 0.888); an earlier run (2026-11-28) could not tell them
-// apart. The examples, the acceptance programs and the torch suite gave
+// Priced on an H200 (2026-11-30, launch_loop): between processes two calls
+// of 15 interleaved rounds put them at 0.888 and 0.961 paired (an earlier
+// run could not tell them apart); inside one process (Note [Runtime launch
+// callbacks toggled for a benchmark]) they cost 3.5% of the loop under
+// streamsan run (1.025-1.046 over five processes). The examples, the acceptance programs and the torch suite gave
 // the same verdicts without them (docs/injection.md, Overhead).
 //
 // Note [The call that loads the library]
