@@ -58,7 +58,10 @@
 # INPROC_LAUNCHES launches (default 420000): Note [Launches paused for a
 # benchmark]; INPROC_WHAT=runtime_callbacks toggles the plain runtime launch
 # callbacks instead: Note [Runtime launch callbacks toggled for a
-# benchmark]; about 30 seconds).
+# benchmark]; about 30 seconds), mlppause (the same price on the MLP loop:
+# bench/torch/hook-alternate.sh with ALT_WHAT=pause, ALT_PROCESSES processes of
+# ALT_ROUNDS pairs, the operator hook on and then the generic capture; about
+# 2 minutes).
 # The archive is
 # unpacked once per machine into /tmp/ss; a newer archive replaces it.
 set -u
@@ -93,6 +96,7 @@ summarize() {  # summarize PART LOG
     handoff) grep -E '^== |^probe|elapsed|^exit' "$2" | short ;;
     inproc) grep -E '^alternate|^exit|^median' "$2" | sed 's/ on_ms=.* ratios=/ ratios=/' | short ;;
     alt) grep -E '^\||^process .*(ratio|no ratio)|^round .*(nan|no timing)|^== ' "$2" | short ;;
+    mlppause) grep -E '^\||^process .*(ratio|no ratio)|^== ' "$2" | short ;;
   esac
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -142,9 +146,16 @@ for part in "$@"; do
              grep -h '^alternate' "$log" 2>/dev/null | sed 's/.*median_ratio=//' | sort -n |
                awk '{ v[NR] = $1 } END { if (NR) printf "median of the processes'"'"' median ratios: %s (%d processes)\n", v[int((NR + 1) / 2)], NR }'
             ) >"$log" 2>&1 ;;
+    mlppause) { echo "== launches modelled and paused, the operator hook on"
+                ALT_WHAT=pause timeout 250 bash "$root/torch/bench/hook-alternate.sh" \
+                  "$root/torch/streamsan" "${ALT_PROCESSES:-3}" "${ALT_ROUNDS:-8}"
+                echo "== launches modelled and paused, the generic capture"
+                ALT_WHAT=pause STREAMSAN_TORCH=0 timeout 250 bash "$root/torch/bench/hook-alternate.sh" \
+                  "$root/torch/streamsan" "${ALT_PROCESSES:-3}" "${ALT_ROUNDS:-8}"
+              } >"$log" 2>&1 ;;
     nodes) (cd "$root/probe" && CUDA_INJECTION64_PATH=$root/probe/libprobe_inject.so PROBE_MODE=graphs \
               PROBE_PRINT=1 PROBE_GRAPH_FUNCDATA=1 timeout 60 ./graph_repeat) >"$log" 2>&1 ;;
-    *) echo "run-all.sh: unknown part '$part' (int, acc, extra, wide, torch, probe, pipe, prof, profloop, nodes, mlp, churn, rf, wall, alt, handoff, inproc)"; exit 2 ;;
+    *) echo "run-all.sh: unknown part '$part' (int, acc, extra, wide, torch, probe, pipe, prof, profloop, nodes, mlp, churn, rf, wall, alt, handoff, inproc, mlppause)"; exit 2 ;;
   esac
   echo "exit $? after $(( $(date +%s) - start )) s" >>"$log"
   { echo "################ $part: $(tail -1 "$log")"; summarize "$part" "$log"; } >"$logs/$part.summary"

@@ -8,13 +8,17 @@
 # spread of the processes' own "on" times.
 #   hook-alternate.sh STREAMSAN [PROCESSES] [ROUNDS]
 # STREAMSAN's folder holds python/ (stage-torch.sh puts it there).
+# With ALT_WHAT=pause the blocks alternate kernel launches modelled and
+# paused instead (mlp_bench.py's MLP_ALTERNATE_WHAT=pause), the hook as the
+# environment says (STREAMSAN_TORCH=0: the generic capture alone).
 set -u
 streamsan=$1 processes=${2:-3} rounds=${3:-8}
 here=$(cd "$(dirname "$0")" && pwd)
 python=${STREAMSAN_PYTHON:-python3}
 ratios= ons=
 for ((p = 1; p <= processes; p++)); do
-  out=$(MLP_ALTERNATE=$rounds STREAMSAN_TORCH_HOOK=native timeout 300 "$streamsan" run -- \
+  out=$(MLP_ALTERNATE=$rounds MLP_ALTERNATE_WHAT=${ALT_WHAT:-hook} STREAMSAN_BENCH_PAUSE=1 \
+        STREAMSAN_TORCH_HOOK=native timeout 300 "$streamsan" run -- \
         "$python" "$here/mlp_bench.py" 2>&1)
   line=$(grep -Eo 'mlp_alt_ratio [0-9.]+ min [0-9.]+ max [0-9.]+' <<<"$out" | tail -1)
   if [[ -z $line ]]; then
@@ -34,8 +38,11 @@ if not ratios:
 print()
 print("| measure | median | min-max | processes |")
 print("| --- | ---: | ---: | ---: |")
-print("| hook on / hook off, inside one process | %.3f | %.3f-%.3f | %d |"
-      % (statistics.median(ratios), min(ratios), max(ratios), len(ratios)))
+import os
+label = ("launches modelled / paused" if os.environ.get("ALT_WHAT") == "pause"
+         else "hook on / hook off")
+print("| %s, inside one process | %.3f | %.3f-%.3f | %d |"
+      % (label, statistics.median(ratios), min(ratios), max(ratios), len(ratios)))
 print("| processes' median 'on' block (ms, 300 it.) | %.1f | %.1f-%.1f | %d |"
       % (statistics.median(ons), min(ons), max(ons), len(ons)))
 PY

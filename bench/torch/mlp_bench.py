@@ -20,8 +20,13 @@ hook) the timed blocks of ITERATIONS alternate between the operator hook
 enabled and disabled, K rounds of two blocks, the order turning each round
 (on off, off on, ...); it prints `mlp_alt_on_ms_each`, `mlp_alt_off_ms_each`
 and `mlp_alt_ratio <median of the rounds' on/off ratios> min <r> max <r>`
-(Note [The hook priced inside one process]).
+(Note [The hook priced inside one process]). With MLP_ALTERNATE_WHAT=pause
+(and STREAMSAN_BENCH_PAUSE=1) the blocks alternate between kernel launches
+modelled and paused instead (Note [Launches paused for a benchmark] in
+inject/sanitizer_api/sanitizer_source.cpp): the price of our launch path
+on this loop, the operator hook as the run has it in both kinds of block.
 """
+import ctypes
 import os
 import signal
 import statistics
@@ -75,6 +80,35 @@ def _operator_hook():
     return getattr(install, "hook", None)
 
 
+class _LaunchPause:
+    """The injection library's launch pause as a switch: enable() models
+    launches, disable() pauses them; each returns None or a problem."""
+
+    def __init__(self, control):
+        self._control = control
+
+    def enable(self):
+        return None if self._control(0) == 1 else "the pause was refused"
+
+    def disable(self):
+        return None if self._control(1) == 1 else "the pause was refused"
+
+
+def _launch_pause():
+    """The pause of the streamsan library this process runs under, or None."""
+    path = os.environ.get("CUDA_INJECTION64_PATH", "")
+    if not path:
+        return None
+    try:
+        lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        control = lib.streamsan_inject_bench_pause_launches
+    except (OSError, AttributeError):
+        return None
+    control.argtypes = [ctypes.c_int]
+    control.restype = ctypes.c_int
+    return _LaunchPause(control)
+
+
 def alternate_blocks(hook, run_block, rounds):
     """Times `rounds` pairs of blocks, hook on and off, the order turning
     each round. `run_block()` runs one block and returns its milliseconds.
@@ -96,10 +130,16 @@ def alternate_blocks(hook, run_block, rounds):
 
 
 def _alternate(step, iterations, rounds):
-    hook = _operator_hook()
+    what = os.environ.get("MLP_ALTERNATE_WHAT", "hook")
+    if what not in ("hook", "pause"):
+        print("mlp_bench: MLP_ALTERNATE_WHAT=%s: expected hook or pause" % what, file=sys.stderr)
+        sys.exit(2)
+    hook = _operator_hook() if what == "hook" else _launch_pause()
     if hook is None:
-        print("mlp_bench: MLP_ALTERNATE needs `streamsan run` with the native operator hook "
-              "(STREAMSAN_TORCH_HOOK=native); none is installed", file=sys.stderr)
+        needs = ("the native operator hook (STREAMSAN_TORCH_HOOK=native)" if what == "hook"
+                 else "the launch pause (STREAMSAN_BENCH_PAUSE=1)")
+        print("mlp_bench: MLP_ALTERNATE needs `streamsan run` with %s; none is there" % needs,
+              file=sys.stderr)
         sys.exit(2)
     last = [None]
 
