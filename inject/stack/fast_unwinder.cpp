@@ -579,6 +579,9 @@ struct thread_state {
   std::uint64_t generation = 0;
   std::shared_ptr<const std::vector<address_range>> ranges;
   unwinder_stats stats;
+  // Note [The unwinder's state in the caller's thread_local]: the slot that
+  // holds this state, emptied when it is freed.
+  unwinder_slot* slot = nullptr;
 
   // Note [Path cache]: per call path, where the first application frame's
   // return address and registers are, relative to the capture's own rsp.
@@ -742,6 +745,7 @@ void free_thread_state(void* state) {
     std::erase(r.live, s);
     add_stats(r.ended, s->stats);
   }
+  if (s->slot != nullptr) s->slot->state = nullptr;
   delete s;
   current_state = nullptr;
 }
@@ -783,6 +787,23 @@ const owner_key& state_key() {
 [[gnu::always_inline]] inline thread_state& this_thread() {
   thread_state* state = current_state;
   if (state == nullptr) [[unlikely]] state = new_thread_state();
+  state->refresh_modules();
+  return *state;
+}
+
+// Note [The unwinder's state in the caller's thread_local]: the thread's
+// first capture through `slot`, or its first since its state was freed.
+[[gnu::noinline]] thread_state& fill_slot(unwinder_slot& slot) {
+  thread_state& state = this_thread();
+  state.slot = &slot;
+  slot.state = &state;
+  return state;
+}
+
+[[gnu::always_inline]] inline thread_state& this_thread(unwinder_slot* slot) {
+  if (slot == nullptr) return this_thread();
+  auto* state = static_cast<thread_state*>(slot->state);
+  if (state == nullptr) [[unlikely]] return fill_slot(*slot);
   state->refresh_modules();
   return *state;
 }
@@ -1164,9 +1185,10 @@ void keep(thread_state::walk_memo& memo, std::uint64_t path_key,
 }  // namespace
 
 __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out,
-                                                   std::uint64_t path_key) noexcept {
+                                                   std::uint64_t path_key,
+                                                   unwinder_slot* slot) noexcept {
   if (out.empty()) return 0;
-  thread_state& state = this_thread();
+  thread_state& state = this_thread(slot);
   bump(state.stats.captures);
   std::uint64_t pc, sp, bp;
   asm volatile(
