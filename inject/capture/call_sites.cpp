@@ -21,6 +21,8 @@ struct capture_state {
   // Note [Interpreter frames]
   std::array<std::uint64_t, max_depth> interpreter{};
   std::size_t interpreter_count = 0;
+  // Note [The unwinder's state in the caller's thread_local]
+  unwinder_slot unwinder;
 };
 constinit thread_local capture_state this_thread;
 
@@ -47,7 +49,8 @@ call_site unwinder_call_sites::capture(std::uint64_t path_key) noexcept {
     // Leave room for the interpreter frames behind the native ones.
     const std::size_t native_room =
         python == 0 ? depth_ : std::max<std::size_t>(depth_ - python, depth_ / 2);
-    n = capture_stack(std::span<std::uint64_t>(frames.data(), native_room), path_key);
+    n = capture_stack(std::span<std::uint64_t>(frames.data(), native_room), path_key,
+                      &me.unwinder);
   }
   const std::size_t take = std::min(python, depth_ - n);
   std::copy_n(me.interpreter.begin(), take, frames.begin() + static_cast<std::ptrdiff_t>(n));

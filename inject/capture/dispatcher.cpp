@@ -3,7 +3,10 @@
 #include <cuda.h>
 #include <driver_types.h>
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <new>
 #include <string_view>
 
 #include "inject/capture/api_names.h"
@@ -11,11 +14,41 @@
 
 namespace streamsan::injection {
 
+namespace {
+
+// Note [Calls counted per thread]
+// Every thread's outermost calls were counted in one api_calls_ that all
+// added to: a locked add a call, on the cache line of active_, which every
+// callback of every thread reads. Each thread now counts in a block of its
+// own, with a plain load and store (one writer; api_calls() reads the
+// blocks from another thread, so relaxed atomics). The blocks form a list
+// that only grows and is never freed, so api_calls() walks it without a
+// lock (a report made at a signal asks, and the signal may have come in
+// the middle of anything). A block counts for one dispatcher (tests make
+// many, one after another). When its thread ends, a pthread key marks it
+// free, and the next thread to count for that dispatcher takes it over and
+// adds on: the count stays whole, and the list stays as long as the most
+// threads that counted at once. A thread that moves to another dispatcher
+// frees its block the same way. A call counted after the key ran (from a
+// later key destructor) takes a block again, freed in the next round of
+// key destructors, or kept if none comes: its count is still summed.
+struct call_count {
+  std::atomic<std::uint64_t> calls{0};
+  std::uint64_t dispatcher = 0;     // the generation it counts for
+  std::atomic<bool> free{false};    // no thread counts in it
+  call_count* next = nullptr;
+};
+std::atomic<call_count*> call_counts{nullptr};
+std::atomic<std::uint64_t> next_generation{1};
+
+}  // namespace
+
 struct dispatch_thread_state {
   std::uint32_t runtime_depth = 0;
   std::uint32_t runtime_cbid = 0;  // the outermost runtime call
   bool runtime_launch = false;     // ... is a kernel launch
   bool launch_modelled = false;    // ... whose nested driver launch was modelled
+  call_count* count = nullptr;     // Note [Calls counted per thread]
 };
 
 namespace {
@@ -40,13 +73,83 @@ constinit thread_local dispatch_thread_state this_thread;
                                      : api_outcome::failed;
 }
 
+// Note [Calls counted per thread]: the thread ends.
+void free_call_count(void* block) {
+  static_cast<call_count*>(block)->free.store(true, std::memory_order_release);
+  thread_state_ref(this_thread).count = nullptr;
+}
+
+struct count_key {
+  pthread_key_t key{};
+  bool created = false;  // false: keys ran out, blocks stay taken
+};
+
+const count_key& call_count_key() {
+  static const count_key key = [] {
+    count_key k;
+    k.created = pthread_key_create(&k.key, free_call_count) == 0;
+    return k;
+  }();
+  return key;
+}
+
+// Note [Calls counted per thread]: a free block of `generation`'s, else a
+// new one; null when none can be made (the call goes uncounted).
+call_count* take_call_count(std::uint64_t generation) noexcept {
+  for (call_count* c = call_counts.load(std::memory_order_acquire); c != nullptr; c = c->next) {
+    bool was_free = true;
+    if (c->dispatcher == generation &&
+        c->free.compare_exchange_strong(was_free, false, std::memory_order_acquire)) {
+      return c;
+    }
+  }
+  auto* c = new (std::nothrow) call_count;
+  if (c == nullptr) return nullptr;
+  c->dispatcher = generation;
+  c->next = call_counts.load(std::memory_order_relaxed);
+  while (!call_counts.compare_exchange_weak(c->next, c, std::memory_order_release,
+                                            std::memory_order_relaxed)) {
+  }
+  return c;
+}
+
+// The thread's first call counted for `generation`'s dispatcher.
+[[gnu::noinline]] call_count* count_for(dispatch_thread_state& t,
+                                        std::uint64_t generation) noexcept {
+  if (t.count != nullptr) t.count->free.store(true, std::memory_order_release);
+  t.count = take_call_count(generation);
+  if (const auto& key = call_count_key(); key.created) pthread_setspecific(key.key, t.count);
+  return t.count;
+}
+
 }  // namespace
 
 api_outcome outcome_of(const api_call& call) noexcept { return call_outcome(call); }
 
 api_dispatcher::api_dispatcher(cuda_model& model, call_site_source& call_sites,
                                const api_tables& tables) noexcept
-    : model_(model), call_sites_(call_sites), tables_(tables) {}
+    : model_(model),
+      call_sites_(call_sites),
+      tables_(tables),
+      generation_(next_generation.fetch_add(1, std::memory_order_relaxed)) {}
+
+void api_dispatcher::count_api_call(dispatch_thread_state& t) noexcept {
+  call_count* c = t.count;
+  if (c == nullptr || c->dispatcher != generation_) [[unlikely]] {
+    c = count_for(t, generation_);
+    if (c == nullptr) return;
+  }
+  c->calls.store(c->calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+std::uint64_t api_dispatcher::api_calls() const noexcept {
+  std::uint64_t calls = 0;
+  for (const call_count* c = call_counts.load(std::memory_order_acquire); c != nullptr;
+       c = c->next) {
+    if (c->dispatcher == generation_) calls += c->calls.load(std::memory_order_relaxed);
+  }
+  return calls;
+}
 
 bool api_dispatcher::is_inert(api_domain domain, std::uint32_t cbid) const noexcept {
   return tables_[domain][cbid].inert();
@@ -130,7 +233,7 @@ void api_dispatcher::on_runtime(const api_call& call, dispatch_thread_state& t) 
     t.runtime_launch = e.handler.kernel_launch;
     t.launch_modelled = false;
     if (!active()) return;
-    api_calls_.fetch_add(1, std::memory_order_relaxed);
+    count_api_call(t);
     if (e.handler.on_entry) run(e.handler.on_entry, e, call, false, t);
     if (e.handler.around) run(e.handler.around, e, call, false, t);
     return;
@@ -158,7 +261,7 @@ void api_dispatcher::on_driver(const api_call& call, dispatch_thread_state& t) {
     return;
   }
   if (!exit) {
-    api_calls_.fetch_add(1, std::memory_order_relaxed);
+    count_api_call(t);
     if (e.handler.on_entry) run(e.handler.on_entry, e, call, false, t);
     if (e.handler.around) run(e.handler.around, e, call, false, t);
     return;

@@ -116,8 +116,10 @@ class api_dispatcher {
   }
   bool active() const noexcept { return active_.load(std::memory_order_acquire); }
 
-  // CUDA API calls the program made (outermost calls only).
-  std::uint64_t api_calls() const noexcept { return api_calls_.load(std::memory_order_relaxed); }
+  // CUDA API calls the program made (outermost calls only), on every
+  // thread (Note [Calls counted per thread]). Takes no lock: a report made
+  // at a signal reads it.
+  std::uint64_t api_calls() const noexcept;
 
   // STREAMSAN_DEBUG: counts the entry callbacks of every call id, nested
   // ones included (each costs a callback, modelled or not). Call before
@@ -154,6 +156,8 @@ class api_dispatcher {
   [[gnu::always_inline]] inline void model_outcome(const api_entry& entry, const api_call& call,
                                                    dispatch_thread_state& t);
   void count_unmodelled(const api_call& call, const dispatch_thread_state& t);
+  // Note [Calls counted per thread]
+  [[gnu::always_inline]] inline void count_api_call(dispatch_thread_state& t) noexcept;
   // Note [Path cache]: the key of this callback's path.
   [[gnu::always_inline]] inline static std::uint64_t key_of(
       const api_call& call, const dispatch_thread_state& t) noexcept;
@@ -164,7 +168,8 @@ class api_dispatcher {
   bool runtime_launch_callbacks_ = false;
   std::atomic<bool> started_{false};
   std::atomic<bool> active_{false};
-  std::atomic<std::uint64_t> api_calls_{0};
+  // Whose calls a thread's count holds (Note [Calls counted per thread]).
+  const std::uint64_t generation_;
   // Per domain, indexed by callback id; null unless count_callbacks_per_call().
   std::unique_ptr<std::atomic<std::uint64_t>[]> per_call_[2];
 };

@@ -87,7 +87,24 @@ cuda_model::stream_ref cuda_model::prepare(stream_arg s) {
   return stream_ref{h, default_stream ? driver_.current_device() : 0};
 }
 
+// Note [Answers found at once, then a call]
+// A steady launch finds its stream and its kernel in the recent slots, has
+// no annotation and is in no operator, but each helper that answered it
+// first saved every register its rare path needs (a driver question, a
+// map insert): resolve_stream and kernel_info_for cost some 20
+// instructions of prologue and epilogue each, and forget_unloaded_kernels
+// 10 more, for a few compares. Each helper is now the answer found at
+// once, and a tail call of the full lookup (the *_slow function, which
+// repeats those first checks: they are a few loads) when it is not there.
 stream_id cuda_model::resolve_stream(model_lock& lock, const call_site& at, stream_ref s) {
+  const std::uintptr_t h = s.handle;
+  if (h != legacy_stream_handle && h != per_thread_stream_handle) {
+    if (const auto* e = streams_.recent(h)) return e->id;
+  }
+  return resolve_stream_slow(lock, at, s);
+}
+
+stream_id cuda_model::resolve_stream_slow(model_lock& lock, const call_site& at, stream_ref s) {
   const std::uintptr_t h = s.handle;
   if (h == legacy_stream_handle) {
     const std::int32_t device = s.device;
@@ -384,8 +401,19 @@ void cuda_model::forget_unloaded_kernels_locked() {
   kernels_unloads_seen_ = unloads;
 }
 
+// Note [Answers found at once, then a call]: no module unloaded since the
+// cache was last dropped, and the kernel remembered.
 const cuda_model::kernel_info& cuda_model::kernel_info_for(model_lock& lock, std::uintptr_t kernel,
                                                            kernel_info& uncached) {
+  if (modules_unloaded_.load(std::memory_order_acquire) == kernels_unloads_seen_) {
+    if (const kernel_info* recent = recent_kernels_.find(kernel)) return *recent;
+  }
+  return kernel_info_for_slow(lock, kernel, uncached);
+}
+
+const cuda_model::kernel_info& cuda_model::kernel_info_for_slow(model_lock& lock,
+                                                                std::uintptr_t kernel,
+                                                                kernel_info& uncached) {
   forget_unloaded_kernels_locked();
   if (const kernel_info* recent = recent_kernels_.find(kernel)) return *recent;
   if (const auto it = kernels_.find(kernel); it != kernels_.end()) {
@@ -414,8 +442,7 @@ const cuda_model::kernel_info& cuda_model::kernel_info_for(model_lock& lock, std
   return cached;
 }
 
-bool cuda_model::take_annotation_locked(stream_id s, std::vector<access>& out) {
-  if (annotations_.empty()) return false;  // most launches: no hashing
+bool cuda_model::take_annotation_slow_locked(stream_id s, std::vector<access>& out) {
   const auto it = annotations_.find(raw(s));
   if (it == annotations_.end()) return false;
   out = std::move(it->second);

@@ -474,12 +474,17 @@ class cuda_model {
   stream_ref prepare(stream_arg s);
   // These may let go of the lock and take it again (Note [No driver calls
   // under the model's lock]).
+  // Note [Answers found at once, then a call]: the *_slow functions are
+  // the full lookups.
   stream_id resolve_stream(model_lock& lock, const call_site& at, stream_ref s);
+  stream_id resolve_stream_slow(model_lock& lock, const call_site& at, stream_ref s);
   byte_range resolve_range(model_lock& lock, const memory_region& r, memory_kind& kind);
   // Valid while the lock is held; `uncached` holds an answer that may not
   // be cached (Note [Kernel handles die with their module]).
   const kernel_info& kernel_info_for(model_lock& lock, std::uintptr_t kernel,
                                      kernel_info& uncached);
+  const kernel_info& kernel_info_for_slow(model_lock& lock, std::uintptr_t kernel,
+                                          kernel_info& uncached);
   void forget_unloaded_kernels_locked();
   std::optional<byte_range> tracked_range_locked(const memory_region& r, memory_kind& kind) const;
   // A stand-in stream is never given work: it stands for what other
@@ -493,7 +498,10 @@ class cuda_model {
   // operator's spans keep them apart.
   std::optional<access> access_of_locked(const annotated_range& r) const;
   std::vector<access> resolve_annotation_locked(std::span<const annotated_range> ranges);
-  bool take_annotation_locked(stream_id s, std::vector<access>& out);
+  bool take_annotation_locked(stream_id s, std::vector<access>& out) {
+    return !annotations_.empty() && take_annotation_slow_locked(s, out);  // most: no hashing
+  }
+  bool take_annotation_slow_locked(stream_id s, std::vector<access>& out);
 
   recorder& rec_;
   driver_queries& driver_;

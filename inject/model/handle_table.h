@@ -58,6 +58,10 @@ class handle_table {
     return &it->second;
   }
 
+  // find()'s answer when its recent slot has it (Note [Recent handles]),
+  // else null: then find() answers.
+  const entry* recent(std::uintptr_t handle) const noexcept { return recent_.find(handle); }
+
   // Handles known: the live ones and the tombstones.
   std::size_t size() const noexcept { return entries_.size(); }
 

@@ -562,7 +562,7 @@ bool looks_like_return_address(std::uint64_t v) {
 // A counter of this thread's, which all_threads_unwinder_stats() reads from
 // another thread: one writer, so a relaxed load and store (plain moves) and
 // no read-modify-write.
-inline void bump(std::uint64_t& counter) noexcept {
+[[gnu::always_inline]] inline void bump(std::uint64_t& counter) noexcept {
   __atomic_store_n(&counter, __atomic_load_n(&counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
@@ -579,6 +579,9 @@ struct thread_state {
   std::uint64_t generation = 0;
   std::shared_ptr<const std::vector<address_range>> ranges;
   unwinder_stats stats;
+  // Note [The unwinder's state in the caller's thread_local]: the slot that
+  // holds this state, emptied when it is freed.
+  unwinder_slot* slot = nullptr;
 
   // Note [Path cache]: per call path, where the first application frame's
   // return address and registers are, relative to the capture's own rsp.
@@ -649,9 +652,13 @@ struct thread_state {
     }
   }
 
-  void refresh_modules() {
-    const auto g = modules_generation.load(std::memory_order_acquire);
-    if (g == generation) return;
+  // Note [The thread's state at once]: the check inline, the refresh a call.
+  [[gnu::always_inline]] void refresh_modules() {
+    if (modules_generation.load(std::memory_order_acquire) != generation) [[unlikely]] {
+      refresh_changed_modules();
+    }
+  }
+  [[gnu::noinline]] void refresh_changed_modules() {
     std::lock_guard lock(modules().mutex);
     ranges = modules().ranges;
     generation = modules_generation.load(std::memory_order_relaxed);
@@ -738,6 +745,7 @@ void free_thread_state(void* state) {
     std::erase(r.live, s);
     add_stats(r.ended, s->stats);
   }
+  if (s->slot != nullptr) s->slot->state = nullptr;
   delete s;
   current_state = nullptr;
 }
@@ -756,18 +764,46 @@ const owner_key& state_key() {
   return key;
 }
 
-thread_state& this_thread() {
-  thread_state* state = current_state;
-  if (state == nullptr) [[unlikely]] {
-    state = new thread_state;
-    {
-      auto& r = registry();
-      std::lock_guard lock(r.mutex);
-      r.live.push_back(state);
-    }
-    if (const auto& key = state_key(); key.created) pthread_setspecific(key.key, state);
-    current_state = state;
+// The calling thread's first capture (or its first after its state was
+// freed): its state, made.
+[[gnu::noinline]] thread_state* new_thread_state() {
+  auto* state = new thread_state;
+  {
+    auto& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.live.push_back(state);
   }
+  if (const auto& key = state_key(); key.created) pthread_setspecific(key.key, state);
+  current_state = state;
+  return state;
+}
+
+// Note [The thread's state at once]
+// Every capture asks for its thread's state, which is there, with the
+// modules it knows current; but this_thread() was a call that saved the
+// registers its rare paths (a new state, changed modules) need: some 45
+// instructions a capture for a load and two compares. The answer found at
+// once is inline; the rare paths are calls.
+[[gnu::always_inline]] inline thread_state& this_thread() {
+  thread_state* state = current_state;
+  if (state == nullptr) [[unlikely]] state = new_thread_state();
+  state->refresh_modules();
+  return *state;
+}
+
+// Note [The unwinder's state in the caller's thread_local]: the thread's
+// first capture through `slot`, or its first since its state was freed.
+[[gnu::noinline]] thread_state& fill_slot(unwinder_slot& slot) {
+  thread_state& state = this_thread();
+  state.slot = &slot;
+  slot.state = &state;
+  return state;
+}
+
+[[gnu::always_inline]] inline thread_state& this_thread(unwinder_slot* slot) {
+  if (slot == nullptr) return this_thread();
+  auto* state = static_cast<thread_state*>(slot->state);
+  if (state == nullptr) [[unlikely]] return fill_slot(*slot);
   state->refresh_modules();
   return *state;
 }
@@ -1149,9 +1185,10 @@ void keep(thread_state::walk_memo& memo, std::uint64_t path_key,
 }  // namespace
 
 __attribute__((noinline)) std::size_t capture_stack(std::span<std::uint64_t> out,
-                                                   std::uint64_t path_key) noexcept {
+                                                   std::uint64_t path_key,
+                                                   unwinder_slot* slot) noexcept {
   if (out.empty()) return 0;
-  thread_state& state = this_thread();
+  thread_state& state = this_thread(slot);
   bump(state.stats.captures);
   std::uint64_t pc, sp, bp;
   asm volatile(

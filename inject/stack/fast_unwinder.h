@@ -76,11 +76,27 @@ void set_internal_modules(std::span<const std::string_view> name_parts);
 // the statically linked CUDA runtime (by its symbol name).
 void set_hide_static_cudart(bool hide);
 
+// Note [The unwinder's state in the caller's thread_local]
+// In libstreamsan_inject.so, which the driver dlopens, each thread_local
+// costs a call to __tls_get_addr, and a capture through
+// unwinder_call_sites looked two up: its own (the frames it returns) and
+// the unwinder's (the pointer to the thread's state). A caller with a
+// thread_local of its own keeps that pointer there instead, in an
+// unwinder_slot: the capture fills it from the unwinder's own at the
+// thread's first capture through it, and the unwinder empties it when it
+// frees the state (Note [Per-thread state outlives the thread's
+// thread_locals]), so a later capture fills it with the new state. A slot
+// belongs to one thread, and a thread has at most one.
+struct unwinder_slot {
+  void* state = nullptr;  // the unwinder's, opaque
+};
+
 // Writes up to out.size() return addresses, innermost first, of the calling
 // thread's application frames; returns how many were written. `path_key`
 // (0: none) names the call path from the application to this call, see
-// Note [Path cache].
-std::size_t capture_stack(std::span<std::uint64_t> out, std::uint64_t path_key = 0) noexcept;
+// Note [Path cache]. `slot`: the calling thread's, if it keeps one.
+std::size_t capture_stack(std::span<std::uint64_t> out, std::uint64_t path_key = 0,
+                          unwinder_slot* slot = nullptr) noexcept;
 
 // The same through _Unwind_Backtrace only (for tests and comparison).
 std::size_t capture_stack_slow(std::span<std::uint64_t> out) noexcept;

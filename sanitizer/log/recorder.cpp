@@ -20,6 +20,15 @@ struct thread_cache {
 };
 thread_local thread_cache this_thread;
 
+// deliver_locked(), inline in emit_with_stack (Note [A record's fast path
+// inline]).
+[[gnu::always_inline]] inline void deliver_to(std::span<record_sink* const> sinks,
+                                              const record_header& header,
+                                              const record_body& body) {
+  const record r{header, body};
+  for (auto* sink : sinks) sink->on_record(r);
+}
+
 }  // namespace
 
 std::size_t recorder::frames_hash::operator()(
@@ -224,12 +233,11 @@ void recorder::emit_with_stack(const record_body& body, std::span<const std::uin
     me.hooked_for = hook.context;
   }
   const auto stack = frames.empty() ? stack_id{} : intern_stack_locked(frames);
-  deliver_locked({next_seq_++, thread, stack}, body);
+  deliver_to(sinks_, {next_seq_++, thread, stack}, body);
 }
 
 void recorder::deliver_locked(const record_header& header, const record_body& body) {
-  const record r{header, body};
-  for (auto* sink : sinks_) sink->on_record(r);
+  deliver_to(sinks_, header, body);
 }
 
 std::uint64_t recorder::records_emitted() const noexcept {

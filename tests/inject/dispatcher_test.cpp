@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
 #include <vector>
 
 #include "inject/capture/api_params.h"
@@ -189,6 +190,31 @@ TEST_F(Dispatcher, DriverCallsOfTheProgramAreModelled) {
   EXPECT_EQ(allocs[0].size, 512u);
   EXPECT_EQ(allocs[0].kind, memory_kind::device);
   EXPECT_EQ(dispatcher.api_calls(), 1u);
+}
+
+// Note [Calls counted per thread]: each dispatcher counts the calls of
+// every thread, those that ended and those that live, and only its own
+// (a block an ended thread left is taken over only for its dispatcher).
+TEST_F(Dispatcher, ApiCallsSumEveryThreadsCallsOfThisDispatcherOnly) {
+  CUdeviceptr ptr = 0x20000;
+  const cuMemAlloc_v2_params alloc{&ptr, 512};
+  const auto calls_on = [&](api_dispatcher& d, int n) {
+    for (int i = 0; i < n; ++i) {
+      d.dispatch({driver_api, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, api_site::entry, &alloc,
+                  nullptr, nullptr});
+    }
+  };
+  calls_on(dispatcher, 1);
+  std::thread([&] { calls_on(dispatcher, 2); }).join();
+  std::thread([&] { calls_on(dispatcher, 3); }).join();  // may take the block left
+  EXPECT_EQ(dispatcher.api_calls(), 6u);
+  api_dispatcher other{model, sites};
+  other.start();
+  std::thread([&] { calls_on(other, 4); }).join();
+  calls_on(other, 1);
+  calls_on(dispatcher, 1);
+  EXPECT_EQ(dispatcher.api_calls(), 7u);
+  EXPECT_EQ(other.api_calls(), 5u);
 }
 
 TEST_F(Dispatcher, ExitWithoutEntryIsIgnored) {

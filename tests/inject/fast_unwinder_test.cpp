@@ -1,6 +1,7 @@
 #include "inject/stack/fast_unwinder.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <array>
@@ -163,6 +164,44 @@ struct captures_at_thread_exit {
   }
 };
 
+// Note [The unwinder's state in the caller's thread_local]: captures
+// through a slot and without one count in the thread's one state, and the
+// slot is emptied when the state is freed at thread exit. A key of the
+// test's own looks at it then, again in the next round of key destructors
+// while the unwinder's key has not run yet.
+thread_local unwinder_slot exit_slot;
+pthread_key_t slot_watch{};
+int slot_watch_rounds = 0;
+void* slot_at_exit = &slot_watch;
+void watch_slot(void* armed) {
+  if (exit_slot.state != nullptr && ++slot_watch_rounds < 3) {
+    pthread_setspecific(slot_watch, armed);
+    return;
+  }
+  slot_at_exit = exit_slot.state;
+}
+
+TEST(FastUnwinder, ASlotHoldsTheThreadsStateUntilItIsFreed) {
+  std::array<std::uint64_t, 8> out{};
+  capture_stack(out);  // the unwinder's key is made
+  ASSERT_EQ(pthread_key_create(&slot_watch, watch_slot), 0);
+  const std::size_t before = live_unwinder_states();
+  std::thread([before] {
+    std::array<std::uint64_t, 8> frames{};
+    const auto start = current_thread_unwinder_stats().captures;
+    EXPECT_GT(capture_stack(frames, 0, &exit_slot), 0u);
+    EXPECT_NE(exit_slot.state, nullptr);
+    capture_stack(frames);
+    capture_stack(frames, 0, &exit_slot);
+    EXPECT_EQ(current_thread_unwinder_stats().captures, start + 3);
+    EXPECT_EQ(live_unwinder_states(), before + 1);
+    pthread_setspecific(slot_watch, &exit_slot);
+  }).join();
+  EXPECT_EQ(slot_at_exit, nullptr);
+  EXPECT_EQ(live_unwinder_states(), before);
+  pthread_key_delete(slot_watch);
+}
+
 TEST(FastUnwinder, CapturesFromThreadLocalDestructors) {
   std::array<std::uint64_t, 8> out{};
   capture_stack(out);
@@ -178,7 +217,8 @@ TEST(FastUnwinder, CapturesFromThreadLocalDestructors) {
   EXPECT_EQ(live_unwinder_states(), before);
 }
 
-using capture_fn = std::size_t (*)(std::span<std::uint64_t> out, std::uint64_t key) noexcept;
+using capture_fn = std::size_t (*)(std::span<std::uint64_t> out, std::uint64_t key,
+                                   unwinder_slot* slot) noexcept;
 
 }  // namespace
 }  // namespace streamsan::injection
