@@ -3,13 +3,12 @@
 #include <cuda.h>
 #include <driver_types.h>
 
-#include <pthread.h>
-
 #include <algorithm>
 #include <new>
 #include <string_view>
 
 #include "inject/capture/api_names.h"
+#include "sanitizer/log/thread_exit_key.h"
 #include "sanitizer/log/thread_state_ref.h"
 
 namespace streamsan::injection {
@@ -79,17 +78,9 @@ void free_call_count(void* block) {
   thread_state_ref(this_thread).count = nullptr;
 }
 
-struct count_key {
-  pthread_key_t key{};
-  bool created = false;  // false: keys ran out, blocks stay taken
-};
-
-const count_key& call_count_key() {
-  static const count_key key = [] {
-    count_key k;
-    k.created = pthread_key_create(&k.key, free_call_count) == 0;
-    return k;
-  }();
+// Without a key (keys ran out) a thread's block stays taken at its exit.
+const thread_exit_key& call_count_key() {
+  static const thread_exit_key key(free_call_count);
   return key;
 }
 
@@ -118,7 +109,7 @@ call_count* take_call_count(std::uint64_t generation) noexcept {
                                         std::uint64_t generation) noexcept {
   if (t.count != nullptr) t.count->free.store(true, std::memory_order_release);
   t.count = take_call_count(generation);
-  if (const auto& key = call_count_key(); key.created) pthread_setspecific(key.key, t.count);
+  call_count_key().set(t.count);
   return t.count;
 }
 

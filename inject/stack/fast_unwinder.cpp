@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "inject/stack/symbol_names.h"
+#include "sanitizer/log/thread_exit_key.h"
 
 // libgcc's FDE lookup (unwind-dw2-fde.h); exported by libgcc_s and libgcc_eh.
 struct dwarf_eh_bases {
@@ -750,17 +751,9 @@ void free_thread_state(void* state) {
   current_state = nullptr;
 }
 
-struct owner_key {
-  pthread_key_t key{};
-  bool created = false;  // false: keys ran out, states leak at thread exit
-};
-
-const owner_key& state_key() {
-  static const owner_key key = [] {
-    owner_key k;
-    k.created = pthread_key_create(&k.key, free_thread_state) == 0;
-    return k;
-  }();
+// Without a key (keys ran out) states leak at thread exit.
+const thread_exit_key& state_key() {
+  static const thread_exit_key key(free_thread_state);
   return key;
 }
 
@@ -773,7 +766,7 @@ const owner_key& state_key() {
     std::lock_guard lock(r.mutex);
     r.live.push_back(state);
   }
-  if (const auto& key = state_key(); key.created) pthread_setspecific(key.key, state);
+  state_key().set(state);
   current_state = state;
   return state;
 }
