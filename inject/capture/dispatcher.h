@@ -52,8 +52,9 @@
 // of 15 interleaved rounds put them at 0.888 and 0.961 paired (an earlier
 // run could not tell them apart); inside one process (Note [Runtime launch
 // callbacks toggled for a benchmark]) they cost 3.5% of the loop under
-// streamsan run (1.025-1.046 over five processes). The examples, the acceptance programs and the torch suite gave
-// the same verdicts without them (docs/injection.md, Overhead).
+// streamsan run (1.025-1.046 over five processes). The examples, the
+// acceptance programs and the torch suite gave the same verdicts without
+// them (docs/injection.md, Overhead).
 //
 // Note [The call that loads the library]
 // The driver loads the library inside cuInit, which the CUDA runtime calls
@@ -135,7 +136,7 @@ class api_dispatcher {
   // driver call they make models (Note [Launches without their runtime
   // callback]).
   bool switched_off(api_domain domain, std::uint32_t cbid) const noexcept;
-  // A runtime call that launches a kernel (its table entry says so).
+  // A call whose table entry says it launches a kernel (the runtime's).
   bool launches_kernel(api_domain domain, std::uint32_t cbid) const noexcept;
   // Note [Runtime launch callbacks on request]; call before a source
   // subscribes.

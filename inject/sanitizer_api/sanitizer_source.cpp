@@ -254,7 +254,7 @@ struct sanitizer_source::impl {
   std::atomic<bool> any_ptds_pending{false};
   std::atomic<std::uint64_t> launch_seq{0};
   std::atomic<bool> launches_paused{false};  // Note [Launches paused for a benchmark]
-  void pause_launch(thread_state& me, api_domain domain, std::uint32_t cbid);
+  bool starts_paused_launch(thread_state& me, const api_call& call);
   void end_paused_launch(thread_state& me, api_domain domain, std::uint32_t cbid,
                          const api_call& call);
   std::atomic<std::uint64_t> next_thread_id{0};
@@ -457,24 +457,18 @@ void sanitizer_source::impl::on_api(thread_state& me, api_domain domain, std::ui
   if (call.site == api_site::entry) {
     // Note [Nothing of ours while a stream captures]
     if (tracker.in_flight() > 0 && !model.any_capture_active()) poll(false);
+    if (launches_paused.load(std::memory_order_relaxed) && starts_paused_launch(me, call))
+        [[unlikely]] {
+      return;
+    }
     // A driver launch nested in a runtime launch is the same launch.
     if (const auto request = me.in_launch_call ? std::nullopt : decode_launch(call)) {
-      if (launches_paused.load(std::memory_order_relaxed)) [[unlikely]] {
-        pause_launch(me, domain, cbid);
-        return;
-      }
       me.launch_domain = domain;
       me.launch_cbid = cbid;
       if (request->stream == nullptr && is_per_thread_variant(d.functionName)) {
         me.ptds_launch = true;
       }
       on_launch_entry(me, *request, request->stream);
-    } else if (launches_paused.load(std::memory_order_relaxed) && !me.in_launch_call &&
-               dispatcher.launches_kernel(domain, cbid)) [[unlikely]] {
-      // A runtime launch the source does not decode (cudaLaunchKernel by
-      // its host stub): its nested driver launch passes with it.
-      pause_launch(me, domain, cbid);
-      return;
     } else if (const call_facts f = decode_call_role(call); f.role != call_role::other) {
       switch (f.role) {
         case call_role::graph_launch: on_graph_launch_entry(me, f, domain, cbid); break;
@@ -515,16 +509,20 @@ void sanitizer_source::impl::on_api(thread_state& me, api_domain domain, std::ui
 // wraps it (cudaLaunchKernel, whose callback stays on: Note [Runtime launch
 // callbacks on request]), with everything nested in it. Its callbacks still
 // come, so the paused blocks cost the subscriber, this check and the
-// callback's entry: a floor measured in the same process. Everything else (events, waits, copies)
-// is modelled throughout, so the log stays in order for the launches that
-// are. A paused launch does not hold `launching` either: it is no launch of
+// callback's entry: a floor measured in the same process. Everything else
+// (events, waits, copies) is modelled throughout, so the log stays in
+// order for the launches that are. A paused launch does not hold `launching` either: it is no launch of
 // ours to keep a module change away from, and the benchmark makes no
 // module changes while paused (its modules are settled).
-void sanitizer_source::impl::pause_launch(thread_state& me, api_domain domain,
-                                          std::uint32_t cbid) {
+// A launch call, or a runtime launch the source does not decode
+// (cudaLaunchKernel by its host stub), at its entry: true when paused.
+bool sanitizer_source::impl::starts_paused_launch(thread_state& me, const api_call& call) {
+  if (me.in_launch_call) return false;
+  if (!decode_launch(call) && !dispatcher.launches_kernel(call.domain, call.cbid)) return false;
   me.paused_launch = true;
-  me.paused_domain = domain;
-  me.paused_cbid = cbid;
+  me.paused_domain = call.domain;
+  me.paused_cbid = call.cbid;
+  return true;
 }
 
 // The calls nested in a paused launch (a runtime launch's driver launch)
