@@ -2,10 +2,10 @@
 // measurement, and what a measurement becomes (Note [Measured footprints
 // arrive late], Note [Learned access modes], Note [Looking up the past]).
 #include <algorithm>
-#include <atomic>
 #include <utility>
 
 #include "inject/model/cuda_model.h"
+#include "sanitizer/log/threads_with_state.h"
 
 namespace streamsan::injection {
 namespace {
@@ -13,13 +13,12 @@ namespace {
 // The measured launch the calling thread's next kernel_launched() is.
 thread_local std::uint64_t expected_measurement = 0;
 // Note [A thread-local looked at only when it can hold something]
-// (launch_tracker.cpp): the threads whose expected_measurement is set.
-std::atomic<std::uint32_t> threads_expecting{0};
+// (sanitizer/log/threads_with_state.h): the threads whose expected_measurement is set.
+threads_with_state threads_expecting;
 
 void set_expected_launch(std::uint64_t id) noexcept {
   std::uint64_t& expected = expected_measurement;
-  if (expected == 0 && id != 0) threads_expecting.fetch_add(1, std::memory_order_relaxed);
-  if (expected != 0 && id == 0) threads_expecting.fetch_sub(1, std::memory_order_relaxed);
+  threads_expecting.changed(expected != 0, id != 0);
   expected = id;
 }
 // The measured nodes of the calling thread's next graph_launched() (Note
@@ -49,12 +48,12 @@ void cuda_model::set_footprint_resolver(precise::footprint_resolver* resolver) n
 void cuda_model::expect_measured_launch(std::uint64_t id) noexcept { set_expected_launch(id); }
 
 void cuda_model::clear_expected_measured_launch() noexcept {
-  if (threads_expecting.load(std::memory_order_relaxed) == 0) return;
+  if (threads_expecting.none()) return;
   set_expected_launch(0);
 }
 
 std::uint64_t cuda_model::take_expected_measured_launch() noexcept {
-  if (threads_expecting.load(std::memory_order_relaxed) == 0) return 0;
+  if (threads_expecting.none()) return 0;
   const std::uint64_t taken = expected_measurement;
   set_expected_launch(0);
   return taken;

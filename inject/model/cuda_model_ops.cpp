@@ -74,6 +74,7 @@
 
 #include "inject/model/cuda_model.h"
 #include "sanitizer/log/thread_state_ref.h"
+#include "sanitizer/log/threads_with_state.h"
 
 namespace streamsan::injection {
 namespace {
@@ -123,8 +124,8 @@ struct operator_state {
 // thread's state]).
 thread_local operator_state op;
 // Note [A thread-local looked at only when it can hold something]
-// (launch_tracker.cpp): the threads whose `op.depth` is not zero.
-std::atomic<std::uint32_t> threads_in_operators{0};
+// (sanitizer/log/threads_with_state.h): the threads whose `op.depth` is not zero.
+threads_with_state threads_in_operators;
 
 // The span of `spans` that holds the word's address, if any.
 const access* span_holding(std::span<const access> spans, const pointer_word& w) {
@@ -164,7 +165,7 @@ void settle(const held_launch& h, std::span<const access> spans, std::vector<acc
 }  // namespace
 
 bool cuda_model::in_operator() noexcept {
-  if (threads_in_operators.load(std::memory_order_relaxed) == 0) return false;
+  if (threads_in_operators.none()) return false;
   return op.depth > 0;
 }
 
@@ -215,12 +216,12 @@ void cuda_model::op_began(std::span<const annotated_range> inputs, op_outputs ou
   operator_state& me = thread_state_ref(op);  // Note [One look at the operator state]
   std::lock_guard lock(mutex_);
   if (me.model != this) {
-    if (me.depth > 0) threads_in_operators.fetch_sub(1, std::memory_order_relaxed);
+    threads_in_operators.changed(me.depth > 0, false);
     me = operator_state{};
     me.model = this;
   }
   if (me.depth++ == 0) {
-    threads_in_operators.fetch_add(1, std::memory_order_relaxed);
+    threads_in_operators.changed(false, true);
     me.spans.clear();
     me.held_count = 0;
     me.expects_outputs = false;
@@ -243,7 +244,7 @@ void cuda_model::op_ended(std::span<const annotated_range> outputs) {
     if (me.model != this || me.depth == 0) return;  // unbalanced: ignored
     add_op_spans_locked(outputs, me.spans);
     if (--me.depth > 0) return;  // the outer operator settles
-    threads_in_operators.fetch_sub(1, std::memory_order_relaxed);
+    threads_in_operators.changed(true, false);
     resolver = resolver_;
     settled = me.held_count;
     if (me.settled.size() < settled) me.settled.resize(settled);

@@ -1,7 +1,8 @@
 #include "inject/precise/footprint_resolver.h"
 
-#include <atomic>
 #include <variant>
+
+#include "sanitizer/log/threads_with_state.h"
 
 namespace streamsan::precise {
 namespace {
@@ -14,14 +15,12 @@ struct thread_expectation {
 };
 thread_local thread_expectation expected;
 // Note [A thread-local looked at only when it can hold something]
-// (launch_tracker.cpp): the threads whose `expected` has an owner.
-std::atomic<std::uint32_t> threads_awaiting{0};
+// (sanitizer/log/threads_with_state.h): the threads whose `expected` has an owner.
+threads_with_state threads_awaiting;
 
 void set_expected(const thread_expectation& e) noexcept {
   thread_expectation& mine = expected;
-  const bool was = mine.owner != nullptr, is = e.owner != nullptr;
-  if (!was && is) threads_awaiting.fetch_add(1, std::memory_order_relaxed);
-  if (was && !is) threads_awaiting.fetch_sub(1, std::memory_order_relaxed);
+  threads_awaiting.changed(mine.owner != nullptr, e.owner != nullptr);
   mine = e;
 }
 
@@ -43,7 +42,7 @@ footprint_resolver::token footprint_resolver::await_next_launch() { return await
 footprint_resolver::token footprint_resolver::await_next_graph() { return await_next(true); }
 
 void footprint_resolver::cancel_await() noexcept {
-  if (threads_awaiting.load(std::memory_order_relaxed) != 0 && expected.owner == this) {
+  if (!threads_awaiting.none() && expected.owner == this) {
     set_expected({});
   }
 }
@@ -65,7 +64,7 @@ void footprint_resolver::deliver(const record& r) {
 // back at the front, under the lock, as before.
 void footprint_resolver::on_record(const record& r) {
   token awaiting = 0;
-  if (threads_awaiting.load(std::memory_order_relaxed) != 0) {
+  if (!threads_awaiting.none()) {
     const thread_expectation mine = expected;
     if (mine.owner == this && (mine.graph ? std::holds_alternative<graph_instantiate>(r.body)
                                           : std::holds_alternative<kernel_launch>(r.body))) {

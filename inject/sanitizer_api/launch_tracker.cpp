@@ -369,7 +369,7 @@ std::optional<launch_tracker::table> launch_tracker::cleared_table_locked(
 // Clears the thread's launch, keeping threads_with_tables_ its count.
 void launch_tracker::forget_this_threads_launch() noexcept {
   thread_launch& me = this_thread;
-  if (me.began) threads_with_tables_.fetch_sub(1, std::memory_order_relaxed);
+  threads_with_tables_.changed(me.began, false);
   me = thread_launch{};
 }
 
@@ -401,7 +401,7 @@ void launch_tracker::launch_begin(const Sanitizer_LaunchData& launch, bool measu
     return;
   }
   ++handed_out_[launch.module];
-  threads_with_tables_.fetch_add(1, std::memory_order_relaxed);
+  threads_with_tables_.changed(false, true);
   this_thread = thread_launch{true,           false,          launch.function,
                               launch.module,  launch.stream,  launch.context,
                               launch.hStream, t->device,      t->layout,
@@ -430,22 +430,8 @@ void launch_tracker::launch_end(const Sanitizer_LaunchData& launch) {
 // launch on another thread (api_tour's workers). Pollers are serialized by
 // poll_mutex_ instead, which keeps footprints in launch order and guards
 // the private streams.
-// Note [A thread-local looked at only when it can hold something]
-// In the library the driver dlopens, each thread_local costs a call to
-// __tls_get_addr (Note [One look at the thread's state]), and a steady
-// launch of the default mode looked up several that could hold nothing:
-// this thread's launch (a table is handed out only to a measured launch),
-// the model's operator state (only the PyTorch support opens operators),
-// the launch the model expects to be measured, and the resolver's awaited
-// token. Each now has a process-wide count of the threads whose state is
-// set, and is looked up only when that count is not zero. A thread raises
-// the count before it sets its own state and lowers it after clearing it,
-// so a thread whose state is set always sees a count of at least one (its
-// own writes, in its program order: relaxed is enough); other threads'
-// counts only cost a lookup that finds nothing. An attempt to reach these
-// through one initial-exec pointer instead (docs/injection.md) could not
-// be kept: a module with any initial-exec TLS has all of its TLS put in
-// glibc's static surplus, and ours is 2 KiB, so dlopen refused it.
+// Note [A thread-local looked at only when it can hold something] (in
+// sanitizer/log/threads_with_state.h): launched()'s slow path.
 std::optional<launch_tracker::launch_id> launch_tracker::this_threads_launch() {
   thread_launch& me = this_thread;
   if (!me.ended) {
@@ -462,7 +448,7 @@ std::optional<launch_tracker::launch_id> launch_tracker::this_threads_launch() {
     return std::nullopt;
   }
   const thread_launch l = std::exchange(me, thread_launch{});
-  threads_with_tables_.fetch_sub(1, std::memory_order_relaxed);
+  threads_with_tables_.changed(true, false);
   const CUevent done = event_after(l.ctx, l.generation, l.stream, l.hstream);
   std::lock_guard lock(mutex_);
   --handed_out_[l.module];

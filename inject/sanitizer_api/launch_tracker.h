@@ -38,6 +38,7 @@
 #include "inject/precise/footprint_layout.h"
 #include "inject/sanitizer_api/ordered_worker.h"
 #include "inject/sanitizer_api/sanitizer_library.h"
+#include "sanitizer/log/threads_with_state.h"
 
 namespace streamsan::sanitizer_api {
 
@@ -183,7 +184,7 @@ class launch_tracker {
   // Every API call's exit asks; only a thread handed a table can have one
   // (Note [A thread-local looked at only when it can hold something]).
   std::optional<launch_id> launched() {
-    if (threads_with_tables_.load(std::memory_order_relaxed) == 0) return std::nullopt;
+    if (threads_with_tables_.none()) return std::nullopt;
     return this_threads_launch();
   }
 
@@ -398,7 +399,7 @@ class launch_tracker {
   // Note [A thread-local looked at only when it can hold something]: the
   // threads whose launch_begin handed them a table not yet taken back by
   // launched().
-  std::atomic<std::uint32_t> threads_with_tables_{0};
+  threads_with_state threads_with_tables_;
   void forget_this_threads_launch() noexcept;
   std::optional<launch_id> this_threads_launch();
   bool patched_set_holds(CUmodule module) const;
