@@ -71,32 +71,34 @@ STREAMSAN_EXPORT void streamsan_inject_host_access(const void* address, size_t s
                            label ? label : "host access");
 }
 
-// Benchmarks only (Note [Launches paused for a benchmark] in
-// sanitizer_source.cpp): 1 when applied; 0 unless STREAMSAN_BENCH_PAUSE=1
-// and the Sanitizer API source runs.
 namespace {
-// The benchmarks' controls below act only when the run asked for them.
-bool benchmark_controls_allowed() {
+// The benchmarks' controls below act only when the run asked for them
+// (STREAMSAN_BENCH_PAUSE=1), and only on the Sanitizer API source.
+streamsan::injection::sanitizer_source* benchmark_source() noexcept {
   const char* enabled = std::getenv("STREAMSAN_BENCH_PAUSE");
-  return enabled != nullptr && std::string_view(enabled) == "1";
+  if (enabled == nullptr || std::string_view(enabled) != "1") return nullptr;
+  auto* s = process_session::current();
+  return s == nullptr ? nullptr : s->measuring_source();
 }
 }  // namespace
 
+// Benchmarks only (Note [Launches paused for a benchmark] in
+// sanitizer_source.cpp): 1 when applied, else 0.
 STREAMSAN_EXPORT int streamsan_inject_bench_pause_launches(int paused) {
-  if (!benchmark_controls_allowed()) return 0;
-  auto* s = process_session::current();
-  if (s == nullptr) return 0;
-  return s->pause_launches_for_benchmark(paused != 0) ? 1 : 0;
+  auto* source = benchmark_source();
+  if (source == nullptr) return 0;
+  source->pause_launches(paused != 0);
+  return 1;
 }
 
 // Benchmarks only (Note [Runtime launch callbacks toggled for a benchmark]
-// in sanitizer_source.cpp): 1 when applied; 0 as for the pause above.
+// in sanitizer_source.cpp): 1 when applied, else 0.
 STREAMSAN_EXPORT int streamsan_inject_bench_runtime_launch_callbacks(int on) {
-  if (!benchmark_controls_allowed()) return 0;
-  auto* s = process_session::current();
-  if (s == nullptr) return 0;
+  auto* source = benchmark_source();
+  if (source == nullptr) return 0;
   try {
-    return s->set_runtime_launch_callbacks_for_benchmark(on != 0) ? 1 : 0;
+    source->set_runtime_launch_callbacks(on != 0);
+    return 1;
   } catch (...) {
     return 0;  // nothing escapes into the program
   }

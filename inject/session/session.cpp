@@ -267,20 +267,6 @@ bool session::suppressed(const diagnostic& d) const {
   return suppressions_.match(d, symbols).has_value();
 }
 
-bool session::set_runtime_launch_callbacks_for_benchmark(bool on) {
-  auto* const source = measuring_.load(std::memory_order_acquire);
-  if (source == nullptr) return false;
-  source->set_runtime_launch_callbacks(on);
-  return true;
-}
-
-bool session::pause_launches_for_benchmark(bool paused) noexcept {
-  auto* const source = measuring_.load(std::memory_order_acquire);
-  if (source == nullptr) return false;
-  source->pause_launches(paused);
-  return true;
-}
-
 // A candidate (Note [Candidates and confirmed diagnostics]) is no report:
 // the kernels whose footprints were guessed are measured on their next
 // launches (a graph kernel node's on its exec's next launch, Note [Which

@@ -141,13 +141,12 @@ class session {
   bool try_subscribe() noexcept;
 
   cuda_model& model() noexcept { return model_; }
-  // Note [Launches paused for a benchmark] (sanitizer_source.cpp): false
-  // when the Sanitizer API source is not the one running.
-  bool pause_launches_for_benchmark(bool paused) noexcept;
-  // Note [Runtime launch callbacks toggled for a benchmark]
-  // (sanitizer_source.cpp): false when the Sanitizer API source is not the
-  // one running.
-  bool set_runtime_launch_callbacks_for_benchmark(bool on);
+  // The Sanitizer API source, once it runs (null otherwise): for the
+  // benchmarks' controls (Note [Launches paused for a benchmark] in
+  // sanitizer_source.cpp).
+  sanitizer_source* measuring_source() const noexcept {
+    return measuring_.load(std::memory_order_acquire);
+  }
   // The recorder every record goes through (tests add sinks to it).
   recorder& log() noexcept { return recorder_; }
   // The calling thread's stack (outside callbacks: annotations).

@@ -1,0 +1,60 @@
+// The benchmarks' controls as a benchmark reaches them: exported by
+// libstreamsan_inject.so, dlopened as the driver opens it, over the fake
+// Sanitizer API and driver (Note [Launches paused for a benchmark] in
+// inject/sanitizer_api/sanitizer_source.cpp). One process holds one session,
+// so one test walks through the cases in order.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <sanitizer.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "tests/inject/fake_sanitizer_api.h"
+
+namespace {
+
+using control_fn = int (*)(int);
+
+bool runtime_launch_callback_off() {
+  return fake_sanitizer_callback_switched_off(SANITIZER_CB_DOMAIN_RUNTIME_API,
+                                              SANITIZER_CBID_RUNTIME_API_cudaLaunchKernel);
+}
+
+TEST(BenchControls, ActOnlyWhenTheRunAskedForThem) {
+  // The driver loads the library (here the fake driver, from LD_LIBRARY_PATH).
+  ASSERT_NE(::dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL), nullptr) << ::dlerror();
+  const char* path = std::getenv("STREAMSAN_INJECTION_LIB");
+  ASSERT_NE(path, nullptr) << "set STREAMSAN_INJECTION_LIB to libstreamsan_inject.so";
+  void* library = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << ::dlerror();
+  const auto pause = reinterpret_cast<control_fn>(
+      ::dlsym(library, "streamsan_inject_bench_pause_launches"));
+  const auto runtime_callbacks = reinterpret_cast<control_fn>(
+      ::dlsym(library, "streamsan_inject_bench_runtime_launch_callbacks"));
+  ASSERT_NE(pause, nullptr);
+  ASSERT_NE(runtime_callbacks, nullptr);
+
+  ::setenv("STREAMSAN_BENCH_PAUSE", "1", 1);
+  EXPECT_EQ(pause(1), 0) << "no session before CUDA starts it";
+  const auto initialize = reinterpret_cast<int (*)()>(::dlsym(library, "InitializeInjection"));
+  ASSERT_NE(initialize, nullptr);
+  ASSERT_EQ(initialize(), 1);
+
+  ::unsetenv("STREAMSAN_BENCH_PAUSE");
+  EXPECT_EQ(pause(1), 0);
+  EXPECT_EQ(runtime_callbacks(1), 0);
+  EXPECT_TRUE(runtime_launch_callback_off());  // the default, untouched
+  ::setenv("STREAMSAN_BENCH_PAUSE", "yes", 1);
+  EXPECT_EQ(runtime_callbacks(1), 0);
+
+  ::setenv("STREAMSAN_BENCH_PAUSE", "1", 1);
+  EXPECT_EQ(runtime_callbacks(1), 1);
+  EXPECT_FALSE(runtime_launch_callback_off());
+  EXPECT_EQ(runtime_callbacks(0), 1);
+  EXPECT_TRUE(runtime_launch_callback_off());
+  EXPECT_EQ(pause(1), 1);
+  EXPECT_EQ(pause(0), 1);
+}
+
+}  // namespace
