@@ -141,9 +141,19 @@ int main(int argc, char** argv) {
     CHECK(cudaMemset(b, 0, floats * sizeof(float)));
   }
   const char* alternate_text = std::getenv("LAUNCH_LOOP_ALTERNATE");
+  int pairs = 0;
+  if (alternate_text != nullptr) {
+    char* end = nullptr;
+    const long n = std::strtol(alternate_text, &end, 10);
+    if (end == alternate_text || *end != '\0' || n <= 0 || n > 1000) {
+      std::fprintf(stderr, "launch_loop: LAUNCH_LOOP_ALTERNATE=%s: expected pairs, 1 to 1000\n",
+                   alternate_text);
+      return 2;
+    }
+    pairs = static_cast<int>(n);
+  }
   const char* what_text = std::getenv("LAUNCH_LOOP_ALTERNATE_WHAT");
-  alternation alternate(alternate_text ? std::atoi(alternate_text) : 0, total, batch,
-                        what_text ? what_text : "pause");
+  alternation alternate(pairs, total, batch, what_text ? what_text : "pause");
   thread_counters counts;
   const double ms = handoff_loop_ms(
       total, batch,
