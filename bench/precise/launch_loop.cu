@@ -60,8 +60,8 @@ control_fn find_control(const char* name) {
 // turns each pair (on-off, off-on, ...), each block's time on the host.
 class alternation {
  public:
-  // `what`: "pause" (on: launches modelled, off: paused) or
-  // "runtime_callbacks" (on: the plain runtime launch callbacks on).
+  // `what` (checked by main): "pause" (on: launches modelled, off: paused)
+  // or "runtime_callbacks" (on: the plain runtime launch callbacks on).
   alternation(int pairs, int total, int batch, const std::string& what)
       : pairs_(pairs), what_(what) {
     if (pairs_ <= 0) return;
@@ -71,12 +71,10 @@ class alternation {
     control_ = find_control(pause ? "streamsan_inject_bench_pause_launches"
                                   : "streamsan_inject_bench_runtime_launch_callbacks");
     on_argument_ = pause ? 0 : 1;
-    const bool known = pause || what_ == "runtime_callbacks";
-    if (!known || block_ == 0 || control_ == nullptr || control_(on_argument_) != 1) {
+    if (block_ == 0 || control_ == nullptr || control_(on_argument_) != 1) {
       std::printf("alternate refused: %s\n",
-                  !known        ? "LAUNCH_LOOP_ALTERNATE_WHAT is pause or runtime_callbacks"
-                  : block_ == 0 ? "too few launches for the pairs"
-                                : "no streamsan control (STREAMSAN_BENCH_PAUSE=1 under streamsan run?)");
+                  block_ == 0 ? "too few launches for the pairs"
+                              : "no streamsan control (STREAMSAN_BENCH_PAUSE=1 under streamsan run?)");
       pairs_ = 0;
     }
   }
@@ -153,7 +151,14 @@ int main(int argc, char** argv) {
     pairs = static_cast<int>(n);
   }
   const char* what_text = std::getenv("LAUNCH_LOOP_ALTERNATE_WHAT");
-  alternation alternate(pairs, total, batch, what_text ? what_text : "pause");
+  const std::string what = what_text != nullptr ? what_text : "pause";
+  if (what != "pause" && what != "runtime_callbacks") {
+    std::fprintf(stderr,
+                 "launch_loop: LAUNCH_LOOP_ALTERNATE_WHAT=%s: expected pause or runtime_callbacks\n",
+                 what.c_str());
+    return 2;
+  }
+  alternation alternate(pairs, total, batch, what);
   thread_counters counts;
   const double ms = handoff_loop_ms(
       total, batch,

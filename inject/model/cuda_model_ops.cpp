@@ -69,7 +69,6 @@
 // Python dispatch mode and a hook without the tracker (another allocator
 // backend): their outputs come from op_ended().
 #include <algorithm>
-#include <atomic>
 #include <utility>
 
 #include "inject/model/cuda_model.h"
@@ -124,7 +123,8 @@ struct operator_state {
 // thread's state]).
 thread_local operator_state op;
 // Note [A thread-local looked at only when it can hold something]
-// (sanitizer/log/threads_with_state.h): the threads whose `op.depth` is not zero.
+// (sanitizer/log/threads_with_state.h): the threads whose `op.depth` is
+// not zero.
 threads_with_state threads_in_operators;
 
 // The span of `spans` that holds the word's address, if any.
