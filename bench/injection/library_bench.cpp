@@ -20,6 +20,12 @@
 // 2026-11-30 that count went from 2,806 (77cf10c) to 2,192 for our
 // callbacks without the engine, where source_bench showed half of the
 // change: the thread_local lookups it cannot see.
+//
+// With LIBRARY_BENCH_STREAMS=1 every launch goes to the legacy default
+// stream and no event hands over: a single-stream program, as most PyTorch
+// training loops are, where no two pieces of work can overlap and each
+// launch asks whether it may race the host instead (Note [First launches
+// are measured once work can overlap] in inject/model/concurrency_watch.h).
 #include <dlfcn.h>
 #include <sanitizer.h>
 
@@ -59,6 +65,12 @@ int main(int argc, char** argv) {
   const char* path = std::getenv("STREAMSAN_INJECTION_LIB");
   if (path == nullptr) return fail("set STREAMSAN_INJECTION_LIB to libstreamsan_inject.so");
   if (launches <= 0) return fail(std::string("launches must be positive: ") + argv[1]);
+  const char* streams_text = std::getenv("LIBRARY_BENCH_STREAMS");
+  const std::string stream_count = streams_text != nullptr ? streams_text : "2";
+  if (stream_count != "1" && stream_count != "2") {
+    return fail("LIBRARY_BENCH_STREAMS=" + stream_count + ": expected 1 or 2");
+  }
+  const bool one_stream = stream_count == "1";
   void* library = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) return fail(std::string("loading ") + path + ": " + ::dlerror());
   const auto initialize = reinterpret_cast<int (*)()>(::dlsym(library, "InitializeInjection"));
@@ -73,6 +85,10 @@ int main(int argc, char** argv) {
   fake_sanitizer_deliver(SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_LOADED, &m);
   CUstream streams[2] = {reinterpret_cast<CUstream>(0x5001), reinterpret_cast<CUstream>(0x5002)};
   for (CUstream& s : streams) {
+    if (one_stream) {
+      s = nullptr;  // the legacy default stream
+      continue;
+    }
     stream_create_params p{&s, CU_STREAM_NON_BLOCKING};
     api(SANITIZER_CBID_DRIVER_API_cuStreamCreate, "cuStreamCreate", &p);
   }
@@ -111,7 +127,7 @@ int main(int argc, char** argv) {
                        deliver_launch_callbacks(launch_data(ctx, l.hStream, module_a, add,
                                                             "_Z3addPfPKf", next_launch++));
                      });
-    if ((i + 1) % 16 == 0) {
+    if (!one_stream && (i + 1) % 16 == 0) {
       event_record_params r{handover, streams[turn]};
       api(SANITIZER_CBID_DRIVER_API_cuEventRecord, "cuEventRecord", &r);
       turn = 1 - turn;

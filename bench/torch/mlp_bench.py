@@ -25,6 +25,9 @@ and `mlp_alt_ratio <median of the rounds' on/off ratios> min <r> max <r>`
 modelled and paused instead (Note [Launches paused for a benchmark] in
 inject/sanitizer_api/sanitizer_source.cpp): the price of our launch path
 on this loop, the operator hook as the run has it in both kinds of block.
+With MLP_PAUSED=1 (and STREAMSAN_BENCH_PAUSE=1) every timed launch is
+paused: a profile of that run is the floor a profile of the modelled loop
+is read against (bench/torch/profile-mlp.sh, PROF_RUNS).
 """
 import ctypes
 import os
@@ -186,6 +189,14 @@ def main():
     if alternate > 0:
         _alternate(step, iterations, alternate)
         return
+    if env_count("MLP_PAUSED", 0, 0) > 0:
+        # Every timed launch paused (Note [Launches paused for a benchmark]):
+        # the floor that a profile of the modelled loop is read against.
+        pause = _launch_pause()
+        problem = "no launch pause (STREAMSAN_BENCH_PAUSE=1)" if pause is None else pause.disable()
+        if problem:
+            print("mlp_bench: MLP_PAUSED: %s" % problem, file=sys.stderr)
+            sys.exit(2)
     sampled = os.environ.get("PCSAMPLE_ON_SIGNAL") == "1"
     if sampled:
         os.kill(os.getpid(), signal.SIGUSR1)

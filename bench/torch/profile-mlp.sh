@@ -8,6 +8,9 @@
 #   - a sample profile (bench/profile/pc_sampler.cpp, preloaded) of the
 #     program's threads, folded by bench/profile/fold.py where the build is.
 #   profile-mlp.sh SAMPLER_SO OUT [ITERATIONS]
+# PROF_RUNS (default "generic native-hook") picks the runs; generic-paused
+# is the generic capture with every timed launch paused (mlp_bench.py's
+# MLP_PAUSED), the floor to read the generic run's profile against.
 # OUT gets the logs, the samples (pcs.*) and a copy of the operator hook
 # built here, for fold.py's --map on the development machine:
 #   fold.py OUT/pcs-native-hook.* --map /tmp/ss/torch/libstreamsan_inject.so=BUILD/inject/libstreamsan_inject.so
@@ -31,7 +34,13 @@ run() {  # run LABEL ENV... : one debug run and one sampled run
   echo "   sampled (exit $?): $(grep -m1 '^mlp_ms' "$out/sampled-$label.log"), $(cat "$out/pcs-$label"/pcs.* 2>/dev/null | wc -l) samples"
 }
 echo "== native: $(timeout 120 "$python" bench/mlp_bench.py "$iterations" 2>&1 | grep -m1 '^mlp_ms')"
-run generic STREAMSAN_TORCH=0
-run native-hook STREAMSAN_TORCH_HOOK=native
+for what in ${PROF_RUNS:-generic native-hook}; do
+  case $what in
+    generic) run generic STREAMSAN_TORCH=0 ;;
+    generic-paused) run generic-paused STREAMSAN_TORCH=0 STREAMSAN_BENCH_PAUSE=1 MLP_PAUSED=1 ;;
+    native-hook) run native-hook STREAMSAN_TORCH_HOOK=native ;;
+    *) echo "profile-mlp.sh: PROF_RUNS: unknown run '$what' (generic, generic-paused, native-hook)"; exit 2 ;;
+  esac
+done
 cp "${STREAMSAN_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/streamsan}"/op_hook-*.so "$out/" 2>/dev/null
 true

@@ -46,6 +46,7 @@ std::size_t allocation_map::insert(const allocation& a) {
     const allocation old = it->second;
     if (!blocks_.empty()) retire_blocks(old.base, end_of(old));
     remember_freed(old);
+    count_host_accessible(old, -1);
     return live_.erase(it);
   });
   allocation entry = a;
@@ -53,6 +54,7 @@ std::size_t allocation_map::insert(const allocation& a) {
   entry.died = ~std::uint64_t{0};
   widen_bounds(entry);
   live_.emplace(entry.base, entry);
+  count_host_accessible(entry, +1);
   return retired;
 }
 
@@ -61,6 +63,7 @@ std::optional<allocation> allocation_map::erase(std::uint64_t base) {
   if (it == live_.end()) return std::nullopt;
   const allocation a = it->second;
   live_.erase(it);
+  count_host_accessible(a, -1);
   if (!blocks_.empty()) retire_blocks(a.base, end_of(a));
   remember_freed(a);
   return a;

@@ -157,6 +157,11 @@ class allocation_map {
   }
 
   std::size_t live_count() const noexcept { return live_.size() + blocks_.size(); }
+  // The live top-level allocations the host can access (host_accessible():
+  // pinned, pageable, managed). Note [No host memory, no host race]
+  // (cuda_model_measurement.cpp): while there are none, no launch's word
+  // can point into one, and a launch need not be looked at word by word.
+  std::size_t live_host_accessible_count() const noexcept { return live_host_accessible_; }
   std::size_t freed_count() const noexcept { return freed_order_.size() + freed_ring_.size(); }
   std::size_t live_block_count() const noexcept { return blocks_.size(); }
 
@@ -172,6 +177,14 @@ class allocation_map {
     return address < lowest_ || address >= highest_;
   }
   void widen_bounds(const allocation& a) noexcept;
+  void count_host_accessible(const allocation& a, int change) noexcept {
+    if (!host_accessible(a.kind)) return;
+    if (change > 0) {
+      ++live_host_accessible_;
+    } else {
+      --live_host_accessible_;
+    }
+  }
   std::optional<address_hit> find_inside(std::uint64_t address) const;
   std::optional<address_extent> find_extent_inside(std::uint64_t address) const;
   static address_extent extent_of(const allocation& a, std::uint64_t address) noexcept {
@@ -241,6 +254,7 @@ class allocation_map {
   }
 
   std::uint64_t epoch_ = 0;
+  std::size_t live_host_accessible_ = 0;  // live_'s entries the host can access
   std::uint64_t lowest_ = ~std::uint64_t{0};  // Note [Most words are not addresses]
   std::uint64_t highest_ = 0;
   // Note [Blocks inside segments]: live blocks, by base. Beside the epoch

@@ -78,6 +78,26 @@ TEST(AllocationMap, OverlappingInsertRetiresTheStaleEntry) {
   EXPECT_TRUE(old->freed);
 }
 
+TEST(AllocationMap, CountsTheLiveAllocationsTheHostCanAccess) {
+  allocation_map m;
+  m.insert({alloc_id{1}, 1000, 100, memory_kind::device, 0});
+  EXPECT_EQ(m.live_host_accessible_count(), 0u);
+  m.insert({alloc_id{2}, 2000, 100, memory_kind::pinned_host, 0});
+  m.insert({alloc_id{3}, 3000, 100, memory_kind::managed, 0});
+  m.insert({alloc_id{4}, 4000, 100, memory_kind::pageable_host, 0});
+  m.insert_block({alloc_id{5}, 1000, 10, memory_kind::cached_block, 0});
+  EXPECT_EQ(m.live_host_accessible_count(), 3u);
+  ASSERT_TRUE(m.erase(2000).has_value());
+  EXPECT_EQ(m.live_host_accessible_count(), 2u);
+  // Retired by an overlapping insert, as by a free.
+  EXPECT_EQ(m.insert({alloc_id{6}, 3050, 100, memory_kind::device, 0}), 1u);
+  EXPECT_EQ(m.live_host_accessible_count(), 1u);
+  EXPECT_FALSE(m.erase(2000).has_value());
+  EXPECT_EQ(m.live_host_accessible_count(), 1u);
+  ASSERT_TRUE(m.erase(4000, alloc_id{4}).has_value());
+  EXPECT_EQ(m.live_host_accessible_count(), 0u);
+}
+
 TEST(AllocationMap, FreedHistoryIsBounded) {
   allocation_map m(2);
   for (std::uint32_t i = 1; i <= 3; ++i) {
