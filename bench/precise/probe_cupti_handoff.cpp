@@ -63,7 +63,7 @@ handoff& the_handoff() {
   return h;
 }
 
-void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+void CUPTIAPI on_handoff_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           const void* data) {
   auto& h = the_handoff();
   if (h.done.load(std::memory_order_acquire)) return;
@@ -93,7 +93,7 @@ bool probe_cupti_first(unsigned long long after, void (*then)()) {
   h.after = after;
   h.then = then;
   return open_cupti(h.cupti) &&
-         h.cupti.subscribe(&h.subscriber, on_callback, nullptr) == CUPTI_SUCCESS &&
+         h.cupti.subscribe(&h.subscriber, on_handoff_callback, nullptr) == CUPTI_SUCCESS &&
          h.cupti.enable_domain(1, h.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
          h.cupti.enable_domain(1, h.subscriber, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS;
 }

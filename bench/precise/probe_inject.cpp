@@ -53,9 +53,9 @@ unsigned long long probe_cupti_callbacks();
 
 namespace {
 
-thread_local bool busy = false;
+thread_local bool in_probe_callback = false;
 thread_local const char* in_call = nullptr;  // the API call in progress (graphs mode)
-thread_local bool measured_node = false;
+thread_local bool node_was_measured = false;
 
 // PROBE_GRAPH_FUNCDATA: the first kernel node of each graph launch gets a
 // table of the probe's own through sanitizerSetCallbackData (per function)
@@ -87,7 +87,7 @@ bool funcdata_is(std::string_view mode) {
   const char* v = std::getenv("PROBE_GRAPH_FUNCDATA");
   return v != nullptr && std::string_view(v) == mode;
 }
-bool turns() { return funcdata_is("turns"); }
+bool funcdata_turns() { return funcdata_is("turns"); }
 // PROBE_GRAPH_FUNCDATA=fnull: every kernel node's callback sets its
 // function's data to null and gives it no per-launch data; =nothing: the
 // callbacks do nothing at all. Does patched code then run (a null
@@ -108,10 +108,10 @@ bool per_node() {
   return v != nullptr && std::string_view(v) == "pernode";
 }
 using set_callback_data_fn = SanitizerResult (*)(CUfunction, const void*);
-set_callback_data_fn set_callback_data = nullptr;
-struct busy_guard {
-  busy_guard() { busy = true; }
-  ~busy_guard() { busy = false; }
+set_callback_data_fn probe_set_callback_data = nullptr;
+struct probe_busy {
+  probe_busy() { in_probe_callback = true; }
+  ~probe_busy() { in_probe_callback = false; }
 };
 
 struct probe {
@@ -158,12 +158,12 @@ void print_footprint(probe& p, sa::launch_tracker::launch_id, const sp::decoded_
   }
 }
 
-void poll(probe& p, bool wait) {
+void poll_footprints(probe& p, bool wait) {
   if (!p.tracker) return;
   p.tracker->poll(wait, [&](auto id, const auto& d) { print_footprint(p, id, d); });
 }
 
-void patch(probe& p, CUcontext ctx, CUmodule m) {
+void patch_for_probe(probe& p, CUcontext ctx, CUmodule m) {
   std::string why;
   if (p.tracker->patch_module(ctx, m, why) != sa::launch_tracker::patch_outcome::patched) {
     std::fprintf(stderr, "probe: %s\n", why.c_str());
@@ -171,12 +171,12 @@ void patch(probe& p, CUcontext ctx, CUmodule m) {
 }
 
 SanitizerResult set_function_data(probe& p, CUfunction f, void* data) {
-  if (set_callback_data == nullptr) {
+  if (probe_set_callback_data == nullptr) {
     void* h = dlopen(p.lib->path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-    set_callback_data =
+    probe_set_callback_data =
         h ? reinterpret_cast<set_callback_data_fn>(dlsym(h, "sanitizerSetCallbackData")) : nullptr;
   }
-  return set_callback_data ? set_callback_data(f, data) : SANITIZER_ERROR_INVALID_PARAMETER;
+  return probe_set_callback_data ? probe_set_callback_data(f, data) : SANITIZER_ERROR_INVALID_PARAMETER;
 }
 
 void clear_table(probe& p, const function_table& t, Sanitizer_StreamHandle stream) {
@@ -259,7 +259,7 @@ void read_table(probe& p, function_table& t, bool keep) {
   if (keep) clear_table(p, t, t.stream);  // for whatever launches next
 }
 
-void on_api(probe& p, const Sanitizer_CallbackData& d) {
+void on_probe_api(probe& p, const Sanitizer_CallbackData& d) {
   if (!p.tracker) return;
   if (d.callbackSite == SANITIZER_API_EXIT) {
     const bool keep = std::getenv("PROBE_GRAPH_KEEP") != nullptr;
@@ -282,21 +282,21 @@ void on_api(probe& p, const Sanitizer_CallbackData& d) {
       turn_node = 0;
     }
     const auto id = p.tracker->launched();
-    if (p.mode == "graphs" && id && measured_node) {
+    if (p.mode == "graphs" && id && node_was_measured) {
       std::fprintf(stderr, "probe-graphs: %s exit: measured launch id %llu\n", d.functionName,
                    static_cast<unsigned long long>(*id));
     }
     in_call = nullptr;
-    measured_node = false;
+    node_was_measured = false;
     return;
   }
   if (in_call == nullptr) in_call = d.functionName;
   if (p.mode == "lazy" && !p.loaded.empty()) {
     std::lock_guard lock(p.mutex);
-    for (CUmodule m : p.loaded) patch(p, p.last_context, m);
+    for (CUmodule m : p.loaded) patch_for_probe(p, p.last_context, m);
     p.loaded.clear();
   }
-  poll(p, false);
+  poll_footprints(p, false);
 }
 
 void census_begin(probe& p, const Sanitizer_LaunchData& d) {
@@ -313,16 +313,16 @@ void census_begin(probe& p, const Sanitizer_LaunchData& d) {
   p.lib->set_launch_callback_data(d.hLaunch, d.function, d.hStream, p.census_table);
 }
 
-void SANITIZERAPI on_callback(void* userdata, Sanitizer_CallbackDomain domain,
+void SANITIZERAPI on_probe_callback(void* userdata, Sanitizer_CallbackDomain domain,
                               Sanitizer_CallbackId cbid, const void* data) {
   auto& p = *static_cast<probe*>(userdata);
-  if (busy) return;
-  busy_guard guard;
+  if (in_probe_callback) return;
+  probe_busy guard;
   switch (domain) {
     case SANITIZER_CB_DOMAIN_DRIVER_API:
     case SANITIZER_CB_DOMAIN_RUNTIME_API:
       p.api_callbacks.fetch_add(1, std::memory_order_relaxed);
-      on_api(p, *static_cast<const Sanitizer_CallbackData*>(data));
+      on_probe_api(p, *static_cast<const Sanitizer_CallbackData*>(data));
       return;
     case SANITIZER_CB_DOMAIN_RESOURCE:
       if (cbid == SANITIZER_CBID_RESOURCE_MODULE_LOADED && p.tracker) {
@@ -337,7 +337,7 @@ void SANITIZERAPI on_callback(void* userdata, Sanitizer_CallbackDomain domain,
                                     "streamsan_global_access_census");
           p.lib->patch_module(m->module);
         } else {
-          patch(p, m->context, m->module);
+          patch_for_probe(p, m->context, m->module);
         }
       }
       return;
@@ -359,7 +359,7 @@ void SANITIZERAPI on_callback(void* userdata, Sanitizer_CallbackDomain domain,
                      static_cast<void*>(n->launchData.hLaunch),
                      static_cast<void*>(n->launchData.context));
         if (n->nodeType == CU_GRAPH_NODE_TYPE_KERNEL && p.tracker) {
-          if (turns()) {
+          if (funcdata_turns()) {
             take_turn(p, n->launchData);
           } else if (funcdata_is("slot")) {
             take_slot(p, n->launchData);
@@ -373,12 +373,12 @@ void SANITIZERAPI on_callback(void* userdata, Sanitizer_CallbackDomain domain,
               std::fprintf(stderr, "probe-graphs: node %zu: sanitizerSetCallbackData -> %d\n",
                            node_tables_used, static_cast<int>(r));
             }
-            measured_node = true;
-          } else if (!measured_node && std::getenv("PROBE_GRAPH_FUNCDATA") != nullptr) {
+            node_was_measured = true;
+          } else if (!node_was_measured && std::getenv("PROBE_GRAPH_FUNCDATA") != nullptr) {
             const auto r = arm_table(p, func_table, n->launchData);
-            measured_node = true;
+            node_was_measured = true;
             std::fprintf(stderr, "probe-graphs: sanitizerSetCallbackData -> %d\n", static_cast<int>(r));
-          } else if (!measured_node) {
+          } else if (!node_was_measured) {
             Sanitizer_LaunchData l = n->launchData;
             if (std::getenv("PROBE_GRAPH_STREAM") != nullptr) {  // the graph launch's stream
               l.hStream = l.hApiStream;
@@ -386,7 +386,7 @@ void SANITIZERAPI on_callback(void* userdata, Sanitizer_CallbackDomain domain,
             }
             p.tracker->launch_begin(l, true);
             p.tracker->launch_end(l);
-            measured_node = true;
+            node_was_measured = true;
           } else {  // launch_begin would forget the first node's table
             p.lib->set_launch_callback_data(n->launchData.hLaunch, n->launchData.function,
                                             n->launchData.hStream, nullptr);
@@ -422,10 +422,10 @@ void SANITIZERAPI on_callback(void* userdata, Sanitizer_CallbackDomain domain,
   }
 }
 
-void at_exit() {
+void probe_at_exit() {
   auto& p = the_probe();
-  busy_guard guard;
-  poll(p, true);
+  probe_busy guard;
+  poll_footprints(p, true);
   if (std::getenv("PROBE_HANDOFF") != nullptr) {
     std::fprintf(stderr, "probe: CUPTI callbacks before the handoff=%llu\n",
                  probe_cupti_callbacks());
@@ -494,7 +494,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
     }
     p.tracker = std::make_unique<sa::launch_tracker>(*p.lib, *driver, options);
   }
-  std::atexit(at_exit);
+  std::atexit(probe_at_exit);
   if (const char* after = std::getenv("PROBE_HANDOFF")) {
     char* end = nullptr;
     const unsigned long long launches = std::strtoull(after, &end, 10);
@@ -519,7 +519,7 @@ void subscribe_sanitizer() {
   auto& p = the_probe();
   const bool patches = p.tracker != nullptr;
   Sanitizer_SubscriberHandle handle;
-  p.lib->subscribe(&handle, on_callback, &p);
+  p.lib->subscribe(&handle, on_probe_callback, &p);
   p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API);
   p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_RUNTIME_API);
   if (p.mode != "api") p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_LAUNCH);

@@ -129,7 +129,7 @@ void cuda_initialized() {
     }
     hide_internal_modules();
     try {
-      s.subscribe();
+      s.start_capture();
     } catch (const std::exception& e) {
       fail(std::string("cannot subscribe to CUDA callbacks: ") + e.what(), exit_code::cannot_run);
     }

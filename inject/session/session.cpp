@@ -149,7 +149,7 @@ capture_plan plan_capture(const sanitizer_options& options, bool tsan_bridge_usa
   return plan;
 }
 
-void session::subscribe() {
+void session::start_capture() {
   const auto& options = config_.options;
   // Note [The ThreadSanitizer bridge needs records at the call]
   const auto plan = plan_capture(options, tsan_ && tsan_->active());

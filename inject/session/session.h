@@ -136,8 +136,9 @@ class session {
   // [Two capture sources] in docs/injection.md): the Compute Sanitizer API,
   // else CUPTI (Note [Enabling once]). Throws std::runtime_error with the
   // reason.
-  void subscribe();
-  // subscribe() unless another thread is subscribing; false when not done.
+  void start_capture();
+  // Enables the subscribed source unless another thread is enabling it;
+  // false when not done.
   bool try_subscribe() noexcept;
 
   cuda_model& model() noexcept { return model_; }
