@@ -276,6 +276,17 @@ __attribute__((noinline)) frames into_helper_from(bool second, std::uint64_t key
   return frames(out.begin(), out.begin() + n);
 }
 
+// through_helper from one more frame of its own, which moves the stack
+// address the capture starts from.
+__attribute__((noinline)) frames through_helper_deeper(int depth, std::uint64_t key) {
+  volatile char pad[200];
+  pad[0] = static_cast<char>(depth);
+  frames f = through_helper(depth, key);
+  asm volatile("" ::: "memory");
+  if (pad[0] != static_cast<char>(depth)) f.clear();
+  return f;
+}
+
 class PathCache : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -386,6 +397,34 @@ seven_walks last_from_the_other_site(frames (*from)(bool, std::uint64_t), std::u
     w.stats[i] = current_thread_unwinder_stats();
   }
   return w;
+}
+
+// Note [A memo per start]: two call chains under one key, from two stack
+// addresses, taking turns: each is read back from its own memo.
+__attribute__((noinline)) frames near_or_far(bool far, std::uint64_t key) {
+  return far ? through_helper_deeper(6, key) : through_helper(6, key);
+}
+
+TEST_F(PathCache, TwoChainsTakingTurnsAreEachReadBack) {
+  const frames whole[2] = {near_or_far(false, 0), near_or_far(true, 0)};
+  std::array<frames, 16> got;
+  unwinder_stats before;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (i == 4) before = current_thread_unwinder_stats();  // both chains recorded
+    got[i] = near_or_far(i % 2 == 1, 97);
+  }
+  const auto after = current_thread_unwinder_stats();
+  EXPECT_EQ(after.walks_read_back, before.walks_read_back + got.size() - 4);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const frames& w = whole[i % 2];
+    ASSERT_EQ(got[i].size(), w.size());
+    // Only the return address into this test differs (another call site):
+    // the frame after through_helper's caller(s).
+    const std::size_t site = i % 2 == 1 ? 3 : 2;
+    ASSERT_GT(w.size(), site);
+    EXPECT_TRUE(std::equal(got[i].begin(), got[i].begin() + site, w.begin()));
+    EXPECT_TRUE(std::equal(got[i].begin() + site + 1, got[i].end(), w.begin() + site + 1));
+  }
 }
 
 TEST_F(PathCache, AWalkThatReadsOneOtherWordIsWalkedAgain) {
