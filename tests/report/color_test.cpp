@@ -32,7 +32,9 @@ std::string report(bool color) {
   const auto tables = testing::report_tables();
   symbolizer symbols(tables, symbol_source::log_only);
   std::ostringstream out;
-  print_text_diagnostic(out, testing::stream_race_diagnostic(), symbols, {.color = color});
+  report_options options;
+  options.color = color;
+  print_text_diagnostic(out, testing::stream_race_diagnostic(), symbols, options);
   return out.str();
 }
 

@@ -119,7 +119,7 @@ class program {
   alloc_id alloc(memory_kind kind, std::uint64_t size, std::string_view label, const stack& s,
                  stream_id on = {}) {
     const alloc_id id = rec_.new_alloc_id();
-    emit(alloc_record{id, kind, 0, size, 0x7ffe00000000 + 0x100000 * raw(id), on, {}, 0,
+    emit(alloc_record{id, kind, 0, size, std::uint64_t{0x7ffe00000000} + std::uint64_t{0x100000} * raw(id), on, {}, 0,
                       name(label)},
          s);
     return id;
