@@ -10,7 +10,8 @@
 # BUILD holds the bench and the fakes (tests/inject); LIBRARY defaults to
 # BUILD's own injection library, and may be another build's to compare.
 # LIBRARY_BENCH_STREAMS=1 (passed on to the bench) counts a single-stream
-# loop instead of the two-stream launch loop.
+# loop instead of the two-stream launch loop; LIBRARY_BENCH_CHAINS=2 has the
+# launches come in turn from two call chains of different depth.
 # The engine runs inline (STREAMSAN_ENGINE_THREAD=0): with its thread,
 # valgrind's serialized threads let the ring fill or not from run to run,
 # and the program thread's count moved by 500 instructions a launch

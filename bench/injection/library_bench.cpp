@@ -26,6 +26,10 @@
 // training loops are, where no two pieces of work can overlap and each
 // launch asks whether it may race the host instead (Note [First launches
 // are measured once work can overlap] in inject/model/concurrency_watch.h).
+// With LIBRARY_BENCH_CHAINS=2 the launches come in turn from two call
+// chains of different depth, as a training step's operators launch from
+// their own depths of the stack (Note [A memo per start] in
+// inject/stack/fast_unwinder.cpp); the default, 1, launches from one.
 #include <dlfcn.h>
 #include <sanitizer.h>
 
@@ -53,6 +57,30 @@ void api(Sanitizer_CallbackId cbid, const char* name, const void* params) {
   deliver_api_call(SANITIZER_CB_DOMAIN_DRIVER_API, cbid, name, params, ctx);
 }
 
+// The two call chains of LIBRARY_BENCH_CHAINS=2: the same call, from two
+// stack depths.
+template <class F>
+[[gnu::noinline]] void from_near(F& call) {
+  call();
+  asm volatile("" ::: "memory");
+}
+template <class F>
+[[gnu::noinline]] void from_far(F& call) {
+  volatile char pad[256];
+  pad[0] = 1;
+  call();
+  asm volatile("" ::: "memory");
+  if (pad[0] != 1) std::abort();
+}
+
+// The value of `variable`, 1 or 2 (`fallback` when unset); 0 for any other.
+int one_or_two(const char* variable, int fallback) {
+  const char* text = std::getenv(variable);
+  if (text == nullptr) return fallback;
+  const std::string value = text;
+  return value == "1" ? 1 : value == "2" ? 2 : 0;
+}
+
 int fail(const std::string& why) {
   std::fprintf(stderr, "injection_library_bench: %s\n", why.c_str());
   return 1;
@@ -65,12 +93,17 @@ int main(int argc, char** argv) {
   const char* path = std::getenv("STREAMSAN_INJECTION_LIB");
   if (path == nullptr) return fail("set STREAMSAN_INJECTION_LIB to libstreamsan_inject.so");
   if (launches <= 0) return fail(std::string("launches must be positive: ") + argv[1]);
-  const char* streams_text = std::getenv("LIBRARY_BENCH_STREAMS");
-  const std::string stream_count = streams_text != nullptr ? streams_text : "2";
-  if (stream_count != "1" && stream_count != "2") {
-    return fail("LIBRARY_BENCH_STREAMS=" + stream_count + ": expected 1 or 2");
+  const int stream_count = one_or_two("LIBRARY_BENCH_STREAMS", 2);
+  if (stream_count == 0) {
+    return fail(std::string("LIBRARY_BENCH_STREAMS=") + std::getenv("LIBRARY_BENCH_STREAMS") +
+                ": expected 1 or 2");
   }
-  const bool one_stream = stream_count == "1";
+  const bool one_stream = stream_count == 1;
+  const int chains = one_or_two("LIBRARY_BENCH_CHAINS", 1);
+  if (chains == 0) {
+    return fail(std::string("LIBRARY_BENCH_CHAINS=") + std::getenv("LIBRARY_BENCH_CHAINS") +
+                ": expected 1 or 2");
+  }
   void* library = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) return fail(std::string("loading ") + path + ": " + ::dlerror());
   const auto initialize = reinterpret_cast<int (*)()>(::dlsym(library, "InitializeInjection"));
@@ -139,7 +172,14 @@ int main(int argc, char** argv) {
   // them is what a long loop runs in.
   for (long i = 0; i < 64; ++i) launch(i, true);
   const auto start = std::chrono::steady_clock::now();
-  for (long i = 64; i < 64 + launches; ++i) launch(i, false);
+  for (long i = 64; i < 64 + launches; ++i) {
+    auto call = [&] { launch(i, false); };
+    if (chains == 2 && i % 2 == 1) {
+      from_far(call);
+    } else {
+      from_near(call);
+    }
+  }
   const double ns =
       std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
   std::printf("library_launch launches=%ld ns_per_launch=%.1f\n", launches, ns / launches);
