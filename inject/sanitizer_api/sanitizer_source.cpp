@@ -255,8 +255,7 @@ struct sanitizer_source::impl {
   std::atomic<std::uint64_t> launch_seq{0};
   std::atomic<bool> launches_paused{false};  // Note [Launches paused for a benchmark]
   bool starts_paused_launch(thread_state& me, const api_call& call);
-  void end_paused_launch(thread_state& me, api_domain domain, std::uint32_t cbid,
-                         const api_call& call);
+  void end_paused_launch(thread_state& me, const api_call& call);
   std::atomic<std::uint64_t> next_thread_id{0};
   std::atomic<std::uint64_t> transitions_deferred{0};
   std::atomic<std::uint64_t> unpatched_at_synchronize{0};
@@ -451,7 +450,7 @@ void sanitizer_source::impl::on_api(thread_state& me, api_domain domain, std::ui
                       d.callbackSite == SANITIZER_API_ENTER ? api_site::entry : api_site::exit,
                       d.functionParams, d.functionReturnValue, d.functionName};
   if (me.paused_launch) [[unlikely]] {
-    end_paused_launch(me, domain, cbid, call);
+    end_paused_launch(me, call);
     return;
   }
   if (call.site == api_site::entry) {
@@ -527,9 +526,9 @@ bool sanitizer_source::impl::starts_paused_launch(thread_state& me, const api_ca
 
 // The calls nested in a paused launch (a runtime launch's driver launch)
 // pass too.
-void sanitizer_source::impl::end_paused_launch(thread_state& me, api_domain domain,
-                                               std::uint32_t cbid, const api_call& call) {
-  if (call.site == api_site::exit && me.paused_domain == domain && me.paused_cbid == cbid) {
+void sanitizer_source::impl::end_paused_launch(thread_state& me, const api_call& call) {
+  if (call.site == api_site::exit && me.paused_domain == call.domain &&
+      me.paused_cbid == call.cbid) {
     me.paused_launch = false;
   }
 }

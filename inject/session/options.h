@@ -184,11 +184,13 @@ inline void set_option(sanitizer_options& o, std::string_view key, std::string_v
 }
 
 namespace detail {
-// A switch that is on by default: `on` or nothing leaves it on, "off" turns
-// it off, anything else is an error naming the variable, so that a
-// misspelt switch is not a silent no.
-inline bool parse_switch(std::string_view variable, std::string_view value, std::string_view on) {
-  if (value.empty() || value == on) return true;
+// A switch: `on` turns it on, "off" off, nothing leaves it as `by_default`,
+// anything else is an error naming the variable, so that a misspelt switch
+// is not a silent no.
+inline bool parse_switch(std::string_view variable, std::string_view value, std::string_view on,
+                         bool by_default = true) {
+  if (value.empty()) return by_default;
+  if (value == on) return true;
   if (value == "off") return false;
   throw option_error(std::string(variable) + "=" + shown(value) + ": expected " +
                      std::string(on) + " or off");
@@ -209,10 +211,7 @@ inline bool parse_graph_nodes(std::string_view value) {
 inline constexpr std::string_view runtime_launch_callbacks_variable =
     "STREAMSAN_RUNTIME_LAUNCH_CALLBACKS";
 inline bool parse_runtime_launch_callbacks(std::string_view value) {
-  if (value.empty() || value == "off") return false;
-  if (value == "on") return true;
-  throw option_error(std::string(runtime_launch_callbacks_variable) + "=" + detail::shown(value) +
-                     ": expected on or off");
+  return detail::parse_switch(runtime_launch_callbacks_variable, value, "on", false);
 }
 
 // STREAMSAN_DECODE_THREAD (Note [Decoded on a thread of its own] in
