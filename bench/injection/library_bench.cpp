@@ -73,17 +73,20 @@ template <class F>
   if (pad[0] != 1) std::abort();
 }
 
-// The value of `variable`, 1 or 2 (`fallback` when unset); 0 for any other.
+int fail(const std::string& why) {
+  std::fprintf(stderr, "injection_library_bench: %s\n", why.c_str());
+  return 1;
+}
+
+// The value of `variable`, 1 or 2 (`fallback` when unset); for any other,
+// 0 once the error naming it is printed.
 int one_or_two(const char* variable, int fallback) {
   const char* text = std::getenv(variable);
   if (text == nullptr) return fallback;
   const std::string value = text;
-  return value == "1" ? 1 : value == "2" ? 2 : 0;
-}
-
-int fail(const std::string& why) {
-  std::fprintf(stderr, "injection_library_bench: %s\n", why.c_str());
-  return 1;
+  if (value == "1" || value == "2") return value == "1" ? 1 : 2;
+  fail(std::string(variable) + "=" + value + ": expected 1 or 2");
+  return 0;
 }
 
 }  // namespace
@@ -94,16 +97,9 @@ int main(int argc, char** argv) {
   if (path == nullptr) return fail("set STREAMSAN_INJECTION_LIB to libstreamsan_inject.so");
   if (launches <= 0) return fail(std::string("launches must be positive: ") + argv[1]);
   const int stream_count = one_or_two("LIBRARY_BENCH_STREAMS", 2);
-  if (stream_count == 0) {
-    return fail(std::string("LIBRARY_BENCH_STREAMS=") + std::getenv("LIBRARY_BENCH_STREAMS") +
-                ": expected 1 or 2");
-  }
-  const bool one_stream = stream_count == 1;
   const int chains = one_or_two("LIBRARY_BENCH_CHAINS", 1);
-  if (chains == 0) {
-    return fail(std::string("LIBRARY_BENCH_CHAINS=") + std::getenv("LIBRARY_BENCH_CHAINS") +
-                ": expected 1 or 2");
-  }
+  if (stream_count == 0 || chains == 0) return 1;
+  const bool one_stream = stream_count == 1;
   void* library = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) return fail(std::string("loading ") + path + ": " + ::dlerror());
   const auto initialize = reinterpret_cast<int (*)()>(::dlsym(library, "InitializeInjection"));

@@ -626,7 +626,7 @@ struct thread_state {
     path_entry path;
     std::uint64_t inner_ra = 0;
   };
-  // Note [A memo per start]: slots by path key and sp0, about 37 KiB.
+  // Note [A memo per start]: slots by path key and sp0, about 36 KiB.
   static constexpr std::size_t memo_slots = 32;
   std::unique_ptr<walk_memo[]> memos;  // made at the first path hit
   // Null when they cannot be made: a capture (noexcept, inside a driver
