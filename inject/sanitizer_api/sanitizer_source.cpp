@@ -25,29 +25,40 @@ namespace sa = streamsan::sanitizer_api;
 
 namespace {
 
+// A call of the program's in progress on this thread, which the exit of
+// the same API (domain and callback id) ends: a call nested in it (the
+// driver's launch inside the runtime's) exits first and ends nothing.
+struct call_in_progress {
+  bool active = false;
+  api_domain domain = api_domain::runtime;
+  std::uint32_t cbid = 0;
+
+  void begin(api_domain d, std::uint32_t c) noexcept {
+    active = true;
+    domain = d;
+    cbid = c;
+  }
+  bool is(api_domain d, std::uint32_t c) const noexcept {
+    return active && domain == d && cbid == c;
+  }
+};
+
 // Per host thread: inside one of our own callbacks (our driver calls are
 // not the program's), and what the entry of a launch call decided.
 struct thread_state {
   bool busy = false;
-  bool in_launch_call = false;
-  // The launch call in progress (its exit ends in_launch_call).
-  api_domain launch_domain = api_domain::runtime;
-  std::uint32_t launch_cbid = 0;
+  call_in_progress launch_call;  // the launch call in progress
   bool measure_launch = false;
   std::uint32_t slot_estimate = 0;
   // The launch's key in measured_once, as the entry saw it.
   std::pair<CUfunction, CUstream> key{};
   // The launch or graph launch call holds `launching` shared (Note [A
   // module changes only while none of its kernels runs]); its exit lets go.
-  bool holds_launching = false;
-  api_domain hold_domain = api_domain::runtime;
-  std::uint32_t hold_cbid = 0;
+  call_in_progress holding;
   bool ptds_launch = false;  // the launch call in progress is on that stream
   // Note [Launches paused for a benchmark]: the launch call in progress
-  // passes through; its exit (this domain and cbid) lets it go.
-  bool paused_launch = false;
-  api_domain paused_domain = api_domain::runtime;
-  std::uint32_t paused_cbid = 0;
+  // passes through; its exit lets it go.
+  call_in_progress paused_launch;
   // What the held launch call adds to the lists of work that may run, at its
   // exit (Note [Stamped at the launch call's exit]).
   enum class pending_kind : std::uint8_t { none, module_stream, own_default_stream, graph_stream };
@@ -60,11 +71,9 @@ struct thread_state {
   // The graph launch call in progress (Note [Which graph nodes are
   // measured]): its exit ends it; whether its nodes may be measured, and
   // whether the tracker saw any of them.
-  bool in_graph_launch = false;
+  call_in_progress graph_launch;
   bool measure_graph = false;
   bool graph_nodes_seen = false;
-  api_domain graph_domain = api_domain::runtime;
-  std::uint32_t graph_cbid = 0;
   // Note [Settled launches]: kernels (by launch handle) and streams whose
   // launches this thread found needing no measurement, valid while
   // `settled_generation` is the source's decision generation.
@@ -449,7 +458,7 @@ void sanitizer_source::impl::on_api(thread_state& me, api_domain domain, std::ui
   const api_call call{domain, cbid,
                       d.callbackSite == SANITIZER_API_ENTER ? api_site::entry : api_site::exit,
                       d.functionParams, d.functionReturnValue, d.functionName};
-  if (me.paused_launch) [[unlikely]] {
+  if (me.paused_launch.active) [[unlikely]] {
     end_paused_launch(me, call);
     return;
   }
@@ -461,9 +470,8 @@ void sanitizer_source::impl::on_api(thread_state& me, api_domain domain, std::ui
       return;
     }
     // A driver launch nested in a runtime launch is the same launch.
-    if (const auto request = me.in_launch_call ? std::nullopt : decode_launch(call)) {
-      me.launch_domain = domain;
-      me.launch_cbid = cbid;
+    if (const auto request = me.launch_call.active ? std::nullopt : decode_launch(call)) {
+      me.launch_call.begin(domain, cbid);
       if (request->stream == nullptr && is_per_thread_variant(d.functionName)) {
         me.ptds_launch = true;
       }
@@ -516,20 +524,17 @@ void sanitizer_source::impl::on_api(thread_state& me, api_domain domain, std::ui
 // A launch call, or a runtime launch the source does not decode
 // (cudaLaunchKernel by its host stub), at its entry: true when paused.
 bool sanitizer_source::impl::starts_paused_launch(thread_state& me, const api_call& call) {
-  if (me.in_launch_call) return false;
+  if (me.launch_call.active) return false;
   if (!decode_launch(call) && !dispatcher.launches_kernel(call.domain, call.cbid)) return false;
-  me.paused_launch = true;
-  me.paused_domain = call.domain;
-  me.paused_cbid = call.cbid;
+  me.paused_launch.begin(call.domain, call.cbid);
   return true;
 }
 
 // The calls nested in a paused launch (a runtime launch's driver launch)
 // pass too.
 void sanitizer_source::impl::end_paused_launch(thread_state& me, const api_call& call) {
-  if (call.site == api_site::exit && me.paused_domain == call.domain &&
-      me.paused_cbid == call.cbid) {
-    me.paused_launch = false;
+  if (call.site == api_site::exit && me.paused_launch.is(call.domain, call.cbid)) {
+    me.paused_launch.active = false;
   }
 }
 
@@ -563,16 +568,16 @@ void sanitizer_source::impl::on_api_exit(thread_state& me, const api_call& call)
   const auto id = tracker.launched();
   if (id) model.expect_measured_launch(*id);
   std::vector<cuda_model::measured_graph_node> graph_nodes;
-  if (me.in_graph_launch && me.graph_cbid == cbid && me.graph_domain == domain) [[unlikely]] {
+  if (me.graph_launch.is(domain, cbid)) [[unlikely]] {
     graph_nodes = graph_launch_exit();
     if (!graph_nodes.empty()) model.expect_measured_graph_launch(graph_nodes);
   }
   dispatcher.dispatch(call);
   if (id) model.clear_expected_measured_launch();
   if (!graph_nodes.empty()) model.clear_expected_measured_graph_launch();
-  const bool launch_exit = me.in_launch_call && me.launch_cbid == cbid && me.launch_domain == domain;
+  const bool launch_exit = me.launch_call.is(domain, cbid);
   if (launch_exit) {
-    me.in_launch_call = false;
+    me.launch_call.active = false;
     me.ptds_launch = false;
   }
   release_launching(me, domain, cbid);
@@ -731,7 +736,6 @@ bool sanitizer_source::impl::wanted_by_name_locked(std::string_view name) const 
 // measured]) or unpatched when nothing in it is wanted, and size its table.
 void sanitizer_source::impl::on_launch_entry(thread_state& me, const launch_request& request,
                                              const void* stream) {
-  me.in_launch_call = true;
   me.measure_launch = false;
   me.slot_estimate = 0;
   const auto s = static_cast<CUstream>(const_cast<void*>(stream));
@@ -751,7 +755,7 @@ void sanitizer_source::impl::on_launch_entry(thread_state& me, const launch_requ
   }
   me.key = {facts.function, s};
   if (module == nullptr) {
-    hold_launching(me, me.launch_domain, me.launch_cbid);
+    hold_launching(me, me.launch_call.domain, me.launch_call.cbid);
     return;
   }
   // Note [Nothing of ours while a stream captures]
@@ -763,7 +767,7 @@ void sanitizer_source::impl::on_launch_entry(thread_state& me, const launch_requ
   // read-back is polled, and no module is patched or unpatched: all of it
   // resumes at the first launch after the capture ends.
   if (model.any_capture_active()) {
-    hold_launching(me, me.launch_domain, me.launch_cbid);
+    hold_launching(me, me.launch_call.domain, me.launch_call.cbid);
     return;
   }
   // Work issued to a capturing stream does not run (S-GRAPH-1), and our own
@@ -782,7 +786,7 @@ void sanitizer_source::impl::on_launch_entry(thread_state& me, const launch_requ
   }
   // From here to the call's exit no module changes: whether this launch
   // runs patched code is what is_patched says now.
-  hold_launching(me, me.launch_domain, me.launch_cbid);
+  hold_launching(me, me.launch_call.domain, me.launch_call.cbid);
   me.measure_launch = want && tracker.is_patched(module);
   if (me.measure_launch) {
     me.slot_estimate = model.estimate_footprint_slots(request.kernel, request.args);
@@ -910,22 +914,17 @@ void sanitizer_source::impl::add_pending_work(thread_state& me) {
 // kernels can run, and never unpatches.
 void sanitizer_source::impl::hold_launching(thread_state& me, api_domain domain,
                                             std::uint32_t cbid) {
-  if (me.holds_launching) return;
+  if (me.holding.active) return;
   launching.lock_shared();
-  me.holds_launching = true;
-  me.hold_domain = domain;
-  me.hold_cbid = cbid;
+  me.holding.begin(domain, cbid);
 }
 
 void sanitizer_source::impl::release_launching(thread_state& me, api_domain domain,
                                                std::uint32_t cbid) {
-  if (!me.holds_launching || me.hold_domain != domain ||
-      me.hold_cbid != cbid) {
-    return;
-  }
+  if (!me.holding.is(domain, cbid)) return;
   add_pending_work(me);
   launching.unlock_shared();
-  me.holds_launching = false;
+  me.holding.active = false;
 }
 
 bool sanitizer_source::impl::stream_idle(CUstream stream) const {
@@ -1047,10 +1046,8 @@ void sanitizer_source::impl::try_change(CUcontext ctx, CUmodule module, bool pat
 
 void sanitizer_source::impl::on_graph_launch_entry(thread_state& me, const call_facts& f,
                                                    api_domain domain, std::uint32_t cbid) {
-  if (!me.in_graph_launch) {  // not the driver call nested in the runtime's
-    me.in_graph_launch = true;
-    me.graph_domain = domain;
-    me.graph_cbid = cbid;
+  if (!me.graph_launch.active) {  // not the driver call nested in the runtime's
+    me.graph_launch.begin(domain, cbid);
     me.graph_nodes_seen = false;
     // Note [Nothing of ours while a stream captures]
     // No module is patched here (Note [No patching for a graph launch]).
@@ -1078,7 +1075,7 @@ void sanitizer_source::impl::on_graph_launch_entry(thread_state& me, const call_
 // inferred footprints and their candidates stay possible races.
 std::vector<cuda_model::measured_graph_node> sanitizer_source::impl::graph_launch_exit() {
   thread_state& me = tls_thread;
-  me.in_graph_launch = false;
+  me.graph_launch.active = false;
   std::vector<cuda_model::measured_graph_node> out;
   if (!std::exchange(me.graph_nodes_seen, false)) return out;
   for (const auto& n : tracker.graph_launched()) out.push_back({n.id, n.node});
@@ -1156,7 +1153,7 @@ void sanitizer_source::impl::on_launch(Sanitizer_CallbackId cbid, const Sanitize
     thread_state& me = tls_thread;
     launches.fetch_add(1, std::memory_order_relaxed);
     // Graph node launches happen outside a launch call: not measured yet.
-    const bool measure = me.in_launch_call && me.measure_launch;
+    const bool measure = me.launch_call.active && me.measure_launch;
     if (measure) {
       std::lock_guard lock(mutex);
       // A settled launch may hold that this pair was never measured.
@@ -1189,7 +1186,7 @@ bool sanitizer_source::impl::capturing(CUstream stream) const {
 void sanitizer_source::impl::on_graph_node(const Sanitizer_GraphNodeLaunchData& d) {
   if (d.nodeType != CU_GRAPH_NODE_TYPE_KERNEL) return;
   thread_state& me = tls_thread;
-  if (!me.in_graph_launch || d.isGraphUpload != 0) {
+  if (!me.graph_launch.active || d.isGraphUpload != 0) {
     tracker.graph_node_unmeasured(d.launchData, reinterpret_cast<std::uintptr_t>(d.graphExec),
                                   reinterpret_cast<std::uintptr_t>(d.node));
     return;
