@@ -184,7 +184,8 @@ struct sanitizer_source::impl {
   std::atomic<std::uint64_t> nested_api_callbacks{0};
   std::atomic<std::uint64_t> launches{0};
   // Launch calls while no work could overlap (Note [First launches are
-  // measured once work can overlap]).
+  // measured once work can overlap]); counted only when asked, as
+  // api_callbacks is.
   std::atomic<std::uint64_t> launches_before_overlap{0};
 
   mutable std::mutex mutex;
@@ -743,7 +744,9 @@ void sanitizer_source::impl::on_launch_entry(thread_state& me, const launch_requ
   const CUmodule module = facts.module;
   bool want = facts.want;
   if (policy == measurement_policy::on_demand && !model.work_may_overlap()) {
-    launches_before_overlap.fetch_add(1, std::memory_order_relaxed);
+    // Note [A callback counter only when asked]: a locked add on one shared
+    // line at every launch of a program that uses one stream.
+    if (counting_api_callbacks) launches_before_overlap.fetch_add(1, std::memory_order_relaxed);
     // Note [First launches are measured once work can overlap]: a stream
     // made out of sight is first seen here, the host runs beside every
     // stream, and its accesses are seen only when they happen.

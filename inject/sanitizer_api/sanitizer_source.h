@@ -74,7 +74,7 @@ struct sanitizer_source_stats {
   std::uint64_t launches = 0;
   // Launch calls while the program's work could not overlap yet (the
   // default mode measures only those into host-accessible memory, and
-  // those a candidate asks for).
+  // those a candidate asks for). Counted only after count_api_callbacks().
   std::uint64_t launches_before_overlap = 0;
   std::uint64_t measured = 0;
   std::uint64_t incomplete = 0;  // table overflow: kept the inferred footprint

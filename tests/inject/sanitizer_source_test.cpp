@@ -309,7 +309,8 @@ TEST_F(SanitizerSource, CountsCallbacksNestedInItsOwnApart) {
 // Note [First launches are measured once work can overlap]
 TEST_F(SanitizerSource, FirstLaunchesWaitUntilWorkCanOverlap) {
   work_overlaps = false;
-  start(measurement_policy::on_demand);
+  // launches_before_overlap is counted only when asked.
+  start(measurement_policy::on_demand, false, /*count_callbacks=*/true);
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));  // not at its load
   EXPECT_FALSE(launch(stream_1, 0, 400));             // one blocking stream: one order
   EXPECT_FALSE(launch(stream_1, 4096, 400));          // asked again: still no
@@ -426,9 +427,20 @@ TEST_F(SanitizerSource, LaunchesOnThreadsSeeWorkBecomeAbleToOverlap) {
   EXPECT_FALSE(launch(stream_1, 0, 64));  // measured on stream 1 by now
 }
 
+// Note [A callback counter only when asked]: a launch while work cannot
+// overlap is counted only when the counts were asked for.
+TEST_F(SanitizerSource, LaunchesBeforeOverlapAreCountedOnlyWhenAsked) {
+  work_overlaps = false;
+  start(measurement_policy::on_demand);
+  EXPECT_FALSE(launch(stream_1, 0, 400));
+  EXPECT_FALSE(launch(stream_1, 4096, 400));
+  EXPECT_EQ(source->stats().launches_before_overlap, 0u);
+  EXPECT_EQ(source->stats().api_callbacks, 0u);
+}
+
 TEST_F(SanitizerSource, PreciseMeasuresFirstLaunchesBeforeWorkCanOverlap) {
   work_overlaps = false;
-  start(measurement_policy::every_launch);
+  start(measurement_policy::every_launch, false, /*count_callbacks=*/true);
   EXPECT_TRUE(fake_sanitizer_is_patched(module_a));
   EXPECT_TRUE(launch(stream_1, 0, 400));
   EXPECT_EQ(source->stats().launches_before_overlap, 0u);
