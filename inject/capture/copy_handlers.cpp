@@ -136,6 +136,20 @@ void driver_memcpy_described(api_context& c) {
                  described(c, *p.pCopy, src), Async);
 }
 
+// cuMemcpyBatchAsync: CUDA 12.8's entry point (with failIdx) and CUDA 13's
+// _v2 (without) name the copies the same way. As in the runtime's batch,
+// each copy is stream-ordered on hStream; an attribute's source access
+// order "during the API call" reads the source earlier, never later.
+template <class Params>
+void driver_memcpy_batch(api_context& c) {
+  const auto& p = c.params<Params>();
+  const call_site site = c.here();
+  for (std::size_t i = 0; i < p.count; ++i) {
+    c.model.copied(site, c.stream(p.hStream), {p.dsts[i], p.sizes[i], memory_side::unknown},
+                   {p.srcs[i], p.sizes[i], memory_side::unknown}, true);
+  }
+}
+
 template <bool Async>
 void driver_memcpy_peer(api_context& c) {
   const auto& p = c.params<cuMemcpyPeerAsync_params>();
@@ -206,6 +220,11 @@ void add_driver_copy_handlers(api_table& t) {
            {CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DAsync_v2,
             CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DAsync_v2_ptsz},
            driver_memcpy_described<copy_3d, true>);
+  t.add({CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_ptsz},
+        {.on_exit = driver_memcpy_batch<cuMemcpyBatchAsync_params>});
+  t.add({CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2,
+         CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2_ptsz},
+        {.on_exit = driver_memcpy_batch<cuMemcpyBatchAsync_v2_params>});
 }
 
 }  // namespace

@@ -336,6 +336,65 @@ TEST_F(Dispatcher, CudaArraysAreAllocationsThatCopiesWriteAndRead) {
   EXPECT_EQ(sink.tables.string(u[0].api), "cudaMallocArray (array size unknown)");
 }
 
+// A batch copy is one stream-ordered copy per entry, from the runtime's
+// cudaMemcpyBatchAsync and from both driver entry points (12.8's with
+// failIdx, 13.0's _v2 without).
+TEST_F(Dispatcher, BatchCopiesAreOneAsyncCopyPerEntryAtBothLevels) {
+  malloc_device(0x10000, 0x1000);
+  malloc_device(0x20000, 0x1000);
+  void* dsts[] = {reinterpret_cast<void*>(0x20000), reinterpret_cast<void*>(0x20800)};
+  const void* srcs[] = {reinterpret_cast<const void*>(0x10000),
+                        reinterpret_cast<const void*>(0x10100)};
+  const std::size_t sizes[] = {0x100, 0x40};
+  cudaMemcpyAttributes attrs{};
+  std::size_t attrs_index = 0;
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v13000,
+               cudaMemcpyBatchAsync_v13000_params{dsts, srcs, sizes, 2, &attrs, &attrs_index, 1,
+                                                  nullptr});
+  CUdeviceptr ddsts[] = {0x20000, 0x20800};
+  CUdeviceptr dsrcs[] = {0x10000, 0x10100};
+  std::size_t dsizes[] = {0x100, 0x40};
+  CUmemcpyAttributes dattrs{};
+  std::size_t fail_index = 0;
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync,
+              cuMemcpyBatchAsync_params{ddsts, dsrcs, dsizes, 2, &dattrs, &attrs_index, 1,
+                                        &fail_index, nullptr});
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2_ptsz,
+              cuMemcpyBatchAsync_v2_ptsz_params{ddsts, dsrcs, dsizes, 2, &dattrs, &attrs_index, 1,
+                                                nullptr});
+  const auto copies = sink.all<memcpy_record>();
+  ASSERT_EQ(copies.size(), 6u);
+  const auto allocs = sink.all<alloc_record>();
+  for (std::size_t call = 0; call < 3; ++call) {
+    const memcpy_record& first = copies[2 * call];
+    const memcpy_record& second = copies[2 * call + 1];
+    EXPECT_TRUE(first.async && second.async) << call;
+    EXPECT_EQ(first.src.alloc, allocs[0].alloc);
+    EXPECT_EQ(first.dst.alloc, allocs[1].alloc);
+    EXPECT_EQ(first.dst.size, 0x100u);
+    EXPECT_EQ(second.src.offset, 0x100u);
+    EXPECT_EQ(second.dst.offset, 0x800u);
+    EXPECT_EQ(second.dst.size, 0x40u);
+  }
+  // The per-thread driver variant names the per-thread default stream.
+  EXPECT_NE(copies[4].stream, copies[0].stream);
+  EXPECT_TRUE(sink.all<unmodelled_call>().empty());
+}
+
+// Note [Inert calls that look like ordering]: the capture mode exchange
+// orders nothing, at either level, and is not listed.
+TEST_F(Dispatcher, StreamCaptureModeExchangeIsInertAtBothLevels) {
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  driver_call(CUPTI_DRIVER_TRACE_CBID_cuThreadExchangeStreamCaptureMode,
+              cuThreadExchangeStreamCaptureMode_params{&mode});
+  cudaStreamCaptureMode runtime_mode = cudaStreamCaptureModeRelaxed;
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010,
+               cudaThreadExchangeStreamCaptureMode_v10010_params{&runtime_mode});
+  EXPECT_TRUE(sink.all<unmodelled_call>().empty());
+  EXPECT_TRUE(dispatcher.is_inert(driver_api,
+                                  CUPTI_DRIVER_TRACE_CBID_cuThreadExchangeStreamCaptureMode));
+}
+
 // Note [Texture and surface objects]: the objects' resources, decoded from
 // the runtime's and the driver's descriptors, are what a kernel that takes
 // the object touches, until the object is destroyed.
