@@ -72,6 +72,21 @@ std::string describe_allocation(const allocation_ref& a, const log_tables& table
   return text + ")";
 }
 
+// Still too long with its template arguments elided: the parameter list
+// carries the length (torch's distribution kernels take lambdas whose
+// types spell out whole function signatures), so it goes too: "k<…>(…)".
+// The list is the balanced group that ends the name; parameters that fit
+// in two limits stay (they tell overloads apart).
+std::string elide_parameters_if_long(std::string name) {
+  if (name.size() <= 2 * short_name_limit || name.back() != ')') return name;
+  int depth = 0;
+  for (std::size_t i = name.size(); i-- > 0;) {
+    if (name[i] == ')') ++depth;
+    if (name[i] == '(' && --depth == 0) return name.substr(0, i) + "(\u2026)";
+  }
+  return name;
+}
+
 std::string short_kernel_name(std::string_view name) {
   if (name.size() <= short_name_limit) return std::string(name);
   if (name.substr(0, 5) == "void ") name.remove_prefix(5);
@@ -101,7 +116,7 @@ std::string short_kernel_name(std::string_view name) {
     }
     if (depth == 0) out += c;
   }
-  return out;
+  return elide_parameters_if_long(std::move(out));
 }
 
 std::string describe_operation(const operation_ref& op, const log_tables& tables) {

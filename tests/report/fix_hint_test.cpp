@@ -22,6 +22,25 @@ TEST(FixHint, StreamRaceInCudaTermsAndInTheRuntimes) {
             "make stream#2 wait for fill: `stream#2.wait_stream(stream#1)` after fill, before sum");
 }
 
+// A fix names kernels as the report's header does: torch's templates
+// elided, not spelled out twice at thousands of characters each.
+TEST(FixHint, NamesLongKernelsByTheirShortNames) {
+  auto tables = testing::report_tables();
+  const std::string long_name =
+      "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "
+      "float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >(int, "
+      "at::native::AUnaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<"
+      "float> >, std::array<char*, 2ul>)";
+  tables.define_string(string_id{100}, long_name);
+  auto d = testing::stream_race_diagnostic();
+  d.previous->name = string_id{100};
+  const std::string hint = fix_hint(d, tables, fix_vocabulary::runtime);
+  EXPECT_EQ(hint, "make stream#2 wait for " + short_kernel_name(long_name) +
+                      ": `stream#2.wait_stream(stream#1)` after " + short_kernel_name(long_name) +
+                      ", before sum");
+  EXPECT_EQ(hint.find("MulFunctor"), std::string::npos);
+}
+
 TEST(FixHint, EveryKindHasOneLine) {
   const auto tables = testing::report_tables();
   for (const auto& d : testing::every_kind_diagnostics()) {

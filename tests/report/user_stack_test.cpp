@@ -149,6 +149,24 @@ TEST(ShortKernelName, ElidesTemplateArgumentsOfLongNames) {
             "at::native::AUnaryFunctor<\u2026>, std::array<\u2026>)");
 }
 
+// torch's distribution kernels take lambdas whose types spell out whole
+// signatures: with the templates elided the parameters still run to
+// hundreds of characters, so they are elided too.
+TEST(ShortKernelName, ElidesParametersThatStayLong) {
+  const std::string lambda =
+      "at::native::templates::cuda::uniform_and_transform<float, float>(at::TensorIteratorBase&, "
+      "at::CUDAGeneratorImpl*)::{lambda(curandStatePhilox4_32_10*)#2}";
+  const std::string name = "void at::native::(anonymous namespace)::distribution_kernel<float, 4>"
+                           "(long, at::PhiloxCudaState, " + lambda + ", " + lambda + ")";
+  EXPECT_EQ(short_kernel_name(name),
+            "at::native::(anonymous namespace)::distribution_kernel<\u2026>(\u2026)");
+  // Short enough once the templates are gone: the parameters stay.
+  EXPECT_EQ(short_kernel_name("void k<" + std::string(100, 'x') + ">(int, float*)"),
+            "k<\u2026>(int, float*)");
+  const std::string params = "(int, float*, " + std::string(120, 'p') + ")";
+  EXPECT_EQ(short_kernel_name("void k<" + std::string(100, 'x') + ">" + params), "k<\u2026>" + params);
+}
+
 TEST(ShortKernelName, KeepsOperatorNames) {
   const std::string name = "void ns::functor<int, float, double, long, char, short, unsigned, "
                            "bool>::operator<<(int, std::vector<int, std::allocator<int> >)";
