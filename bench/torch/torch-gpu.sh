@@ -55,16 +55,26 @@ while read -r program kinds; do
 done < tests/programs.txt
 jobs+=("tour.py fixed none")
 for real in tests/programs/real/*.py; do jobs+=("real/${real##*/} fixed none"); done
+# Started as people start them (check_torch.sh's LAUNCHER): torchrun, with
+# one rank and with two where two GPUs are present, and pytest. streamsan
+# only: CSAN's column runs each program with python.
+launched=("side_stream_no_wait.py racy stream-race torchrun"
+          "side_stream_no_wait.py fixed none torchrun"
+          "launchers/test_side_stream.py racy stream-race pytest"
+          "launchers/test_side_stream.py fixed none pytest"
+          "launchers/ddp_training.py fixed none torchrun"
+          "launchers/ddp_training.py fixed none torchrun:2")
 verdicts() {
   xargs -P 12 -L 1 bash -c '
-  out=$(STREAMSAN_TEST_TIMEOUT=140 timeout 170 tests/check_torch.sh ./streamsan "tests/programs/$0" "$1" "$2" 2>&1); rc=$?
+  out=$(STREAMSAN_TEST_TIMEOUT=140 timeout 170 tests/check_torch.sh ./streamsan "tests/programs/$0" "$1" "$2" "${3:-python}" 2>&1); rc=$?
   name=${0%.py}; name=${name//\//_}_$1
+  [[ -n ${3:-} ]] && name=${name}_${3//:/}
   printf "%s\n" "$out" > "results/streamsan_$name.log"
   case $rc in 0) v=PASS;; 77) v=SKIP;; 124) v=TIMEOUT;; *) v="FAIL($rc)";; esac
   echo "$v $name $(grep -m1 "^verdict:" <<<"$out" | cut -d" " -f4-)"'
 }
-echo "== streamsan verdicts (${#jobs[@]} + ${#late[@]} runs)"
-printf '%s\n' "${jobs[@]}" | verdicts > results/streamsan.unsorted
+echo "== streamsan verdicts (${#jobs[@]} + ${#launched[@]} + ${#late[@]} runs)"
+printf '%s\n' "${jobs[@]}" "${launched[@]}" | verdicts > results/streamsan.unsorted
 if [[ -n $build_pid ]]; then
   wait "$build_pid"; tail -2 results/ext_build.log
   printf '%s\n' "${late[@]}" | verdicts >> results/streamsan.unsorted
