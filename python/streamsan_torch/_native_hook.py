@@ -291,6 +291,12 @@ class Hook:
     def disable(self):
         self._lib.streamsan_torch_hook_disable()
 
+    def launch_frames(self):
+        """f(enter) for Triton's launch hooks (Note [Python frames of launches
+        outside operators] in op_hook.cpp), called with the GIL kept."""
+        prototype = ctypes.PYFUNCTYPE(None, ctypes.c_int)
+        return prototype(("streamsan_torch_hook_launch_frames", self._lib))
+
     def has_tracker(self):
         return self._lib.streamsan_torch_hook_has_tracker() == 1
 

@@ -78,7 +78,34 @@ def _folded_prefixes(torch):
     site = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__)))
     for name in ("functorch", "torchgen", "triton"):
         dirs.add(os.path.join(site, name))
+    # Inductor's generated modules (torch's code, written for this run).
+    dirs.add(os.path.abspath(_inductor_cache_dir()))
     return tuple(sorted(d + os.sep for d in dirs))
+
+
+def _inductor_cache_dir():
+    """Where Inductor writes its generated modules (its cache_dir() rule)."""
+    configured = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if configured:
+        return configured
+    import getpass
+    import tempfile
+    try:
+        user = getpass.getuser()
+    except Exception:  # no user name: Inductor's own fallback is the same
+        user = "unknown"
+    return os.path.join(tempfile.gettempdir(), "torchinductor_" + user.replace(os.sep, "_"))
+
+
+def _drop_generated(frames, first, is_pseudo):
+    """Note [Code without a file behind a file] (op_hook.cpp): frames of
+    code compiled from a string are dropped when a frame of a real file is
+    among the user's frames; alone (`python -c`) they stay."""
+    tail = frames[first:]
+    if any(not is_pseudo(f) for f in tail) and any(is_pseudo(f) for f in tail):
+        kept = [f for f in tail if not is_pseudo(f)]
+        del frames[first:]
+        frames.extend(kept)
 
 
 class _Frames:
@@ -94,6 +121,7 @@ class _Frames:
         self._next = 1
         self._lock = threading.Lock()
         self._folded = _folded_prefixes(torch)
+        self._pseudo = set()  # ids of frames of code without a file (<string>)
 
     def _new_id(self):
         with self._lock:
@@ -119,6 +147,8 @@ class _Frames:
         self._lib.streamsan_inject_torch_frame(
             fid, function.encode("utf-8", "replace"), path.encode("utf-8", "replace"), line)
         self._ids[(code, line)] = fid
+        if name.startswith("<"):
+            self._pseudo.add(fid)
         return fid
 
     def op_frame(self, plan, shapes):
@@ -138,6 +168,13 @@ class _Frames:
             f = sys._getframe(depth + 1)
         except ValueError:
             return
+        first = len(out)
+        try:
+            self._walk(f, out)
+        finally:
+            _drop_generated(out, first, self._pseudo.__contains__)
+
+    def _walk(self, f, out):
         ids = self._ids
         by_offset = self._by_offset
         folded_code = self._folded_code
@@ -492,6 +529,96 @@ def _wrap_method(owner, name, enter, should):
     setattr(owner, name, call)
 
 
+# ---- Python frames of kernels launched outside operators ----
+# Note [Python frames of launches outside operators] in op_hook.cpp: Triton
+# (and Inductor's launchers, which take Triton's hooks) call
+# knobs.runtime.launch_enter_hook and launch_exit_hook around every launch,
+# with the GIL held; `set_frames(1)` there hands the user's frames to the
+# library for the launch, `set_frames(0)` clears them. Registered when
+# triton is imported (at once if it already is).
+
+def _python_launch_frames(lib, frames):
+    """set_frames(enter) for the Python dispatch mode: its own walk. Unlike
+    the native hook's it does not know whether an operator is running: a
+    Triton launch inside one clears the operator's frames for the rest of
+    it (its later launches keep their native frames)."""
+    def set_frames(enter):
+        if not enter:
+            lib.streamsan_inject_torch_frames(None, 0)
+            return
+        ids = array("I")
+        frames.stack(ids, 1)
+        lib.streamsan_inject_torch_frames(_address(ids), len(ids))
+    return set_frames
+
+
+def _hook_triton(triton, set_frames):
+    runtime = getattr(getattr(triton, "knobs", None), "runtime", None)
+    enter_chain = getattr(runtime, "launch_enter_hook", None)
+    exit_chain = getattr(runtime, "launch_exit_hook", None)
+    if not hasattr(enter_chain, "add") or not hasattr(exit_chain, "add"):
+        _say("triton %s has no knobs.runtime launch hooks: reports of its kernels show no "
+             "Python frames" % getattr(triton, "__version__", "?"))
+        return
+
+    def on_enter(*_):
+        try:
+            set_frames(1)
+        except Exception as e:  # never the program's
+            _fail(e)
+
+    def on_exit(*_):
+        try:
+            set_frames(0)
+        except Exception as e:
+            _fail(e)
+
+    enter_chain.add(on_enter)
+    exit_chain.add(on_exit)
+    _hook_triton.hooks = (on_enter, on_exit)
+
+
+class _AfterImport:
+    """Runs `then(module)` once a top-level module has been imported."""
+
+    def __init__(self, name, then):
+        self._name, self._then = name, then
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self._name:
+            return None
+        sys.meta_path.remove(self)
+        import importlib.util
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader, then = spec.loader, self._then
+
+        class _Loader:
+            def create_module(self, spec):
+                return loader.create_module(spec)
+
+            def exec_module(self, module):
+                loader.exec_module(module)
+                try:
+                    then(module)
+                except Exception as e:
+                    _fail(e)
+
+            def __getattr__(self, attribute):
+                return getattr(loader, attribute)
+
+        spec.loader = _Loader()
+        return spec
+
+
+def _install_launch_frames(set_frames):
+    if "triton" in sys.modules:
+        _hook_triton(sys.modules["triton"], set_frames)
+    else:
+        sys.meta_path.insert(0, _AfterImport("triton", lambda t: _hook_triton(t, set_frames)))
+
+
 _HOOK_CHOICES = ("auto", "native", "python")
 
 # Note [Which operator hook by default]
@@ -581,6 +708,8 @@ def install(torch, lib):
         _wrap_host_read(torch, lib, frames, name)
     if enter is None:
         return
+    _install_launch_frames(install.hook.launch_frames() if install.hook is not None
+                           else _python_launch_frames(lib, frames))
     if os.environ.get("STREAMSAN_TORCH", "1") == "lazy":
         _install_lazy(torch, enter)
     else:

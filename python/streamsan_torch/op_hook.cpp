@@ -108,6 +108,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -394,6 +395,22 @@ std::unordered_map<std::pair<void*, int>, std::uint32_t, code_line_hash> user_fr
 // once per call site. Code objects are held (folded_code), so their
 // addresses stay valid keys.
 std::unordered_map<std::pair<void*, int>, std::uint32_t, code_line_hash> user_frames_at;
+// Note [Code without a file behind a file]
+// Code compiled from a string has a pseudo-file (`<string>`): the user's
+// own with `python -c`, but a library's when the library makes code at run
+// time, as Inductor does for each kernel's launcher (`launcher <string>:5`
+// was the innermost frame, and so the summary line, of every race of a
+// compiled program). So such frames are dropped when the user's frames
+// hold a frame of a real file; alone they stay. Ids of such frames:
+std::unordered_set<std::uint32_t> pseudo_frames;
+
+// Drops the pseudo-file frames of out[first..] when a real file's is there.
+void drop_generated(std::vector<std::uint32_t>& out, std::size_t first) {
+  const auto begin = out.begin() + static_cast<std::ptrdiff_t>(first);
+  const auto pseudo = [](std::uint32_t id) { return pseudo_frames.count(id) != 0; };
+  if (std::all_of(begin, out.end(), pseudo) || std::none_of(begin, out.end(), pseudo)) return;
+  out.erase(std::remove_if(begin, out.end(), pseudo), out.end());
+}
 
 // A str attribute of a code object, or "" (any error cleared).
 std::string code_string(void* code, const char* attribute) {
@@ -447,6 +464,7 @@ std::uint32_t user_frame(void* code, int line) {
   const std::uint32_t id = next_frame_id.fetch_add(1);
   abi.frame(id, function.c_str(), file.c_str(), line < 0 ? 0u : static_cast<std::uint32_t>(line));
   user_frames.emplace(key, id);
+  if (!file.empty() && file[0] == '<') pseudo_frames.insert(id);
   return id;
 }
 
@@ -751,6 +769,7 @@ void python_stack(std::vector<std::uint32_t>& out) {
       raw_off("the two walks disagreed");
     }
   }
+  drop_generated(out, first);
   py.gil_release(gil);
 }
 
@@ -906,6 +925,7 @@ struct thread_state {
   // Reused per operator: no heap allocation once they have grown.
   std::vector<std::uint64_t> device_spans, host_spans, out_spans;
   std::vector<std::uint32_t> frames;
+  std::vector<std::uint32_t> launch_frames;  // Note [Python frames of launches outside operators]
   std::string shape_key;
   shape_ref shapes[max_shapes];
   std::size_t shape_count = 0;
@@ -1184,6 +1204,17 @@ bool inside_host_level(const thread_state& t) {
   return false;
 }
 
+// Inside an operator the library was told of (its frames are the thread's).
+// Levels that passed (a RecordFunction of no operator we plan: an autograd
+// Function's apply around a compiled graph) told nothing.
+bool inside_told_level(const thread_state& t) {
+  const std::size_t n = t.depth < max_depth ? t.depth : max_depth;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (t.levels[i].kind != level_kind::passed) return true;
+  }
+  return false;
+}
+
 // The innermost enclosing operator's frames again (op_end cleared them).
 void restore_enclosing_frames(thread_state& t) {
   const std::size_t n = t.depth < max_depth ? t.depth : max_depth;
@@ -1457,6 +1488,46 @@ STREAMSAN_HOOK_EXPORT int streamsan_torch_hook_init(const injection_abi* functio
 }
 
 STREAMSAN_HOOK_EXPORT const char* streamsan_torch_hook_error(void) { return last_error.c_str(); }
+
+// Note [Python frames of launches outside operators]
+// A kernel launched outside any operator (Triton's and Inductor's
+// launchers) had only native frames: the interpreter's C functions, never
+// the user's line. Triton calls its launch hooks (knobs.runtime
+// launch_enter_hook and launch_exit_hook, which Inductor's launchers call
+// too) with the GIL held, just before its launcher releases the GIL to
+// launch; _support.py registers this function there (enter 1, exit 0),
+// through a ctypes prototype that keeps the GIL. Enter walks the thread's
+// Python frames and hands them to the library as the frames of the
+// thread's calls until exit clears them. Inside an operator the library
+// was told of (a Triton kernel of a custom operator) the operator's frames
+// stand, and neither end changes them; inside a RecordFunction that passed
+// (Inductor's compiled graphs run inside an autograd Function's apply,
+// which RecordFunction observes) the launch gets its frames: a check of the
+// depth alone left every Inductor kernel with native frames on an H200. The walk is never made inside the CUDA callback
+// itself: there the GIL is released, and taking it while the driver runs
+// our callback could wait on a thread that waits on the driver.
+STREAMSAN_HOOK_EXPORT void streamsan_torch_hook_launch_frames(int enter) {
+  if (!configured.load(std::memory_order_acquire) || broken.load(std::memory_order_relaxed)) {
+    return;
+  }
+  try {
+    thread_state& t = ts;
+    if (inside_told_level(t)) return;
+    if (!session_active.load(std::memory_order_relaxed)) {
+      if (abi.active() == 0) return;  // CUDA not initialized: nothing to tell yet
+      session_active.store(true, std::memory_order_relaxed);
+    }
+    if (enter == 0) {
+      abi.frames(nullptr, 0);
+      return;
+    }
+    t.launch_frames.clear();
+    python_stack(t.launch_frames);
+    abi.frames(t.launch_frames.data(), t.launch_frames.size());
+  } catch (...) {
+    // Nothing of ours reaches the program; the launch keeps native frames.
+  }
+}
 
 // Registers the callback (or enables it again): every operator from now on.
 STREAMSAN_HOOK_EXPORT int streamsan_torch_hook_enable(void) {

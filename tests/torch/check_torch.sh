@@ -10,8 +10,8 @@
 # without them the test is skipped (77).
 # EXPECTED: the diagnostic kinds (comma-separated, any one will do) the racy
 # version must be reported with, or "none": no report allowed. A racy
-# verdict must also name the program's own Python file (the user's frames,
-# issue #9 point 5). Exits 77 (skipped) without python3 + torch + a GPU, or
+# verdict must also name the program's own Python file in the stack of one
+# of its two accesses (the user's frames, issue #9 point 5). Exits 77 (skipped) without python3 + torch + a GPU, or
 # when the program itself exits 77 (custom_kernel.py without nvcc).
 # STREAMSAN_TEST_TIMEOUT: seconds the program may run (default 280).
 set -u
@@ -56,7 +56,10 @@ if not paths:
 diagnostics = [d for p in paths for d in json.load(open(p))["diagnostics"]]
 confirmed = [d for d in diagnostics if d.get("certainty", "confirmed") == "confirmed"]
 kinds = sorted({d["kind"] for d in confirmed})
-python_line = any(sys.argv[2] in json.dumps(d) for d in confirmed)
+# The user's line must be at an access (the current or the previous one),
+# not only where the memory was allocated.
+python_line = any(sys.argv[2] in json.dumps([d.get("current"), d.get("previous")])
+                  for d in confirmed)
 print(len(confirmed), ",".join(kinds) or "-", "yes" if python_line else "no")
 PY
 ) || { echo "FAIL: no readable JSON report (exit status $status)"; cat "$out"; exit 1; }

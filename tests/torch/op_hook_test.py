@@ -321,6 +321,39 @@ class NativeHook(unittest.TestCase):
         self.assertEqual(self.abi.frames[begin[2][1]][1:], (os.path.abspath(__file__), line))
         self.assertFalse([f for f in files if f.startswith(torch_dir)], files)
 
+    # Note [Code without a file behind a file]: a library's code compiled
+    # from a string (Inductor's launchers) is dropped behind a real file.
+    def test_code_without_a_file_is_dropped_behind_a_real_file(self):
+        t = self.torch
+        a = t.ones(4)
+        self.abi.calls = []
+        line = _line()
+        exec(compile("t.nn.functional.relu(a)", "<string>", "exec"), {"t": t, "a": a})
+        begin = self.abi.begins("aten::relu")[0]
+        users = [self.abi.frames[f][1:] for f in begin[2][1:]]
+        self.assertEqual(users[0], (os.path.abspath(__file__), line), users)
+        self.assertNotIn("<string>", [u[0] for u in users])
+
+    # Note [Python frames of launches outside operators]: what Triton's
+    # launch hooks call, outside any operator.
+    def test_a_launch_outside_operators_has_the_users_frames_until_exit(self):
+        set_frames = self.hook.launch_frames()
+        self.abi.calls = []
+        line = _line()
+        set_frames(1)
+        set_frames(0)
+        told = [c for c in self.abi.calls if c[0] == "frames"]
+        self.assertEqual(len(told), 2, self.abi.calls)
+        self.assertEqual(self.abi.frames[told[0][1][0]][1:], (os.path.abspath(__file__), line))
+        self.assertEqual(told[1][1], [])
+        # Before CUDA is initialized there is nothing to tell.
+        self.abi.active_value = 0
+        self.hook.disable()
+        self.assertIsNone(self.hook.init(self.abi, self.folded, CPU, NO_HOST))
+        self.abi.calls = []
+        set_frames(1)
+        self.assertEqual(self.abi.calls, [])
+
     def test_same_line_is_one_frame_defined_once(self):
         t = self.torch
         a = t.ones(4)

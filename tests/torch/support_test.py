@@ -226,6 +226,9 @@ class FakeLib:
     def streamsan_inject_torch_op_end(self, spans, n):
         self.calls.append(("end", self._read(spans, 3 * n, "Q")))
 
+    def streamsan_inject_torch_frames(self, frames, nframes):
+        self.calls.append(("frames", self._read(frames, nframes, "I")))
+
     def streamsan_inject_torch_host_access(self, spans, n, label, frames, nframes):
         self.calls.append(("host", self._read(spans, 3 * n, "Q"), label.decode()))
 
@@ -288,10 +291,19 @@ class Support(unittest.TestCase):
         lib = FakeLib()
         mode = self.mode(lib)
         a = t.Tensor(0x1000, (2, 2))
-        exec(compile("mode.__torch_dispatch__(t.ops.aten.mul.Tensor, (), (a, a), {})",
-                     "<string>", "exec"), {"mode": mode, "t": t, "a": a})
-        frames = [c for c in lib.calls if c[0] == "frame"]
-        self.assertIn(("frame", frames[1][1], "<module>", "<string>", 1), frames, frames)
+        # As with `python -c`, nothing but code without a file is the user's:
+        # a thread (whose other frames are threading.py's, folded) runs it.
+        scope = {"mode": mode, "t": t, "a": a}
+        exec(compile("def main():\n"
+                     "    mode.__torch_dispatch__(t.ops.aten.mul.Tensor, (), (a, a), {})\n",
+                     "<string>", "exec"), scope)
+        import threading
+        thread = threading.Thread(target=scope["main"])
+        thread.start()
+        thread.join()
+        begin = [c for c in lib.calls if c[0] == "begin"][0]
+        named = {c[1]: c for c in lib.calls if c[0] == "frame"}
+        self.assertEqual([named[fid][2:] for fid in begin[2][1:]], [("main", "<string>", 2)])
 
     def test_frames_of_torch_are_skipped_and_the_callers_are_kept(self):
         t = self.torch
@@ -316,6 +328,23 @@ class Support(unittest.TestCase):
             self.assertEqual(files[0], "support_test.py", files)
         self.assertEqual(begins[0][2][1:], begins[1][2][1:])
 
+    # Note [Code without a file behind a file] (op_hook.cpp): code compiled
+    # from a string by a library (Inductor's launchers) is dropped when the
+    # user's frames hold a real file; `python -c` code alone stays (above).
+    def test_code_without_a_file_is_dropped_behind_a_real_file(self):
+        t = self.torch
+        lib = FakeLib()
+        mode = self.mode(lib)
+        a = t.Tensor(0x1000, (2, 2))
+        line = sys._getframe().f_lineno + 1
+        exec(compile("mode.__torch_dispatch__(t.ops.aten.mul.Tensor, (), (a, a), {})",
+                     "<string>", "exec"), {"mode": mode, "t": t, "a": a})
+        begin = [c for c in lib.calls if c[0] == "begin"][0]
+        named = {c[1]: c for c in lib.calls if c[0] == "frame"}
+        users = [named[fid][3:] for fid in begin[2][1:]]
+        self.assertEqual(users[0], ("support_test.py", line), users)
+        self.assertNotIn("<string>", [u[0] for u in users])
+
     # Note [Frames by offset]: frames found again by their instruction
     # offset keep their own lines; two sites on one line are one frame.
     def test_call_sites_found_again_keep_their_lines(self):
@@ -328,7 +357,7 @@ class Support(unittest.TestCase):
                      "    mode.__torch_dispatch__(t.ops.aten.mul.Tensor, (), (a, a), {}); "
                      "mode.__torch_dispatch__(t.ops.aten.mul.Tensor, (), (a, a), {})\n"
                      "    mode.__torch_dispatch__(t.ops.aten.mul.Tensor, (), (a, a), {})\n",
-                     "<sites>", "exec"), scope)
+                     os.path.join(tempfile.gettempdir(), "sites.py"), "exec"), scope)
         for _ in range(2):
             scope["step"]()
         begins = [c for c in lib.calls if c[0] == "begin"]
@@ -450,6 +479,110 @@ class Support(unittest.TestCase):
         out = self.mode(lib).__torch_dispatch__(t.ops.aten.add_.Tensor, (), (broken, broken), {})
         self.assertIs(out, broken)
         self.assertTrue(self.support._broken[0])
+
+
+# Triton's knobs.HookChain: add() once, called with the launch metadata.
+# Compiled as a file of triton's folder beside torch's (folded, as the real
+# one is), so that the innermost user frame is the launching line.
+_HOOK_CHAIN = """
+class HookChain:
+    def __init__(self):
+        self.calls = []
+
+    def add(self, func):
+        if func not in self.calls:
+            self.calls.append(func)
+
+    def __call__(self, *args):
+        for call in self.calls:
+            call(*args)
+"""
+
+
+def _stand_in_triton(with_hooks=True):
+    import types
+    import torch
+    site = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__)))
+    scope = {}
+    exec(compile(_HOOK_CHAIN, os.path.join(site, "triton", "knobs.py"), "exec"), scope)
+    _HookChain = scope["HookChain"]
+    triton = types.ModuleType("triton")
+    triton.__version__ = "0.0-standin"
+    if with_hooks:
+        runtime = types.SimpleNamespace(launch_enter_hook=_HookChain(),
+                                        launch_exit_hook=_HookChain())
+        triton.knobs = types.SimpleNamespace(runtime=runtime)
+    return triton
+
+
+# Note [Python frames of launches outside operators] (op_hook.cpp): Triton's
+# launch hooks hand the user's frames to the library for the launch.
+class LaunchFrames(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        Support.setUpClass.__func__(cls)
+
+    def set_frames(self, lib):
+        frames = self.support._Frames(self.torch, lib)
+        return self.support._python_launch_frames(lib, frames)
+
+    def test_a_launch_has_the_users_frames_until_it_ends(self):
+        lib = FakeLib()
+        triton = _stand_in_triton()
+        self.support._hook_triton(triton, self.set_frames(lib))
+        triton.knobs.runtime.launch_enter_hook({"name": "kernel"})  # this line launches
+        entered = [c for c in lib.calls if c[0] == "frames"]
+        self.assertEqual(len(entered), 1)
+        named = {c[1]: c for c in lib.calls if c[0] == "frame"}
+        self.assertTrue(entered[0][1], lib.calls)
+        innermost = named[entered[0][1][0]]
+        self.assertEqual(innermost[2:4], ("LaunchFrames.test_a_launch_has_the_users_frames_until_"
+                                          "it_ends", "support_test.py"))
+        triton.knobs.runtime.launch_exit_hook({"name": "kernel"})
+        self.assertEqual(lib.calls[-1], ("frames", []))
+
+    def test_a_triton_without_launch_hooks_is_said_once_and_runs(self):
+        said = []
+        original = self.support._say
+        self.support._say = said.append
+        try:
+            self.support._hook_triton(_stand_in_triton(with_hooks=False), lambda enter: None)
+        finally:
+            self.support._say = original
+        self.assertEqual(len(said), 1)
+        self.assertIn("no knobs.runtime launch hooks", said[0])
+
+    def test_an_error_of_ours_in_a_launch_hook_never_reaches_the_program(self):
+        triton = _stand_in_triton()
+
+        def broken(enter):
+            raise ValueError("ours")
+
+        self.support._broken[0] = False
+        self.support._hook_triton(triton, broken)
+        triton.knobs.runtime.launch_enter_hook({})  # no exception
+        self.assertTrue(self.support._broken[0])
+        self.support._broken[0] = False
+
+    def test_triton_imported_later_is_hooked_once_it_is(self):
+        folder = tempfile.mkdtemp()
+        with open(os.path.join(folder, "triton.py"), "w") as f:
+            f.write("import types\n"
+                    "class _Chain:\n"
+                    "    def __init__(self): self.calls = []\n"
+                    "    def add(self, f): self.calls.append(f)\n"
+                    "knobs = types.SimpleNamespace(runtime=types.SimpleNamespace(\n"
+                    "    launch_enter_hook=_Chain(), launch_exit_hook=_Chain()))\n")
+        sys.path.insert(0, folder)
+        sys.modules.pop("triton", None)
+        try:
+            self.support._install_launch_frames(lambda enter: None)
+            import triton
+            self.assertEqual(len(triton.knobs.runtime.launch_enter_hook.calls), 1)
+            self.assertEqual(len(triton.knobs.runtime.launch_exit_hook.calls), 1)
+        finally:
+            sys.path.remove(folder)
+            sys.modules.pop("triton", None)
 
 
 if __name__ == "__main__":
