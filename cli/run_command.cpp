@@ -26,6 +26,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/run_request.h"
+#include "inject/session/process_name.h"
 #include "inject/session/options.h"
 #include "inject/session/run_result.h"
 
@@ -366,6 +367,10 @@ int run_command(std::span<const std::string> args) {
   ::setenv(std::string(injection::options_variable).c_str(),
            injection::to_string(req->options).c_str(), 1);
   ::setenv(std::string(injection::result_file_variable).c_str(), result.path().c_str(), 1);
+  // Note [Reports of several processes]: the program this run starts is
+  // our child; a sanitized process whose parent is not us names itself.
+  ::setenv(std::string(injection::run_pid_variable).c_str(), std::to_string(::getpid()).c_str(),
+           1);
   if (!req->no_python) prepare_python(req->program);
 
   const auto program_status = spawn_and_wait(req->program);

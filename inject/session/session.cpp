@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "inject/session/process_name.h"
 #include "inject/session/run_result.h"
 #include "inject/stack/fast_unwinder.h"
 #include "sanitizer/log/elapsed.h"
@@ -314,6 +315,7 @@ std::uint64_t session::print_report() noexcept {
     ro.stacks.depth = options.stack_depth;
     // Python programs (their frames) get torch's words in fix hints.
     ro.vocabulary = detect_vocabulary(filtered.kept, symbols);
+    ro.process = name_this_process();
     std::ofstream file;
     std::ostream* out = &std::cerr;
     if (!options.log_path.empty()) {

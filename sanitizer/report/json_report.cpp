@@ -238,6 +238,11 @@ json json_report(const report_input& input, symbolizer& symbols, const report_op
   report["diagnostics"] = std::move(diagnostics);
   report["possible_races"] = std::move(possible_races);
   report["summary"] = std::move(summary);
+  // Note [Reports of several processes]: null for the program `streamsan
+  // run` started.
+  report["process"] = options.process ? json{{"pid", options.process->pid},
+                                             {"command", options.process->command}}
+                                      : json(nullptr);
   return report;
 }
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -47,6 +48,13 @@ inline std::size_t confirmed_count(std::span<const diagnostic> diagnostics) noex
   return n;
 }
 
+// A process named in its report, when one run sanitized several
+// (Note [Reports of several processes] in inject/session/process_name.cpp).
+struct process_name {
+  std::int64_t pid = 0;
+  std::string command;  // its command line, arguments separated by spaces
+};
+
 // The words a fix hint uses (Note [Fix hints] in fix_hint.h): CUDA's API
 // for programs that call it (`streamsan run`), or the runtime's torch-shaped
 // API (its sanitizer mode, and Python programs under `streamsan run`).
@@ -64,6 +72,8 @@ struct report_options {
   fix_vocabulary vocabulary = fix_vocabulary::cuda;
   // Text only: ANSI colours, for a terminal (the front end decides).
   bool color = false;
+  // Text and JSON: the process the report is about, named (none: unnamed).
+  std::optional<process_name> process;
 };
 
 }  // namespace streamsan

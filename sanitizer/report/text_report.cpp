@@ -21,6 +21,14 @@ palette colors(bool on) {
           "\033[32m", "\033[0m"};
 }
 
+// " in process 1234 (python3 train.py)" when the report names its process
+// (Note [Reports of several processes]), else nothing.
+std::string in_process(const report_options& options) {
+  if (!options.process) return {};
+  return " in process " + std::to_string(options.process->pid) + " (" +
+         options.process->command + ")";
+}
+
 class text_printer {
  public:
   text_printer(std::ostream& out, symbolizer& symbols, const report_options& options)
@@ -130,10 +138,11 @@ void text_printer::diagnostic_block(const diagnostic& d) {
     // Not a warning (Note [Candidates and confirmed diagnostics]); front
     // ends list candidates with print_possible_races instead.
     out_ << "NOTE: streamsan: possible " << headline(d, tables_)
-         << " (guessed footprint, not confirmed by a measurement)\n";
+         << " (guessed footprint, not confirmed by a measurement)" << in_process(options_)
+         << '\n';
   } else {
     out_ << color_.warning << "WARNING: streamsan: " << headline(d, tables_)
-         << (color_.warning.empty() ? "" : color_.reset) << '\n';
+         << in_process(options_) << (color_.warning.empty() ? "" : color_.reset) << '\n';
   }
   const alloc_id shown = shown_allocation(d);
   line(color_.access, describe_access(d.current, tables_, shown) + ":");
@@ -273,7 +282,7 @@ void print_text_summary(std::ostream& out, const report_input& input, std::size_
         << " whose earlier access a host thread had already seen complete, which host threads "
            "may order among themselves (Note [Host threads order what the log does not show])\n";
   }
-  out << "streamsan: reported " << plural(confirmed, "warning", "warnings");
+  out << "streamsan: reported " << plural(confirmed, "warning", "warnings") << in_process(options);
   if (input.suppressed > 0) out << ", " << input.suppressed << " suppressed";
   if (input.suppressed_builtin > 0) {
     out << " (" << input.suppressed_builtin << " by built-in library suppressions)";

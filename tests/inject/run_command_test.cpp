@@ -130,6 +130,16 @@ TEST(RunCommand, FindsTheInjectionLibraryOfItsBuildTree) {
   EXPECT_EQ(o.out, std::string(real) + "\n");
 }
 
+// Note [Reports of several processes]: the started program's parent is the
+// pid the run passes down; its children's is not.
+TEST(RunCommand, TheRunPassesItsPidToTheProgramItStarts) {
+  const std::string started = "[ \"$STREAMSAN_RUN_PID\" = \"$PPID\" ] && echo started-by-the-run";
+  const std::string child =
+      "/bin/sh -c '[ \"$STREAMSAN_RUN_PID\" != \"$PPID\" ] && echo child-is-not'";
+  EXPECT_EQ(run(with_library({"--", "/bin/sh", "-c", started + "; " + child})).out,
+            "started-by-the-run\nchild-is-not\n");
+}
+
 TEST(RunCommand, OptionsReachTheProgramCanonically) {
   const auto o = run(with_library({"--format", "json", "--print-limit", "3", "--precise",
                                    "--no-builtin-suppressions", "--", "/bin/sh", "-c",

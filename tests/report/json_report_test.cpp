@@ -21,6 +21,19 @@ json report_of(const std::vector<diagnostic>& diagnostics, const log_tables& tab
                      symbols, {.source_root = "/src/demo"});
 }
 
+// Note [Reports of several processes]: "process" is null for the program
+// `streamsan run` started, its pid and command line for any other.
+TEST(JsonReport, ProcessIsNamedOnlyWhenTheReportNamesIt) {
+  const auto tables = testing::report_tables();
+  EXPECT_TRUE(report_of({}, tables).at("process").is_null());
+  symbolizer symbols(tables, symbol_source::log_only);
+  report_options options;
+  options.process = process_name{4242, "python3 train.py"};
+  const auto report = json_report({.diagnostics = {}, .tables = tables}, symbols, options);
+  EXPECT_EQ(report.at("process").at("pid"), 4242);
+  EXPECT_EQ(report.at("process").at("command"), "python3 train.py");
+}
+
 TEST(JsonReport, StreamRaceHasEveryPart) {
   const auto tables = testing::report_tables();
   const auto report = report_of({testing::stream_race_diagnostic()}, tables);

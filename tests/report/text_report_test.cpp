@@ -69,6 +69,24 @@ TEST(TextReport, NoDiagnosticsIsOneLine) {
   EXPECT_EQ(text_report({}, tables, {}, nullptr, 4), "streamsan: reported 0 warnings, 4 suppressed\n");
 }
 
+// Note [Reports of several processes]: a process other than the one
+// `streamsan run` started names itself in each headline and its summary.
+TEST(TextReport, ANamedProcessSaysItsNameInHeadlinesAndSummary) {
+  const auto tables = testing::report_tables();
+  report_options options;
+  options.process = process_name{4242, "python3 train.py --epochs 3"};
+  const auto text = text_report({testing::stream_race_diagnostic()}, tables, options);
+  EXPECT_NE(text.find("WARNING: streamsan: stream-race (read-after-write) on alloc#3 'A' (device "
+                      "memory, 4096 bytes) in process 4242 (python3 train.py --epochs 3)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text_report({}, tables, options),
+            "streamsan: reported 0 warnings in process 4242 (python3 train.py --epochs 3)\n");
+  // Unnamed, as before.
+  EXPECT_EQ(text_report({testing::stream_race_diagnostic()}, tables, {}).find("in process"),
+            std::string::npos);
+}
+
 TEST(TextReport, PathsStayAbsoluteWithoutASourceRoot) {
   const auto tables = testing::report_tables();
   const auto text = text_report({testing::stream_race_diagnostic()}, tables, {});

@@ -1,0 +1,31 @@
+// Which process a report is about, when `streamsan run` started several
+// (Note [Reports of several processes]).
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sanitizer/report/report_input.h"
+
+namespace streamsan::injection {
+
+// Set by `streamsan run` to its own pid: the process it starts is its
+// child; any other sanitized process (torchrun's ranks, pytest-xdist's
+// workers, a forked child) is a descendant further down.
+inline constexpr std::string_view run_pid_variable = "STREAMSAN_RUN_PID";
+
+// The process's name in its report: none for the program `streamsan run`
+// started (or without `streamsan run`), else its pid and command line
+// (arguments separated by spaces, cut to 80 characters). `run_pid` is the
+// variable's text (null when unset); `command_line` is /proc/self/cmdline
+// (arguments each ended by a NUL).
+std::optional<process_name> name_this_process(pid_t self, pid_t parent, const char* run_pid,
+                                              std::string_view command_line);
+
+// The same for the calling process.
+std::optional<process_name> name_this_process();
+
+}  // namespace streamsan::injection

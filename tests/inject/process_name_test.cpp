@@ -1,0 +1,41 @@
+#include "inject/session/process_name.h"
+
+#include <gtest/gtest.h>
+
+namespace streamsan::injection {
+namespace {
+
+using namespace std::string_view_literals;
+
+// Note [Reports of several processes]
+TEST(ProcessName, TheProgramStreamsanRunStartedIsNotNamed) {
+  EXPECT_FALSE(name_this_process(200, 100, "100", "python3\0train.py\0"sv));
+}
+
+TEST(ProcessName, ADescendantIsNamedByPidAndCommandLine) {
+  const auto name = name_this_process(300, 200, "100", "python3\0-u\0train.py\0"sv);
+  ASSERT_TRUE(name);
+  EXPECT_EQ(name->pid, 300);
+  EXPECT_EQ(name->command, "python3 -u train.py");
+}
+
+TEST(ProcessName, WithoutStreamsanRunNothingIsNamed) {
+  EXPECT_FALSE(name_this_process(300, 200, nullptr, "a.out\0"sv));
+}
+
+TEST(ProcessName, AnUnreadableRunPidNamesNobody) {
+  EXPECT_FALSE(name_this_process(300, 200, "", "a.out\0"sv));
+  EXPECT_FALSE(name_this_process(300, 200, "12x", "a.out\0"sv));
+}
+
+TEST(ProcessName, ALongCommandLineIsCut) {
+  const std::string arguments = std::string("python3\0", 8) + std::string(200, 'a') + '\0';
+  const auto name = name_this_process(300, 200, "100", arguments);
+  ASSERT_TRUE(name);
+  EXPECT_EQ(name->command.size(), 80u);
+  EXPECT_EQ(name->command.substr(77), "...");
+  EXPECT_EQ(name->command.substr(0, 8), "python3 ");
+}
+
+}  // namespace
+}  // namespace streamsan::injection
