@@ -34,8 +34,10 @@ struct process_result {
   std::uint64_t diagnostics = 0;  // after suppressions
   std::uint64_t unmodelled_calls = 0;
   // How host accesses were seen (docs/tsan-bridge.md): "tsan" (the bridge),
-  // "annotations", or "annotations-tsan-off" (a TSan build whose bridge was
-  // refused or turned off).
+  // "torch" (the PyTorch support tells tensors' host accesses: CPU
+  // operators, .numpy(), .tolist()), "annotations", or
+  // "annotations-tsan-off" (a TSan build whose bridge was refused or turned
+  // off).
   std::string_view host_accesses = "annotations";
 };
 
@@ -70,6 +72,8 @@ struct run_summary {
   // those (older libraries included) that saw them only through annotations.
   std::uint32_t host_accesses_by_tsan = 0;
   std::uint32_t host_accesses_by_annotations = 0;
+  // Python processes whose tensors' host accesses the PyTorch support told.
+  std::uint32_t host_accesses_by_torch = 0;
   // Of those, built with ThreadSanitizer but with the bridge off.
   std::uint32_t host_accesses_tsan_off = 0;
 };
@@ -91,22 +95,29 @@ inline run_summary read_run_summary(const std::string& path) {
       continue;
     }
     ++s.processes_finished;
-    bool tsan = false, tsan_off = false;
+    bool tsan = false, tsan_off = false, torch = false;
+    std::uint64_t calls = 0;
     std::string field;
     while (words >> field) {
       const auto eq = field.find('=');
       if (eq == std::string::npos) continue;
       const std::string key = field.substr(0, eq);
       const std::uint64_t value = std::strtoull(field.c_str() + eq + 1, nullptr, 10);
-      if (key == "cuda_calls") s.cuda_calls += value;
+      if (key == "cuda_calls") calls = value;
       if (key == "diagnostics") s.diagnostics += value;
       if (key == "unmodelled") s.unmodelled_calls += value;
       if (key == "host_accesses") {
         tsan = field.substr(eq + 1) == "tsan";
+        torch = field.substr(eq + 1) == "torch";
         tsan_off = field.substr(eq + 1) == "annotations-tsan-off";
       }
     }
-    ++(tsan ? s.host_accesses_by_tsan : s.host_accesses_by_annotations);
+    s.cuda_calls += calls;
+    // A process that made no CUDA call (torchrun's agent, which only loads
+    // the library) checked no host access against device work.
+    if (calls == 0) continue;
+    ++(tsan ? s.host_accesses_by_tsan
+            : torch ? s.host_accesses_by_torch : s.host_accesses_by_annotations);
     if (tsan_off) ++s.host_accesses_tsan_off;
   }
   return s;

@@ -152,6 +152,11 @@ class session {
   recorder& log() noexcept { return recorder_; }
   // The calling thread's stack (outside callbacks: annotations).
   call_site capture_call_site() noexcept { return call_sites_.capture(0); }
+  // The PyTorch support asked whether this session runs: it tells the
+  // tensors' host accesses from now on (the result file says "torch").
+  void python_support_attached() noexcept {
+    python_support_.store(true, std::memory_order_relaxed);
+  }
   // The stack of a caching allocator block handed out on the calling thread;
   // counts those that took an unwind (Note [A block's stack is its
   // operator's] in torch_entry.cpp).
@@ -196,7 +201,8 @@ class session {
   void print_debug_counters() const;
   void close_trace() noexcept;
   void write_result(std::uint64_t diagnostics) const noexcept;
-  // For the result file: "tsan", "annotations" or "annotations-tsan-off".
+  // For the result file: "tsan", "torch" (the PyTorch support tells the
+  // tensors' host accesses), "annotations" or "annotations-tsan-off".
   std::string_view host_accesses() const noexcept;
 
   session_config config_;
@@ -217,6 +223,7 @@ class session {
   std::unique_ptr<nvtx::listener> nvtx_;
   std::unique_ptr<tsan_attachment> tsan_;  // docs/tsan-bridge.md
   bool tsan_off_ = false;  // a usable bridge the capture plan turned off
+  std::atomic<bool> python_support_{false};
   std::atomic<bool> finished_{false};
   std::atomic<pid_t> finishing_thread_{0};  // the thread making the report
   std::atomic<bool> hurried_{false};        // a signal came meanwhile

@@ -86,7 +86,10 @@ STREAMSAN_EXPORT int streamsan_inject_torch_abi(void) { return torch_abi_version
 
 // Nonzero once the session runs (CUDA initialized under streamsan).
 STREAMSAN_EXPORT int streamsan_inject_torch_active(void) {
-  return process_session::current() != nullptr ? 1 : 0;
+  auto* s = process_session::current();
+  if (s == nullptr) return 0;
+  s->python_support_attached();
+  return 1;
 }
 
 // Frame `id` (chosen by the caller, once per code location) is `function` at

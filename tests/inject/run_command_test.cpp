@@ -292,6 +292,20 @@ TEST(RunCommand, HostAccessesSeenOnlyThroughAnnotationsIsSaidOnce) {
             "ThreadSanitizer check them against device work (docs/tsan-bridge.md)\n");
 }
 
+// A Python process whose tensors' host accesses the PyTorch support told
+// gets no advice to build with -fsanitize=thread, and neither does a
+// process that made no CUDA call (torchrun's agent).
+TEST(RunCommand, PythonProcessesGetNoAnnotationAdvice) {
+  const std::string started = "echo started pid=$$ >>\"$STREAMSAN_RESULT_FILE\"; ";
+  const std::string rank = "echo finished pid=$$ cuda_calls=9 diagnostics=0 unmodelled=0 "
+                           "host_accesses=torch >>\"$STREAMSAN_RESULT_FILE\"; ";
+  const std::string agent = "echo finished pid=$$ cuda_calls=0 diagnostics=0 unmodelled=0 "
+                            "host_accesses=annotations >>\"$STREAMSAN_RESULT_FILE\"; ";
+  const auto o = run(with_library({"--", "/bin/sh", "-c", started + agent + started + rank}));
+  EXPECT_EQ(o.status, 0);
+  EXPECT_EQ(o.err, "");
+}
+
 TEST(RunCommand, HostAccessesCheckedByThreadSanitizerIsSaid) {
   const auto o = run(with_library(
       {"--", "/bin/sh", "-c",

@@ -237,6 +237,22 @@ TEST_F(Session, RecordsAfterFinishAreDropped) {
   EXPECT_EQ(result().diagnostics, 0u);
 }
 
+// A session the PyTorch support attached to says so in the result file, so
+// that `streamsan run` gives no -fsanitize=thread advice to a Python program.
+TEST_F(Session, ThePyTorchSupportAttachedIsInTheResultFile) {
+  for (const bool attached : {false, true}) {
+    std::filesystem::remove(dir / "result");
+    session s(config(), driver);
+    if (attached) s.python_support_attached();
+    s.finish();
+    std::ifstream in(dir / "result");
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    EXPECT_NE(text.find(attached ? "host_accesses=torch" : "host_accesses=annotations"),
+              std::string::npos)
+        << text;
+  }
+}
+
 // Finishing from one thread while others keep calling CUDA: the report is
 // printed once, with no partial record.
 TEST_F(Session, FinishWhileThreadsKeepRecording) {
@@ -867,16 +883,23 @@ TEST(RunResult, HostAccessesRoundTripThroughTheResultFile) {
                     ("streamsan-result-" + std::to_string(::getpid()));
   std::filesystem::remove(path);
   process_result r{};
-  for (const std::string_view how : {"tsan", "annotations", "annotations-tsan-off"}) {
+  r.cuda_calls = 5;
+  for (const std::string_view how : {"tsan", "annotations", "annotations-tsan-off", "torch"}) {
     r.host_accesses = how;
     ASSERT_TRUE(append_result_line(path.string(), finished_line(r)));
   }
+  // A process that made no CUDA call (torchrun's agent) checked nothing.
+  r.cuda_calls = 0;
+  r.host_accesses = "annotations";
+  ASSERT_TRUE(append_result_line(path.string(), finished_line(r)));
   const run_summary s = read_run_summary(path.string());
   std::filesystem::remove(path);
-  EXPECT_EQ(s.processes_finished, 3u);
+  EXPECT_EQ(s.processes_finished, 5u);
+  EXPECT_EQ(s.cuda_calls, 20u);
   EXPECT_EQ(s.host_accesses_by_tsan, 1u);
   EXPECT_EQ(s.host_accesses_by_annotations, 2u);
   EXPECT_EQ(s.host_accesses_tsan_off, 1u);
+  EXPECT_EQ(s.host_accesses_by_torch, 1u);
 }
 
 }  // namespace
