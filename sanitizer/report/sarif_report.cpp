@@ -225,7 +225,7 @@ std::string conflicts(std::uint64_t n) {
 // What the run could not check, as the invocation's notifications: a viewer
 // shows them beside the results, so a clean result says how clean it is
 // (the text summary's "not checked" and "unmodelled" lines, the same data).
-json sarif_invocation(const report_input& input) {
+json sarif_invocation(const report_input& input, const report_options& options) {
   json notes = json::array();
   if (input.unmodelled_calls != nullptr) {
     for (const auto& [name, count] : *input.unmodelled_calls) {
@@ -251,6 +251,11 @@ json sarif_invocation(const report_input& input) {
             "host threads may order the pair by means streamsan does not see"));
   }
   json invocation = {{"executionSuccessful", true}};
+  // Note [Reports of several processes]: the sanitized process, when named.
+  if (options.process) {
+    invocation["processId"] = options.process->pid;
+    invocation["commandLine"] = options.process->command;
+  }
   if (!notes.empty()) invocation["toolExecutionNotifications"] = std::move(notes);
   return invocation;
 }
@@ -269,7 +274,7 @@ json sarif_report(const report_input& input, symbolizer& symbols, const report_o
     if (!root.ends_with('/')) root += '/';
     run["originalUriBaseIds"] = {{source_root_id, {{"uri", "file://" + percent_encoded(root)}}}};
   }
-  run["invocations"] = json::array({sarif_invocation(input)});
+  run["invocations"] = json::array({sarif_invocation(input, options)});
   run["results"] = std::move(results);
   return {
       {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},

@@ -53,6 +53,20 @@ TEST(SarifReport, HasTheRequiredTopLevelShape) {
   EXPECT_EQ(ids.size(), rules.size());
 }
 
+// Note [Reports of several processes]: a named process is the invocation's
+// processId and commandLine; the started program's invocation has neither.
+TEST(SarifReport, ANamedProcessIsTheInvocations) {
+  const auto tables = testing::report_tables();
+  EXPECT_FALSE(sarif_of({}, tables).at("runs").at(0).at("invocations").at(0).contains("processId"));
+  symbolizer symbols(tables, symbol_source::log_only);
+  report_options options;
+  options.process = process_name{4242, "python3 train.py"};
+  const auto sarif = sarif_report({.diagnostics = {}, .tables = tables}, symbols, options);
+  const auto& invocation = sarif.at("runs").at(0).at("invocations").at(0);
+  EXPECT_EQ(invocation.at("processId"), 4242);
+  EXPECT_EQ(invocation.at("commandLine"), "python3 train.py");
+}
+
 TEST(SarifReport, EveryResultNamesAnExistingRuleConsistently) {
   const auto tables = testing::report_tables();
   const auto all = testing::every_kind_diagnostics();
