@@ -328,6 +328,22 @@ class Support(unittest.TestCase):
             self.assertEqual(files[0], "support_test.py", files)
         self.assertEqual(begins[0][2][1:], begins[1][2][1:])
 
+    # Inductor's generated modules are torch's code: folded, wherever
+    # TORCHINDUCTOR_CACHE_DIR puts them (else /tmp/torchinductor_$USER).
+    def test_inductors_generated_modules_are_folded(self):
+        saved = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = "/work/inductor-cache"
+        try:
+            self.assertIn("/work/inductor-cache/", self.support._folded_prefixes(self.torch))
+            del os.environ["TORCHINDUCTOR_CACHE_DIR"]
+            self.assertTrue([p for p in self.support._folded_prefixes(self.torch)
+                             if os.path.basename(p.rstrip("/")).startswith("torchinductor_")])
+        finally:
+            if saved is not None:
+                os.environ["TORCHINDUCTOR_CACHE_DIR"] = saved
+            else:
+                os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+
     # Note [Code without a file behind a file] (op_hook.cpp): code compiled
     # from a string by a library (Inductor's launchers) is dropped when the
     # user's frames hold a real file; `python -c` code alone stays (above).
