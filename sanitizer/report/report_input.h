@@ -73,7 +73,7 @@ struct report_options {
   // Text only: ANSI colours, for a terminal (the front end decides).
   bool color = false;
   // Text and JSON: the process the report is about, named (none: unnamed).
-  std::optional<process_name> process;
+  std::optional<process_name> process = std::nullopt;
 };
 
 }  // namespace streamsan
