@@ -587,7 +587,10 @@ class _AfterImport:
     def find_spec(self, name, path=None, target=None):
         if name != self._name:
             return None
-        sys.meta_path.remove(self)
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:  # someone else took us out: still hook this import
+            pass
         import importlib.util
         spec = importlib.util.find_spec(name)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
