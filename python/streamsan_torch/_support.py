@@ -561,13 +561,18 @@ def _hook_triton(triton, set_frames):
              "Python frames" % getattr(triton, "__version__", "?"))
         return
 
+    # After an error of ours the support passes through (_fail).
     def on_enter(*_):
+        if _broken[0]:
+            return
         try:
             set_frames(1)
         except Exception as e:  # never the program's
             _fail(e)
 
     def on_exit(*_):
+        if _broken[0]:
+            return
         try:
             set_frames(0)
         except Exception as e:

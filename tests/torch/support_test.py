@@ -570,14 +570,20 @@ class LaunchFrames(unittest.TestCase):
 
     def test_an_error_of_ours_in_a_launch_hook_never_reaches_the_program(self):
         triton = _stand_in_triton()
+        self.support._broken[0] = False
+        calls = []
 
         def broken(enter):
+            calls.append(enter)
             raise ValueError("ours")
 
-        self.support._broken[0] = False
         self.support._hook_triton(triton, broken)
         triton.knobs.runtime.launch_enter_hook({})  # no exception
         self.assertTrue(self.support._broken[0])
+        # From then on the hooks pass through.
+        triton.knobs.runtime.launch_exit_hook({})
+        triton.knobs.runtime.launch_enter_hook({})
+        self.assertEqual(calls, [1])
         self.support._broken[0] = False
 
     def test_triton_imported_later_is_hooked_once_it_is(self):
