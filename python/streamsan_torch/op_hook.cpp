@@ -1205,8 +1205,8 @@ bool inside_host_level(const thread_state& t) {
 }
 
 // Inside an operator the library was told of (its frames are the thread's).
-// Levels that passed (a RecordFunction of no operator we plan: an autograd
-// Function's apply around a compiled graph) told nothing.
+// Levels that passed (a RecordFunction of no operator we plan, as the one
+// around an Inductor graph) told nothing.
 bool inside_told_level(const thread_state& t) {
   const std::size_t n = t.depth < max_depth ? t.depth : max_depth;
   for (std::size_t i = 0; i < n; ++i) {
@@ -1500,12 +1500,13 @@ STREAMSAN_HOOK_EXPORT const char* streamsan_torch_hook_error(void) { return last
 // Python frames and hands them to the library as the frames of the
 // thread's calls until exit clears them. Inside an operator the library
 // was told of (a Triton kernel of a custom operator) the operator's frames
-// stand, and neither end changes them; inside a RecordFunction that passed
-// (Inductor's compiled graphs run inside an autograd Function's apply,
-// which RecordFunction observes) the launch gets its frames: a check of the
-// depth alone left every Inductor kernel with native frames on an H200. The walk is never made inside the CUDA callback
-// itself: there the GIL is released, and taking it while the driver runs
-// our callback could wait on a thread that waits on the driver.
+// stand, and neither end changes them. Inside a RecordFunction that passed
+// (no operator plan matches it; Inductor runs its compiled graphs inside
+// one) the launch gets its frames: a check of the depth alone left every
+// Inductor kernel with native frames on an H200. The walk is never made
+// inside the CUDA callback itself: there the GIL is released, and taking
+// it while the driver runs our callback could wait on a thread that waits
+// on the driver.
 STREAMSAN_HOOK_EXPORT void streamsan_torch_hook_launch_frames(int enter) {
   if (!configured.load(std::memory_order_acquire) || broken.load(std::memory_order_relaxed)) {
     return;
