@@ -338,6 +338,25 @@ void print_host_access_note(const injection::run_summary& summary, bool tsan_onl
   }
 }
 
+// Note [Reports of several processes]: with a path option without "%p",
+// every process but the started one wrote PATH.<pid>; said once, so that
+// no report goes unread.
+void list_other_processes_files(const injection::run_summary& summary, const std::string& path,
+                                const char* what) {
+  if (path.empty() || path.find("%p") != std::string::npos) return;
+  std::vector<std::string> found;
+  for (const std::int64_t pid : summary.finished_pids) {
+    const std::string file = path + "." + std::to_string(pid);
+    std::error_code error;
+    if (std::filesystem::exists(file, error)) found.push_back(file);
+  }
+  if (found.empty()) return;
+  std::cerr << "streamsan: the " << what << " of " << found.size() << " other sanitized process"
+            << (found.size() == 1 ? "" : "es") << " (" << path << " has no %p):";
+  for (const auto& file : found) std::cerr << ' ' << file;
+  std::cerr << '\n';
+}
+
 }  // namespace
 
 int run_command(std::span<const std::string> args) {
@@ -393,6 +412,8 @@ int run_command(std::span<const std::string> args) {
   // report printed to stderr. That ThreadSanitizer checked the run is said
   // always: its reports are on stderr already.
   if (!no_cuda) print_host_access_note(summary, !req->options.log_path.empty());
+  list_other_processes_files(summary, req->options.log_path, "reports");
+  list_other_processes_files(summary, req->options.record, "traces");
   // A program killed by a signal ends with that death (128 + the signal),
   // whatever was found: the death is the news (Note [Reports when the
   // program dies]); the report says what was found before it.

@@ -19,7 +19,10 @@ namespace streamsan::injection {
 // its warnings' headlines and its summary line (text) and in a "process"
 // object (JSON): its pid and its command line. A process knows it is not
 // the started one when its parent is not `streamsan run`, whose pid the
-// run passes down in STREAMSAN_RUN_PID.
+// run passes down in STREAMSAN_RUN_PID. A report file named without "%p"
+// (--log-path report.json) was overwritten by each process in turn, the
+// last one's kept and the others' lost without a word; a named process now
+// writes report.json.<pid> instead, and `streamsan run` lists those files.
 namespace {
 
 constexpr std::size_t command_limit = 80;
@@ -57,6 +60,15 @@ std::optional<process_name> name_this_process() {
                                  std::istreambuf_iterator<char>()};
   return name_this_process(::getpid(), ::getppid(), std::getenv(run_pid_variable.data()),
                            command_line);
+}
+
+std::string own_path(std::string path, std::int64_t pid, bool named) {
+  const std::string id = std::to_string(pid);
+  if (path.find("%p") == std::string::npos) return named ? path + "." + id : path;
+  for (auto at = path.find("%p"); at != std::string::npos; at = path.find("%p", at + id.size())) {
+    path.replace(at, 2, id);
+  }
+  return path;
 }
 
 }  // namespace streamsan::injection

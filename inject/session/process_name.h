@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,5 +28,12 @@ std::optional<process_name> name_this_process(pid_t self, pid_t parent, const ch
 
 // The same for the calling process.
 std::optional<process_name> name_this_process();
+
+// The file a process writes for a path option (log_path, record): "%p"
+// becomes the pid; a path without "%p" is the started program's as it is,
+// and a named process's with ".<pid>" appended, so that several processes
+// never overwrite each other's reports (Note [Reports of several
+// processes]).
+std::string own_path(std::string path, std::int64_t pid, bool named);
 
 }  // namespace streamsan::injection

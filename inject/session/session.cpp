@@ -26,12 +26,9 @@
 namespace streamsan::injection {
 namespace {
 
+// Note [Reports of several processes]
 std::string expand_pid(std::string path) {
-  const std::string pid = std::to_string(::getpid());
-  for (auto at = path.find("%p"); at != std::string::npos; at = path.find("%p", at + pid.size())) {
-    path.replace(at, 2, pid);
-  }
-  return path;
+  return own_path(std::move(path), ::getpid(), name_this_process().has_value());
 }
 
 // How long the engine may go on checking at a signal (Note [A report within

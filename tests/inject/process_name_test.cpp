@@ -37,5 +37,15 @@ TEST(ProcessName, ALongCommandLineIsCut) {
   EXPECT_EQ(name->command.substr(0, 8), "python3 ");
 }
 
+// A path without %p stays the started program's; a named process adds its
+// pid, so that no process overwrites another's report.
+TEST(ProcessName, OwnPathsNeverCollide) {
+  EXPECT_EQ(own_path("report.json", 42, false), "report.json");
+  EXPECT_EQ(own_path("report.json", 42, true), "report.json.42");
+  EXPECT_EQ(own_path("report.%p.json", 42, false), "report.42.json");
+  EXPECT_EQ(own_path("report.%p.json", 42, true), "report.42.json");
+  EXPECT_EQ(own_path("%p/%p", 7, true), "7/7");
+}
+
 }  // namespace
 }  // namespace streamsan::injection

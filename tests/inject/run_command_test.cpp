@@ -316,6 +316,23 @@ TEST(RunCommand, HostAccessesCheckedByThreadSanitizerIsSaid) {
   EXPECT_THAT(o.err, Not(HasSubstr("annotations")));
 }
 
+// Note [Reports of several processes]: with a log path without %p, every
+// process but the started one wrote PATH.<pid>; the run lists those files.
+TEST(RunCommand, ReportsOfOtherProcessesAreListedWhenTheLogPathHasNoPid) {
+  const std::string log = "/tmp/streamsan-run-command-other-" + std::to_string(::getpid());
+  const std::string rank = log + ".4242";
+  const std::string script =
+      "echo started pid=4242 >>\"$STREAMSAN_RESULT_FILE\"; : > " + rank +
+      "; echo finished pid=4242 cuda_calls=3 diagnostics=0 unmodelled=0 "
+      "host_accesses=torch >>\"$STREAMSAN_RESULT_FILE\"";
+  EXPECT_EQ(run(with_library({"--log-path", log, "--", "/bin/sh", "-c", script})).err,
+            "streamsan: the reports of 1 other sanitized process (" + log +
+                " has no %p): " + rank + "\n");
+  // With %p each process has its own file already: nothing to list.
+  EXPECT_EQ(run(with_library({"--log-path", log + ".%p", "--", "/bin/sh", "-c", script})).err, "");
+  ::unlink(rank.c_str());
+}
+
 // With --log-path the program's stderr stays its own: no advice about
 // annotations, but a ThreadSanitizer run is still said (its reports are on
 // stderr anyway).

@@ -237,6 +237,26 @@ TEST_F(Session, RecordsAfterFinishAreDropped) {
   EXPECT_EQ(result().diagnostics, 0u);
 }
 
+// Note [Reports of several processes]: a process `streamsan run` did not
+// start itself names itself and writes PATH.<pid>, never the started
+// program's file.
+TEST_F(Session, AnotherProcessOfTheRunWritesItsOwnNamedReport) {
+  const std::string not_our_parent = std::to_string(::getppid() + 100000);
+  ::setenv("STREAMSAN_RUN_PID", not_our_parent.c_str(), 1);
+  {
+    session s(text_report_config(), driver);
+    s.finish();
+  }
+  ::unsetenv("STREAMSAN_RUN_PID");
+  const auto own = dir.path() / ("report.txt." + std::to_string(::getpid()));
+  EXPECT_FALSE(std::filesystem::exists(dir / "report.txt"));
+  std::ifstream in(own);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_NE(text.find("streamsan: reported 0 warnings in process " + std::to_string(::getpid())),
+            std::string::npos)
+      << text;
+}
+
 // A session the PyTorch support attached to says so in the result file, so
 // that `streamsan run` gives no -fsanitize=thread advice to a Python program.
 TEST_F(Session, ThePyTorchSupportAttachedIsInTheResultFile) {
