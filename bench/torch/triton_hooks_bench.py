@@ -1,0 +1,107 @@
+"""What the PyTorch support's Triton launch hooks cost (Note [Python frames
+of launches outside operators] in python/streamsan_torch/op_hook.cpp),
+priced inside one process:
+
+    streamsan run -- python3 triton_hooks_bench.py [LAUNCHES] [ROUNDS]
+
+Two launch-bound loops of LAUNCHES calls (default 2000): a tiny Triton
+kernel launched directly, and a torch.compile'd elementwise function (one
+Inductor kernel a call). Each is timed in ROUNDS (default 8) pairs of
+blocks, the support's hooks in Triton's launch chains and taken out, the
+order turning each round, as mlp_bench.py's MLP_ALTERNATE does. Prints per
+loop `triton_hooks_<loop>_on_ms_each`, `..._off_ms_each` and
+`triton_hooks_<loop>_ratio <median on/off> min <r> max <r>`.
+
+The function is compiled with the hooks in place, as under streamsan, so
+both kinds of block use Triton's launcher: this prices the hooks' calls
+and walks, not Inductor's static launcher, which Inductor declines once a
+launch hook is set (compare with a run under STREAMSAN_TORCH=0 for that).
+Exits 77 without torch, triton or a GPU, and 2 when no hooks are there
+(not under `streamsan run`, or the support did not start).
+"""
+import os
+import statistics
+import sys
+import time
+
+try:
+    import torch
+    import triton
+    import triton.language as tl
+except ImportError as e:
+    print("triton_hooks_bench: %s" % e)
+    sys.exit(77)
+if not torch.cuda.is_available():
+    print("triton_hooks_bench: no GPU")
+    sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mlp_bench import alternate_blocks  # noqa: E402
+
+
+@triton.jit
+def add_one(x_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(x_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + 1.0, mask=mask)
+
+
+@torch.compile
+def scale(x):
+    return x * 2.0 + 1.0
+
+
+class _Hooks:
+    """enable()/disable() of the support's hooks in Triton's chains."""
+
+    def __init__(self, on_enter, on_exit):
+        self._runtime = triton.knobs.runtime
+        self._hooks = (on_enter, on_exit)
+
+    def enable(self):
+        self._runtime.launch_enter_hook.add(self._hooks[0])
+        self._runtime.launch_exit_hook.add(self._hooks[1])
+
+    def disable(self):
+        self._runtime.launch_enter_hook.remove(self._hooks[0])
+        self._runtime.launch_exit_hook.remove(self._hooks[1])
+
+
+def _support_hooks():
+    support = sys.modules.get("streamsan_torch._support")
+    hooks = getattr(getattr(support, "_hook_triton", None), "hooks", None)
+    return _Hooks(*hooks) if hooks else None
+
+
+def _timed(call, launches):
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(launches):
+        call()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) * 1000.0
+
+
+def main():
+    launches = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 8
+    hooks = _support_hooks()
+    if hooks is None:
+        print("triton_hooks_bench: no streamsan Triton hooks in this process (run it under "
+              "`streamsan run`)", file=sys.stderr)
+        sys.exit(2)
+    x = torch.zeros(1024, device="cuda")
+    loops = {
+        "kernel": lambda: add_one[(1,)](x, x.numel(), BLOCK=1024),
+        "compiled": lambda: scale(x),
+    }
+    for name, call in loops.items():
+        _timed(call, 50)  # compiled and warm
+        times, ratios = alternate_blocks(hooks, lambda: _timed(call, launches), rounds)
+        print("triton_hooks_%s_on_ms_each %s" % (name, " ".join("%.3f" % t for t in times[True])))
+        print("triton_hooks_%s_off_ms_each %s" % (name, " ".join("%.3f" % t for t in times[False])))
+        print("triton_hooks_%s_ratio %.4f min %.4f max %.4f" % (
+            name, statistics.median(ratios), min(ratios), max(ratios)))
+
+
+if __name__ == "__main__":
+    main()
