@@ -13,9 +13,10 @@ loop `triton_hooks_<loop>_on_ms_each`, `..._off_ms_each` and
 `triton_hooks_<loop>_ratio <median on/off> min <r> max <r>`.
 
 The function is compiled with the hooks in place, as under streamsan, so
-both kinds of block use Triton's launcher: this prices the hooks' calls
-and walks, not Inductor's static launcher, which Inductor declines once a
-launch hook is set (compare with a run under STREAMSAN_TORCH=0 for that).
+both kinds of block use the same launcher: this prices the hooks' calls
+and walks, not the launcher Inductor picks when no hook is set (torch
+2.11's static launcher checks for launch hooks; compare with a run under
+STREAMSAN_TORCH=0 for that).
 Exits 77 without torch, triton or a GPU, and 2 when no hooks are there
 (not under `streamsan run`, or the support did not start).
 """
