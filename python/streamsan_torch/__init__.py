@@ -36,52 +36,51 @@ def _say(message):
         pass
 
 
-class _ActivateAfterExec:
-    """Loader wrapper: runs torch's own loader, then activate()."""
+class _AfterExec:
+    """Loader wrapper: runs the module's own loader, then `then(module)`."""
 
-    def __init__(self, loader):
-        self._loader = loader
+    def __init__(self, loader, then):
+        self._loader, self._then = loader, then
 
     def create_module(self, spec):
         return self._loader.create_module(spec)
 
     def exec_module(self, module):
         self._loader.exec_module(module)
-        activate(module)
+        self._then(module)
 
     def __getattr__(self, name):
         return getattr(self._loader, name)
 
 
-class _TorchImportHook:
-    """A meta-path finder that only watches for the top-level `torch`."""
+class _AfterImport:
+    """A meta-path finder that watches for one top-level module and runs
+    `then(module)` once it is imported (torch here; triton for _support's
+    launch frames). It takes itself off sys.meta_path at that import;
+    `then` must not raise."""
+
+    def __init__(self, name, then):
+        self._name, self._then = name, then
 
     def find_spec(self, name, path=None, target=None):
-        if name != "torch":
+        if name != self._name:
             return None
-        _disarm()
         try:
-            spec = importlib.util.find_spec("torch")
+            sys.meta_path.remove(self)
+        except ValueError:  # someone else took us out: still hook this import
+            pass
+        try:
+            spec = importlib.util.find_spec(name)
         except Exception:
             return None
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        spec.loader = _ActivateAfterExec(spec.loader)
+        spec.loader = _AfterExec(spec.loader, self._then)
         return spec
 
     # Python < 3.4 protocol, never used, keeps linters calm.
     def find_module(self, name, path=None):
         return None
-
-
-_hook = _TorchImportHook()
-
-
-def _disarm():
-    try:
-        sys.meta_path.remove(_hook)
-    except ValueError:
-        pass
 
 
 def arm():
@@ -94,7 +93,7 @@ def arm():
     if "torch" in sys.modules:
         activate(sys.modules["torch"])
         return
-    sys.meta_path.insert(0, _hook)
+    sys.meta_path.insert(0, _AfterImport("torch", activate))
 
 
 def activate(torch):

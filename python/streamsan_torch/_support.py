@@ -21,7 +21,7 @@ import sysconfig
 import threading
 from array import array
 
-from . import _say
+from . import _AfterImport, _say
 
 READ, WRITE, READ_WRITE = 1, 2, 3
 METADATA = 0  # the operator reads the tensor's shape only: no span
@@ -583,48 +583,17 @@ def _hook_triton(triton, set_frames):
     _hook_triton.hooks = (on_enter, on_exit)
 
 
-class _AfterImport:
-    """Runs `then(module)` once a top-level module has been imported."""
-
-    def __init__(self, name, then):
-        self._name, self._then = name, then
-
-    def find_spec(self, name, path=None, target=None):
-        if name != self._name:
-            return None
-        try:
-            sys.meta_path.remove(self)
-        except ValueError:  # someone else took us out: still hook this import
-            pass
-        import importlib.util
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        loader, then = spec.loader, self._then
-
-        class _Loader:
-            def create_module(self, spec):
-                return loader.create_module(spec)
-
-            def exec_module(self, module):
-                loader.exec_module(module)
-                try:
-                    then(module)
-                except Exception as e:
-                    _fail(e)
-
-            def __getattr__(self, attribute):
-                return getattr(loader, attribute)
-
-        spec.loader = _Loader()
-        return spec
-
-
 def _install_launch_frames(set_frames):
+    def hook(triton):
+        try:
+            _hook_triton(triton, set_frames)
+        except Exception as e:  # never the program's
+            _fail(e)
+
     if "triton" in sys.modules:
-        _hook_triton(sys.modules["triton"], set_frames)
+        hook(sys.modules["triton"])
     else:
-        sys.meta_path.insert(0, _AfterImport("triton", lambda t: _hook_triton(t, set_frames)))
+        sys.meta_path.insert(0, _AfterImport("triton", hook))
 
 
 _HOOK_CHOICES = ("auto", "native", "python")
