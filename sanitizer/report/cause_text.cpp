@@ -36,21 +36,16 @@ std::string what_it_did(const ordering_cause& c) {
   return "synchronized " + (event ? "with " + to_string(c.event) + recorded : to_string(c.named));
 }
 
-// Sentences (causes, fixes) name kernels as the report's header does,
-// shortened: a fix that spells out a 3,000-character template name twice
-// is a fix nobody reads. The operation's own fields keep the full name.
-std::string sentence_name(const operation_ref& op, std::string_view name) {
-  const bool kernel = op.op == operation_kind::kernel || op.op == operation_kind::graph_node;
-  return kernel ? short_kernel_name(name) : std::string(name);
-}
-
 }  // namespace
 
+// Sentences (causes, fixes) name kernels as the report's header does
+// (shown_name): a fix that spells out a 3,000-character template name twice
+// is a fix nobody reads. The operation's own fields keep the full name.
 std::string operation_name(const operation_ref& op, const log_tables& tables) {
   const auto name = tables.string(op.name);
   if (!name.empty() && (op.op == operation_kind::kernel || op.op == operation_kind::graph_node ||
                         op.op == operation_kind::host_func)) {
-    return sentence_name(op, name);
+    return shown_name(op, name);
   }
   return std::string(to_string(op.op));
 }
@@ -58,7 +53,7 @@ std::string operation_name(const operation_ref& op, const log_tables& tables) {
 std::string short_operation(const operation_ref& op, const log_tables& tables) {
   std::string text(to_string(op.op));
   if (const auto name = tables.string(op.name); !name.empty()) {
-    text += " " + quoted(std::string_view(sentence_name(op, name)));
+    text += " " + quoted(std::string_view(shown_name(op, name)));
   }
   return text;
 }

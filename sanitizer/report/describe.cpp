@@ -119,12 +119,15 @@ std::string short_kernel_name(std::string_view name) {
   return elide_parameters_if_long(std::move(out));
 }
 
+std::string shown_name(const operation_ref& op, std::string_view name) {
+  const bool kernel = op.op == operation_kind::kernel || op.op == operation_kind::graph_node;
+  return kernel ? short_kernel_name(name) : std::string(name);
+}
+
 std::string describe_operation(const operation_ref& op, const log_tables& tables) {
   std::string text(to_string(op.op));
   if (const auto name = tables.string(op.name); !name.empty()) {
-    const bool kernel = op.op == operation_kind::kernel || op.op == operation_kind::graph_node;
-    const std::string shown = kernel ? short_kernel_name(name) : std::string(name);
-    text += " " + quoted(std::string_view(shown));
+    text += " " + quoted(std::string_view(shown_name(op, name)));
   }
   if (op.op == operation_kind::graph_node) {
     text += " (node " + std::to_string(op.graph_node) + " of " + to_string(op.graph) + ")";

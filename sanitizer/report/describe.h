@@ -28,6 +28,9 @@ std::string describe_operation(const operation_ref& op, const log_tables& tables
 // a leading "void " dropped; JSON and SARIF keep the full name.
 inline constexpr std::size_t short_name_limit = 80;
 std::string short_kernel_name(std::string_view name);
+// `name` of `op` as reports show it: a kernel's or a graph node's shortened
+// (short_kernel_name), any other name as it is.
+std::string shown_name(const operation_ref& op, std::string_view name);
 
 // Operations that read or write a byte range (the rest order or free).
 bool accesses_memory(operation_kind op) noexcept;
