@@ -73,12 +73,12 @@ struct run_summary {
   // those (older libraries included) that saw them only through annotations.
   std::uint32_t host_accesses_by_tsan = 0;
   std::uint32_t host_accesses_by_annotations = 0;
+  // Of those, built with ThreadSanitizer but with the bridge off.
+  std::uint32_t host_accesses_tsan_off = 0;
   // Python processes whose tensors' host accesses the PyTorch support told.
   std::uint32_t host_accesses_by_torch = 0;
   // The pids of the finished processes, in the order they finished.
   std::vector<std::int64_t> finished_pids;
-  // Of those, built with ThreadSanitizer but with the bridge off.
-  std::uint32_t host_accesses_tsan_off = 0;
 };
 
 inline run_summary read_run_summary(const std::string& path) {
@@ -107,7 +107,7 @@ inline run_summary read_run_summary(const std::string& path) {
       const std::string key = field.substr(0, eq);
       const std::uint64_t value = std::strtoull(field.c_str() + eq + 1, nullptr, 10);
       if (key == "cuda_calls") calls = value;
-      if (key == "pid") s.finished_pids.push_back(std::strtoll(field.c_str() + eq + 1, nullptr, 10));
+      if (key == "pid") s.finished_pids.push_back(static_cast<std::int64_t>(value));
       if (key == "diagnostics") s.diagnostics += value;
       if (key == "unmodelled") s.unmodelled_calls += value;
       if (key == "host_accesses") {

@@ -316,7 +316,8 @@ std::uint64_t session::print_report() noexcept {
     std::ofstream file;
     std::ostream* out = &std::cerr;
     if (!options.log_path.empty()) {
-      const std::string path = expand_pid(options.log_path);
+      // The name found above, not a second read of /proc/self/cmdline.
+      const std::string path = own_path(options.log_path, ::getpid(), ro.process.has_value());
       file.open(path);
       if (!file) {
         std::cerr << "streamsan: cannot write the report to " << path
