@@ -11,7 +11,8 @@
 # EXPECTED: the diagnostic kinds (comma-separated, any one will do) the racy
 # version must be reported with, or "none": no report allowed. A racy
 # verdict must also name the program's own Python file in the stack of one
-# of its two accesses (the user's frames, issue #9 point 5). Exits 77 (skipped) without python3 + torch + a GPU, or
+# of its two accesses (the user's frames, issue #9 point 5). Exits 77
+# (skipped) without python3 + torch + a GPU, or
 # when the program itself exits 77 (custom_kernel.py without nvcc).
 # STREAMSAN_TEST_TIMEOUT: seconds the program may run (default 280).
 set -u
