@@ -24,6 +24,23 @@ memory_region described(api_context& c, const Descriptor& d, copy_side side) {
   return array != 0 ? c.model.array_region(array) : region_of(d, side);
 }
 
+// A batch (cudaMemcpyBatchAsync, cuMemcpyBatchAsync): one stream-ordered
+// copy per entry on the call's stream; an attribute's source access order
+// "during the API call" reads the source earlier, never later.
+std::uint64_t batch_address(const void* p) { return address_of(p); }
+std::uint64_t batch_address(CUdeviceptr p) { return p; }
+
+template <class Dst, class Src>
+void copied_batch(api_context& c, const Dst* dsts, const Src* srcs, const std::size_t* sizes,
+                  std::size_t count, const void* stream) {
+  const call_site site = c.here();
+  for (std::size_t i = 0; i < count; ++i) {
+    c.model.copied(site, c.stream(stream),
+                   {batch_address(dsts[i]), sizes[i], memory_side::unknown},
+                   {batch_address(srcs[i]), sizes[i], memory_side::unknown}, true);
+  }
+}
+
 // ---- runtime ----
 
 template <bool Async>
@@ -89,12 +106,7 @@ void runtime_memcpy_from_symbol(api_context& c) {
 
 void runtime_memcpy_batch(api_context& c) {
   const auto& p = c.params<cudaMemcpyBatchAsync_v13000_params>();
-  const call_site site = c.here();
-  for (std::size_t i = 0; i < p.count; ++i) {
-    c.model.copied(site, c.stream(p.stream),
-                   {address_of(p.dsts[i]), p.sizes[i], memory_side::unknown},
-                   {address_of(p.srcs[i]), p.sizes[i], memory_side::unknown}, true);
-  }
+  copied_batch(c, p.dsts, p.srcs, p.sizes, p.count, p.stream);
 }
 
 // ---- driver ----
@@ -137,17 +149,11 @@ void driver_memcpy_described(api_context& c) {
 }
 
 // cuMemcpyBatchAsync: CUDA 12.8's entry point (with failIdx) and CUDA 13's
-// _v2 (without) name the copies the same way. As in the runtime's batch,
-// each copy is stream-ordered on hStream; an attribute's source access
-// order "during the API call" reads the source earlier, never later.
+// _v2 (without) name the copies the same way.
 template <class Params>
 void driver_memcpy_batch(api_context& c) {
   const auto& p = c.params<Params>();
-  const call_site site = c.here();
-  for (std::size_t i = 0; i < p.count; ++i) {
-    c.model.copied(site, c.stream(p.hStream), {p.dsts[i], p.sizes[i], memory_side::unknown},
-                   {p.srcs[i], p.sizes[i], memory_side::unknown}, true);
-  }
+  copied_batch(c, p.dsts, p.srcs, p.sizes, p.count, p.hStream);
 }
 
 template <bool Async>
