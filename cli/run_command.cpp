@@ -343,10 +343,10 @@ void print_host_access_note(const injection::run_summary& summary, bool tsan_onl
 // no report goes unread.
 void list_other_processes_files(const injection::run_summary& summary, const std::string& path,
                                 const char* what) {
-  if (path.empty() || path.find("%p") != std::string::npos) return;
+  if (path.empty() || injection::has_pid_placeholder(path)) return;
   std::vector<std::string> found;
   for (const std::int64_t pid : summary.finished_pids) {
-    const std::string file = path + "." + std::to_string(pid);
+    const std::string file = injection::own_path(path, pid, true);
     std::error_code error;
     if (std::filesystem::exists(file, error)) found.push_back(file);
   }

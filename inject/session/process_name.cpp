@@ -62,13 +62,4 @@ std::optional<process_name> name_this_process() {
                            command_line);
 }
 
-std::string own_path(std::string path, std::int64_t pid, bool named) {
-  const std::string id = std::to_string(pid);
-  if (path.find("%p") == std::string::npos) return named ? path + "." + id : path;
-  for (auto at = path.find("%p"); at != std::string::npos; at = path.find("%p", at + id.size())) {
-    path.replace(at, 2, id);
-  }
-  return path;
-}
-
 }  // namespace streamsan::injection

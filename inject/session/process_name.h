@@ -34,6 +34,17 @@ std::optional<process_name> name_this_process();
 // and a named process's with ".<pid>" appended, so that several processes
 // never overwrite each other's reports (Note [Reports of several
 // processes]).
-std::string own_path(std::string path, std::int64_t pid, bool named);
+// Inline: `streamsan run` names the files of other processes by it too.
+inline bool has_pid_placeholder(std::string_view path) {
+  return path.find("%p") != std::string_view::npos;
+}
+inline std::string own_path(std::string path, std::int64_t pid, bool named) {
+  const std::string id = std::to_string(pid);
+  if (!has_pid_placeholder(path)) return named ? path + "." + id : path;
+  for (auto at = path.find("%p"); at != std::string::npos; at = path.find("%p", at + id.size())) {
+    path.replace(at, 2, id);
+  }
+  return path;
+}
 
 }  // namespace streamsan::injection
