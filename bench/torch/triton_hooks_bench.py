@@ -17,6 +17,12 @@ both kinds of block use the same launcher: this prices the hooks' calls
 and walks, not the launcher Inductor picks when no hook is set (torch
 2.11's static launcher checks for launch hooks; compare with a run under
 STREAMSAN_TORCH=0 for that).
+
+TRITON_HOOK_SETS (default "ours noop") picks the pairs priced, each in
+its own alternating blocks with the others out of the chains: `ours`, the
+support's hooks; `noop`, two Python functions that do nothing, which
+price what Triton itself spends once any hook is set (its launch metadata
+and the chains' calls), the floor under `ours`.
 Exits 77 without torch, triton or a GPU, and 2 when no hooks are there
 (not under `streamsan run`, or the support did not start).
 """
@@ -58,6 +64,9 @@ class _Hooks:
         self._runtime = triton.knobs.runtime
         self._hooks = (on_enter, on_exit)
 
+    def __str__(self):
+        return " ".join(type(h).__name__ for h in self._hooks)
+
     def enable(self):
         self._runtime.launch_enter_hook.add(self._hooks[0])
         self._runtime.launch_exit_hook.add(self._hooks[1])
@@ -71,6 +80,14 @@ def _support_hooks():
     support = sys.modules.get("streamsan_torch._support")
     hooks = getattr(getattr(support, "_hook_triton", None), "hooks", None)
     return _Hooks(*hooks) if hooks else None
+
+
+def _nothing(*_, **__):
+    pass
+
+
+def _nothing_either(*_, **__):
+    pass
 
 
 def _timed(call, launches):
@@ -90,18 +107,35 @@ def main():
         print("triton_hooks_bench: no streamsan Triton hooks in this process (run it under "
               "`streamsan run`)", file=sys.stderr)
         sys.exit(2)
+    sets = {"ours": hooks, "noop": _Hooks(_nothing, _nothing_either)}
+    chosen = os.environ.get("TRITON_HOOK_SETS", "ours noop").split()
+    unknown = [c for c in chosen if c not in sets]
+    if unknown:
+        print("triton_hooks_bench: TRITON_HOOK_SETS: unknown %s (ours, noop)" % unknown,
+              file=sys.stderr)
+        sys.exit(2)
     x = torch.zeros(1024, device="cuda")
     loops = {
         "kernel": lambda: add_one[(1,)](x, x.numel(), BLOCK=1024),
         "compiled": lambda: scale(x),
     }
     for name, call in loops.items():
-        _timed(call, 50)  # compiled and warm
-        times, ratios = alternate_blocks(hooks, lambda: _timed(call, launches), rounds)
-        print("triton_hooks_%s_on_ms_each %s" % (name, " ".join("%.3f" % t for t in times[True])))
-        print("triton_hooks_%s_off_ms_each %s" % (name, " ".join("%.3f" % t for t in times[False])))
-        print("triton_hooks_%s_ratio %.4f min %.4f max %.4f" % (
-            name, statistics.median(ratios), min(ratios), max(ratios)))
+        hooks.enable()
+        _timed(call, 50)  # compiled (with the hooks in place) and warm
+        hooks.disable()
+        for which in chosen:
+            pair = sets[which]
+            times, ratios = alternate_blocks(pair, lambda: _timed(call, launches), rounds)
+            pair.disable()
+            label = name if which == "ours" else "%s_%s" % (name, which)
+            print("triton_hooks_%s_hooks %s" % (label, pair))
+            print("triton_hooks_%s_on_ms_each %s" % (
+                label, " ".join("%.3f" % t for t in times[True])))
+            print("triton_hooks_%s_off_ms_each %s" % (
+                label, " ".join("%.3f" % t for t in times[False])))
+            print("triton_hooks_%s_ratio %.4f min %.4f max %.4f" % (
+                label, statistics.median(ratios), min(ratios), max(ratios)))
+    hooks.enable()
 
 
 if __name__ == "__main__":

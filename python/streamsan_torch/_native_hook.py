@@ -297,6 +297,15 @@ class Hook:
         prototype = ctypes.PYFUNCTYPE(None, ctypes.c_int)
         return prototype(("streamsan_torch_hook_launch_frames", self._lib))
 
+    def launch_hooks(self):
+        """(enter, exit): builtins for Triton's launch hook chains, which call
+        launch_frames(1) and (0) without a Python frame or ctypes between
+        (Note [Triton's hooks are builtins] in op_hook.cpp). Raises when this
+        Python cannot make them."""
+        make = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_int)(
+            ("streamsan_torch_hook_launch_hook", self._lib))
+        return make(1), make(0)
+
     def has_tracker(self):
         return self._lib.streamsan_torch_hook_has_tracker() == 1
 

@@ -552,17 +552,10 @@ def _python_launch_frames(lib, frames):
     return set_frames
 
 
-def _hook_triton(triton, set_frames):
-    runtime = getattr(getattr(triton, "knobs", None), "runtime", None)
-    enter_chain = getattr(runtime, "launch_enter_hook", None)
-    exit_chain = getattr(runtime, "launch_exit_hook", None)
-    if not hasattr(enter_chain, "add") or not hasattr(exit_chain, "add"):
-        _say("triton %s has no knobs.runtime launch hooks: reports of its kernels show no "
-             "Python frames" % getattr(triton, "__version__", "?"))
-        return
-
-    # After an error of ours the support passes through (_fail).
-    def on_enter(*_):
+def _guarded_launch_hooks(set_frames):
+    """(enter, exit) closures calling set_frames(1) and (0); an error of ours
+    is _fail's, and after one they pass through."""
+    def on_enter(*_, **__):
         if _broken[0]:
             return
         try:
@@ -570,7 +563,7 @@ def _hook_triton(triton, set_frames):
         except Exception as e:  # never the program's
             _fail(e)
 
-    def on_exit(*_):
+    def on_exit(*_, **__):
         if _broken[0]:
             return
         try:
@@ -578,15 +571,38 @@ def _hook_triton(triton, set_frames):
         except Exception as e:
             _fail(e)
 
-    enter_chain.add(on_enter)
-    exit_chain.add(on_exit)
-    _hook_triton.hooks = (on_enter, on_exit)
+    return on_enter, on_exit
 
 
-def _install_launch_frames(set_frames):
+def _launch_hooks(hook, lib, frames):
+    """What Triton's chains get: the native hook's builtins (Note [Triton's
+    hooks are builtins] in op_hook.cpp), else guarded closures."""
+    if hook is None:
+        return _guarded_launch_hooks(_python_launch_frames(lib, frames))
+    try:
+        return hook.launch_hooks()
+    except Exception as e:
+        _say("Triton's launch hooks go through Python (%s: %s)" % (type(e).__name__, e))
+        return _guarded_launch_hooks(hook.launch_frames())
+
+
+def _hook_triton(triton, hooks):
+    runtime = getattr(getattr(triton, "knobs", None), "runtime", None)
+    enter_chain = getattr(runtime, "launch_enter_hook", None)
+    exit_chain = getattr(runtime, "launch_exit_hook", None)
+    if not hasattr(enter_chain, "add") or not hasattr(exit_chain, "add"):
+        _say("triton %s has no knobs.runtime launch hooks: reports of its kernels show no "
+             "Python frames" % getattr(triton, "__version__", "?"))
+        return
+    enter_chain.add(hooks[0])
+    exit_chain.add(hooks[1])
+    _hook_triton.hooks = hooks
+
+
+def _install_launch_frames(hooks):
     def hook(triton):
         try:
-            _hook_triton(triton, set_frames)
+            _hook_triton(triton, hooks)
         except Exception as e:  # never the program's
             _fail(e)
 
@@ -685,8 +701,7 @@ def install(torch, lib):
         _wrap_host_read(torch, lib, frames, name)
     if enter is None:
         return
-    _install_launch_frames(install.hook.launch_frames() if install.hook is not None
-                           else _python_launch_frames(lib, frames))
+    _install_launch_frames(_launch_hooks(install.hook, lib, frames))
     if os.environ.get("STREAMSAN_TORCH", "1") == "lazy":
         _install_lazy(torch, enter)
     else:

@@ -1196,23 +1196,25 @@ void frames_of(thread_state& t, const level& l) {
   t.frames[0] = l.op_frame;
 }
 
-bool inside_host_level(const thread_state& t) {
+// Whether one of the thread's open levels is `pick`ed.
+template <class Pick>
+bool inside_level(const thread_state& t, Pick pick) {
   const std::size_t n = t.depth < max_depth ? t.depth : max_depth;
   for (std::size_t i = 0; i < n; ++i) {
-    if (t.levels[i].kind == level_kind::host) return true;
+    if (pick(t.levels[i].kind)) return true;
   }
   return false;
+}
+
+bool inside_host_level(const thread_state& t) {
+  return inside_level(t, [](level_kind k) { return k == level_kind::host; });
 }
 
 // Inside an operator the library was told of (its frames are the thread's).
 // Levels that passed (a RecordFunction of no operator we plan, as the one
 // around an Inductor graph) told nothing.
 bool inside_told_level(const thread_state& t) {
-  const std::size_t n = t.depth < max_depth ? t.depth : max_depth;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (t.levels[i].kind != level_kind::passed) return true;
-  }
-  return false;
+  return inside_level(t, [](level_kind k) { return k != level_kind::passed; });
 }
 
 // The innermost enclosing operator's frames again (op_end cleared them).
@@ -1495,8 +1497,9 @@ STREAMSAN_HOOK_EXPORT const char* streamsan_torch_hook_error(void) { return last
 // the user's line. Triton calls its launch hooks (knobs.runtime
 // launch_enter_hook and launch_exit_hook, which Inductor's launchers call
 // too) with the GIL held, just before its launcher releases the GIL to
-// launch; _support.py registers this function there (enter 1, exit 0),
-// through a ctypes prototype that keeps the GIL. Enter walks the thread's
+// launch; _support.py registers the builtins of
+// streamsan_torch_hook_launch_hook there (Note [Triton's hooks are
+// builtins]), which call this function (enter 1, exit 0). Enter walks the thread's
 // Python frames and hands them to the library as the frames of the
 // thread's calls until exit clears them. Inside an operator the library
 // was told of (a Triton kernel of a custom operator) the operator's frames
@@ -1527,6 +1530,82 @@ STREAMSAN_HOOK_EXPORT void streamsan_torch_hook_launch_frames(int enter) {
     abi.frames(t.launch_frames.data(), t.launch_frames.size());
   } catch (...) {
     // Nothing of ours reaches the program; the launch keeps native frames.
+  }
+}
+
+// Note [Triton's hooks are builtins]
+// Triton calls its launch hooks at every launch, so their price is per
+// launch, as a launch-bound loop of small Triton kernels pays it. Through
+// a guarding Python closure and a ctypes prototype each call cost a
+// Python frame and a foreign call (a tiny Triton kernel launched 2,000
+// times: 1.18x with the hooks in Triton's chains, H200, 2026-11-30). The
+// chains now hold two builtin functions made here: Triton's call goes
+// straight to C (vectorcall, METH_FASTCALL | METH_KEYWORDS), whatever its
+// arguments (they are ignored). They never raise and always return None:
+// an error of ours is caught in streamsan_torch_hook_launch_frames, and a
+// broken hook passes through. The Python API is resolved with dlsym, as
+// above: PyMethodDef's layout and the flags are the stable ABI's.
+namespace {
+
+struct method_def {  // PyMethodDef
+  const char* name;
+  void* function;
+  int flags;
+  const char* doc;
+};
+constexpr int meth_fastcall_keywords = 0x0080 | 0x0002;  // METH_FASTCALL | METH_KEYWORDS
+
+void* none_object = nullptr;  // &_Py_NoneStruct
+
+void* none_reference() {
+  py.inc_ref(none_object);
+  return none_object;
+}
+
+void* launch_entered(void*, void* const*, std::ptrdiff_t, void*) {
+  streamsan_torch_hook_launch_frames(1);
+  return none_reference();
+}
+
+void* launch_exited(void*, void* const*, std::ptrdiff_t, void*) {
+  streamsan_torch_hook_launch_frames(0);
+  return none_reference();
+}
+
+method_def launch_hook_defs[] = {
+    {"streamsan_launch_exit", reinterpret_cast<void*>(&launch_exited), meth_fastcall_keywords,
+     "streamsan: the launch's Python frames end (Triton's launch_exit_hook)"},
+    {"streamsan_launch_enter", reinterpret_cast<void*>(&launch_entered), meth_fastcall_keywords,
+     "streamsan: the launch's Python frames (Triton's launch_enter_hook)"},
+};
+
+}  // namespace
+
+// A new reference to the builtin for Triton's launch_enter_hook (enter 1)
+// or launch_exit_hook (enter 0); null, with last_error set, when this
+// Python lacks what it needs. Called with the GIL held.
+STREAMSAN_HOOK_EXPORT void* streamsan_torch_hook_launch_hook(int enter) {
+  try {
+    if (!configured.load(std::memory_order_acquire)) {
+      last_error = "streamsan_torch_hook_init() was not called";
+      return nullptr;
+    }
+    void* (*new_function)(void*, void*, void*) = nullptr;  // PyCFunction_NewEx
+    if (!resolve(new_function, "PyCFunction_NewEx")) {
+      last_error = "this Python has no PyCFunction_NewEx";
+      return nullptr;
+    }
+    none_object = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
+    if (none_object == nullptr) {
+      last_error = "this Python has no _Py_NoneStruct";
+      return nullptr;
+    }
+    void* made = new_function(&launch_hook_defs[enter != 0 ? 1 : 0], nullptr, nullptr);
+    if (made == nullptr) last_error = "PyCFunction_NewEx failed";
+    return made;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return nullptr;
   }
 }
 

@@ -354,6 +354,22 @@ class NativeHook(unittest.TestCase):
         set_frames(1)
         self.assertEqual(self.abi.calls, [])
 
+    # Note [Triton's hooks are builtins]: what Triton's chains hold calls
+    # the same entry as above with no Python frame between, takes any
+    # arguments and returns None.
+    def test_the_launch_hooks_are_builtins_that_take_any_arguments(self):
+        enter, exit_ = self.hook.launch_hooks()
+        self.assertEqual(type(enter).__name__, "builtin_function_or_method")
+        self.abi.calls = []
+        line = _line()
+        self.assertIsNone(enter({"name": "kernel"}))
+        self.assertIsNone(exit_({"name": "kernel"}, stream=0))
+        told = [c for c in self.abi.calls if c[0] == "frames"]
+        self.assertEqual(len(told), 2, self.abi.calls)
+        self.assertEqual(self.abi.frames[told[0][1][0]][1:], (os.path.abspath(__file__), line))
+        self.assertEqual(told[1][1], [])
+        self.assertIsNone(enter())  # no arguments at all
+
     def test_same_line_is_one_frame_defined_once(self):
         t = self.torch
         a = t.ones(4)

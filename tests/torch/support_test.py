@@ -545,7 +545,8 @@ class LaunchFrames(unittest.TestCase):
     def test_a_launch_has_the_users_frames_until_it_ends(self):
         lib = FakeLib()
         triton = _stand_in_triton()
-        self.support._hook_triton(triton, self.set_frames(lib))
+        self.support._hook_triton(
+            triton, self.support._guarded_launch_hooks(self.set_frames(lib)))
         triton.knobs.runtime.launch_enter_hook({"name": "kernel"})  # this line launches
         entered = [c for c in lib.calls if c[0] == "frames"]
         self.assertEqual(len(entered), 1)
@@ -562,7 +563,7 @@ class LaunchFrames(unittest.TestCase):
         original = self.support._say
         self.support._say = said.append
         try:
-            self.support._hook_triton(_stand_in_triton(with_hooks=False), lambda enter: None)
+            self.support._hook_triton(_stand_in_triton(with_hooks=False), (None, None))
         finally:
             self.support._say = original
         self.assertEqual(len(said), 1)
@@ -577,7 +578,7 @@ class LaunchFrames(unittest.TestCase):
             calls.append(enter)
             raise ValueError("ours")
 
-        self.support._hook_triton(triton, broken)
+        self.support._hook_triton(triton, self.support._guarded_launch_hooks(broken))
         triton.knobs.runtime.launch_enter_hook({})  # no exception
         self.assertTrue(self.support._broken[0])
         # From then on the hooks pass through.
@@ -585,6 +586,40 @@ class LaunchFrames(unittest.TestCase):
         triton.knobs.runtime.launch_enter_hook({})
         self.assertEqual(calls, [1])
         self.support._broken[0] = False
+
+    # Note [Triton's hooks are builtins] (op_hook.cpp): the native hook's
+    # own functions go into the chains; where it cannot make them, guarded
+    # closures around its ctypes entry do, and that is said.
+    def test_the_native_hooks_builtins_go_into_the_chains_else_closures(self):
+        made = (len, abs)  # any two builtins
+
+        class Native:
+            def __init__(self, fail):
+                self.fail, self.told = fail, []
+
+            def launch_hooks(self):
+                if self.fail:
+                    raise ValueError("PyObject is NULL")
+                return made
+
+            def launch_frames(self):
+                return self.told.append
+
+        self.assertIs(self.support._launch_hooks(Native(False), None, None), made)
+        said = []
+        original = self.support._say
+        self.support._say = said.append
+        self.support._broken[0] = False
+        try:
+            native = Native(True)
+            enter, exit_ = self.support._launch_hooks(native, None, None)
+        finally:
+            self.support._say = original
+        self.assertEqual(len(said), 1)
+        self.assertIn("go through Python (ValueError: PyObject is NULL)", said[0])
+        enter({"name": "kernel"})
+        exit_(metadata={"name": "kernel"})
+        self.assertEqual(native.told, [1, 0])
 
     def test_triton_imported_later_is_hooked_once_it_is(self):
         folder = tempfile.mkdtemp()
@@ -598,7 +633,7 @@ class LaunchFrames(unittest.TestCase):
         sys.path.insert(0, folder)
         sys.modules.pop("triton", None)
         try:
-            self.support._install_launch_frames(lambda enter: None)
+            self.support._install_launch_frames((lambda *_: None, lambda *_: None))
             import triton
             self.assertEqual(len(triton.knobs.runtime.launch_enter_hook.calls), 1)
             self.assertEqual(len(triton.knobs.runtime.launch_exit_hook.calls), 1)
