@@ -431,4 +431,30 @@ std::string cuda_driver_queries::function_name(std::uintptr_t fn) {
   return function_names_.emplace(fn, injection::function_name(fn)).first->second;
 }
 
+marker_driver cuda_marker_driver() {
+  marker_driver d;
+  d.enqueue = [](std::uintptr_t stream, void (*fn)(void*), void* data) {
+    static const auto launch = reinterpret_cast<PFN_cuLaunchHostFunc_v10000>(
+        driver_entry_point("cuLaunchHostFunc", 10000));
+    return launch != nullptr &&
+           launch(reinterpret_cast<CUstream>(stream), fn, data) == CUDA_SUCCESS;
+  };
+  d.capturing = [](std::uintptr_t stream) {
+    static const auto is_capturing = reinterpret_cast<PFN_cuStreamIsCapturing_v10000>(
+        driver_entry_point("cuStreamIsCapturing", 10000));
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (is_capturing == nullptr ||
+        is_capturing(reinterpret_cast<CUstream>(stream), &status) != CUDA_SUCCESS) {
+      return true;  // cannot tell: leave the stream alone
+    }
+    return status != CU_STREAM_CAPTURE_STATUS_NONE;
+  };
+  return d;
+}
+
+bool cuda_driver_queries::enqueue_host_function(std::uintptr_t stream, void (*fn)(void*),
+                                                void* data) {
+  return !markers_.capturing(stream) && markers_.enqueue(stream, fn, data);
+}
+
 }  // namespace streamsan::injection

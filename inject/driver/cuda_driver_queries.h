@@ -6,6 +6,7 @@
 // run -- /bin/true`) on machines without a driver.
 #pragma once
 
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -18,6 +19,20 @@ namespace streamsan::injection {
 // A driver entry point by name and ABI version (cuGetProcAddress), or
 // nullptr when the driver is not loaded or lacks it.
 void* driver_entry_point(const char* name, int version) noexcept;
+
+// Enqueueing host functions of the library's own, behind functions so that
+// tests need no driver (the ThreadSanitizer bridge's markers, Note [Host
+// functions are real host code]; Note [A host function that ran orders the
+// host]).
+struct marker_driver {
+  // cuLaunchHostFunc(stream, fn, data) == CUDA_SUCCESS
+  std::function<bool(std::uintptr_t stream, void (*fn)(void*), void* data)> enqueue;
+  // cuStreamIsCapturing says the stream captures (or cannot tell)
+  std::function<bool(std::uintptr_t stream)> capturing;
+};
+
+// The entry points of the driver that loaded the library.
+marker_driver cuda_marker_driver();
 
 class cuda_driver_queries final : public driver_queries {
  public:
@@ -38,6 +53,7 @@ class cuda_driver_queries final : public driver_queries {
   std::string function_name(std::uintptr_t fn) override;
   std::optional<std::pair<std::uint64_t, std::uint64_t>> allocation_range(
       std::uint64_t address) override;
+  bool enqueue_host_function(std::uintptr_t stream, void (*fn)(void*), void* data) override;
 
  private:
   struct entry_points;
@@ -51,6 +67,7 @@ class cuda_driver_queries final : public driver_queries {
   const entry_points* fn_ = nullptr;
   std::mutex names_mutex_;
   std::unordered_map<std::uintptr_t, std::string> function_names_;  // code addresses
+  marker_driver markers_ = cuda_marker_driver();
 };
 
 }  // namespace streamsan::injection

@@ -33,9 +33,14 @@ void thread_exit_hook(void* model) {
 
 cuda_model::cuda_model(recorder& rec, driver_queries& driver) : rec_(rec), driver_(driver) {
   thread_key_created_ = pthread_key_create(&thread_key_, thread_exit_hook) == 0;
+  markers_->model = this;
 }
 
 cuda_model::~cuda_model() {
+  {
+    std::lock_guard lock(markers_->mutex);
+    markers_->model = nullptr;
+  }
   if (thread_key_created_) pthread_key_delete(thread_key_);
 }
 
@@ -498,9 +503,73 @@ void cuda_model::host_function_launched(const call_site& at, stream_arg s, std::
 }
 
 void cuda_model::host_function_entering(stream_arg s) {
-  if (host_functions_ == nullptr) return;
   const bool per_thread = s.handle == 0 && s.per_thread_default;
-  host_functions_->entering(per_thread ? per_thread_stream_handle : s.handle);
+  const std::uintptr_t handle = per_thread ? per_thread_stream_handle : s.handle;
+  if (host_functions_ != nullptr) host_functions_->entering(handle);
+  mark_host_function_place(s, handle);
+}
+
+// Note [A host function that ran orders the host]
+// A host function (S-HOSTFN-1) runs on a driver thread once all earlier
+// work of its stream is complete, and programs use it to tell their host
+// threads so: XLA's host function ends the wait for a device-to-host copy,
+// then the host reuses the staging buffer and the device buffer for the
+// next step's host-to-device copies, issued by another thread. Nothing in
+// the log showed that a host thread had seen the copy complete, so the
+// reuse was reported as a stream race (jax_training.py, H200), where
+// Note [Host threads order what the log does not show] in docs/engine.md
+// would have kept it back. So at the entry of each call that enqueues a
+// host function, the model records a private event where the function
+// will be (everything logged on its stream so far), and enqueues a host
+// function of its own there, just before the program's: when the driver
+// runs it, the driver's thread synchronizes with that event (logged as
+// event_synchronize, then event_destroy) and the program's function runs
+// after that. A later conflict with the stream's earlier work is then one
+// some host thread had seen complete. The marker needs no wait for the
+// call's exit (unlike the ThreadSanitizer bridge's, Note [The marker waits
+// for the log]): its place is recorded before it is enqueued. Nothing is
+// enqueued on a capturing stream (the marker would become a node of the
+// program's graph), so a graph's host nodes order nothing. The cost is the
+// rule's own: a race whose later side was issued after the marker ran, by
+// timing alone, is counted as host-ordered and not reported. The racy
+// host_function_handoff example keeps its download behind a slow kernel
+// so that its marker runs after the upload is issued.
+void cuda_model::mark_host_function_place(stream_arg s, std::uintptr_t handle) {
+  const stream_ref on = prepare(s);
+  if (captures(on)) return;  // a driver call: before the lock
+  event_id place{};
+  {
+    model_lock lock(mutex_);
+    const stream_id stream = resolve_stream(lock, {}, on);
+    place = rec_.new_event_id();
+    emit({}, event_create{place, event_flags_from_cuda(0)});
+    emit({}, event_record{place, stream});
+  }
+  struct marker {
+    std::shared_ptr<marker_link> link;
+    event_id place;
+  };
+  auto* m = new marker{markers_, place};
+  constexpr auto reached = [](void* data) {
+    const std::unique_ptr<marker> held(static_cast<marker*>(data));
+    std::lock_guard lock(held->link->mutex);
+    if (held->link->model != nullptr) held->link->model->host_function_reached(held->place);
+  };
+  if (!driver_.enqueue_host_function(handle, reached, m)) {
+    delete m;
+    std::lock_guard lock(mutex_);
+    emit({}, event_destroy{place});
+  }
+}
+
+void cuda_model::host_function_reached(event_id place) noexcept {
+  try {
+    std::lock_guard lock(mutex_);
+    emit({}, event_synchronize{place});
+    emit({}, event_destroy{place});
+  } catch (...) {
+    // The driver's thread must never see our exceptions.
+  }
 }
 
 void cuda_model::host_function_returned(bool succeeded) {

@@ -50,6 +50,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -181,6 +182,10 @@ class cuda_model {
   // Around the call that enqueues a host function (host_function_listener.h).
   void host_function_entering(stream_arg s);
   void host_function_returned(bool succeeded);
+  // Note [A host function that ran orders the host] (cuda_model.cpp): on
+  // the driver's thread, when the library's marker before a host function
+  // runs; `place` was recorded where the marker was enqueued.
+  void host_function_reached(event_id place) noexcept;
   // Not owned; nullptr for none. Set before callbacks start.
   void set_host_function_listener(host_function_listener* listener) noexcept {
     host_functions_ = listener;
@@ -747,6 +752,14 @@ class cuda_model {
   std::vector<access> scratch_;
   std::vector<pointer_word> word_scratch_;  // op_launch_accesses_locked's
   host_function_listener* host_functions_ = nullptr;
+  // Note [A host function that ran orders the host]: what a marker the
+  // driver runs after the model is gone finds.
+  struct marker_link {
+    std::mutex mutex;
+    cuda_model* model = nullptr;
+  };
+  std::shared_ptr<marker_link> markers_ = std::make_shared<marker_link>();
+  void mark_host_function_place(stream_arg s, std::uintptr_t handle);
   precise::footprint_resolver* resolver_ = nullptr;
   std::unordered_map<std::uint64_t, pending_measurement> pending_measurements_;
 };

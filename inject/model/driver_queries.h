@@ -110,6 +110,15 @@ class driver_queries {
       std::uint64_t /*address*/) {
     return std::nullopt;
   }
+  // Enqueues fn(data) on `stream` (the driver's handle) as a host function
+  // of the library's own (Note [A host function that ran orders the host]
+  // in cuda_model.cpp). False when nothing was enqueued: the stream
+  // captures (the function would become a node of the program's graph),
+  // the driver refused, or there is no driver (the fakes).
+  virtual bool enqueue_host_function(std::uintptr_t /*stream*/, void (* /*fn*/)(void*),
+                                     void* /*data*/) {
+    return false;
+  }
 };
 
 }  // namespace streamsan::injection

@@ -1,7 +1,5 @@
 #include "inject/tsan/host_function_markers.h"
 
-#include <cuda.h>
-#include <cudaTypedefs.h>
 
 #include <condition_variable>
 #include <mutex>
@@ -29,27 +27,6 @@ using token_ptr = std::shared_ptr<host_function_markers::token>;
 thread_local token_ptr launching;
 
 }  // namespace
-
-marker_driver cuda_marker_driver() {
-  marker_driver d;
-  d.enqueue = [](std::uintptr_t stream, void (*fn)(void*), void* data) {
-    static const auto launch = reinterpret_cast<PFN_cuLaunchHostFunc_v10000>(
-        driver_entry_point("cuLaunchHostFunc", 10000));
-    return launch != nullptr &&
-           launch(reinterpret_cast<CUstream>(stream), fn, data) == CUDA_SUCCESS;
-  };
-  d.capturing = [](std::uintptr_t stream) {
-    static const auto is_capturing = reinterpret_cast<PFN_cuStreamIsCapturing_v10000>(
-        driver_entry_point("cuStreamIsCapturing", 10000));
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (is_capturing == nullptr ||
-        is_capturing(reinterpret_cast<CUstream>(stream), &status) != CUDA_SUCCESS) {
-      return true;  // cannot tell: leave the stream alone
-    }
-    return status != CU_STREAM_CAPTURE_STATUS_NONE;
-  };
-  return d;
-}
 
 host_function_markers::host_function_markers(tsan::tsan_bridge& bridge, marker_driver driver,
                                              std::chrono::milliseconds wait_limit)

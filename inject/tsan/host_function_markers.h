@@ -23,21 +23,11 @@
 #include <functional>
 #include <memory>
 
+#include "inject/driver/cuda_driver_queries.h"
 #include "inject/model/host_function_listener.h"
 #include "sanitizer/tsan/tsan_bridge.h"
 
 namespace streamsan::injection {
-
-// What the markers ask the driver, behind functions so that tests need none.
-struct marker_driver {
-  // cuLaunchHostFunc(stream, fn, data) == CUDA_SUCCESS
-  std::function<bool(std::uintptr_t stream, void (*fn)(void*), void* data)> enqueue;
-  // cuStreamIsCapturing says the stream captures
-  std::function<bool(std::uintptr_t stream)> capturing;
-};
-
-// The entry points of the driver that loaded the library.
-marker_driver cuda_marker_driver();
 
 struct marker_statistics {
   std::uint64_t bracketed = 0;   // host functions whose bodies ran on their fiber

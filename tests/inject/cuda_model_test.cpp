@@ -456,6 +456,68 @@ TEST_F(CudaModel, HostFunctionIsNamed) {
 }
 
 
+// Note [A host function that ran orders the host]: at the entry of the
+// call, the host function's place is a private event on its stream, and the
+// marker the driver runs before the function synchronizes with it on the
+// driver's thread.
+TEST_F(CudaModel, AHostFunctionsMarkerSynchronizesItsPlaceOnTheDriversThread) {
+  model.stream_created(here, stream_a, 0, 0);
+  model.host_function_entering({stream_a});
+  model.host_function_launched(here, {stream_a}, 42);
+  model.host_function_returned(true);
+  ASSERT_EQ(driver.host_functions.size(), 1u);
+  EXPECT_EQ(driver.host_functions[0].stream, stream_a);
+  const auto created = sink.all<event_create>();
+  const auto recorded = sink.all<event_record>();
+  ASSERT_EQ(created.size(), 1u);
+  ASSERT_EQ(recorded.size(), 1u);
+  EXPECT_EQ(recorded[0].event, created[0].event);
+  EXPECT_EQ(recorded[0].stream, sink.all<host_func>().at(0).stream);
+  EXPECT_LT(sink.last<event_record>().header.seq, sink.last<host_func>().header.seq);
+  EXPECT_TRUE(sink.all<event_synchronize>().empty()) << "nothing ran yet";
+
+  std::thread driver_thread([&] { driver.run_host_functions(); });
+  driver_thread.join();
+  const auto& synced = sink.last<event_synchronize>();
+  EXPECT_EQ(std::get<event_synchronize>(synced.body).event, created[0].event);
+  EXPECT_NE(synced.header.thread, sink.last<host_func>().header.thread);
+  EXPECT_EQ(sink.all<event_destroy>().at(0).event, created[0].event);
+}
+
+TEST_F(CudaModel, AHostFunctionWhoseMarkerTheDriverRefusedLeavesNoEventBehind) {
+  driver.accept_host_functions = false;
+  model.host_function_entering({stream_a});
+  model.host_function_launched(here, {stream_a}, 42);
+  ASSERT_EQ(sink.all<event_create>().size(), 1u);
+  EXPECT_EQ(sink.all<event_destroy>().at(0).event, sink.all<event_create>()[0].event);
+  EXPECT_TRUE(sink.all<event_synchronize>().empty());
+}
+
+TEST_F(CudaModel, AHostFunctionOnACapturingStreamGetsNoMarker) {
+  model.stream_created(here, stream_a, 0, 0);
+  model.capture_began(here, {stream_a});
+  driver.captures[stream_a] = capture_frontier{0x7000, {}};
+  model.host_function_entering({stream_a});
+  EXPECT_TRUE(driver.host_functions.empty());
+  EXPECT_TRUE(sink.all<event_create>().empty());
+}
+
+// The marker may run after the model is gone (the driver drains its queue
+// at exit): it then logs nothing and frees its data (ASan's leak check).
+TEST(CudaModelMarkers, AMarkerThatRunsAfterTheModelLogsNothing) {
+  recorder rec{{}};
+  capture_sink sink;
+  rec.add_sink(sink);
+  fake_driver driver;
+  {
+    cuda_model model{rec, driver};
+    model.host_function_entering({stream_a});
+  }
+  const std::size_t before = sink.records.size();
+  driver.run_host_functions();
+  EXPECT_EQ(sink.records.size(), before);
+}
+
 // Note [Threads end in the log]
 TEST_F(CudaModel, AnEndingThreadLogsThreadExitAndForgetsItsPerThreadStream) {
   thread_id worker{};

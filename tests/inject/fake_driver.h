@@ -5,6 +5,8 @@
 #include <atomic>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "inject/model/driver_queries.h"
 
@@ -58,6 +60,26 @@ class fake_driver : public driver_queries {
   std::string function_name(std::uintptr_t fn) override {
     return "host_fn_" + std::to_string(fn);
   }
+
+  // Host functions of the library's own (Note [A host function that ran
+  // orders the host]): kept until run_host_functions(); the ones never run
+  // are run when the fake goes, after the model (their data is freed then).
+  struct enqueued {
+    std::uintptr_t stream;
+    void (*fn)(void*);
+    void* data;
+  };
+  std::vector<enqueued> host_functions;
+  bool accept_host_functions = true;
+  bool enqueue_host_function(std::uintptr_t stream, void (*fn)(void*), void* data) override {
+    if (!accept_host_functions) return false;
+    host_functions.push_back({stream, fn, data});
+    return true;
+  }
+  void run_host_functions() {
+    for (const auto& h : std::exchange(host_functions, {})) h.fn(h.data);
+  }
+  ~fake_driver() override { run_host_functions(); }
 };
 
 }  // namespace streamsan::injection
