@@ -308,6 +308,21 @@ void read_node(const Fns& f, CUgraphNode node, CUgraphNodeType type, raw_graph_n
   }
 }
 
+// Why the calling thread's last describe_graph() failed (graph_read_failure).
+thread_local std::string graph_failure;
+
+bool graph_call_failed(const char* call, CUresult r) {
+  static const auto name_of = reinterpret_cast<PFN_cuGetErrorName_v6000>(
+      driver_entry_point("cuGetErrorName", 6000));
+  const char* name = nullptr;
+  if (name_of == nullptr || name_of(r, &name) != CUDA_SUCCESS || name == nullptr) {
+    name = "an unknown error";
+  }
+  graph_failure = std::string(call) + " failed: " + name + " (" +
+                  std::to_string(static_cast<int>(r)) + ")";
+  return false;
+}
+
 // Each edge of `g` between nodes[i] and nodes[j] as an edge from the exit of
 // index[i] to the entry of index[j] (they differ for flattened child graphs).
 template <class Fns>
@@ -315,11 +330,16 @@ bool append_edges(const Fns& f, CUgraph g, const std::vector<CUgraphNode>& nodes
                   const std::vector<std::pair<std::uint32_t, std::uint32_t>>& index,
                   raw_graph& out) {
   std::size_t edge_count = 0;
-  if (f.graph_get_edges(g, nullptr, nullptr, nullptr, &edge_count) != CUDA_SUCCESS) return false;
+  if (const CUresult r = f.graph_get_edges(g, nullptr, nullptr, nullptr, &edge_count);
+      r != CUDA_SUCCESS) {
+    return graph_call_failed("cuGraphGetEdges", r);
+  }
   std::vector<CUgraphNode> from(edge_count), to(edge_count);
-  if (edge_count > 0 &&
-      f.graph_get_edges(g, from.data(), to.data(), nullptr, &edge_count) != CUDA_SUCCESS) {
-    return false;
+  if (edge_count > 0) {
+    if (const CUresult r = f.graph_get_edges(g, from.data(), to.data(), nullptr, &edge_count);
+        r != CUDA_SUCCESS) {
+      return graph_call_failed("cuGraphGetEdges", r);
+    }
   }
   std::unordered_map<CUgraphNode, std::size_t> position;
   for (std::size_t i = 0; i < nodes.size(); ++i) position.emplace(nodes[i], i);
@@ -335,12 +355,21 @@ bool append_edges(const Fns& f, CUgraph g, const std::vector<CUgraphNode>& nodes
 }  // namespace
 
 bool cuda_driver_queries::append_graph(std::uintptr_t graph, raw_graph& out, int depth) {
-  if (depth > 16) return false;
+  if (depth > 16) {
+    graph_failure = "child graphs nested more than 16 deep";
+    return false;
+  }
   const auto g = reinterpret_cast<CUgraph>(graph);
   std::size_t count = 0;
-  if (fn().graph_get_nodes(g, nullptr, &count) != CUDA_SUCCESS) return false;
+  if (const CUresult r = fn().graph_get_nodes(g, nullptr, &count); r != CUDA_SUCCESS) {
+    return graph_call_failed("cuGraphGetNodes", r);
+  }
   std::vector<CUgraphNode> nodes(count);
-  if (count > 0 && fn().graph_get_nodes(g, nodes.data(), &count) != CUDA_SUCCESS) return false;
+  if (count > 0) {
+    if (const CUresult r = fn().graph_get_nodes(g, nodes.data(), &count); r != CUDA_SUCCESS) {
+      return graph_call_failed("cuGraphGetNodes", r);
+    }
+  }
   // in/out index of each node: they differ only for child graphs, which
   // are flattened between an entry and an exit node.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> index(count);
@@ -394,9 +423,16 @@ std::optional<std::uint32_t> cuda_driver_queries::append_child_graph(void* node,
 
 std::optional<raw_graph> cuda_driver_queries::describe_graph(std::uintptr_t graph) {
   raw_graph g;
-  if (graph == 0 || !append_graph(graph, g, 0)) return std::nullopt;
+  graph_failure.clear();
+  if (graph == 0) {
+    graph_failure = "no graph";
+    return std::nullopt;
+  }
+  if (!append_graph(graph, g, 0)) return std::nullopt;
   return g;
 }
+
+std::string cuda_driver_queries::graph_read_failure() { return graph_failure; }
 
 memory_kind cuda_driver_queries::untracked_memory_kind(std::uint64_t address, memory_side side) {
   if (side == memory_side::host) return memory_kind::pageable_host;

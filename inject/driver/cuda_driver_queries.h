@@ -48,6 +48,7 @@ class cuda_driver_queries final : public driver_queries {
   std::optional<stream_description> describe_stream(std::uintptr_t stream) override;
   std::optional<kernel_description> describe_kernel(std::uintptr_t kernel) override;
   std::optional<raw_graph> describe_graph(std::uintptr_t graph) override;
+  std::string graph_read_failure() override;
   memory_kind untracked_memory_kind(std::uint64_t address, memory_side side) override;
   std::optional<capture_frontier> capture_frontier_of(std::uintptr_t stream) override;
   std::string function_name(std::uintptr_t fn) override;

@@ -677,9 +677,10 @@ void cuda_model::graph_instantiated(const call_site& at, std::uintptr_t exec,
   const auto described = read_graph(graph);
   const graph_id id = rec_.new_graph_id();
   if (!described) {
+    const std::string why = driver_.graph_read_failure();
     std::lock_guard lock(mutex_);
     graph_execs_.create(exec, id);
-    emit(at, unmodelled_call{rec_.intern("cudaGraphInstantiate (graph not readable)")});
+    emit(at, unmodelled_call{rec_.intern(unreadable("cudaGraphInstantiate", why))});
     emit(at, graph_instantiate{id, {}, {}});
     return;
   }

@@ -125,6 +125,10 @@ struct block_counters {
   std::uint64_t unknown_frees = 0;     // allocated before we were told: ignored
 };
 
+// "API (graph not readable: WHY)", the unmodelled call of a graph the
+// driver would not describe (WHY: driver_queries::graph_read_failure()).
+std::string unreadable(std::string_view api, const std::string& why);
+
 class cuda_model {
  public:
   cuda_model(recorder& rec, driver_queries& driver);

@@ -165,6 +165,17 @@ void mark_unreadable(raw_graph_node& n, std::string_view why) {
 
 }  // namespace
 
+std::string unreadable(std::string_view api, const std::string& why) {
+  std::string text(api);
+  text += " (graph not readable";
+  if (!why.empty()) {
+    text += ": ";
+    text += why;
+  }
+  text += ')';
+  return text;
+}
+
 std::optional<raw_graph> cuda_model::read_graph(std::uintptr_t graph) {
   auto g = driver_.describe_graph(graph);
   if (!g) return g;
@@ -335,7 +346,10 @@ cuda_model::exec_node* cuda_model::find_exec_node_locked(const call_site& at, st
   const auto* e = graph_execs_.find(exec);
   const auto g = e != nullptr && !e->destroyed ? exec_graphs_.find(raw(e->id)) : exec_graphs_.end();
   if (g == exec_graphs_.end()) {
-    emit(at, unmodelled_call{rec_.intern(std::string(api) + " (graph instantiated unseen)")});
+    // An exec seen instantiated without its graph: that graph was not readable.
+    const bool seen = e != nullptr && !e->destroyed;
+    emit(at, unmodelled_call{rec_.intern(
+                 std::string(api) + (seen ? " (graph not readable)" : " (graph instantiated unseen)"))});
     return nullptr;
   }
   for (exec_node& n : g->second.nodes) {
@@ -352,7 +366,7 @@ void cuda_model::graph_exec_updated(const call_site& at, std::uintptr_t exec, st
                                     std::string_view api) {
   const auto described = read_graph(graph);
   if (!described) {
-    unmodelled(at, std::string(api) + " (graph not readable)");
+    unmodelled(at, unreadable(api, driver_.graph_read_failure()));
     return;
   }
   const auto host_names = host_names_of(*described);
@@ -443,7 +457,7 @@ void cuda_model::graph_exec_child_set(const call_site& at, std::uintptr_t exec,
                                       std::string_view api) {
   const auto described = read_graph(child);
   if (!described) {
-    unmodelled(at, std::string(api) + " (graph not readable)");
+    unmodelled(at, unreadable(api, driver_.graph_read_failure()));
     return;
   }
   const auto host_names = host_names_of(*described);

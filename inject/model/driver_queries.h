@@ -96,6 +96,10 @@ class driver_queries {
   // Name and parameter layout of a CUfunction or CUkernel.
   virtual std::optional<kernel_description> describe_kernel(std::uintptr_t kernel) = 0;
   virtual std::optional<raw_graph> describe_graph(std::uintptr_t graph) = 0;
+  // Why the calling thread's last describe_graph() gave nullopt, for the
+  // report ("cuGraphGetNodes failed: CUDA_ERROR_INVALID_VALUE (1)"); empty
+  // when unknown.
+  virtual std::string graph_read_failure() { return {}; }
   // What untracked memory at `address` is (pageable host, device, ...).
   virtual memory_kind untracked_memory_kind(std::uint64_t address, memory_side side) = 0;
   // cuStreamGetCaptureInfo; nullopt when the stream is not capturing.

@@ -104,7 +104,11 @@ TEST(CudaDriverQueries, AChildGraphTheDriverDoesNotGiveIsItsEntryNodeAlone) {
 TEST(CudaDriverQueries, AGraphTheDriverDoesNotKnowHasNoDescription) {
   cuda_driver_queries& queries = driver_queries_of_the_process();
   EXPECT_FALSE(queries.describe_graph(0x1234).has_value());
+  // The report says why (CUDA_ERROR_INVALID_VALUE is 1; this fake driver
+  // has no cuGetErrorName).
+  EXPECT_EQ(queries.graph_read_failure(), "cuGraphGetNodes failed: an unknown error (1)");
   EXPECT_FALSE(queries.describe_graph(0).has_value());
+  EXPECT_EQ(queries.graph_read_failure(), "no graph");
 }
 
 }  // namespace

@@ -416,6 +416,26 @@ TEST_F(CudaModel, UnseenGraphLaunchIsUnmodelled) {
   EXPECT_EQ(sink.tables.string(u[0].api), "cudaGraphLaunch (graph instantiated unseen)");
 }
 
+// A graph the driver would not describe is named with the driver's reason,
+// and edits of its exec say that its graph was not readable, not that the
+// exec was never seen instantiated (JAX's command buffers, H200).
+TEST_F(CudaModel, AnUnreadableGraphSaysWhyAndSoDoItsExecsEdits) {
+  driver.graph_failure = "cuGraphGetNodes failed: CUDA_ERROR_INVALID_VALUE (1)";
+  model.graph_instantiated(here, 0x7000, 0x6000);
+  model.graph_exec_node_set(here, 0x7000, 0x1234, raw_graph_node{},
+                            "cuGraphExecKernelNodeSetParams");
+  model.graph_exec_node_set(here, 0x7001, 0x1234, raw_graph_node{},
+                            "cuGraphExecKernelNodeSetParams");
+  const auto u = sink.all<unmodelled_call>();
+  ASSERT_EQ(u.size(), 3u);
+  EXPECT_EQ(sink.tables.string(u[0].api),
+            "cudaGraphInstantiate (graph not readable: cuGraphGetNodes failed: "
+            "CUDA_ERROR_INVALID_VALUE (1))");
+  EXPECT_EQ(sink.tables.string(u[1].api), "cuGraphExecKernelNodeSetParams (graph not readable)");
+  EXPECT_EQ(sink.tables.string(u[2].api),
+            "cuGraphExecKernelNodeSetParams (graph instantiated unseen)");
+}
+
 TEST_F(CudaModel, CaptureBracketsShareAGraphId) {
   model.stream_created(here, stream_a, 0, 0);
   model.capture_began(here, {stream_a});

@@ -36,11 +36,13 @@ class fake_driver : public driver_queries {
     if (it == kernels.end()) return std::nullopt;
     return it->second;
   }
+  std::string graph_failure;  // graph_read_failure() after a graph not in `graphs`
   std::optional<raw_graph> describe_graph(std::uintptr_t g) override {
     const auto it = graphs.find(g);
     if (it == graphs.end()) return std::nullopt;
     return it->second;
   }
+  std::string graph_read_failure() override { return graph_failure; }
   memory_kind untracked_memory_kind(std::uint64_t, memory_side side) override {
     return side == memory_side::device ? memory_kind::device : memory_kind::pageable_host;
   }
