@@ -335,8 +335,13 @@ bool append_edges(const Fns& f, CUgraph g, const std::vector<CUgraphNode>& nodes
     return graph_call_failed("cuGraphGetEdges", r);
   }
   std::vector<CUgraphNode> from(edge_count), to(edge_count);
+  // Edge data is asked for, though not used: without it the driver refuses
+  // a graph with programmatic edges (CUDA_ERROR_LOSSY_QUERY), and every
+  // edge is a full dependency here (Note [Programmatic dependent launch]).
+  std::vector<CUgraphEdgeData> data(edge_count);
   if (edge_count > 0) {
-    if (const CUresult r = f.graph_get_edges(g, from.data(), to.data(), nullptr, &edge_count);
+    if (const CUresult r =
+            f.graph_get_edges(g, from.data(), to.data(), data.data(), &edge_count);
         r != CUDA_SUCCESS) {
       return graph_call_failed("cuGraphGetEdges", r);
     }

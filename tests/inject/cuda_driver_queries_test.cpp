@@ -53,6 +53,24 @@ TEST(CudaDriverQueries, DescribesKernelAndMemsetNodesWithTheirEdges) {
   EXPECT_EQ(g->edges, (std::vector<std::pair<std::uint32_t, std::uint32_t>>{{0, 1}}));
 }
 
+// Note [Programmatic dependent launch] (launch_handlers.cpp): a
+// programmatic edge (XLA's command buffers) is read as a full dependency.
+// Listed without edge data, the driver refuses them (CUDA_ERROR_LOSSY_QUERY),
+// which had left the whole graph unread.
+TEST(CudaDriverQueries, ProgrammaticEdgesAreReadAsDependencies) {
+  const CUgraph graph = fake_cuda_graph_create();
+  const CUgraphNode first = fake_cuda_graph_add(graph, CU_GRAPH_NODE_TYPE_KERNEL, nullptr, 0);
+  fake_cuda_graph_set_kernel(first, reinterpret_cast<CUfunction>(0xf00));
+  const CUgraphNode second = fake_cuda_graph_add(graph, CU_GRAPH_NODE_TYPE_KERNEL, &first, 1);
+  fake_cuda_graph_set_kernel(second, reinterpret_cast<CUfunction>(0xf00));
+  fake_cuda_graph_mark_edges_programmatic(graph);
+
+  cuda_driver_queries& queries = driver_queries_of_the_process();
+  const auto g = queries.describe_graph(handle(graph));
+  ASSERT_TRUE(g.has_value()) << queries.graph_read_failure();
+  EXPECT_EQ(g->edges, (std::vector<std::pair<std::uint32_t, std::uint32_t>>{{0, 1}}));
+}
+
 TEST(CudaDriverQueries, FlattensAChildGraphBetweenAnEntryAndAnExitNode) {
   const CUgraph child = fake_cuda_graph_create();
   const CUgraphNode x = fake_cuda_graph_add(child, CU_GRAPH_NODE_TYPE_KERNEL, nullptr, 0);

@@ -28,6 +28,7 @@ struct graph_node_state {
 struct graph_state {
   std::vector<CUgraphNode> nodes;
   std::vector<std::pair<CUgraphNode, CUgraphNode>> edges;
+  bool programmatic_edges = false;  // edge data that is not the default
 };
 struct state {
   std::mutex mutex;
@@ -320,15 +321,27 @@ FAKE CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode* nodes, size_t* count) 
   return CUDA_SUCCESS;
 }
 FAKE CUresult cuGraphGetEdges(CUgraph graph, CUgraphNode* from, CUgraphNode* to,
-                              CUgraphEdgeData*, size_t* count) {
+                              CUgraphEdgeData* data, size_t* count) {
   std::lock_guard lock(s().mutex);
   const auto it = s().graphs.find(graph);
   if (it == s().graphs.end()) return CUDA_ERROR_INVALID_VALUE;
   const auto& edges = it->second.edges;
+  // As the driver: edges whose data is not the default cannot be listed
+  // without it.
+  if (from != nullptr && data == nullptr && it->second.programmatic_edges && !edges.empty()) {
+    return CUDA_ERROR_LOSSY_QUERY;
+  }
   if (from != nullptr) {
     for (size_t i = 0; i < std::min(*count, edges.size()); ++i) {
       from[i] = edges[i].first;
       to[i] = edges[i].second;
+      if (data != nullptr) {
+        data[i] = CUgraphEdgeData{};
+        if (it->second.programmatic_edges) {
+          data[i].from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+          data[i].type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+        }
+      }
     }
   }
   *count = edges.size();
@@ -422,4 +435,9 @@ FAKE CUresult cuGetProcAddress(const char* symbol, void** pfn, int, cuuint64_t,
     *status = it != table.end() ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   }
   return it != table.end() ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+FAKE void fake_cuda_graph_mark_edges_programmatic(CUgraph graph) {
+  std::lock_guard lock(s().mutex);
+  s().graphs[graph].programmatic_edges = true;
 }

@@ -47,4 +47,7 @@ CUgraphNode fake_cuda_graph_add(CUgraph graph, CUgraphNodeType type, const CUgra
 void fake_cuda_graph_set_kernel(CUgraphNode node, CUfunction function);
 void fake_cuda_graph_set_memset(CUgraphNode node, const CUDA_MEMSET_NODE_PARAMS* params);
 void fake_cuda_graph_set_child(CUgraphNode node, CUgraph child);
+// Every edge of `graph` becomes programmatic (edge data that cuGraphGetEdges
+// gives only with an edge data array: CUDA_ERROR_LOSSY_QUERY without).
+void fake_cuda_graph_mark_edges_programmatic(CUgraph graph);
 }
