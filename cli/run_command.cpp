@@ -335,6 +335,10 @@ void print_host_access_note(const injection::run_summary& summary, bool tsan_onl
                  "have ThreadSanitizer check them against device work (docs/tsan-bridge.md)\n";
   } else if (summary.host_accesses_by_tsan > 0) {
     std::cerr << checked_by_tsan;
+  } else if (summary.host_accesses_unchecked_python > 0) {
+    std::cerr << "streamsan: the host reads and writes of Python code were not checked against "
+                 "device work (outside PyTorch's tensors nothing tells them; docs/pytorch.md, "
+                 "Limits)\n";
   }
 }
 

@@ -29,6 +29,14 @@ std::optional<process_name> name_this_process(pid_t self, pid_t parent, const ch
 // The same for the calling process.
 std::optional<process_name> name_this_process();
 
+// Whether `executable` (a path or a file name) is a Python interpreter
+// (python3, python3.12, pypy3).
+bool names_python_interpreter(std::string_view executable);
+
+// Whether this process runs a Python interpreter (/proc/self/exe): its host
+// accesses cannot be checked by building it with ThreadSanitizer.
+bool runs_python_interpreter();
+
 // The file a process writes for a path option (log_path, record): "%p"
 // becomes the pid; a path without "%p" is the started program's as it is,
 // and a named process's with ".<pid>" appended, so that several processes

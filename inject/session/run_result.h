@@ -36,7 +36,9 @@ struct process_result {
   std::uint64_t unmodelled_calls = 0;
   // How host accesses were seen (docs/tsan-bridge.md): "tsan" (the bridge),
   // "torch" (the PyTorch support tells tensors' host accesses: CPU
-  // operators, .numpy(), .tolist()), "annotations", or
+  // operators, .numpy(), .tolist()), "interpreter" (a Python interpreter
+  // without it: the host accesses of Python code go unchecked, and no
+  // rebuild would check them), "annotations", or
   // "annotations-tsan-off" (a TSan build whose bridge was refused or turned
   // off).
   std::string_view host_accesses = "annotations";
@@ -77,6 +79,9 @@ struct run_summary {
   std::uint32_t host_accesses_tsan_off = 0;
   // Python processes whose tensors' host accesses the PyTorch support told.
   std::uint32_t host_accesses_by_torch = 0;
+  // Python processes without the PyTorch support (CuPy, JAX): their Python
+  // code's host accesses went unchecked.
+  std::uint32_t host_accesses_unchecked_python = 0;
   // The pids of the finished processes, in the order they finished.
   std::vector<std::int64_t> finished_pids;
 };
@@ -98,7 +103,7 @@ inline run_summary read_run_summary(const std::string& path) {
       continue;
     }
     ++s.processes_finished;
-    bool tsan = false, tsan_off = false, torch = false;
+    bool tsan = false, tsan_off = false, torch = false, interpreter = false;
     std::uint64_t calls = 0;
     std::string field;
     while (words >> field) {
@@ -113,6 +118,7 @@ inline run_summary read_run_summary(const std::string& path) {
       if (key == "host_accesses") {
         tsan = field.substr(eq + 1) == "tsan";
         torch = field.substr(eq + 1) == "torch";
+        interpreter = field.substr(eq + 1) == "interpreter";
         tsan_off = field.substr(eq + 1) == "annotations-tsan-off";
       }
     }
@@ -120,8 +126,10 @@ inline run_summary read_run_summary(const std::string& path) {
     // A process that made no CUDA call (torchrun's agent, which only loads
     // the library) checked no host access against device work.
     if (calls == 0) continue;
-    ++(tsan ? s.host_accesses_by_tsan
-            : torch ? s.host_accesses_by_torch : s.host_accesses_by_annotations);
+    ++(tsan          ? s.host_accesses_by_tsan
+       : torch       ? s.host_accesses_by_torch
+       : interpreter ? s.host_accesses_unchecked_python
+                     : s.host_accesses_by_annotations);
     if (tsan_off) ++s.host_accesses_tsan_off;
   }
   return s;

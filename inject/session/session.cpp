@@ -349,6 +349,7 @@ void session::close_trace() noexcept {
 std::string_view session::host_accesses() const noexcept {
   if (tsan_ && tsan_->active()) return "tsan";
   if (python_support_.load(std::memory_order_relaxed)) return "torch";
+  if (runs_python_interpreter()) return "interpreter";
   if (tsan_off_ || (tsan_ && tsan_->runtime_found())) return "annotations-tsan-off";
   return "annotations";
 }

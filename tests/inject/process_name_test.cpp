@@ -47,5 +47,16 @@ TEST(ProcessName, OwnPathsNeverCollide) {
   EXPECT_EQ(own_path("%p/%p", 7, true), "7/7");
 }
 
+// The result file's host_accesses=interpreter (no -fsanitize=thread advice
+// for a Python interpreter).
+TEST(ProcessName, PythonInterpretersAreNamedByTheirExecutable) {
+  EXPECT_TRUE(names_python_interpreter("/usr/bin/python3.12"));
+  EXPECT_TRUE(names_python_interpreter("python3"));
+  EXPECT_TRUE(names_python_interpreter("/opt/pypy/bin/pypy3"));
+  EXPECT_FALSE(names_python_interpreter("/usr/local/bin/simpleStreams"));
+  EXPECT_FALSE(names_python_interpreter("/home/python/train"));
+  EXPECT_FALSE(runs_python_interpreter());  // this test is no interpreter
+}
+
 }  // namespace
 }  // namespace streamsan::injection

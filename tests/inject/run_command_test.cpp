@@ -306,6 +306,20 @@ TEST(RunCommand, PythonProcessesGetNoAnnotationAdvice) {
   EXPECT_EQ(o.err, "");
 }
 
+// A Python interpreter without the PyTorch support (CuPy, JAX): no advice
+// to rebuild it, but the user is told its Python code went unchecked.
+TEST(RunCommand, PythonWithoutThePyTorchSupportIsToldItsHostAccessesWentUnchecked) {
+  const auto o = run(with_library(
+      {"--", "/bin/sh", "-c",
+       "echo started pid=$$ >>\"$STREAMSAN_RESULT_FILE\"; echo finished pid=$$ cuda_calls=3 "
+       "diagnostics=0 unmodelled=0 host_accesses=interpreter >>\"$STREAMSAN_RESULT_FILE\""}));
+  EXPECT_EQ(o.status, 0);
+  EXPECT_EQ(o.err,
+            "streamsan: the host reads and writes of Python code were not checked against "
+            "device work (outside PyTorch's tensors nothing tells them; docs/pytorch.md, "
+            "Limits)\n");
+}
+
 TEST(RunCommand, HostAccessesCheckedByThreadSanitizerIsSaid) {
   const auto o = run(with_library(
       {"--", "/bin/sh", "-c",
