@@ -505,8 +505,11 @@ void cuda_model::host_function_launched(const call_site& at, stream_arg s, std::
 void cuda_model::host_function_entering(stream_arg s) {
   const bool per_thread = s.handle == 0 && s.per_thread_default;
   const std::uintptr_t handle = per_thread ? per_thread_stream_handle : s.handle;
-  if (host_functions_ != nullptr) host_functions_->entering(handle);
+  // Ours first: the ThreadSanitizer bridge's marker puts the driver's
+  // thread on the body's fiber, where nothing may lock or allocate (Note
+  // [The bridge is invisible to TSan]), and ours does both.
   mark_host_function_place(s, handle);
+  if (host_functions_ != nullptr) host_functions_->entering(handle);
 }
 
 // Note [A host function that ran orders the host]

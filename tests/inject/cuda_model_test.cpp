@@ -504,6 +504,24 @@ TEST_F(CudaModel, AHostFunctionsMarkerSynchronizesItsPlaceOnTheDriversThread) {
   EXPECT_EQ(sink.all<event_destroy>().at(0).event, created[0].event);
 }
 
+// Ours goes before the ThreadSanitizer bridge's marker, which leaves the
+// driver's thread on the body's fiber (Note [The bridge is invisible to
+// TSan]): nothing of ours may run there.
+TEST_F(CudaModel, AHostFunctionsMarkerIsEnqueuedBeforeTheListenersOwn) {
+  struct listener final : host_function_listener {
+    fake_driver* driver = nullptr;
+    std::size_t enqueued_before = 0;
+    void entering(std::uintptr_t) override { enqueued_before = driver->host_functions.size(); }
+    void logged(stream_id) override {}
+    void returned(bool) override {}
+  } bridge;
+  bridge.driver = &driver;
+  model.set_host_function_listener(&bridge);
+  model.host_function_entering({stream_a});
+  EXPECT_EQ(bridge.enqueued_before, 1u);
+  model.set_host_function_listener(nullptr);
+}
+
 TEST_F(CudaModel, AHostFunctionWhoseMarkerTheDriverRefusedLeavesNoEventBehind) {
   driver.accept_host_functions = false;
   model.host_function_entering({stream_a});
