@@ -56,17 +56,23 @@ done < tests/programs.txt
 jobs+=("tour.py fixed none")
 for real in tests/programs/real/*.py; do jobs+=("real/${real##*/} fixed none"); done
 # Started as people start them (check_torch.sh's LAUNCHER): torchrun, with
-# one rank and with two where two GPUs are present, and pytest. streamsan
-# only: CSAN's column runs each program with python.
+# one rank and with two where two GPUs are present, and pytest; and the
+# programs of other Python frameworks (tests/frameworks: CuPy, JAX), which
+# CSAN cannot check. streamsan only: CSAN's column runs each program with
+# python.
 launched=("side_stream_no_wait.py racy stream-race torchrun"
           "side_stream_no_wait.py fixed none torchrun"
           "launchers/test_side_stream.py racy stream-race pytest"
           "launchers/test_side_stream.py fixed none pytest"
           "launchers/ddp_training.py fixed none torchrun"
-          "launchers/ddp_training.py fixed none torchrun:2")
+          "launchers/ddp_training.py fixed none torchrun:2"
+          "frameworks/cupy_streams.py racy stream-race python"
+          "frameworks/cupy_streams.py fixed none python"
+          "frameworks/jax_training.py fixed none python")
 verdicts() {
   xargs -P 12 -L 1 bash -c '
-  out=$(STREAMSAN_TEST_TIMEOUT=140 timeout 170 tests/check_torch.sh ./streamsan "tests/programs/$0" "$1" "$2" "${3:-python}" 2>&1); rc=$?
+  framework=; [[ $0 == frameworks/* ]] && framework=${0#frameworks/}
+  out=$(STREAMSAN_CHECK_FRAMEWORK=$framework STREAMSAN_TEST_TIMEOUT=140 timeout 170 tests/check_torch.sh ./streamsan "tests/programs/$0" "$1" "$2" "${3:-python}" 2>&1); rc=$?
   name=${0%.py}; name=${name//\//_}_$1
   [[ -n ${3:-} ]] && name=${name}_${3//:/}
   printf "%s\n" "$out" > "results/streamsan_$name.log"
