@@ -176,6 +176,18 @@ std::string unreadable(std::string_view api, const std::string& why) {
   return text;
 }
 
+namespace {
+
+// The unmodelled call of an edit to an exec whose graph the model does not
+// hold: one seen instantiated had a graph that was not readable.
+template <class Exec>
+std::string exec_unknown(std::string_view api, const Exec* e) {
+  const bool seen = e != nullptr && !e->destroyed;
+  return std::string(api) + (seen ? " (graph not readable)" : " (graph instantiated unseen)");
+}
+
+}  // namespace
+
 std::optional<raw_graph> cuda_model::read_graph(std::uintptr_t graph) {
   auto g = driver_.describe_graph(graph);
   if (!g) return g;
@@ -346,10 +358,7 @@ cuda_model::exec_node* cuda_model::find_exec_node_locked(const call_site& at, st
   const auto* e = graph_execs_.find(exec);
   const auto g = e != nullptr && !e->destroyed ? exec_graphs_.find(raw(e->id)) : exec_graphs_.end();
   if (g == exec_graphs_.end()) {
-    // An exec seen instantiated without its graph: that graph was not readable.
-    const bool seen = e != nullptr && !e->destroyed;
-    emit(at, unmodelled_call{rec_.intern(
-                 std::string(api) + (seen ? " (graph not readable)" : " (graph instantiated unseen)"))});
+    emit(at, unmodelled_call{rec_.intern(exec_unknown(api, e))});
     return nullptr;
   }
   for (exec_node& n : g->second.nodes) {
@@ -375,7 +384,7 @@ void cuda_model::graph_exec_updated(const call_site& at, std::uintptr_t exec, st
   const auto* e = graph_execs_.find(exec);
   const auto it = e != nullptr && !e->destroyed ? exec_graphs_.find(raw(e->id)) : exec_graphs_.end();
   if (it == exec_graphs_.end()) {
-    emit(at, unmodelled_call{rec_.intern(std::string(api) + " (graph instantiated unseen)")});
+    emit(at, unmodelled_call{rec_.intern(exec_unknown(api, e))});
     return;
   }
   exec_graph& old = it->second;

@@ -426,8 +426,11 @@ TEST_F(CudaModel, AnUnreadableGraphSaysWhyAndSoDoItsExecsEdits) {
                             "cuGraphExecKernelNodeSetParams");
   model.graph_exec_node_set(here, 0x7001, 0x1234, raw_graph_node{},
                             "cuGraphExecKernelNodeSetParams");
+  driver.graphs[0x6001] = raw_graph{};
+  model.graph_exec_updated(here, 0x7000, 0x6001, "cudaGraphExecUpdate");
   const auto u = sink.all<unmodelled_call>();
-  ASSERT_EQ(u.size(), 3u);
+  ASSERT_EQ(u.size(), 4u);
+  EXPECT_EQ(sink.tables.string(u[3].api), "cudaGraphExecUpdate (graph not readable)");
   EXPECT_EQ(sink.tables.string(u[0].api),
             "cudaGraphInstantiate (graph not readable: cuGraphGetNodes failed: "
             "CUDA_ERROR_INVALID_VALUE (1))");
