@@ -543,6 +543,8 @@ void cuda_model::mark_host_function_place(stream_arg s, std::uintptr_t handle) {
   event_id place{};
   {
     model_lock lock(mutex_);
+    // A destroyed stream: the program's call reports it, not our record.
+    if (const auto* e = streams_.find(on.handle); e != nullptr && e->destroyed) return;
     const stream_id stream = resolve_stream(lock, {}, on);
     place = rec_.new_event_id();
     emit({}, event_create{place, event_flags_from_cuda(0)});

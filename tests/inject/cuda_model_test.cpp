@@ -534,6 +534,16 @@ TEST_F(CudaModel, AHostFunctionWhoseMarkerTheDriverRefusedLeavesNoEventBehind) {
   EXPECT_TRUE(sink.all<event_synchronize>().empty());
 }
 
+// The program's call on a destroyed stream is reported as such (at its
+// exit); our marker's records must not report it first, without a stack.
+TEST_F(CudaModel, AHostFunctionOnADestroyedStreamGetsNoMarker) {
+  model.stream_created(here, stream_a, 0, 0);
+  model.stream_destroyed(here, stream_a);
+  model.host_function_entering({stream_a});
+  EXPECT_TRUE(driver.host_functions.empty());
+  EXPECT_TRUE(sink.all<event_create>().empty());
+}
+
 TEST_F(CudaModel, AHostFunctionOnACapturingStreamGetsNoMarker) {
   model.stream_created(here, stream_a, 0, 0);
   model.capture_began(here, {stream_a});
