@@ -88,7 +88,7 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 }
 
 bool names_python(std::string_view base) {
-  return starts_with(base, "python") || starts_with(base, "pypy") || base == "pytest" ||
+  return injection::names_python_interpreter(base) || base == "pytest" ||
          starts_with(base, "py.test") || base == "torchrun" || base == "accelerate" ||
          base == "deepspeed" || base == "ipython" || base == "jupyter";
 }

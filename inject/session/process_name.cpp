@@ -62,13 +62,6 @@ std::optional<process_name> name_this_process() {
                            command_line);
 }
 
-bool names_python_interpreter(std::string_view executable) {
-  const auto slash = executable.rfind('/');
-  const std::string_view base =
-      slash == std::string_view::npos ? executable : executable.substr(slash + 1);
-  return base.starts_with("python") || base.starts_with("pypy");
-}
-
 bool runs_python_interpreter() {
   char path[4096];
   const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
