@@ -1,6 +1,5 @@
 #include "inject/tsan/host_function_markers.h"
 
-
 #include <condition_variable>
 #include <mutex>
 #include <utility>
