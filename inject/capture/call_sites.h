@@ -6,8 +6,11 @@
 #include <span>
 
 #include "inject/model/cuda_model.h"
+#include "sanitizer/log/interpreter_frame.h"
 
 namespace streamsan::injection {
+
+class python_frames;
 
 class call_site_source {
  public:
@@ -27,11 +30,11 @@ class call_site_source {
 // (interpreter_frame_address), which no return address can take, and the
 // capture returns those frames instead of the native ones, or after them
 // when the native frames are asked for (cpp_stacks). The frames last until
-// the thread clears them (the operator ended).
-inline constexpr std::uint64_t interpreter_frame_base = 0xFFFF'FF00'0000'0000ull;
-constexpr std::uint64_t interpreter_frame_address(std::uint32_t id) noexcept {
-  return interpreter_frame_base | id;
-}
+// the thread clears them (the operator ended). Where the support set none
+// (no operator runs, or a program without torch: CuPy, Triton, numba), the
+// thread's Python stack is read from the interpreter at the call (Note
+// [Python frames read in place] in inject/stack/python_frames.h), behind
+// the native frames, which reports fold unless asked for.
 // The calling thread's interpreter frames, innermost first (empty clears).
 // At most 64 are kept.
 void set_interpreter_frames(std::span<const std::uint32_t> ids) noexcept;
@@ -45,10 +48,14 @@ class unwinder_call_sites final : public call_site_source {
   // frames (Note [Interpreter frames]).
   explicit unwinder_call_sites(unsigned depth, bool native_with_interpreter = false) noexcept;
   call_site capture(std::uint64_t path_key) noexcept override;
+  // The interpreter's frames at calls without the PyTorch support's (null:
+  // none). Set before the first capture; outlives the captures.
+  void read_python_frames(python_frames* reader) noexcept { python_ = reader; }
 
  private:
   unsigned depth_;
   bool native_with_interpreter_;
+  python_frames* python_ = nullptr;
 };
 
 // The domains a path key tells apart: the dispatcher's two, then the ones a

@@ -99,7 +99,7 @@ STREAMSAN_EXPORT void streamsan_inject_torch_frame(std::uint32_t id, const char*
   auto* s = process_session::current();
   if (s == nullptr) return;
   try {
-    s->model().symbol_defined(streamsan::injection::interpreter_frame_address(id),
+    s->model().symbol_defined(streamsan::interpreter_frame_address(id),
                               function ? function : "", file ? file : "", line, "");
   } catch (...) {
   }

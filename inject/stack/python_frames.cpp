@@ -1,0 +1,318 @@
+#include "inject/stack/python_frames.h"
+
+#include <dlfcn.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "sanitizer/log/interpreter_frame.h"
+#include "inject/stack/python_paths.h"
+
+namespace streamsan::injection {
+namespace {
+
+// Note [The first walks read safely]
+// The layouts are CPython's own (python_layout.cpp) and a walk checks every
+// object's type before it reads its fields, but a build the table does not
+// describe (a free-threaded or a Py_TRACE_REFS interpreter, a distribution's
+// patched one) would send the first walk to addresses that are not mapped.
+// So the first walks read through process_vm_readv, which reports an
+// unreadable address instead of faulting; once they have all checked out,
+// the reader reads memory directly (a walk is then a few loads a frame).
+bool read_checked(const void* from, void* to, std::size_t n) noexcept {
+  iovec local{to, n};
+  iovec remote{const_cast<void*>(from), n};
+  return ::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(n);
+}
+
+bool read_direct(const void* from, void* to, std::size_t n) noexcept {
+  std::memcpy(to, from, n);
+  return true;
+}
+
+template <class T>
+bool load(const char* at, T& out, bool (*read)(const void*, void*, std::size_t) noexcept) {
+  return at != nullptr && read(at, &out, sizeof out);
+}
+
+const char* as_bytes(const void* p) { return static_cast<const char*>(p); }
+
+constexpr std::uint32_t ob_type_offset = 8;  // PyObject: ob_refcnt, ob_type
+constexpr std::size_t max_name = 1024;
+constexpr std::uint32_t first_id = 0x8000'0000u;
+constexpr std::size_t max_entries = 1u << 16;
+
+void append_utf8(std::string& out, std::uint32_t c) {
+  if (c < 0x80) {
+    out.push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (c >> 6)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else if (c < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (c >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (c >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
+}
+
+template <class T>
+T symbol(const char* name) {
+  return reinterpret_cast<T>(::dlsym(RTLD_DEFAULT, name));
+}
+
+// Note [Layouts checked against the interpreter's own offsets]
+// From 3.13 on, CPython publishes the offsets of its structures for
+// debuggers at the start of _PyRuntime (_Py_DebugOffsets, cookie
+// "xdebugpy"). Where the table has a layout for such a version, its
+// offsets must be the interpreter's, and the interpreter must not be
+// free-threaded (whose objects have another header): anything else is a
+// build the table does not describe. The positions below are those of
+// 3.13's _Py_DebugOffsets.
+std::string check_debug_offsets(const python_entry_points& api, const python_layout& l) {
+  if (l.minor < 13) return "";
+  if (api.runtime == nullptr) return "its _PyRuntime is not exported";
+  const char* r = as_bytes(api.runtime);
+  if (std::memcmp(r, "xdebugpy", 8) != 0) return "its debug offsets are missing";
+  const auto at = [&](std::size_t offset) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, r + offset, sizeof v);
+    return v;
+  };
+  if (at(16) != 0) return "it is a free-threaded build";
+  const std::pair<std::size_t, std::uint32_t> expected[] = {
+      {184, l.current_frame}, {232, l.frame_previous}, {240, l.frame_code},
+      {248, l.frame_instr},   {264, l.frame_owner},    {280, l.code_filename},
+      {296, l.code_qualname}, {344, l.code_adaptive},  {560, l.ascii_header}};
+  for (const auto& [offset, value] : expected) {
+    if (at(offset) != value) return "its structures are not those of CPython's release";
+  }
+  return "";
+}
+
+// "3.10" of Py_GetVersion's "3.10.13 (main, ...)".
+std::string major_minor(std::string_view version) {
+  const auto first = version.find('.');
+  if (first == std::string_view::npos) return "?";
+  const auto second = version.find_first_not_of("0123456789", first + 1);
+  return std::string(version.substr(0, second));
+}
+
+}  // namespace
+
+python_frames_attachment attach_python_frames(python_frame_definer define) {
+  python_entry_points api;
+  const auto* version = symbol<const unsigned long*>("Py_Version");
+  api.is_initialized = symbol<int (*)()>("Py_IsInitialized");
+  api.this_thread_state = symbol<void* (*)()>("PyGILState_GetThisThreadState");
+  api.addr2line = symbol<int (*)(void*, int)>("PyCode_Addr2Line");
+  api.code_type = symbol<const void*>("PyCode_Type");
+  api.unicode_type = symbol<const void*>("PyUnicode_Type");
+  api.runtime = symbol<const void*>("_PyRuntime");
+  if (api.is_initialized == nullptr || api.this_thread_state == nullptr) return {};  // no CPython
+  const auto legacy = symbol<const char* (*)()>("Py_GetVersion");
+  if (version == nullptr) {
+    // Before 3.11: no Py_Version, and frames of another kind.
+    return {nullptr, "Python " + major_minor(legacy != nullptr ? legacy() : "") +
+                         "'s frames are not read (3.11 to 3.13 are)"};
+  }
+  api.version = *version;
+  const unsigned major = (api.version >> 24) & 0xff, minor = (api.version >> 16) & 0xff;
+  const std::string named = "Python " + std::to_string(major) + "." + std::to_string(minor);
+  const auto layout = python_layout_for_hex(api.version);
+  if (!layout) return {nullptr, named + "'s frames are not read (3.11 to 3.13 are)"};
+  if (api.addr2line == nullptr || api.code_type == nullptr || api.unicode_type == nullptr) {
+    return {nullptr, named + "'s frames are not read: an entry point is missing"};
+  }
+  if (const auto why = check_debug_offsets(api, *layout); !why.empty()) {
+    return {nullptr, named + "'s frames are not read: " + why};
+  }
+  return {std::make_unique<python_frames>(api, *layout, std::move(define)), ""};
+}
+
+python_frames::python_frames(const python_entry_points& api, const python_layout& layout,
+                             python_frame_definer define)
+    : api_(api), layout_(layout), define_(std::move(define)) {}
+
+std::string python_frames::stopped() const {
+  std::lock_guard lock(mutex_);
+  return stopped_;
+}
+
+void python_frames::stop(std::string why) noexcept {
+  running_.store(false, std::memory_order_relaxed);
+  try {
+    std::lock_guard lock(mutex_);
+    if (stopped_.empty()) stopped_ = std::move(why);
+  } catch (...) {
+  }
+}
+
+std::size_t python_frames::read_raw(std::span<raw_frame> out, byte_reader read) noexcept {
+  const python_layout& l = layout_;
+  const char* tstate = as_bytes(api_.this_thread_state());
+  if (tstate == nullptr) return 0;  // a thread that never ran Python
+  const char* frame = nullptr;
+  if (l.via_cframe) {
+    const char* cframe = nullptr;
+    if (!load(tstate + l.tstate_cframe, cframe, read)) return 0;
+    if (cframe == nullptr || !load(cframe + l.current_frame, frame, read)) return 0;
+  } else if (!load(tstate + l.current_frame, frame, read)) {
+    return 0;
+  }
+  std::size_t n = 0;
+  for (std::size_t hops = 0; frame != nullptr; ++hops) {
+    if (hops == max_walk) {
+      stop("a frame chain longer than " + std::to_string(max_walk));
+      return 0;
+    }
+    const char* code = nullptr;
+    const char* instr = nullptr;
+    std::uint8_t owner = 0;
+    if (!load(frame + l.frame_code, code, read) || !load(frame + l.frame_instr, instr, read) ||
+        !load(frame + l.frame_owner, owner, read)) {
+      stop("a frame could not be read");
+      return 0;
+    }
+    const void* type = nullptr;
+    // A shim frame (3.12 on) holds no code of the program's; 3.13's may
+    // hold another executable.
+    const bool shim = owner == l.owner_cstack;
+    if (!shim && (!load(code + ob_type_offset, type, read) || type != api_.code_type)) {
+      stop("a frame's code is not a code object");
+      return 0;
+    }
+    int first_traceable = 0;
+    if (!shim && !load(code + l.code_firsttraceable, first_traceable, read)) return 0;
+    const char* bytecode = code + l.code_adaptive;
+    // An incomplete frame (its function's prologue still running) is not
+    // shown, as in the interpreter's own tracebacks.
+    const bool incomplete = !shim && owner != l.owner_generator &&
+                            instr < bytecode + 2 * static_cast<std::ptrdiff_t>(first_traceable);
+    if (!shim && !incomplete && n < out.size()) out[n++] = raw_frame{code, instr - bytecode};
+    if (!load(frame + l.frame_previous, frame, read)) return 0;
+  }
+  return n;
+}
+
+bool python_frames::read_str(const char* s, std::string& out, byte_reader read) const noexcept {
+  const python_layout& l = layout_;
+  const void* type = nullptr;
+  std::int64_t length = 0;
+  std::uint32_t state = 0;
+  if (!load(s + ob_type_offset, type, read) || type != api_.unicode_type) return false;
+  if (!load(s + l.unicode_length, length, read) || !load(s + l.unicode_state, state, read)) {
+    return false;
+  }
+  const unsigned kind = (state >> 2) & 7;
+  const bool compact = (state & 0x20) != 0, ascii = (state & 0x40) != 0;
+  if (!compact || length < 0 || (kind != 1 && kind != 2 && kind != 4)) return false;
+  const std::size_t count = std::min<std::size_t>(static_cast<std::size_t>(length), max_name);
+  const char* data = s + (ascii ? l.ascii_header : l.compact_header);
+  std::array<char, max_name * 4> chars;
+  if (!read(data, chars.data(), count * kind)) return false;
+  out.clear();
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint32_t c = 0;
+    std::memcpy(&c, chars.data() + i * kind, kind);  // little-endian
+    append_utf8(out, c);
+  }
+  return true;
+}
+
+const python_frames::entry* python_frames::lookup(const raw_frame& f) {
+  const python_layout& l = layout_;
+  const auto read = safe_walks_left_.load(std::memory_order_relaxed) > 0 ? read_checked : read_direct;
+  const void* filename = nullptr;
+  const void* qualname = nullptr;
+  if (!load(f.code + l.code_filename, filename, read) ||
+      !load(f.code + l.code_qualname, qualname, read)) {
+    return nullptr;
+  }
+  const code_key key{f.code, f.offset};
+  if (auto it = entries_.find(key); it != entries_.end()) {
+    // The same code object, not a new one at a freed one's address.
+    if (it->second.filename == filename && it->second.qualname == qualname) return &it->second;
+    entries_.erase(it);
+  }
+  if (entries_.size() >= max_entries) entries_.clear();
+  entry e;
+  e.filename = filename;
+  e.qualname = qualname;
+  if (!read_str(as_bytes(filename), e.file, read) || !read_str(as_bytes(qualname), e.function, read)) {
+    // Under mutex_: stop()'s own lock is not taken.
+    running_.store(false, std::memory_order_relaxed);
+    if (stopped_.empty()) stopped_ = "a code object's name is not a compact string";
+    return nullptr;
+  }
+  const int line = api_.addr2line(const_cast<char*>(f.code), static_cast<int>(f.offset));
+  e.line = line > 0 ? static_cast<std::uint32_t>(line) : 0;
+  e.kind = static_cast<std::uint8_t>(classify_python_file(e.file));
+  return &entries_.emplace(key, std::move(e)).first->second;
+}
+
+std::uint32_t python_frames::id_of(entry& e) {
+  if (e.id != 0) return e.id;
+  std::string location = e.file;
+  location.push_back('\0');
+  location += e.function;
+  location.push_back('\0');
+  location += std::to_string(e.line);
+  if (auto it = ids_.find(location); it != ids_.end()) return e.id = it->second;
+  if (next_id_ == 0x7FFF'FFFFu) return 0;  // ids spent: the frame goes unshown
+  const std::uint32_t id = first_id | ++next_id_;
+  define_(interpreter_frame_address(id), e.function, e.file, e.line);
+  ids_.emplace(std::move(location), id);
+  return e.id = id;
+}
+
+std::size_t python_frames::current(std::span<std::uint64_t> out) noexcept {
+  if (out.empty() || !running_.load(std::memory_order_relaxed)) return 0;
+  // Not initialized (or finalizing: Py_FinalizeEx clears it before it
+  // frees the thread states): nothing may be read.
+  if (api_.is_initialized() == 0) return 0;
+  std::array<raw_frame, max_walk> raw;
+  const bool checked = safe_walks_left_.load(std::memory_order_relaxed) > 0;
+  const std::size_t n = read_raw(raw, checked ? read_checked : read_direct);
+  if (n == 0) return 0;
+  try {
+    std::lock_guard lock(mutex_);
+    if (!running_.load(std::memory_order_relaxed)) return 0;
+    std::array<entry*, max_walk> found{};
+    std::size_t user = 0, generated = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      found[i] = const_cast<entry*>(lookup(raw[i]));
+      if (found[i] == nullptr) return 0;
+      const auto kind = static_cast<python_file_kind>(found[i]->kind);
+      user += kind == python_file_kind::user;
+      generated += kind == python_file_kind::generated;
+    }
+    // Note [Folded Python frames]; generated code behind a real file's
+    // frames is dropped (the PyTorch support's rule: an exec'd string
+    // between two of the user's frames is a framework's glue).
+    const auto shown = [&](const entry& e) {
+      const auto kind = static_cast<python_file_kind>(e.kind);
+      if (user == 0 && generated == 0) return true;
+      return kind == python_file_kind::user || (user == 0 && kind == python_file_kind::generated);
+    };
+    std::size_t written = 0;
+    for (std::size_t i = 0; i < n && written < out.size(); ++i) {
+      if (!shown(*found[i])) continue;
+      if (const auto id = id_of(*found[i]); id != 0) out[written++] = interpreter_frame_address(id);
+    }
+    if (checked) safe_walks_left_.fetch_sub(1, std::memory_order_relaxed);
+    return written;
+  } catch (...) {
+    return 0;
+  }
+}
+
+}  // namespace streamsan::injection

@@ -1,0 +1,141 @@
+// The Python stack of the calling thread at a CUDA call, read from the
+// interpreter's memory without its lock.
+//
+// Note [Python frames read in place]
+// A Python program's CUDA calls come from extension modules, and most of
+// them release the GIL around the call: CuPy's and cuda-python's Cython
+// (`with nogil`), ctypes (numba), Triton's launcher. The interpreter's API
+// then may not be called (it would need the GIL, which another thread may
+// hold while it waits for the driver lock our callback runs under). But the
+// thread is inside that call: its own interpreter frames cannot change
+// until it returns, and they are plain memory. So they are read in place,
+// as an out-of-process profiler does, through the layout of the running
+// CPython's minor version (python_layout.h):
+//   this thread's PyThreadState (PyGILState_GetThisThreadState, which reads
+//   a thread-specific key and needs no lock) -> its innermost
+//   _PyInterpreterFrame -> each frame's code object and instruction ->
+//   the line (PyCode_Addr2Line, a pure function of the code object) and the
+//   code's file and qualified name (compact strings, read in place).
+// Every object read is checked to be what it should be (a code object's
+// type is PyCode_Type, a name's PyUnicode_Type) before its fields are
+// read, and a frame chain longer than any real one ends the walk: a layout
+// that does not match the interpreter turns the reader off rather than
+// reading further (said once, in the report). An interpreter that is not
+// initialized, or is finalizing, is not read: its thread states may be
+// freed. Code objects are not referenced (that would need the GIL), so
+// cached names are checked against the code object's current file and
+// name pointers at every hit: a new code object at a freed one's address
+// is looked up again.
+//
+// The user's frames (python_paths.h) become interpreter frames of the
+// report (Note [Interpreter frames] in inject/capture/call_sites.h), with
+// ids of their own from 0x8000'0000 (the PyTorch support's Python side
+// numbers from 1, its native hook from 0x4000'0000). The PyTorch support's
+// frames, where it set them for an operator, take precedence.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <atomic>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "inject/stack/python_layout.h"
+
+namespace streamsan::injection {
+
+// Names interpreter frame `address` (interpreter_frame_address of an id).
+using python_frame_definer = std::function<void(
+    std::uint64_t address, std::string_view function, std::string_view file, std::uint32_t line)>;
+
+// The interpreter's entry points the reader calls, found in this process.
+struct python_entry_points {
+  int (*is_initialized)() = nullptr;
+  void* (*this_thread_state)() = nullptr;
+  int (*addr2line)(void* code, int byte_offset) = nullptr;
+  const void* code_type = nullptr;
+  const void* unicode_type = nullptr;
+  // _PyRuntime, for 3.13's debug offsets (Note [Layouts checked against
+  // the interpreter's own offsets] in python_frames.cpp).
+  const void* runtime = nullptr;
+  unsigned long version = 0;  // Py_Version
+};
+
+class python_frames;
+
+struct python_frames_attachment {
+  std::unique_ptr<python_frames> frames;  // null when not read
+  // Why a Python interpreter's frames are not read ("" when they are, or
+  // when this process runs no CPython): for the report.
+  std::string not_read;
+};
+
+// The reader for this process's interpreter, found through dlsym.
+python_frames_attachment attach_python_frames(python_frame_definer define);
+
+class python_frames {
+ public:
+  python_frames(const python_entry_points& api, const python_layout& layout,
+                python_frame_definer define);
+
+  // Writes the interpreter frame addresses of the calling thread's Python
+  // stack, innermost first, the user's frames only (python_paths.h);
+  // returns how many. 0 when the thread runs no Python code.
+  std::size_t current(std::span<std::uint64_t> out) noexcept;
+
+  // "" while reading; else why it stopped (a layout that did not match).
+  std::string stopped() const;
+  const python_layout& layout() const noexcept { return layout_; }
+
+  struct raw_frame {
+    const char* code = nullptr;
+    std::int64_t offset = 0;  // the instruction's byte offset in the bytecode
+  };
+  static constexpr std::size_t max_walk = 256;
+
+ private:
+  struct code_key {
+    const char* code;
+    std::int64_t offset;
+    bool operator==(const code_key&) const = default;
+  };
+  struct code_key_hash {
+    std::size_t operator()(const code_key& k) const noexcept {
+      return std::hash<const void*>{}(k.code) ^ (static_cast<std::size_t>(k.offset) * 0x9E3779B97F4A7C15ull);
+    }
+  };
+  struct entry {
+    const void* filename = nullptr;  // the code's, when cached
+    const void* qualname = nullptr;
+    std::uint32_t id = 0;  // 0: not defined yet (a folded frame)
+    std::uint8_t kind = 0;  // python_file_kind
+    std::string file, function;
+    std::uint32_t line = 0;
+  };
+
+  // Copies `n` bytes at `from`; false when they cannot be read.
+  using byte_reader = bool (*)(const void* from, void* to, std::size_t n) noexcept;
+  std::size_t read_raw(std::span<raw_frame> out, byte_reader read) noexcept;
+  bool read_str(const char* s, std::string& out, byte_reader read) const noexcept;
+  const entry* lookup(const raw_frame& f);
+  std::uint32_t id_of(entry& e);
+  void stop(std::string why) noexcept;
+
+  python_entry_points api_;
+  python_layout layout_;
+  python_frame_definer define_;
+  mutable std::mutex mutex_;
+  std::unordered_map<code_key, entry, code_key_hash> entries_;
+  std::unordered_map<std::string, std::uint32_t> ids_;  // file \0 function \0 line
+  std::uint32_t next_id_ = 0;
+  std::string stopped_;
+  std::atomic<bool> running_{true};
+  // Note [The first walks read safely]
+  std::atomic<unsigned> safe_walks_left_{8};
+};
+
+}  // namespace streamsan::injection

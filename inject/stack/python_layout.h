@@ -1,0 +1,53 @@
+// Where a CPython interpreter keeps what a Python stack is read from: the
+// thread's innermost frame, each frame's code, caller and instruction, each
+// code object's file and name, a string's characters. One table a minor
+// version (Note [Python frames read in place] in python_frames.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace streamsan::injection {
+
+struct python_layout {
+  unsigned major = 3;
+  unsigned minor = 0;
+  // The thread state's innermost _PyInterpreterFrame: at
+  // tstate->cframe->current_frame (3.11, 3.12; `via_cframe`), or at
+  // tstate->current_frame (3.13).
+  bool via_cframe = false;
+  std::uint32_t tstate_cframe = 0;
+  std::uint32_t current_frame = 0;
+  // _PyInterpreterFrame: its code object (f_code, f_executable), its
+  // caller, its instruction (prev_instr until 3.12, instr_ptr from 3.13:
+  // the line is the same function of either) and who owns it.
+  std::uint32_t frame_code = 0;
+  std::uint32_t frame_previous = 0;
+  std::uint32_t frame_instr = 0;
+  std::uint32_t frame_owner = 0;
+  // FRAME_OWNED_BY_GENERATOR, and FRAME_OWNED_BY_CSTACK (the interpreter's
+  // entry shim, 3.12 on; 0xff: none).
+  std::uint8_t owner_generator = 1;
+  std::uint8_t owner_cstack = 0xff;
+  // PyCodeObject.
+  std::uint32_t code_filename = 0;
+  std::uint32_t code_qualname = 0;
+  std::uint32_t code_firsttraceable = 0;  // an int
+  std::uint32_t code_adaptive = 0;        // co_code_adaptive: the bytecode
+  // PyASCIIObject and PyCompactUnicodeObject: the compact strings'
+  // characters follow these headers.
+  std::uint32_t unicode_length = 16;
+  std::uint32_t unicode_state = 32;
+  std::uint32_t ascii_header = 0;
+  std::uint32_t compact_header = 0;
+};
+
+// The layout of CPython `major`.`minor` (the release's own, the same for
+// every patch release of it), or none for a version this streamsan does
+// not know: 3.11, 3.12 and 3.13 are known.
+std::optional<python_layout> python_layout_for(unsigned major, unsigned minor) noexcept;
+
+// The same from Py_Version's value (0xMMmmppRS).
+std::optional<python_layout> python_layout_for_hex(unsigned long py_version) noexcept;
+
+}  // namespace streamsan::injection

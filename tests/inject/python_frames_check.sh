@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs tests/inject/python_frames_test.py under every CPython this machine
+# has (python3 on PATH, python3.N on PATH, pyenv's versions): each must
+# either match its own tracebacks (3.11 to 3.13) or say that its frames are
+# not read. Usage: python_frames_check.sh PROBE_LIBRARY TEST_SCRIPT
+set -u
+probe=$1 script=$2
+declare -A seen=()
+checked=0 failed=0
+candidates=(python3 python3.10 python3.11 python3.12 python3.13 python3.14)
+for p in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/*/bin/python3; do candidates+=("$p"); done
+for candidate in "${candidates[@]}"; do
+  python=$(command -v "$candidate" 2>/dev/null) || continue
+  version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || continue
+  [[ -n ${seen[$version]:-} ]] && continue
+  seen[$version]=1
+  expect_not_read=1
+  [[ $version == 3.11 || $version == 3.12 || $version == 3.13 ]] && expect_not_read=0
+  [[ $version == 2.* ]] && continue  # ctypes.PyDLL and the script are Python 3's
+  echo "== $python ($version)"
+  if EXPECT_NOT_READ=$expect_not_read "$python" "$script" "$probe"; then
+    checked=$((checked + 1))
+  else
+    failed=$((failed + 1))
+  fi
+done
+if ((checked + failed == 0)); then
+  echo "SKIP: no python3"
+  exit 77
+fi
+echo "$checked interpreters passed, $failed failed"
+((failed == 0))

@@ -1,0 +1,132 @@
+"""Python frames read in place (Note [Python frames read in place] in
+inject/stack/python_frames.h), checked against the interpreter's own
+traceback:
+
+    python3 python_frames_test.py PROBE_LIBRARY
+
+PROBE_LIBRARY is tests/inject/python_frames_probe.cpp's. Each case calls the
+probe from Python code of another shape (nested functions, a generator, a
+method, a thread, code from a string, a frame at a first line) twice: through
+ctypes.CDLL, which releases the GIL for the call as CuPy's and cuda-python's
+Cython does, and through ctypes.PyDLL, which keeps it as pybind11 does. The
+probe's frames must be this file's frames of traceback.extract_stack(), in
+the same order, with the same lines and qualified names. Prints one line per
+case and exits 1 on any difference; an interpreter whose frames the library
+does not read must say so (`not read: Python X.Y ...`), and then exits 0
+with EXPECT_NOT_READ=1 set, 1 otherwise.
+"""
+import ctypes
+import os
+import sys
+import threading
+import traceback
+
+HERE = os.path.abspath(__file__)
+
+
+def load(path, kind):
+    lib = kind(path)
+    lib.probe_python_frames.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    lib.probe_python_frames.restype = ctypes.c_int
+    return lib
+
+
+def expected(f):
+    """This file's frames from `f` outward, innermost first, as
+    file:line:qualname: what the probe must find."""
+    out = []
+    while f is not None:
+        code = f.f_code
+        if os.path.abspath(code.co_filename) == HERE:
+            name = getattr(code, "co_qualname", code.co_name)
+            out.append("%s:%d:%s" % (code.co_filename, f.f_lineno, name))
+        f = f.f_back
+    return out
+
+
+def probe(lib):
+    """(the probe's frames, the expected ones): both taken on one line."""
+    buf = ctypes.create_string_buffer(1 << 16)
+    want = expected(sys._getframe()); n = lib.probe_python_frames(buf, len(buf))  # noqa: E702
+    if n < 0:
+        raise RuntimeError("probe output cut")
+    return buf.value.decode("utf-8"), want
+
+
+class Checker:
+    def __init__(self, libs):
+        self.libs = libs
+        self.failures = 0
+
+    def check(self, case):
+        for kind, lib in self.libs:
+            got, want = probe(lib)
+            got = got.splitlines()
+            ok = got == want
+            self.failures += not ok
+            print("%s %s %s" % ("PASS" if ok else "FAIL", case, kind))
+            if not ok:
+                print("  got:  %s\n  want: %s" % (got, want))
+
+
+def nested(checker, depth):
+    if depth == 0:
+        checker.check("nested")
+        return
+    nested(checker, depth - 1)
+
+
+class Model:
+    def forward(self, checker):
+        checker.check("method")
+
+    @staticmethod
+    def static(checker):
+        checker.check("staticmethod")
+
+
+def generator(checker):
+    checker.check("generator")
+    yield 1
+
+
+def in_thread(checker):
+    t = threading.Thread(target=lambda: checker.check("thread"))
+    t.start()
+    t.join()
+
+
+def from_string(checker):
+    code = compile("def f(c):\n    c.check('string')\nf(checker)\n", "<probe-string>", "exec")
+    exec(code, {"checker": checker})
+
+
+def comprehension(checker):
+    return [checker.check("comprehension") for _ in range(1)]
+
+
+def main():
+    path = sys.argv[1]
+    libs = [("nogil", load(path, ctypes.CDLL)), ("gil", load(path, ctypes.PyDLL))]
+    first = probe(libs[0][1])[0]
+    if first.startswith("not read:"):
+        print(first.strip())
+        return 0 if os.environ.get("EXPECT_NOT_READ") == "1" else 1
+    if os.environ.get("EXPECT_NOT_READ") == "1":
+        print("FAIL read, expected not read: %s" % first.strip())
+        return 1
+    checker = Checker(libs)
+    checker.check("main")
+    nested(checker, 5)
+    Model().forward(checker)
+    Model.static(checker)
+    list(generator(checker))
+    in_thread(checker)
+    from_string(checker)
+    comprehension(checker)
+    print("%d failed" % checker.failures)
+    return 1 if checker.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
