@@ -5,6 +5,7 @@
 #include <span>
 
 #include "inject/stack/fast_unwinder.h"
+#include "inject/stack/python_frames.h"
 #include "sanitizer/log/thread_state_ref.h"
 
 namespace streamsan::injection {
@@ -44,8 +45,20 @@ call_site unwinder_call_sites::capture(std::uint64_t path_key) noexcept {
   capture_state& me = thread_state_ref(this_thread);
   auto& frames = me.frames;
   std::size_t n = 0;
-  const std::size_t python = std::min<std::size_t>(me.interpreter_count, depth_);
-  if (python == 0 || native_with_interpreter_) {
+  std::size_t python = std::min<std::size_t>(me.interpreter_count, depth_);
+  const std::uint64_t* interpreter = me.interpreter.data();
+  std::array<std::uint64_t, max_depth> read;
+  bool read_in_place = false;
+  if (python == 0 && python_ != nullptr) {
+    python = python_->current(std::span<std::uint64_t>(read.data(), depth_));
+    interpreter = read.data();
+    read_in_place = python > 0;
+  }
+  // Frames read in place keep the native ones in front: the call site's
+  // module decides the library suppressions (Note [Built-in library
+  // suppressions]), and reports fold them (Note [Python stacks fold their
+  // native frames] in sanitizer/report/user_stack.cpp).
+  if (python == 0 || native_with_interpreter_ || read_in_place) {
     // Leave room for the interpreter frames behind the native ones.
     const std::size_t native_room =
         python == 0 ? depth_ : std::max<std::size_t>(depth_ - python, depth_ / 2);
@@ -53,7 +66,7 @@ call_site unwinder_call_sites::capture(std::uint64_t path_key) noexcept {
                       &me.unwinder);
   }
   const std::size_t take = std::min(python, depth_ - n);
-  std::copy_n(me.interpreter.begin(), take, frames.begin() + static_cast<std::ptrdiff_t>(n));
+  std::copy_n(interpreter, take, frames.begin() + static_cast<std::ptrdiff_t>(n));
   return call_site{std::span<const std::uint64_t>(frames.data(), n + take)};
 }
 

@@ -96,6 +96,7 @@ session::session(session_config config, driver_queries& driver)
   recorder_.add_sink(resolver_);
   model_.set_footprint_resolver(&resolver_);
   nvtx_ = std::make_unique<nvtx_to_model>(model_, call_sites_);
+  if (options.stack_depth > 0) attach_python_frames();
   const auto consumer = [this](record_sink& sink) {
     if (engine_queue_) {
       engine_queue_->add_downstream(sink);
@@ -310,6 +311,7 @@ std::uint64_t session::print_report() noexcept {
     if (options.print_limit != 0) ro.print_limit = options.print_limit;
     ro.stacks.raw = options.raw_stacks;
     ro.stacks.depth = options.stack_depth;
+    ro.stacks.native_with_python = options.cpp_stacks;
     // Python programs (their frames) get torch's words in fix hints.
     ro.vocabulary = detect_vocabulary(filtered.kept, symbols);
     ro.process = name_this_process();
@@ -328,6 +330,9 @@ std::uint64_t session::print_report() noexcept {
     }
     ro.color = out == &std::cerr && use_color(options.color, STDERR_FILENO);
     streamsan::print_report(*out, options.format, input, symbols, ro);
+    if (options.format == report_format::text && !filtered.kept.empty()) {
+      say_python_frames_unread(*out);
+    }
     out->flush();
     // Possible races (candidates) are listed, not counted.
     return confirmed_count(filtered.kept);
@@ -344,6 +349,30 @@ void session::close_trace() noexcept {
   } catch (const std::exception& e) {
     std::cerr << "streamsan: " << e.what() << '\n';
   }
+}
+
+void session::attach_python_frames() noexcept {
+  try {
+    auto attached = injection::attach_python_frames(
+        [this](std::uint64_t address, std::string_view function, std::string_view file,
+               std::uint32_t line) { model_.symbol_defined(address, function, file, line, ""); });
+    python_frames_ = std::move(attached.frames);
+    python_frames_not_read_ = std::move(attached.not_read);
+    call_sites_.read_python_frames(python_frames_.get());
+  } catch (const std::exception& e) {
+    python_frames_not_read_ = std::string("Python frames are not read: ") + e.what();
+  }
+}
+
+void session::say_python_frames_unread(std::ostream& out) const {
+  // The PyTorch support's operators carry their own frames; what is said
+  // here is about every other call.
+  std::string why = python_frames_not_read_;
+  if (why.empty() && python_frames_) {
+    const auto stopped = python_frames_->stopped();
+    if (!stopped.empty()) why = "Python frames stopped being read: " + stopped;
+  }
+  if (!why.empty()) out << "streamsan: " << why << "; the stacks above show native frames\n";
 }
 
 std::string_view session::host_accesses() const noexcept {

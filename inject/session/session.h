@@ -46,6 +46,7 @@
 #include "inject/precise/footprint_resolver.h"
 #include "inject/sanitizer_api/sanitizer_source.h"
 #include "inject/session/options.h"
+#include "inject/stack/python_frames.h"
 #include "inject/tsan/tsan_attachment.h"
 #include "sanitizer/engine/engine.h"
 #include "sanitizer/log/queued_sink.h"
@@ -199,6 +200,10 @@ class session {
   // Returns the number of diagnostics left after suppressions.
   std::uint64_t print_report() noexcept;
   void print_debug_counters() const;
+  // Reads this process's Python frames at its CUDA calls, if it runs CPython.
+  void attach_python_frames() noexcept;
+  // One line after a text report whose Python stacks are native frames.
+  void say_python_frames_unread(std::ostream& out) const;
   void close_trace() noexcept;
   void write_result(std::uint64_t diagnostics) const noexcept;
   // For the result file: "tsan", "torch" (the PyTorch support tells the
@@ -216,6 +221,10 @@ class session {
   std::unique_ptr<trace_writer> trace_;
   std::unique_ptr<record_sink> debug_dump_;  // STREAMSAN_DEBUG=2
   cuda_model model_;
+  // Note [Python frames read in place]; null outside CPython. Before
+  // call_sites_, which points to it.
+  std::unique_ptr<python_frames> python_frames_;
+  std::string python_frames_not_read_;  // why not, for a report
   unwinder_call_sites call_sites_;
   api_dispatcher dispatcher_;
   cupti_subscriber callbacks_;

@@ -1,8 +1,10 @@
 #include "sanitizer/report/user_stack.h"
 
 #include <algorithm>
+#include <optional>
 #include <span>
 
+#include "sanitizer/log/interpreter_frame.h"
 #include "sanitizer/report/describe.h"
 
 namespace streamsan {
@@ -82,6 +84,40 @@ std::string frame_at(const stack_line& line, const std::filesystem::path& root) 
   return text;
 }
 
+// Note [Python stacks fold their native frames]
+// Where the capture read a Python program's frames from its interpreter
+// (Note [Python frames read in place] in inject/stack/python_frames.h), it
+// keeps the native frames in front of them: the call site's module
+// decides the library suppressions, and `--cpp-stacks` shows them. A
+// report shows the Python frames by default, so the native ones fold
+// into the first Python frame's line as the CUDA frames before a native
+// user frame do: "launch of k<<<…>>> from step at train.py:12". The
+// call's description comes from the CUDA frames before the first native
+// frame of the program's (an extension's), as in a native stack.
+std::optional<user_stack> python_view(std::span<const classified> all, const operation_ref* op,
+                                      symbolizer& symbols, const stack_view_options& options) {
+  const auto first_python = std::find_if(all.begin(), all.end(), [](const classified& f) {
+    return is_interpreter_frame(f.address);
+  });
+  if (first_python == all.begin() || first_python == all.end()) return std::nullopt;
+  const auto native = all.first(static_cast<std::size_t>(first_python - all.begin()));
+  std::size_t first_user = 0;
+  while (first_user < native.size() && is_internal(native[first_user].kind)) ++first_user;
+  user_stack view;
+  for (auto it = first_python; it != all.end(); ++it) {
+    if (!is_interpreter_frame(it->address)) continue;  // cannot happen: Python frames come last
+    if (options.depth != 0 && view.lines.size() == options.depth) {
+      view.dropped += static_cast<std::size_t>(all.end() - it);
+      break;
+    }
+    view.lines.push_back(line_of(*it));
+  }
+  const auto described = first_user > 0 ? native.first(first_user) : native;
+  view.lines.front().folded_call = folded_call(op, described, symbols.tables());
+  view.lines.front().folded_frames = native.size();
+  return view;
+}
+
 }  // namespace
 
 user_stack view_stack(stack_id stack, const operation_ref* op, symbolizer& symbols,
@@ -91,6 +127,9 @@ user_stack view_stack(stack_id stack, const operation_ref* op, symbolizer& symbo
   if (options.raw) {
     for (const auto& f : all) view.lines.push_back(line_of(f));
     return view;
+  }
+  if (!options.native_with_python) {
+    if (auto python = python_view(all, op, symbols, options)) return std::move(*python);
   }
   const auto chain = up_to_entry(all);
   view.dropped = all.size() - chain.size();

@@ -22,6 +22,9 @@ struct stack_view_options {
   bool raw = false;
   // User frames shown; 0 shows all that were recorded.
   std::size_t depth = 0;
+  // In a stack with Python frames, the native frames before them too
+  // (`--cpp-stacks`); else they fold into the first Python frame's line.
+  bool native_with_python = false;
 };
 
 struct stack_line {

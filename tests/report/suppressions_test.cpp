@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sanitizer/log/interpreter_frame.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -252,6 +254,21 @@ TEST_F(LibrarySuppressions, EveryOperationMustComeFromALibrary) {
   // The program's own work on one side: a real report.
   EXPECT_EQ(match(rules, race_between(cublas_stack, program_stack)), std::nullopt);
   EXPECT_EQ(match(rules, race_between(program_stack, cublas_stack)), std::nullopt);
+}
+
+TEST_F(LibrarySuppressions, PythonFramesBehindALibrarysCallDoNotHideIt) {
+  // A Python program's NCCL call, its frames read from the interpreter
+  // behind the native ones (Note [Python frames read in place]): the
+  // native call site still selects the built-in rule.
+  frame(0x51, "/venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2", "ncclGroupEnd");
+  symbol_info python;
+  python.function = "train_step";
+  python.file = "/work/train.py";
+  python.line = 12;
+  tables_.define_symbol(interpreter_frame_address(0x8000'0001u), python);
+  tables_.define_stack(stack_id{9},
+                       std::vector<std::uint64_t>{0x11, 0x51, interpreter_frame_address(0x8000'0001u)});
+  EXPECT_EQ(match(suppressions::builtin(), unrecorded_event_at(9)), 6u);  // NCCL's rule
 }
 
 TEST_F(LibrarySuppressions, UnknownCallSitesAreNeverALibrarys) {

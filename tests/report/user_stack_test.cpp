@@ -1,10 +1,12 @@
 #include "sanitizer/report/user_stack.h"
 
+#include "sanitizer/log/interpreter_frame.h"
 #include "sanitizer/report/describe.h"
 
 #include <gtest/gtest.h>
 
 #include <array>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -13,7 +15,27 @@ namespace {
 
 // A kernel launch as a static-cudart program's stack shows it on a GPU
 // machine, innermost first.
-class LaunchStack : public ::testing::Test {
+// A stack in a log's tables, viewed as reports show it.
+class ViewedStack : public ::testing::Test {
+ protected:
+  void add(std::uint64_t address, symbol_info info) { tables_.define_symbol(address, info); }
+
+  std::vector<std::string> lines(const stack_view_options& options, const operation_ref* op,
+                                 const std::filesystem::path& root) {
+    symbolizer symbols(tables_, symbol_source::log_only);
+    const auto view = view_stack(stack_id{1}, op, symbols, options);
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < view.lines.size(); ++i) {
+      out.push_back(describe_stack_line(i, view.lines[i], root));
+    }
+    return out;
+  }
+
+  log_tables tables_;
+  operation_ref op_;
+};
+
+class LaunchStack : public ViewedStack {
  protected:
   void SetUp() override {
     tables_.define_string(string_id{1}, "k_read");
@@ -34,20 +56,9 @@ class LaunchStack : public ::testing::Test {
     op_.op = operation_kind::kernel;
     op_.name = string_id{1};
   }
-  void add(std::uint64_t address, symbol_info info) { tables_.define_symbol(address, info); }
-
   std::vector<std::string> lines(const stack_view_options& options, const operation_ref* op) {
-    symbolizer symbols(tables_, symbol_source::log_only);
-    const auto view = view_stack(stack_id{1}, op, symbols, options);
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < view.lines.size(); ++i) {
-      out.push_back(describe_stack_line(i, view.lines[i], "/app"));
-    }
-    return out;
+    return ViewedStack::lines(options, op, "/app");
   }
-
-  log_tables tables_;
-  operation_ref op_;
 };
 
 TEST_F(LaunchStack, FoldsTheLaunchIntoTheFirstUserFrameAndDropsMainsCallers) {
@@ -80,6 +91,58 @@ TEST_F(LaunchStack, CallSiteIsTheFirstUserFrame) {
   ASSERT_TRUE(site);
   EXPECT_EQ(site->symbol->function, "run(float*)");
   EXPECT_EQ(site->symbol->line, 42u);
+}
+
+// A CuPy kernel launch: the driver call, CuPy's Cython, the interpreter,
+// then the frames read from the interpreter (Note [Python stacks fold
+// their native frames]).
+class PythonStack : public ViewedStack {
+ protected:
+  void SetUp() override {
+    tables_.define_string(string_id{1}, "cupy_multiply");
+    add(0x10, {"cuLaunchKernel", "", 0, "/usr/lib/libcuda.so.1", 0x10});
+    add(0x20, {"__pyx_f_4cupy_4cuda_8function__launch", "", 0,
+               "/venv/lib/python3.12/site-packages/cupy/cuda/function.so", 0x20});
+    add(0x30, {"_PyEval_EvalFrameDefault", "", 0, "/usr/bin/python3.12", 0x30});
+    add(interpreter_frame_address(0x8000'0001u), {"step", "/work/train.py", 12, "", 0});
+    add(interpreter_frame_address(0x8000'0002u), {"<module>", "/work/train.py", 30, "", 0});
+    const std::array<std::uint64_t, 5> frames{0x10, 0x20, 0x30,
+                                              interpreter_frame_address(0x8000'0001u),
+                                              interpreter_frame_address(0x8000'0002u)};
+    tables_.define_stack(stack_id{1}, frames);
+    op_.op = operation_kind::kernel;
+    op_.name = string_id{1};
+  }
+  std::vector<std::string> lines(const stack_view_options& options, const operation_ref* op) {
+    return ViewedStack::lines(options, op, "/work");
+  }
+};
+
+TEST_F(PythonStack, NativeFramesFoldIntoTheFirstPythonFrame) {
+  EXPECT_EQ(lines({}, &op_), (std::vector<std::string>{
+                                 "#0 launch of cupy_multiply<<<…>>> from step at train.py:12",
+                                 "#1 <module> train.py:30"}));
+  // Without an operation the call is the CUDA function the extension called.
+  EXPECT_EQ(lines({}, nullptr).front(), "#0 cuLaunchKernel from step at train.py:12");
+}
+
+TEST_F(PythonStack, DepthCountsPythonFrames) {
+  EXPECT_EQ(lines({.depth = 1}, &op_).size(), 1u);
+}
+
+TEST_F(PythonStack, CppStacksShowTheNativeFramesFirst) {
+  const auto all = lines({.native_with_python = true}, &op_);
+  ASSERT_GE(all.size(), 3u);
+  EXPECT_NE(all[0].find("__pyx_f_4cupy"), std::string::npos) << all[0];
+  EXPECT_EQ(all.back(), "#" + std::to_string(all.size() - 1) + " <module> train.py:30");
+}
+
+TEST_F(PythonStack, TheCallSiteIsTheUsersPythonLine) {
+  symbolizer symbols(tables_, symbol_source::log_only);
+  const auto site = find_call_site(stack_id{1}, symbols);
+  ASSERT_TRUE(site);
+  EXPECT_EQ(site->symbol->file, "/work/train.py");
+  EXPECT_EQ(site->symbol->line, 12u);
 }
 
 TEST(UserStack, StacksWithoutUserFramesAreShownAsTheyAre) {
