@@ -358,6 +358,7 @@ void session::attach_python_frames() noexcept {
                std::uint32_t line) { model_.symbol_defined(address, function, file, line, ""); });
     python_frames_ = std::move(attached.frames);
     python_frames_not_read_ = std::move(attached.not_read);
+    if (python_frames_ && config_.debug > 0) python_frames_->time_walks(true);
     call_sites_.read_python_frames(python_frames_.get());
   } catch (const std::exception& e) {
     python_frames_not_read_ = std::string("Python frames are not read: ") + e.what();
@@ -434,6 +435,18 @@ void session::print_debug_counters() const {
   print_unwinder_stats("this thread", current_thread_unwinder_stats());
   // Every thread that captured (autograd's, a program's workers), ended or not.
   print_unwinder_stats("all threads", all_threads_unwinder_stats());
+  if (python_frames_) {
+    const auto p = python_frames_->stats();
+    std::fprintf(stderr,
+                 "streamsan: debug: python frames (3.%u): walks=%llu looked_up=%llu walk_ms=%.1f%s%s\n",
+                 python_frames_->layout().minor, static_cast<unsigned long long>(p.walks),
+                 static_cast<unsigned long long>(p.frames_looked_up),
+                 static_cast<double>(p.walk_ns) / 1e6,
+                 python_frames_->stopped().empty() ? "" : " stopped: ",
+                 python_frames_->stopped().c_str());
+  } else if (!python_frames_not_read_.empty()) {
+    std::fprintf(stderr, "streamsan: debug: %s\n", python_frames_not_read_.c_str());
+  }
   if (engine_queue_) {
     const auto q = engine_queue_->statistics();
     std::fprintf(stderr,

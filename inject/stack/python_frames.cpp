@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -228,7 +229,7 @@ bool python_frames::read_str(const char* s, std::string& out, byte_reader read) 
   return true;
 }
 
-const python_frames::entry* python_frames::lookup(const raw_frame& f) {
+python_frames::entry* python_frames::lookup(const raw_frame& f) {
   const python_layout& l = layout_;
   const auto read = safe_walks_left_.load(std::memory_order_relaxed) > 0 ? read_checked : read_direct;
   const void* filename = nullptr;
@@ -242,8 +243,12 @@ const python_frames::entry* python_frames::lookup(const raw_frame& f) {
     // The same code object, not a new one at a freed one's address.
     if (it->second.filename == filename && it->second.qualname == qualname) return &it->second;
     entries_.erase(it);
+    ++generation_;  // Note [The last walk again]
   }
-  if (entries_.size() >= max_entries) entries_.clear();
+  if (entries_.size() >= max_entries) {
+    entries_.clear();
+    ++generation_;
+  }
   entry e;
   e.filename = filename;
   e.qualname = qualname;
@@ -274,7 +279,55 @@ std::uint32_t python_frames::id_of(entry& e) {
   return e.id = id;
 }
 
+namespace {
+
+// Note [The last walk again]
+// A thread's CUDA calls repeat from the same few places, and the outer
+// frames of its stack (the training loop, main) are the same from call to
+// call. Each thread keeps its last walk: the frames shared with it, counted
+// from the outermost, reuse its entries without a lookup (the two name
+// pointers are still compared: Note [Python frames read in place]), and a
+// walk equal to the last one in full reuses its result. The entries are
+// the reader's (node-based: their addresses hold until an erase or a
+// clear, which moves the reader's generation on and empties every memo).
+struct last_walk {
+  const void* reader = nullptr;
+  std::uint64_t generation = 0;
+  std::size_t count = 0;
+  std::array<python_frames::raw_frame, python_frames::max_walk> raw;
+  std::array<void*, python_frames::max_walk> found;  // python_frames::entry*
+  std::size_t written = 0;
+  std::array<std::uint64_t, 64> out;
+};
+thread_local last_walk this_thread_walk;
+
+bool same_frame(const python_frames::raw_frame& a, const python_frames::raw_frame& b) {
+  return a.code == b.code && a.offset == b.offset;
+}
+
+}  // namespace
+
+bool python_frames::names_still(const entry& e, const raw_frame& f) const noexcept {
+  const void* filename = nullptr;
+  const void* qualname = nullptr;
+  return load(f.code + layout_.code_filename, filename, read_direct) &&
+         load(f.code + layout_.code_qualname, qualname, read_direct) && e.filename == filename &&
+         e.qualname == qualname;
+}
+
 std::size_t python_frames::current(std::span<std::uint64_t> out) noexcept {
+  if (!timed_) return walk(out);
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t n = walk(out);
+  walk_ns_.fetch_add(static_cast<std::uint64_t>(
+                         std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now() - start)
+                             .count()),
+                     std::memory_order_relaxed);
+  return n;
+}
+
+std::size_t python_frames::walk(std::span<std::uint64_t> out) noexcept {
   if (out.empty() || !running_.load(std::memory_order_relaxed)) return 0;
   // Not initialized (or finalizing: Py_FinalizeEx clears it before it
   // frees the thread states): nothing may be read.
@@ -282,37 +335,81 @@ std::size_t python_frames::current(std::span<std::uint64_t> out) noexcept {
   std::array<raw_frame, max_walk> raw;
   const bool checked = safe_walks_left_.load(std::memory_order_relaxed) > 0;
   const std::size_t n = read_raw(raw, checked ? read_checked : read_direct);
+  walks_.fetch_add(1, std::memory_order_relaxed);
   if (n == 0) return 0;
   try {
     std::lock_guard lock(mutex_);
     if (!running_.load(std::memory_order_relaxed)) return 0;
+    last_walk& last = this_thread_walk;
+    if (last.reader != this || last.generation != generation_) last.count = 0;
+    // Note [The last walk again]: the shared outer frames.
+    std::size_t shared = 0;
+    while (shared < n && shared < last.count &&
+           same_frame(raw[n - 1 - shared], last.raw[last.count - 1 - shared])) {
+      ++shared;
+    }
     std::array<entry*, max_walk> found{};
-    std::size_t user = 0, generated = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      found[i] = const_cast<entry*>(lookup(raw[i]));
+    for (std::size_t k = 0; k < shared; ++k) {
+      auto* e = static_cast<entry*>(last.found[last.count - 1 - k]);
+      if (!names_still(*e, raw[n - 1 - k])) {
+        shared = k;
+        break;
+      }
+      found[n - 1 - k] = e;
+    }
+    if (shared == n && n == last.count && !checked) {
+      const std::size_t take = std::min(last.written, out.size());
+      std::copy_n(last.out.begin(), take, out.begin());
+      return take;
+    }
+    frames_looked_up_.fetch_add(n - shared, std::memory_order_relaxed);
+    for (std::size_t i = 0; i + shared < n; ++i) {
+      found[i] = lookup(raw[i]);
       if (found[i] == nullptr) return 0;
-      const auto kind = static_cast<python_file_kind>(found[i]->kind);
-      user += kind == python_file_kind::user;
-      generated += kind == python_file_kind::generated;
     }
-    // Note [Folded Python frames]; generated code behind a real file's
-    // frames is dropped (the PyTorch support's rule: an exec'd string
-    // between two of the user's frames is a framework's glue).
-    const auto shown = [&](const entry& e) {
-      const auto kind = static_cast<python_file_kind>(e.kind);
-      if (user == 0 && generated == 0) return true;
-      return kind == python_file_kind::user || (user == 0 && kind == python_file_kind::generated);
-    };
-    std::size_t written = 0;
-    for (std::size_t i = 0; i < n && written < out.size(); ++i) {
-      if (!shown(*found[i])) continue;
-      if (const auto id = id_of(*found[i]); id != 0) out[written++] = interpreter_frame_address(id);
-    }
+    const std::size_t written = shown_frames(std::span<entry* const>(found.data(), n), out);
+    last.reader = this;
+    last.generation = generation_;
+    last.count = n;
+    std::copy_n(raw.begin(), n, last.raw.begin());
+    std::copy_n(found.begin(), n, last.found.begin());
+    last.written = std::min(written, last.out.size());
+    std::copy_n(out.begin(), last.written, last.out.begin());
     if (checked) safe_walks_left_.fetch_sub(1, std::memory_order_relaxed);
     return written;
   } catch (...) {
     return 0;
   }
+}
+
+std::size_t python_frames::shown_frames(std::span<entry* const> found,
+                                        std::span<std::uint64_t> out) {
+  std::size_t user = 0, generated = 0;
+  for (const entry* e : found) {
+    const auto kind = static_cast<python_file_kind>(e->kind);
+    user += kind == python_file_kind::user;
+    generated += kind == python_file_kind::generated;
+  }
+  // Note [Folded Python frames]; generated code behind a real file's
+  // frames is dropped (the PyTorch support's rule: an exec'd string
+  // between two of the user's frames is a framework's glue).
+  const auto shown = [&](const entry& e) {
+    const auto kind = static_cast<python_file_kind>(e.kind);
+    if (user == 0 && generated == 0) return true;
+    return kind == python_file_kind::user || (user == 0 && kind == python_file_kind::generated);
+  };
+  std::size_t written = 0;
+  for (std::size_t i = 0; i < found.size() && written < out.size(); ++i) {
+    if (!shown(*found[i])) continue;
+    if (const auto id = id_of(*found[i]); id != 0) out[written++] = interpreter_frame_address(id);
+  }
+  return written;
+}
+
+python_frames_stats python_frames::stats() const noexcept {
+  return {walks_.load(std::memory_order_relaxed),
+          frames_looked_up_.load(std::memory_order_relaxed),
+          walk_ns_.load(std::memory_order_relaxed)};
 }
 
 }  // namespace streamsan::injection

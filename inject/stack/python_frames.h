@@ -67,6 +67,12 @@ struct python_entry_points {
 
 class python_frames;
 
+struct python_frames_stats {
+  std::uint64_t walks = 0;           // captures that asked
+  std::uint64_t frames_looked_up = 0;  // frames not reused from the thread's last walk
+  std::uint64_t walk_ns = 0;  // time in current(), when timed
+};
+
 struct python_frames_attachment {
   std::unique_ptr<python_frames> frames;  // null when not read
   // Why a Python interpreter's frames are not read ("" when they are, or
@@ -86,9 +92,13 @@ class python_frames {
   // stack, innermost first, the user's frames only (python_paths.h);
   // returns how many. 0 when the thread runs no Python code.
   std::size_t current(std::span<std::uint64_t> out) noexcept;
+  std::size_t walk(std::span<std::uint64_t> out) noexcept;
 
   // "" while reading; else why it stopped (a layout that did not match).
   std::string stopped() const;
+  python_frames_stats stats() const noexcept;
+  // Times every walk (for STREAMSAN_DEBUG; a clock read each side).
+  void time_walks(bool on) noexcept { timed_ = on; }
   const python_layout& layout() const noexcept { return layout_; }
 
   struct raw_frame {
@@ -121,7 +131,11 @@ class python_frames {
   using byte_reader = bool (*)(const void* from, void* to, std::size_t n) noexcept;
   std::size_t read_raw(std::span<raw_frame> out, byte_reader read) noexcept;
   bool read_str(const char* s, std::string& out, byte_reader read) const noexcept;
-  const entry* lookup(const raw_frame& f);
+  entry* lookup(const raw_frame& f);
+  // The code object at f still has e's file and name objects.
+  bool names_still(const entry& e, const raw_frame& f) const noexcept;
+  // Writes the shown frames' addresses (Note [Folded Python frames]).
+  std::size_t shown_frames(std::span<entry* const> found, std::span<std::uint64_t> out);
   std::uint32_t id_of(entry& e);
   void stop(std::string why) noexcept;
 
@@ -132,6 +146,11 @@ class python_frames {
   std::unordered_map<code_key, entry, code_key_hash> entries_;
   std::unordered_map<std::string, std::uint32_t> ids_;  // file \0 function \0 line
   std::uint32_t next_id_ = 0;
+  std::uint64_t generation_ = 0;  // Note [The last walk again]
+  std::atomic<std::uint64_t> walks_{0};
+  std::atomic<std::uint64_t> frames_looked_up_{0};
+  std::atomic<std::uint64_t> walk_ns_{0};
+  bool timed_ = false;
   std::string stopped_;
   std::atomic<bool> running_{true};
   // Note [The first walks read safely]
