@@ -30,7 +30,7 @@ class option_error : public std::runtime_error {
 inline constexpr std::string_view options_variable = "STREAMSAN_OPTIONS";
 inline constexpr std::string_view option_keys =
     "log_path, format, suppressions, builtin_suppressions, print_limit, halt_on_error, record, "
-    "stack_depth, error_exitcode, precise, capture, color, raw_stacks, cpp_stacks";
+    "stack_depth, error_exitcode, precise, capture, color, raw_stacks, cpp_stacks, python_frames";
 
 // Which API the library takes CUDA calls from (Note [Two capture sources] in
 // docs/injection.md): the Compute Sanitizer API when it is installed (it can
@@ -79,6 +79,9 @@ struct sanitizer_options {
   // In a Python program, the native (C++) frames of libtorch and the
   // interpreter in front of the Python frames (Note [Interpreter frames]).
   bool cpp_stacks = false;
+  // Reads a Python program's frames from its interpreter at calls outside
+  // the PyTorch support's operators (Note [Python frames read in place]).
+  bool python_frames = true;
 
   bool operator==(const sanitizer_options&) const = default;
 };
@@ -167,6 +170,8 @@ inline void set_option(sanitizer_options& o, std::string_view key, std::string_v
     o.raw_stacks = detail::parse_flag(key, value);
   } else if (key == "cpp_stacks") {
     o.cpp_stacks = detail::parse_flag(key, value);
+  } else if (key == "python_frames") {
+    o.python_frames = detail::parse_flag(key, value);
   } else if (key == "capture") {
     if (value == "auto") {
       o.capture = capture_source::automatic;
@@ -363,6 +368,7 @@ inline std::string to_string(const sanitizer_options& o) {
                                                                                    : "auto");
   add("raw_stacks", o.raw_stacks ? "1" : "0");
   add("cpp_stacks", o.cpp_stacks ? "1" : "0");
+  add("python_frames", o.python_frames ? "1" : "0");
   return out;
 }
 

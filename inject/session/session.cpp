@@ -96,7 +96,7 @@ session::session(session_config config, driver_queries& driver)
   recorder_.add_sink(resolver_);
   model_.set_footprint_resolver(&resolver_);
   nvtx_ = std::make_unique<nvtx_to_model>(model_, call_sites_);
-  if (options.stack_depth > 0) attach_python_frames();
+  if (options.stack_depth > 0 && options.python_frames) attach_python_frames();
   const auto consumer = [this](record_sink& sink) {
     if (engine_queue_) {
       engine_queue_->add_downstream(sink);

@@ -52,7 +52,7 @@ TEST(SanitizerOptions, UnknownKeyNamesTheKeyAndTheKnownOnes) {
     EXPECT_STREQ(e.what(),
                  "unknown option 'verbosity' (known: log_path, format, suppressions, "
                  "builtin_suppressions, print_limit, halt_on_error, record, stack_depth, "
-                 "error_exitcode, precise, capture, color, raw_stacks, cpp_stacks)");
+                 "error_exitcode, precise, capture, color, raw_stacks, cpp_stacks, python_frames)");
   }
 }
 
@@ -135,6 +135,13 @@ TEST(SanitizerOptions, CanonicalSpellingRoundTrips) {
 TEST(SanitizerOptions, BuiltinSuppressionsAreOnUnlessTurnedOff) {
   EXPECT_TRUE(sanitizer_options{}.builtin_suppressions);
   EXPECT_FALSE(parse_options("builtin_suppressions=0").builtin_suppressions);
+}
+
+TEST(SanitizerOptions, PythonFramesAreReadUnlessTurnedOff) {
+  EXPECT_TRUE(sanitizer_options{}.python_frames);
+  const auto off = parse_options("python_frames=0");
+  EXPECT_FALSE(off.python_frames);
+  EXPECT_EQ(parse_options(to_string(off)), off);
 }
 
 TEST(SanitizerOptions, LaterSettingsOverrideEarlierOnes) {

@@ -151,7 +151,7 @@ TEST(RunCommand, OptionsReachTheProgramCanonically) {
             "log_path=:format=json:suppressions=:builtin_suppressions=0:print_limit=3:"
             "halt_on_error=0:record=:"
             "stack_depth=4:error_exitcode=66:precise=1:capture=cupti:color=auto:raw_stacks=0:"
-            "cpp_stacks=0\n");
+            "cpp_stacks=0:python_frames=1\n");
 }
 
 TEST(RunCommand, UnknownOptionInTheEnvironmentIsAnError) {
