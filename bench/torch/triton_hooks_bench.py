@@ -24,7 +24,13 @@ support's hooks; `noop`, two Python functions that do nothing, which
 price what Triton itself spends once any hook is set (its launch metadata
 and the chains' calls), the floor under `ours`.
 Exits 77 without torch, triton or a GPU, and 2 when no hooks are there
-(not under `streamsan run`, or the support did not start).
+(not under `streamsan run`, or the support did not start). Where the
+injection library reads the Python frames itself the support installs no
+hooks (Note [Triton launches without hooks] in _support.py): run it with
+STREAMSAN_OPTIONS=python_frames=0 to price them; its blocks without the
+hooks then keep native frames (the option holds for the whole process).
+The hooks against the library's reading were priced at 9343608, which
+still installed them (docs/pytorch.md).
 """
 import os
 import statistics
@@ -105,7 +111,8 @@ def main():
     hooks = _support_hooks()
     if hooks is None:
         print("triton_hooks_bench: no streamsan Triton hooks in this process (run it under "
-              "`streamsan run`)", file=sys.stderr)
+              "`streamsan run`; where the library reads the Python frames itself, the support "
+              "installs none: STREAMSAN_OPTIONS=python_frames=0 puts them back)", file=sys.stderr)
         sys.exit(2)
     sets = {"ours": hooks, "noop": _Hooks(_nothing, _nothing_either)}
     chosen = os.environ.get("TRITON_HOOK_SETS", "ours noop").split()

@@ -29,12 +29,16 @@
 // fallback (_support.py) set it by the same rule.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <span>
 #include <vector>
 
 #include "include/streamsan/annotate.h"
 #include "inject/capture/call_sites.h"
+#include "inject/session/options.h"
 #include "inject/session/process_session.h"
+#include "inject/stack/python_frames.h"
 #include "inject/session/torch_spans.h"
 
 #define STREAMSAN_EXPORT extern "C" __attribute__((visibility("default")))
@@ -110,6 +114,24 @@ STREAMSAN_EXPORT void streamsan_inject_torch_frame(std::uint32_t id, const char*
 STREAMSAN_EXPORT void streamsan_inject_torch_frames(const std::uint32_t* frames,
                                                     std::size_t count) {
   streamsan::injection::set_interpreter_frames(frames_of(frames, count));
+}
+
+// 1 when the library reads this interpreter's Python frames itself at the
+// CUDA calls outside operators (Note [Python frames read in place] in
+// inject/stack/python_frames.h): STREAMSAN_OPTIONS keeps stacks and
+// python_frames on, and the interpreter is one it can read. Asked before
+// CUDA runs (no session yet); the PyTorch support then leaves Triton's
+// launch hooks out (Note [Triton launches without hooks] in
+// python/streamsan_torch/_support.py).
+STREAMSAN_EXPORT int streamsan_inject_reads_python_frames(void) {
+  try {
+    const char* text = std::getenv(std::string(streamsan::injection::options_variable).c_str());
+    const auto options = streamsan::injection::parse_options(text != nullptr ? text : "");
+    if (options.stack_depth == 0 || !options.python_frames) return 0;
+    return streamsan::injection::python_frames_readable() ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
 }
 
 // An operator begins on the calling thread with these tensor spans; its

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -109,8 +110,19 @@ std::string major_minor(std::string_view version) {
 
 }  // namespace
 
-python_frames_attachment attach_python_frames(python_frame_definer define) {
+namespace {
+
+// This process's interpreter, checked: the entry points and layout the
+// reader needs, or why there are none ("" and no layout: not CPython).
+struct found_interpreter {
   python_entry_points api;
+  std::optional<python_layout> layout;
+  std::string not_read;
+};
+
+found_interpreter find_interpreter() {
+  found_interpreter found;
+  python_entry_points& api = found.api;
   const auto* version = symbol<const unsigned long*>("Py_Version");
   api.is_initialized = symbol<int (*)()>("Py_IsInitialized");
   api.this_thread_state = symbol<void* (*)()>("PyGILState_GetThisThreadState");
@@ -118,30 +130,51 @@ python_frames_attachment attach_python_frames(python_frame_definer define) {
   api.code_type = symbol<const void*>("PyCode_Type");
   api.unicode_type = symbol<const void*>("PyUnicode_Type");
   api.runtime = symbol<const void*>("_PyRuntime");
-  if (api.is_initialized == nullptr || api.this_thread_state == nullptr) return {};  // no CPython
+  if (api.is_initialized == nullptr || api.this_thread_state == nullptr) return found;
   const auto legacy = symbol<const char* (*)()>("Py_GetVersion");
   if (version == nullptr) {
     // Before 3.11: no Py_Version, and frames of another kind.
-    return {nullptr, "Python " + major_minor(legacy != nullptr ? legacy() : "") +
-                         "'s frames are not read (3.11 to 3.13 are)"};
+    found.not_read = "Python " + major_minor(legacy != nullptr ? legacy() : "") +
+                     "'s frames are not read (3.11 to 3.13 are)";
+    return found;
   }
   api.version = *version;
   const unsigned major = (api.version >> 24) & 0xff, minor = (api.version >> 16) & 0xff;
   const std::string named = "Python " + std::to_string(major) + "." + std::to_string(minor);
   const auto layout = python_layout_for_hex(api.version);
-  if (!layout) return {nullptr, named + "'s frames are not read (3.11 to 3.13 are)"};
-  if (api.addr2line == nullptr || api.code_type == nullptr || api.unicode_type == nullptr) {
-    return {nullptr, named + "'s frames are not read: an entry point is missing"};
+  if (!layout) {
+    found.not_read = named + "'s frames are not read (3.11 to 3.13 are)";
+  } else if (api.addr2line == nullptr || api.code_type == nullptr ||
+             api.unicode_type == nullptr) {
+    found.not_read = named + "'s frames are not read: an entry point is missing";
+  } else if (const auto why = check_debug_offsets(api, *layout); !why.empty()) {
+    found.not_read = named + "'s frames are not read: " + why;
+  } else {
+    found.layout = layout;
   }
-  if (const auto why = check_debug_offsets(api, *layout); !why.empty()) {
-    return {nullptr, named + "'s frames are not read: " + why};
-  }
-  return {std::make_unique<python_frames>(api, *layout, std::move(define)), ""};
+  return found;
 }
+
+}  // namespace
+
+python_frames_attachment attach_python_frames(python_frame_definer define) {
+  auto found = find_interpreter();
+  if (!found.layout) return {nullptr, std::move(found.not_read)};
+  return {std::make_unique<python_frames>(found.api, *found.layout, std::move(define)), ""};
+}
+
+bool python_frames_readable() { return find_interpreter().layout.has_value(); }
 
 python_frames::python_frames(const python_entry_points& api, const python_layout& layout,
                              python_frame_definer define)
-    : api_(api), layout_(layout), define_(std::move(define)) {}
+    : api_(api), layout_(layout), define_(std::move(define)) {
+  // Inductor's generated modules where the user put its cache (its
+  // default folder is python_paths.cpp's): torch's code, folded.
+  if (const char* dir = std::getenv("TORCHINDUCTOR_CACHE_DIR"); dir != nullptr && *dir == '/') {
+    inductor_cache_ = dir;
+    if (inductor_cache_.back() != '/') inductor_cache_.push_back('/');
+  }
+}
 
 std::string python_frames::stopped() const {
   std::lock_guard lock(mutex_);
@@ -260,7 +293,9 @@ python_frames::entry* python_frames::lookup(const raw_frame& f) {
   }
   const int line = api_.addr2line(const_cast<char*>(f.code), static_cast<int>(f.offset));
   e.line = line > 0 ? static_cast<std::uint32_t>(line) : 0;
-  e.kind = static_cast<std::uint8_t>(classify_python_file(e.file));
+  const bool generated_by_inductor = !inductor_cache_.empty() && e.file.starts_with(inductor_cache_);
+  e.kind = static_cast<std::uint8_t>(generated_by_inductor ? python_file_kind::folded
+                                                           : classify_python_file(e.file));
   return &entries_.emplace(key, std::move(e)).first->second;
 }
 

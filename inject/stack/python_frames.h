@@ -39,6 +39,7 @@
 #include <memory>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -82,6 +83,8 @@ struct python_frames_attachment {
 
 // The reader for this process's interpreter, found through dlsym.
 python_frames_attachment attach_python_frames(python_frame_definer define);
+// Whether attach_python_frames would return a reader (no session needed).
+bool python_frames_readable();
 
 class python_frames {
  public:
@@ -152,6 +155,7 @@ class python_frames {
   std::atomic<std::uint64_t> walk_ns_{0};
   bool timed_ = false;
   std::string stopped_;
+  std::string inductor_cache_;  // TORCHINDUCTOR_CACHE_DIR, with a '/'
   std::atomic<bool> running_{true};
   // Note [The first walks read safely]
   std::atomic<unsigned> safe_walks_left_{8};

@@ -14,6 +14,7 @@ metadata calls per tensor, one dict lookup per Python frame (frames are
 defined once per (code, line)), and two ctypes calls per operator that
 touches a CUDA tensor.
 """
+import ctypes
 import functools
 import os
 import sys
@@ -599,6 +600,26 @@ def _hook_triton(triton, hooks):
     _hook_triton.hooks = hooks
 
 
+# Note [Triton launches without hooks]
+# Where the injection library reads the interpreter's frames itself at every
+# CUDA call outside operators (Note [Python frames read in place] in
+# inject/stack/python_frames.h: CPython 3.11 to 3.13, python_frames=1),
+# Triton's launches outside operators get the user's Python lines from it,
+# and the hooks would only cost: on an H200 (triton_hooks_bench.py, 6 pairs
+# of 2,000 launches) the support's hooks made a Triton launch loop 1.03 to
+# 1.07 times slower than the same loop with the library reading the frames.
+# They are then left out of Triton's chains. Older libraries lack the
+# entry point: hooks as before.
+
+def _library_reads_python_frames(lib):
+    reads = getattr(lib, "streamsan_inject_reads_python_frames", None)
+    if reads is None:
+        return False
+    reads.restype = ctypes.c_int
+    reads.argtypes = []
+    return reads() == 1
+
+
 def _install_launch_frames(hooks):
     def hook(triton):
         try:
@@ -701,7 +722,8 @@ def install(torch, lib):
         _wrap_host_read(torch, lib, frames, name)
     if enter is None:
         return
-    _install_launch_frames(_launch_hooks(install.hook, lib, frames))
+    if not _library_reads_python_frames(lib):
+        _install_launch_frames(_launch_hooks(install.hook, lib, frames))
     if os.environ.get("STREAMSAN_TORCH", "1") == "lazy":
         _install_lazy(torch, enter)
     else:

@@ -270,6 +270,29 @@ class Support(unittest.TestCase):
         lib.streamsan_inject_torch_block_alloc(0x7f0000000000, 512, 0, 0)
         lib.streamsan_inject_torch_block_free(0x7f0000000000)
 
+    def test_triton_hooks_are_left_out_where_the_library_reads_frames(self):
+        # Note [Triton launches without hooks]: this interpreter's frames are
+        # readable (3.11 to 3.13) unless STREAMSAN_OPTIONS says otherwise.
+        os.environ["CUDA_INJECTION64_PATH"] = LIB
+        from streamsan_torch import _native
+        lib, _ = _native.load()
+        readable = (3, 11) <= sys.version_info[:2] <= (3, 13)
+        saved = os.environ.pop("STREAMSAN_OPTIONS", None)
+        try:
+            self.assertEqual(self.support._library_reads_python_frames(lib), readable)
+            os.environ["STREAMSAN_OPTIONS"] = "python_frames=0"
+            self.assertFalse(self.support._library_reads_python_frames(lib))
+            os.environ["STREAMSAN_OPTIONS"] = "stack_depth=0"
+            self.assertFalse(self.support._library_reads_python_frames(lib))
+            os.environ["STREAMSAN_OPTIONS"] = "no_such_option=1"  # the session would refuse it
+            self.assertFalse(self.support._library_reads_python_frames(lib))
+        finally:
+            os.environ.pop("STREAMSAN_OPTIONS", None)
+            if saved is not None:
+                os.environ["STREAMSAN_OPTIONS"] = saved
+        # A library without the entry point (an older one, the fake): hooks.
+        self.assertFalse(self.support._library_reads_python_frames(FakeLib()))
+
     def test_in_place_op_spans_follow_the_schema(self):
         t = self.torch
         lib = FakeLib()
