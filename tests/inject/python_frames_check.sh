@@ -24,6 +24,24 @@ for candidate in "${candidates[@]}"; do
     failed=$((failed + 1))
   fi
 done
+# Where a seccomp policy refuses process_vm_readv, the first walks read
+# through a pipe (Note [The first walks read safely]): the same checks with
+# the call refused, where strace can inject the refusal.
+python=$(command -v python3 2>/dev/null)
+if [[ -n $python ]] && command -v strace >/dev/null 2>&1 &&
+   strace -f -qq -e trace=none -e inject=process_vm_readv:error=EPERM true 2>/dev/null; then
+  echo "== $python, process_vm_readv refused"
+  real=$("$python" -c 'import sys; print(sys.executable)')
+  version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  expect_not_read=1
+  [[ $version == 3.11 || $version == 3.12 || $version == 3.13 ]] && expect_not_read=0
+  if EXPECT_NOT_READ=$expect_not_read strace -f -qq -e trace=none \
+       -e inject=process_vm_readv:error=EPERM "$real" "$script" "$probe"; then
+    checked=$((checked + 1))
+  else
+    failed=$((failed + 1))
+  fi
+fi
 if ((checked + failed == 0)); then
   echo "SKIP: no python3"
   exit 77
