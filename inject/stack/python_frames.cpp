@@ -224,11 +224,9 @@ std::size_t python_frames::read_raw(std::span<raw_frame> out, byte_reader read) 
     return 0;
   }
   std::size_t n = 0;
-  for (std::size_t hops = 0; frame != nullptr; ++hops) {
-    if (hops == max_walk) {
-      stop("a frame chain longer than " + std::to_string(max_walk));
-      return 0;
-    }
+  // A recursion deeper than max_walk frames keeps its innermost ones (and
+  // a chain that loops, which a real one cannot, ends here too).
+  for (std::size_t hops = 0; frame != nullptr && hops < max_walk; ++hops) {
     const char* code = nullptr;
     const char* instr = nullptr;
     std::uint8_t owner = 0;

@@ -6,7 +6,8 @@ traceback:
 
 PROBE_LIBRARY is tests/inject/python_frames_probe.cpp's. Each case calls the
 probe from Python code of another shape (nested functions, a generator, a
-method, a thread, code from a string, a frame at a first line) twice: through
+method, a thread, code from a string, a recursion deeper than the reader
+walks) twice: through
 ctypes.CDLL, which releases the GIL for the call as CuPy's and cuda-python's
 Cython does, and through ctypes.PyDLL, which keeps it as pybind11 does. The
 probe's frames must be this file's frames of traceback.extract_stack(), in
@@ -58,10 +59,14 @@ class Checker:
         self.libs = libs
         self.failures = 0
 
-    def check(self, case):
+    def check(self, case, shown=None):
+        """`shown`: how many innermost frames the probe can show (its 64),
+        for a stack deeper than that."""
         for kind, lib in self.libs:
             got, want = probe(lib)
             got = got.splitlines()
+            if shown is not None:
+                want = want[:shown]
             ok = got == want
             self.failures += not ok
             print("%s %s %s" % ("PASS" if ok else "FAIL", case, kind))
@@ -101,6 +106,15 @@ def from_string(checker):
     exec(code, {"checker": checker})
 
 
+def deep(checker, depth):
+    """Deeper than the reader walks (256 frames): the innermost are shown,
+    and the reader goes on reading for the calls after."""
+    if depth == 0:
+        checker.check("deep", shown=64)
+        return
+    deep(checker, depth - 1)
+
+
 def comprehension(checker):
     return [checker.check("comprehension") for _ in range(1)]
 
@@ -123,6 +137,7 @@ def main():
     list(generator(checker))
     in_thread(checker)
     from_string(checker)
+    deep(checker, 400)
     comprehension(checker)
     print("%d failed" % checker.failures)
     return 1 if checker.failures else 0
