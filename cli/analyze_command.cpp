@@ -79,6 +79,8 @@ po::options_description option_descriptions() {
        "show at most N of the program's own frames per stack (0: all recorded)")
       ("raw-stacks",
        "show every recorded frame: CUDA, launch stubs, streamsan and main's callers included")
+      ("cpp-stacks",
+       "in a Python program's stacks, show the native frames before the Python ones")
       ("color", po::value<std::string>()->value_name("auto|always|never")->default_value("auto"),
        "colour the text report (auto: when writing to a terminal)")
       ("fix-style", po::value<std::string>()->value_name("auto|cuda|runtime")->default_value("auto"),
@@ -170,6 +172,7 @@ std::optional<analyze_options> parse(std::span<const std::string> args) {
     options.report.stacks.depth = static_cast<std::size_t>(in_range(vm, "stack-depth", 0, 1000));
   }
   options.report.stacks.raw = vm.count("raw-stacks") > 0;
+  options.report.stacks.native_with_python = vm.count("cpp-stacks") > 0;
   const auto color = vm["color"].as<std::string>();
   const auto parsed_color = parse_color_mode(color);
   if (!parsed_color) throw usage_error{"--color must be auto, always or never, not '" + color + "'"};

@@ -438,6 +438,8 @@ TEST_F(AnalyzeCommand, StackOptionsFixStyleAndColour) {
   EXPECT_THAT(shallow.out, Not(HasSubstr("    #1 ")));
   const auto raw = run_streamsan({"analyze", trace, "--raw-stacks"});
   EXPECT_THAT(raw.out, HasSubstr("    #5 "));
+  // A native program's stacks have no Python frames to put native ones before.
+  EXPECT_EQ(run_streamsan({"analyze", trace, "--cpp-stacks"}).out, plain.out);
 }
 
 TEST_F(AnalyzeCommand, HtmlAndChromeTraceDrawTheRace) {
