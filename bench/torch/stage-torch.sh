@@ -15,7 +15,8 @@ install -m 644 "$build/python/sitecustomize.py" "$dest/python/"
 install -m 644 "$build"/python/streamsan_torch/*.py "$build"/python/streamsan_torch/op_hook.cpp \
   "$dest/python/streamsan_torch/"
 cp -r "$src/tests/torch/programs" "$dest/tests/"
-# Programs of other Python frameworks (CuPy, JAX), run by torch-gpu.sh too.
+# Programs of other Python frameworks (CuPy, JAX, cuda-python), run by
+# torch-gpu.sh too.
 mkdir -p "$dest/tests/programs/frameworks"
 install -m 644 "$src"/tests/frameworks/*.py "$dest/tests/programs/frameworks/"
 install -m 755 "$src/tests/torch/check_torch.sh" "$dest/tests/"

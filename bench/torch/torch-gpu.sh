@@ -57,7 +57,8 @@ jobs+=("tour.py fixed none")
 for real in tests/programs/real/*.py; do jobs+=("real/${real##*/} fixed none"); done
 # Started as people start them (check_torch.sh's LAUNCHER): torchrun, with
 # one rank and with two where two GPUs are present, and pytest; and the
-# programs of other Python frameworks (tests/frameworks: CuPy, JAX), which
+# programs of other Python frameworks (tests/frameworks: CuPy, JAX,
+# cuda-python), which
 # CSAN cannot check. streamsan only: CSAN's column runs each program with
 # python.
 launched=("side_stream_no_wait.py racy stream-race torchrun"
@@ -68,7 +69,9 @@ launched=("side_stream_no_wait.py racy stream-race torchrun"
           "launchers/ddp_training.py fixed none torchrun:2"
           "frameworks/cupy_streams.py racy stream-race python"
           "frameworks/cupy_streams.py fixed none python"
-          "frameworks/jax_training.py fixed none python")
+          "frameworks/jax_training.py fixed none python"
+          "frameworks/cuda_python_streams.py racy stream-race python"
+          "frameworks/cuda_python_streams.py fixed none python")
 verdicts() {
   xargs -P 12 -L 1 bash -c '
   framework=; [[ $0 == frameworks/* ]] && framework=${0#frameworks/}
