@@ -95,7 +95,6 @@ class python_frames {
   // stack, innermost first, the user's frames only (python_paths.h);
   // returns how many. 0 when the thread runs no Python code.
   std::size_t current(std::span<std::uint64_t> out) noexcept;
-  std::size_t walk(std::span<std::uint64_t> out) noexcept;
 
   // "" while reading; else why it stopped (a layout that did not match).
   std::string stopped() const;
@@ -130,6 +129,8 @@ class python_frames {
     std::uint32_t line = 0;
   };
 
+  // current() without its timing.
+  std::size_t walk(std::span<std::uint64_t> out) noexcept;
   // Copies `n` bytes at `from`; false when they cannot be read.
   using byte_reader = bool (*)(const void* from, void* to, std::size_t n) noexcept;
   std::size_t read_raw(std::span<raw_frame> out, byte_reader read) noexcept;
