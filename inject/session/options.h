@@ -302,6 +302,13 @@ library_settings read_library_settings(Lookup&& lookup) {
 
 // Parses "key=value:key=value" over `base`. Values may be quoted with ' or "
 // to hold ':' (a path); separators are ':' and whitespace.
+// Whether the library reads a Python program's frames from its interpreter
+// (where it can: python_frames_readable()), the session and the PyTorch
+// support's question alike.
+inline bool wants_python_frames(const sanitizer_options& o) noexcept {
+  return o.stack_depth > 0 && o.python_frames;
+}
+
 inline sanitizer_options parse_options(std::string_view text, sanitizer_options base = {}) {
   std::size_t i = 0;
   const auto is_separator = [](char c) { return c == ':' || c == ' ' || c == '\t' || c == '\n'; };

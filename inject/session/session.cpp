@@ -96,7 +96,7 @@ session::session(session_config config, driver_queries& driver)
   recorder_.add_sink(resolver_);
   model_.set_footprint_resolver(&resolver_);
   nvtx_ = std::make_unique<nvtx_to_model>(model_, call_sites_);
-  if (options.stack_depth > 0 && options.python_frames) attach_python_frames();
+  if (wants_python_frames(options)) attach_python_frames();
   const auto consumer = [this](record_sink& sink) {
     if (engine_queue_) {
       engine_queue_->add_downstream(sink);
@@ -437,13 +437,13 @@ void session::print_debug_counters() const {
   print_unwinder_stats("all threads", all_threads_unwinder_stats());
   if (python_frames_) {
     const auto p = python_frames_->stats();
+    const auto stopped = python_frames_->stopped();
     std::fprintf(stderr,
                  "streamsan: debug: python frames (3.%u): walks=%llu looked_up=%llu walk_ms=%.1f%s%s\n",
                  python_frames_->layout().minor, static_cast<unsigned long long>(p.walks),
                  static_cast<unsigned long long>(p.frames_looked_up),
                  static_cast<double>(p.walk_ns) / 1e6,
-                 python_frames_->stopped().empty() ? "" : " stopped: ",
-                 python_frames_->stopped().c_str());
+                 stopped.empty() ? "" : " stopped: ", stopped.c_str());
   } else if (!python_frames_not_read_.empty()) {
     std::fprintf(stderr, "streamsan: debug: %s\n", python_frames_not_read_.c_str());
   }

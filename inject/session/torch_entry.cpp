@@ -30,16 +30,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <string>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "include/streamsan/annotate.h"
 #include "inject/capture/call_sites.h"
 #include "inject/session/options.h"
 #include "inject/session/process_session.h"
-#include "inject/stack/python_frames.h"
 #include "inject/session/torch_spans.h"
+#include "inject/stack/python_frames.h"
 
 #define STREAMSAN_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -127,8 +127,10 @@ STREAMSAN_EXPORT int streamsan_inject_reads_python_frames(void) {
   try {
     const char* text = std::getenv(std::string(streamsan::injection::options_variable).c_str());
     const auto options = streamsan::injection::parse_options(text != nullptr ? text : "");
-    if (options.stack_depth == 0 || !options.python_frames) return 0;
-    return streamsan::injection::python_frames_readable() ? 1 : 0;
+    return streamsan::injection::wants_python_frames(options) &&
+                   streamsan::injection::python_frames_readable()
+               ? 1
+               : 0;
   } catch (...) {
     return 0;
   }

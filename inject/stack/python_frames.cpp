@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <utility>
-#include <vector>
 
 #include "sanitizer/log/interpreter_frame.h"
 #include "inject/stack/python_paths.h"
@@ -121,6 +120,9 @@ std::string check_debug_offsets(const python_entry_points& api, const python_lay
   return "";
 }
 
+// What a version whose frames are not read is told (python_layout.cpp).
+constexpr std::string_view versions_read = "(3.11 to 3.13 are)";
+
 // "3.10" of Py_GetVersion's "3.10.13 (main, ...)".
 std::string major_minor(std::string_view version) {
   const auto first = version.find('.');
@@ -128,10 +130,6 @@ std::string major_minor(std::string_view version) {
   const auto second = version.find_first_not_of("0123456789", first + 1);
   return std::string(version.substr(0, second));
 }
-
-}  // namespace
-
-namespace {
 
 // This process's interpreter, checked: the entry points and layout the
 // reader needs, or why there are none ("" and no layout: not CPython).
@@ -152,11 +150,11 @@ found_interpreter find_interpreter() {
   api.unicode_type = symbol<const void*>("PyUnicode_Type");
   api.runtime = symbol<const void*>("_PyRuntime");
   if (api.is_initialized == nullptr || api.this_thread_state == nullptr) return found;
-  const auto legacy = symbol<const char* (*)()>("Py_GetVersion");
   if (version == nullptr) {
     // Before 3.11: no Py_Version, and frames of another kind.
+    const auto legacy = symbol<const char* (*)()>("Py_GetVersion");
     found.not_read = "Python " + major_minor(legacy != nullptr ? legacy() : "") +
-                     "'s frames are not read (3.11 to 3.13 are)";
+                     "'s frames are not read " + std::string(versions_read);
     return found;
   }
   api.version = *version;
@@ -164,7 +162,7 @@ found_interpreter find_interpreter() {
   const std::string named = "Python " + std::to_string(major) + "." + std::to_string(minor);
   const auto layout = python_layout_for_hex(api.version);
   if (!layout) {
-    found.not_read = named + "'s frames are not read (3.11 to 3.13 are)";
+    found.not_read = named + "'s frames are not read " + std::string(versions_read);
   } else if (api.addr2line == nullptr || api.code_type == nullptr ||
              api.unicode_type == nullptr) {
     found.not_read = named + "'s frames are not read: an entry point is missing";
@@ -203,12 +201,17 @@ std::string python_frames::stopped() const {
 }
 
 void python_frames::stop(std::string why) noexcept {
-  running_.store(false, std::memory_order_relaxed);
   try {
     std::lock_guard lock(mutex_);
-    if (stopped_.empty()) stopped_ = std::move(why);
+    stop_locked(std::move(why));
   } catch (...) {
+    running_.store(false, std::memory_order_relaxed);
   }
+}
+
+void python_frames::stop_locked(std::string why) noexcept {
+  running_.store(false, std::memory_order_relaxed);
+  if (stopped_.empty()) stopped_ = std::move(why);
 }
 
 std::size_t python_frames::read_raw(std::span<raw_frame> out, byte_reader read) noexcept {
@@ -281,19 +284,19 @@ bool python_frames::read_str(const char* s, std::string& out, byte_reader read) 
   return true;
 }
 
-python_frames::entry* python_frames::lookup(const raw_frame& f) {
-  const python_layout& l = layout_;
-  const auto read = safe_walks_left_.load(std::memory_order_relaxed) > 0 ? read_checked : read_direct;
-  const void* filename = nullptr;
-  const void* qualname = nullptr;
-  if (!load(f.code + l.code_filename, filename, read) ||
-      !load(f.code + l.code_qualname, qualname, read)) {
-    return nullptr;
-  }
+bool python_frames::read_names(const raw_frame& f, code_names& out,
+                               byte_reader read) const noexcept {
+  return load(f.code + layout_.code_filename, out.filename, read) &&
+         load(f.code + layout_.code_qualname, out.qualname, read);
+}
+
+python_frames::entry* python_frames::lookup(const raw_frame& f, byte_reader read) {
+  code_names names;
+  if (!read_names(f, names, read)) return nullptr;
   const code_key key{f.code, f.offset};
   if (auto it = entries_.find(key); it != entries_.end()) {
     // The same code object, not a new one at a freed one's address.
-    if (it->second.filename == filename && it->second.qualname == qualname) return &it->second;
+    if (it->second.names == names) return &it->second;
     entries_.erase(it);
     ++generation_;  // Note [The last walk again]
   }
@@ -302,12 +305,10 @@ python_frames::entry* python_frames::lookup(const raw_frame& f) {
     ++generation_;
   }
   entry e;
-  e.filename = filename;
-  e.qualname = qualname;
-  if (!read_str(as_bytes(filename), e.file, read) || !read_str(as_bytes(qualname), e.function, read)) {
-    // Under mutex_: stop()'s own lock is not taken.
-    running_.store(false, std::memory_order_relaxed);
-    if (stopped_.empty()) stopped_ = "a code object's name is not a compact string";
+  e.names = names;
+  if (!read_str(as_bytes(names.filename), e.file, read) ||
+      !read_str(as_bytes(names.qualname), e.function, read)) {
+    stop_locked("a code object's name is not a compact string");  // under mutex_
     return nullptr;
   }
   const int line = api_.addr2line(const_cast<char*>(f.code), static_cast<int>(f.offset));
@@ -361,14 +362,6 @@ bool same_frame(const python_frames::raw_frame& a, const python_frames::raw_fram
 
 }  // namespace
 
-bool python_frames::names_still(const entry& e, const raw_frame& f) const noexcept {
-  const void* filename = nullptr;
-  const void* qualname = nullptr;
-  return load(f.code + layout_.code_filename, filename, read_direct) &&
-         load(f.code + layout_.code_qualname, qualname, read_direct) && e.filename == filename &&
-         e.qualname == qualname;
-}
-
 std::size_t python_frames::current(std::span<std::uint64_t> out) noexcept {
   if (!timed_) return walk(out);
   const auto start = std::chrono::steady_clock::now();
@@ -403,9 +396,11 @@ std::size_t python_frames::walk(std::span<std::uint64_t> out) noexcept {
       ++shared;
     }
     std::array<entry*, max_walk> found{};
+    const byte_reader read = checked ? read_checked : read_direct;
     for (std::size_t k = 0; k < shared; ++k) {
       auto* e = static_cast<entry*>(last.found[last.count - 1 - k]);
-      if (!names_still(*e, raw[n - 1 - k])) {
+      code_names now;
+      if (!read_names(raw[n - 1 - k], now, read) || now != e->names) {
         shared = k;
         break;
       }
@@ -418,7 +413,7 @@ std::size_t python_frames::walk(std::span<std::uint64_t> out) noexcept {
     }
     frames_looked_up_.fetch_add(n - shared, std::memory_order_relaxed);
     for (std::size_t i = 0; i + shared < n; ++i) {
-      found[i] = lookup(raw[i]);
+      found[i] = lookup(raw[i], read);
       if (found[i] == nullptr) return 0;
     }
     const std::size_t written = shown_frames(std::span<entry* const>(found.data(), n), out);

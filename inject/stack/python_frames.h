@@ -120,9 +120,15 @@ class python_frames {
       return std::hash<const void*>{}(k.code) ^ (static_cast<std::size_t>(k.offset) * 0x9E3779B97F4A7C15ull);
     }
   };
-  struct entry {
-    const void* filename = nullptr;  // the code's, when cached
+  // A code object's file and name objects: what tells a cached code object
+  // from a new one at its address.
+  struct code_names {
+    const void* filename = nullptr;
     const void* qualname = nullptr;
+    bool operator==(const code_names&) const = default;
+  };
+  struct entry {
+    code_names names;  // the code's, when cached
     std::uint32_t id = 0;  // 0: not defined yet (a folded frame)
     std::uint8_t kind = 0;  // python_file_kind
     std::string file, function;
@@ -135,13 +141,13 @@ class python_frames {
   using byte_reader = bool (*)(const void* from, void* to, std::size_t n) noexcept;
   std::size_t read_raw(std::span<raw_frame> out, byte_reader read) noexcept;
   bool read_str(const char* s, std::string& out, byte_reader read) const noexcept;
-  entry* lookup(const raw_frame& f);
-  // The code object at f still has e's file and name objects.
-  bool names_still(const entry& e, const raw_frame& f) const noexcept;
+  entry* lookup(const raw_frame& f, byte_reader read);
+  bool read_names(const raw_frame& f, code_names& out, byte_reader read) const noexcept;
   // Writes the shown frames' addresses (Note [Folded Python frames]).
   std::size_t shown_frames(std::span<entry* const> found, std::span<std::uint64_t> out);
   std::uint32_t id_of(entry& e);
   void stop(std::string why) noexcept;
+  void stop_locked(std::string why) noexcept;  // mutex_ held
 
   python_entry_points api_;
   python_layout layout_;

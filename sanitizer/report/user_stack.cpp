@@ -84,6 +84,14 @@ std::string frame_at(const stack_line& line, const std::filesystem::path& root) 
   return text;
 }
 
+// The index of the first frame of the program's own (frames.size() when
+// there is none).
+std::size_t first_user_frame(std::span<const classified> frames) {
+  std::size_t i = 0;
+  while (i < frames.size() && is_internal(frames[i].kind)) ++i;
+  return i;
+}
+
 // Note [Python stacks fold their native frames]
 // Where the capture read a Python program's frames from its interpreter
 // (Note [Python frames read in place] in inject/stack/python_frames.h), it
@@ -101,8 +109,7 @@ std::optional<user_stack> python_view(std::span<const classified> all, const ope
   });
   if (first_python == all.begin() || first_python == all.end()) return std::nullopt;
   const auto native = all.first(static_cast<std::size_t>(first_python - all.begin()));
-  std::size_t first_user = 0;
-  while (first_user < native.size() && is_internal(native[first_user].kind)) ++first_user;
+  const std::size_t first_user = first_user_frame(native);
   user_stack view;
   for (auto it = first_python; it != all.end(); ++it) {
     if (!is_interpreter_frame(it->address)) continue;  // cannot happen: Python frames come last
@@ -133,8 +140,7 @@ user_stack view_stack(stack_id stack, const operation_ref* op, symbolizer& symbo
   }
   const auto chain = up_to_entry(all);
   view.dropped = all.size() - chain.size();
-  std::size_t first_user = 0;
-  while (first_user < chain.size() && is_internal(chain[first_user].kind)) ++first_user;
+  const std::size_t first_user = first_user_frame(chain);
   if (first_user == chain.size()) {
     // Nothing of the program's own (a CUDA-internal thread, or symbols
     // unknown): show what there is rather than an empty stack.

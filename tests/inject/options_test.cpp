@@ -142,6 +142,9 @@ TEST(SanitizerOptions, PythonFramesAreReadUnlessTurnedOff) {
   const auto off = parse_options("python_frames=0");
   EXPECT_FALSE(off.python_frames);
   EXPECT_EQ(parse_options(to_string(off)), off);
+  EXPECT_TRUE(wants_python_frames(sanitizer_options{}));
+  EXPECT_FALSE(wants_python_frames(off));
+  EXPECT_FALSE(wants_python_frames(parse_options("stack_depth=0")));  // no stacks, no frames
 }
 
 TEST(SanitizerOptions, LaterSettingsOverrideEarlierOnes) {
