@@ -46,6 +46,12 @@
 #   bare_sanitizer    libprobe_inject.so PROBE_MODE=api: a Compute Sanitizer
 #                     API subscriber to the runtime + driver domains, counting
 #                     (the floor of the default capture source)
+#   bare_sanitizer_kept  PROBE_MODE=api-launch: only the driver callbacks
+#                     streamsan keeps in the loop's steady state (launches,
+#                     event record, stream wait), counting
+#   sanitizer_released  bare_sanitizer_kept, unsubscribed after PROBE_RELEASE
+#                     (2000) launches
+#   sanitizer_to_cupti  the same, then CUPTI subscribed to those calls
 #   streamsan         streamsan run (default capture, engine on its thread)
 #   streamsan_cupti   streamsan run --capture cupti
 #   streamsan_inline  STREAMSAN_ENGINE_THREAD=0 streamsan run (engine inline)
@@ -103,6 +109,9 @@ command_of() {
     bare_launch) echo "env BARE_CUPTI_ONLY=launch CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./$program" ;;
     bare_driver_launch) echo "env BARE_CUPTI_ONLY=driver_launch CUDA_INJECTION64_PATH=$dir/libbare_cupti.so ./$program" ;;
     bare_sanitizer) echo "env PROBE_MODE=api CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
+    sanitizer_released) echo "env PROBE_MODE=api-launch PROBE_RELEASE=${PROBE_RELEASE:-2000} CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
+    sanitizer_to_cupti) echo "env PROBE_MODE=api-launch PROBE_RELEASE=${PROBE_RELEASE:-2000} PROBE_RELEASE_TO=cupti CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
+    bare_sanitizer_kept) echo "env PROBE_MODE=api-launch CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
     probe_patch_null) echo "env PROBE_MODE=patch-null CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
     probe_track) echo "env PROBE_MODE=track CUDA_INJECTION64_PATH=$dir/libprobe_inject.so ./$program" ;;
     probe_track_return | probe_track_grouping | probe_track_lookup | probe_track_words | probe_track_bucket | probe_track_per_lane)

@@ -19,6 +19,7 @@ namespace {
 struct cupti_functions {
   decltype(&cuptiSubscribe) subscribe = nullptr;
   decltype(&cuptiEnableDomain) enable_domain = nullptr;
+  decltype(&cuptiEnableCallback) enable_callback = nullptr;
   decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
   decltype(&cuptiFinalize) finalize = nullptr;
 };
@@ -41,9 +42,11 @@ bool open_cupti(cupti_functions& f) {
   }
   f.subscribe = reinterpret_cast<decltype(f.subscribe)>(dlsym(h, "cuptiSubscribe"));
   f.enable_domain = reinterpret_cast<decltype(f.enable_domain)>(dlsym(h, "cuptiEnableDomain"));
+  f.enable_callback =
+      reinterpret_cast<decltype(f.enable_callback)>(dlsym(h, "cuptiEnableCallback"));
   f.unsubscribe = reinterpret_cast<decltype(f.unsubscribe)>(dlsym(h, "cuptiUnsubscribe"));
   f.finalize = reinterpret_cast<decltype(f.finalize)>(dlsym(h, "cuptiFinalize"));
-  return f.subscribe && f.enable_domain && f.unsubscribe && f.finalize;
+  return f.subscribe && f.enable_domain && f.enable_callback && f.unsubscribe && f.finalize;
 }
 
 struct handoff {
@@ -99,3 +102,36 @@ bool probe_cupti_first(unsigned long long after, void (*then)()) {
 }
 
 unsigned long long probe_cupti_callbacks() { return the_handoff().callbacks.load(); }
+
+namespace {
+
+void CUPTIAPI on_counted_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {
+  the_handoff().callbacks.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+// PROBE_RELEASE_TO=cupti: after the Sanitizer API let go, CUPTI takes the
+// driver calls streamsan keeps in a launch loop (the probe's api-launch set),
+// counting. Returns the first failing CUptiResult, or 0.
+int probe_cupti_launches_only() {
+  auto& h = the_handoff();
+  if (!open_cupti(h.cupti)) return -1;
+  if (const auto r = h.cupti.subscribe(&h.subscriber, on_counted_callback, nullptr); r != CUPTI_SUCCESS) {
+    return static_cast<int>(r);
+  }
+  for (const auto cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                          CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                          CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                          CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+                          CUPTI_DRIVER_TRACE_CBID_cuEventRecord,
+                          CUPTI_DRIVER_TRACE_CBID_cuEventRecord_ptsz,
+                          CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent,
+                          CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz}) {
+    if (const auto r = h.cupti.enable_callback(1, h.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+        r != CUPTI_SUCCESS) {
+      return static_cast<int>(r);
+    }
+  }
+  return 0;
+}

@@ -3,6 +3,11 @@
 // Sanitizer API subscriber costs, what patching costs, and whether measured
 // footprints are exact. PROBE_MODE chooses what it does:
 //   api         subscribe to the driver and runtime API domains, count
+//   api-launch  only the driver calls streamsan's source keeps on in the
+//               launch loop's steady state: the four cuLaunchKernel
+//               variants, cuEventRecord and cuStreamWaitEvent (the floor
+//               under streamsan's own configuration, Note [The floor is
+//               the callbacks we keep])
 //   launch      api + the launch domain
 //   patch-null  launch + patch every module at load, give launches no table
 //   track       patch at load and measure every launch (event-polled read-back)
@@ -17,6 +22,13 @@
 // driver launch, detaches and hands over to the Sanitizer API in the mode
 // chosen (use lazy: modules loaded before the handoff get no load callback);
 // probe_cupti_handoff.cpp.
+// PROBE_RELEASE=N (api-launch mode): after the Nth driver launch, a thread of
+// the probe unsubscribes the Sanitizer API, and with PROBE_RELEASE_TO=cupti
+// then subscribes CUPTI to the same driver calls (probe_cupti_handoff.cpp):
+// does the Sanitizer API's floor end with its subscription, and can CUPTI
+// take over after it (Note [The floor is the callbacks we keep])? On an
+// H200 (2026-12-01) the callbacks stop, and cuptiSubscribe still answers
+// 39 (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED).
 // PROBE_ACCESS_FN names the device function patched into global accesses
 // (streamsan_global_access by default; footprint_patches.cu has pricing
 // variants). PROBE_PRINT=1 prints each launch's measured footprint. The
@@ -25,6 +37,8 @@
 #include <sanitizer.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -50,6 +64,7 @@ extern "C" const unsigned char streamsan_footprint_patches[];
 // probe_cupti_handoff.cpp (PROBE_HANDOFF).
 bool probe_cupti_first(unsigned long long after, void (*then)());
 unsigned long long probe_cupti_callbacks();
+int probe_cupti_launches_only();
 
 namespace {
 
@@ -131,6 +146,13 @@ struct probe {
   void* census_table = nullptr;
   Sanitizer_StreamHandle census_stream = nullptr;
   sp::table_layout census_layout;
+  // PROBE_RELEASE
+  Sanitizer_SubscriberHandle handle = nullptr;
+  unsigned long long release_after = 0;
+  std::atomic<unsigned long long> launch_exits{0};
+  std::mutex release_mutex;
+  std::condition_variable release_now;
+  bool release_due = false;
 };
 
 probe& the_probe() {
@@ -322,6 +344,15 @@ void SANITIZERAPI on_probe_callback(void* userdata, Sanitizer_CallbackDomain dom
     case SANITIZER_CB_DOMAIN_DRIVER_API:
     case SANITIZER_CB_DOMAIN_RUNTIME_API:
       p.api_callbacks.fetch_add(1, std::memory_order_relaxed);
+      if (p.release_after != 0 && domain == SANITIZER_CB_DOMAIN_DRIVER_API &&
+          (cbid == SANITIZER_CBID_DRIVER_API_cuLaunchKernel ||
+           cbid == SANITIZER_CBID_DRIVER_API_cuLaunchKernel_ptsz) &&
+          static_cast<const Sanitizer_CallbackData*>(data)->callbackSite == SANITIZER_API_EXIT &&
+          p.launch_exits.fetch_add(1, std::memory_order_relaxed) + 1 == p.release_after) {
+        std::lock_guard lock(p.release_mutex);
+        p.release_due = true;
+        p.release_now.notify_one();
+      }
       on_probe_api(p, *static_cast<const Sanitizer_CallbackData*>(data));
       return;
     case SANITIZER_CB_DOMAIN_RESOURCE:
@@ -459,6 +490,10 @@ void probe_at_exit() {
                static_cast<unsigned long long>(s.bytes_read_back),
                static_cast<unsigned long long>(s.waits),
                static_cast<unsigned long long>(s.modules_patched));
+  if (p.release_after != 0) {
+    std::fprintf(stderr, "probe: release after=%llu cupti_callbacks=%llu\n", p.release_after,
+                 probe_cupti_callbacks());
+  }
 }
 
 void subscribe_sanitizer();
@@ -515,11 +550,53 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
 
 namespace {
 
+// PROBE_RELEASE: unsubscribing is not done inside a callback of the
+// subscriber; a thread of the probe does it once the launch count is met.
+void start_releaser(probe& p, const char* after) {
+  p.release_after = std::strtoull(after, nullptr, 10);
+  if (p.release_after == 0) return;
+  const char* to = std::getenv("PROBE_RELEASE_TO");
+  const bool to_cupti = to != nullptr && std::string_view(to) == "cupti";
+  std::thread([&p, to_cupti] {
+    std::unique_lock lock(p.release_mutex);
+    p.release_now.wait(lock, [&] { return p.release_due; });
+    lock.unlock();
+    const auto r = p.lib->unsubscribe(p.handle);
+    std::fprintf(stderr, "probe: Sanitizer API unsubscribed after %llu launches: %d\n",
+                 p.release_after, static_cast<int>(r));
+    if (to_cupti) {
+      std::fprintf(stderr, "probe: CUPTI subscribed after it: %d\n", probe_cupti_launches_only());
+    }
+  }).detach();
+}
+
 void subscribe_sanitizer() {
   auto& p = the_probe();
   const bool patches = p.tracker != nullptr;
   Sanitizer_SubscriberHandle handle;
   p.lib->subscribe(&handle, on_probe_callback, &p);
+  p.handle = handle;
+  if (const char* after = std::getenv("PROBE_RELEASE")) start_releaser(p, after);
+  if (p.mode == "api-launch") {
+    // Note [The floor is the callbacks we keep]
+    // streamsan's source switches off the runtime's launch callbacks and
+    // every call it does not model, and the launch domain while nothing is
+    // patched. A subscriber to both whole domains prices callbacks that
+    // streamsan never takes; this one keeps what a launch-bound loop's
+    // steady state still takes.
+    for (const auto cbid : {SANITIZER_CBID_DRIVER_API_cuLaunchKernel,
+                            SANITIZER_CBID_DRIVER_API_cuLaunchKernel_ptsz,
+                            SANITIZER_CBID_DRIVER_API_cuLaunchKernelEx,
+                            SANITIZER_CBID_DRIVER_API_cuLaunchKernelEx_ptsz,
+                            SANITIZER_CBID_DRIVER_API_cuEventRecord,
+                            SANITIZER_CBID_DRIVER_API_cuEventRecord_ptsz,
+                            SANITIZER_CBID_DRIVER_API_cuStreamWaitEvent,
+                            SANITIZER_CBID_DRIVER_API_cuStreamWaitEvent_ptsz}) {
+      p.lib->enable_callback(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API, cbid);
+    }
+    std::fprintf(stderr, "probe: %s, mode %s\n", p.lib->path.c_str(), p.mode.c_str());
+    return;
+  }
   p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API);
   p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_RUNTIME_API);
   if (p.mode != "api") p.lib->enable_domain(1, handle, SANITIZER_CB_DOMAIN_LAUNCH);
