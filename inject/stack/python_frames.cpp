@@ -121,14 +121,24 @@ std::string check_debug_offsets(const python_entry_points& api, const python_lay
 }
 
 // What a version whose frames are not read is told (python_layout.cpp).
-constexpr std::string_view versions_read = "(3.11 to 3.13 are)";
+constexpr std::string_view versions_read = "(3.8 to 3.13 are)";
 
-// "3.10" of Py_GetVersion's "3.10.13 (main, ...)".
-std::string major_minor(std::string_view version) {
-  const auto first = version.find('.');
-  if (first == std::string_view::npos) return "?";
-  const auto second = version.find_first_not_of("0123456789", first + 1);
-  return std::string(version.substr(0, second));
+// Py_Version's value (0xMMmmppRS, major and minor only) of Py_GetVersion's
+// "3.10.13 (main, ...)", for interpreters before 3.11, which have no
+// Py_Version; 0 when it does not start with a version.
+unsigned long version_of_text(std::string_view text) {
+  unsigned long major = 0, minor = 0;
+  std::size_t i = 0;
+  const auto number = [&](unsigned long& out) {
+    const std::size_t start = i;
+    while (i < text.size() && i - start < 3 && text[i] >= '0' && text[i] <= '9') {
+      out = out * 10 + static_cast<unsigned long>(text[i++] - '0');
+    }
+    return i > start;
+  };
+  if (!number(major) || i >= text.size() || text[i++] != '.' || !number(minor)) return 0;
+  if (major > 255 || minor > 255) return 0;
+  return (major << 24) | (minor << 16);
 }
 
 // This process's interpreter, checked: the entry points and layout the
@@ -143,28 +153,31 @@ found_interpreter find_interpreter() {
   found_interpreter found;
   python_entry_points& api = found.api;
   const auto* version = symbol<const unsigned long*>("Py_Version");
+  const auto version_text = symbol<const char* (*)()>("Py_GetVersion");
   api.is_initialized = symbol<int (*)()>("Py_IsInitialized");
   api.this_thread_state = symbol<void* (*)()>("PyGILState_GetThisThreadState");
   api.addr2line = symbol<int (*)(void*, int)>("PyCode_Addr2Line");
   api.code_type = symbol<const void*>("PyCode_Type");
+  api.frame_type = symbol<const void*>("PyFrame_Type");
   api.unicode_type = symbol<const void*>("PyUnicode_Type");
   api.runtime = symbol<const void*>("_PyRuntime");
   if (api.is_initialized == nullptr || api.this_thread_state == nullptr) return found;
-  if (version == nullptr) {
-    // Before 3.11: no Py_Version, and frames of another kind.
-    const auto legacy = symbol<const char* (*)()>("Py_GetVersion");
-    found.not_read = "Python " + major_minor(legacy != nullptr ? legacy() : "") +
-                     "'s frames are not read " + std::string(versions_read);
+  // Before 3.11 there is no Py_Version; its text says the same (a
+  // function of constants: no lock needed).
+  api.version = version != nullptr ? *version
+                : version_text != nullptr ? version_of_text(version_text())
+                                          : 0;
+  if (api.version == 0) {
+    found.not_read = "this Python's frames are not read: its version is unknown";
     return found;
   }
-  api.version = *version;
   const unsigned major = (api.version >> 24) & 0xff, minor = (api.version >> 16) & 0xff;
   const std::string named = "Python " + std::to_string(major) + "." + std::to_string(minor);
   const auto layout = python_layout_for_hex(api.version);
   if (!layout) {
     found.not_read = named + "'s frames are not read " + std::string(versions_read);
   } else if (api.addr2line == nullptr || api.code_type == nullptr ||
-             api.unicode_type == nullptr) {
+             api.unicode_type == nullptr || (layout->frame_objects && api.frame_type == nullptr)) {
     found.not_read = named + "'s frames are not read: an entry point is missing";
   } else if (const auto why = check_debug_offsets(api, *layout); !why.empty()) {
     found.not_read = named + "'s frames are not read: " + why;
@@ -219,6 +232,10 @@ std::size_t python_frames::read_raw(std::span<raw_frame> out, byte_reader read) 
   const char* tstate = as_bytes(api_.this_thread_state());
   if (tstate == nullptr) return 0;  // a thread that never ran Python
   const char* frame = nullptr;
+  if (l.frame_objects) {
+    if (!load(tstate + l.current_frame, frame, read)) return 0;
+    return read_frame_objects(frame, out, read);
+  }
   if (l.via_cframe) {
     const char* cframe = nullptr;
     if (!load(tstate + l.tstate_cframe, cframe, read)) return 0;
@@ -254,6 +271,31 @@ std::size_t python_frames::read_raw(std::span<raw_frame> out, byte_reader read) 
     const bool incomplete = !shim && owner != l.owner_generator &&
                             instr < bytecode + 2 * static_cast<std::ptrdiff_t>(first_traceable);
     if (!shim && !incomplete && n < out.size()) out[n++] = raw_frame{code, instr - bytecode};
+    if (!load(frame + l.frame_previous, frame, read)) return 0;
+  }
+  return n;
+}
+
+std::size_t python_frames::read_frame_objects(const char* frame, std::span<raw_frame> out,
+                                              byte_reader read) noexcept {
+  const python_layout& l = layout_;
+  std::size_t n = 0;
+  for (std::size_t hops = 0; frame != nullptr && hops < max_walk; ++hops) {
+    const void* type = nullptr;
+    const char* code = nullptr;
+    int lasti = 0;
+    if (!load(frame + ob_type_offset, type, read) || type != api_.frame_type) {
+      stop("a frame is not a frame object");
+      return 0;
+    }
+    if (!load(frame + l.frame_code, code, read) || !load(frame + l.frame_instr, lasti, read) ||
+        !load(code + ob_type_offset, type, read) || type != api_.code_type) {
+      stop("a frame's code is not a code object");
+      return 0;
+    }
+    // f_lasti is -1 before the frame's first instruction.
+    const std::int64_t unit = l.instr_kind == python_instr_kind::code_unit_index ? 2 : 1;
+    if (n < out.size()) out[n++] = raw_frame{code, lasti < 0 ? 0 : lasti * unit};
     if (!load(frame + l.frame_previous, frame, read)) return 0;
   }
   return n;

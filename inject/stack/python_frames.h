@@ -59,6 +59,7 @@ struct python_entry_points {
   void* (*this_thread_state)() = nullptr;
   int (*addr2line)(void* code, int byte_offset) = nullptr;
   const void* code_type = nullptr;
+  const void* frame_type = nullptr;  // PyFrame_Type: up to 3.10, what a frame is
   const void* unicode_type = nullptr;
   // _PyRuntime, for 3.13's debug offsets (Note [Layouts checked against
   // the interpreter's own offsets] in python_frames.cpp).
@@ -140,6 +141,9 @@ class python_frames {
   // Copies `n` bytes at `from`; false when they cannot be read.
   using byte_reader = bool (*)(const void* from, void* to, std::size_t n) noexcept;
   std::size_t read_raw(std::span<raw_frame> out, byte_reader read) noexcept;
+  // read_raw's walk up to 3.10, over frame objects from `frame`.
+  std::size_t read_frame_objects(const char* frame, std::span<raw_frame> out,
+                                 byte_reader read) noexcept;
   bool read_str(const char* s, std::string& out, byte_reader read) const noexcept;
   entry* lookup(const raw_frame& f, byte_reader read);
   bool read_names(const raw_frame& f, code_names& out, byte_reader read) const noexcept;

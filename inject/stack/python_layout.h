@@ -9,9 +9,21 @@
 
 namespace streamsan::injection {
 
+// Where a frame's instruction is: a pointer into the bytecode (3.11 on), or
+// PyFrameObject.f_lasti, an int counting bytes (3.8, 3.9) or two-byte code
+// units (3.10); -1 before the frame's first instruction.
+enum class python_instr_kind : std::uint8_t { pointer, byte_offset, code_unit_index };
+
 struct python_layout {
   unsigned major = 3;
   unsigned minor = 0;
+  // Up to 3.10 the thread's frames are PyFrameObjects (type PyFrame_Type),
+  // linked from the innermost at tstate->frame (`current_frame`) by
+  // f_back (`frame_previous`), with no owner and no shim frames; f_lasti
+  // (`frame_instr`) is their instruction, and code objects have no
+  // qualified name (`code_qualname` is co_name's offset).
+  bool frame_objects = false;
+  python_instr_kind instr_kind = python_instr_kind::pointer;
   // The thread state's innermost _PyInterpreterFrame: at
   // tstate->cframe->current_frame (3.11, 3.12; `via_cframe`), or at
   // tstate->current_frame (3.13).
@@ -44,7 +56,7 @@ struct python_layout {
 
 // The layout of CPython `major`.`minor` (the release's own, the same for
 // every patch release of it), or none for a version this streamsan does
-// not know: 3.11, 3.12 and 3.13 are known.
+// not know: 3.8 to 3.13 are known.
 std::optional<python_layout> python_layout_for(unsigned major, unsigned minor) noexcept;
 
 // The same from Py_Version's value (0xMMmmppRS).
