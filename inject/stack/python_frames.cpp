@@ -91,37 +91,8 @@ T symbol(const char* name) {
   return reinterpret_cast<T>(::dlsym(RTLD_DEFAULT, name));
 }
 
-// Note [Layouts checked against the interpreter's own offsets]
-// From 3.13 on, CPython publishes the offsets of its structures for
-// debuggers at the start of _PyRuntime (_Py_DebugOffsets, cookie
-// "xdebugpy"). Where the table has a layout for such a version, its
-// offsets must be the interpreter's, and the interpreter must not be
-// free-threaded (whose objects have another header): anything else is a
-// build the table does not describe. The positions below are those of
-// 3.13's _Py_DebugOffsets.
-std::string check_debug_offsets(const python_entry_points& api, const python_layout& l) {
-  if (l.minor < 13) return "";
-  if (api.runtime == nullptr) return "its _PyRuntime is not exported";
-  const char* r = as_bytes(api.runtime);
-  if (std::memcmp(r, "xdebugpy", 8) != 0) return "its debug offsets are missing";
-  const auto at = [&](std::size_t offset) {
-    std::uint64_t v = 0;
-    std::memcpy(&v, r + offset, sizeof v);
-    return v;
-  };
-  if (at(16) != 0) return "it is a free-threaded build";
-  const std::pair<std::size_t, std::uint32_t> expected[] = {
-      {184, l.current_frame}, {232, l.frame_previous}, {240, l.frame_code},
-      {248, l.frame_instr},   {264, l.frame_owner},    {280, l.code_filename},
-      {296, l.code_qualname}, {344, l.code_adaptive},  {560, l.ascii_header}};
-  for (const auto& [offset, value] : expected) {
-    if (at(offset) != value) return "its structures are not those of CPython's release";
-  }
-  return "";
-}
-
 // What a version whose frames are not read is told (python_layout.cpp).
-constexpr std::string_view versions_read = "(3.8 to 3.13 are)";
+constexpr std::string_view versions_read = "(3.8 to 3.15 are)";
 
 // Py_Version's value (0xMMmmppRS, major and minor only) of Py_GetVersion's
 // "3.10.13 (main, ...)", for interpreters before 3.11, which have no
@@ -179,7 +150,9 @@ found_interpreter find_interpreter() {
   } else if (api.addr2line == nullptr || api.code_type == nullptr ||
              api.unicode_type == nullptr || (layout->frame_objects && api.frame_type == nullptr)) {
     found.not_read = named + "'s frames are not read: an entry point is missing";
-  } else if (const auto why = check_debug_offsets(api, *layout); !why.empty()) {
+  } else if (layout->debug.current_frame != 0 && api.runtime == nullptr) {
+    found.not_read = named + "'s frames are not read: its _PyRuntime is not exported";
+  } else if (const auto why = python_layout_mismatch(api.runtime, *layout); !why.empty()) {
     found.not_read = named + "'s frames are not read: " + why;
   } else {
     found.layout = layout;
@@ -258,7 +231,12 @@ std::size_t python_frames::read_raw(std::span<raw_frame> out, byte_reader read) 
     const void* type = nullptr;
     // A shim frame (3.12 on) holds no code of the program's; 3.13's may
     // hold another executable.
-    const bool shim = owner == l.owner_cstack;
+    const bool shim = owner >= l.first_shim_owner;
+    // A _PyStackRef's tags (3.14 on): objects are at least 8-aligned.
+    if (l.executable_tagged) {
+      code = reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(code) &
+                                           ~std::uintptr_t{7});
+    }
     if (!shim && (!load(code + ob_type_offset, type, read) || type != api_.code_type)) {
       stop("a frame's code is not a code object");
       return 0;

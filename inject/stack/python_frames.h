@@ -61,8 +61,8 @@ struct python_entry_points {
   const void* code_type = nullptr;
   const void* frame_type = nullptr;  // PyFrame_Type: up to 3.10, what a frame is
   const void* unicode_type = nullptr;
-  // _PyRuntime, for 3.13's debug offsets (Note [Layouts checked against
-  // the interpreter's own offsets] in python_frames.cpp).
+  // _PyRuntime, for the debug offsets of 3.13 on (Note [Layouts checked against
+  // the interpreter's own offsets] in python_layout.cpp).
   const void* runtime = nullptr;
   unsigned long version = 0;  // Py_Version
 };

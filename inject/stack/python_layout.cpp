@@ -1,5 +1,8 @@
 #include "inject/stack/python_layout.h"
 
+#include <cstring>
+#include <utility>
+
 namespace streamsan::injection {
 namespace {
 
@@ -78,7 +81,7 @@ constexpr python_layout python_3_12() {
   l.frame_previous = 8;
   l.frame_instr = 56;
   l.frame_owner = 70;
-  l.owner_cstack = 3;
+  l.first_shim_owner = 3;
   l.code_filename = 112;
   l.code_qualname = 128;
   l.code_firsttraceable = 176;
@@ -98,10 +101,77 @@ constexpr python_layout python_3_13() {
   l.current_frame = 72;
   l.code_firsttraceable = 184;
   l.code_adaptive = 200;
+  l.debug = {184, 232, 240, 248, 264, 280, 296, 344, 560};
+  return l;
+}
+
+// Note [Layouts from the published offsets]
+// 3.14 and 3.15 are not installed where streamsan is built, so their
+// tables are not offsetof() of headers but the offsets the interpreters
+// publish in _Py_DebugOffsets, as recorded from CPython 3.14.6 and
+// 3.15.0rc1 (x86-64, GIL builds), and the positions of those fields in
+// each version's _Py_DebugOffsets (3.14 inserted fields in its interpreter
+// state and frame groups, 3.15 in its thread state). Every offset below
+// but one is checked at attach against the running interpreter's own;
+// the one the interpreter does not publish, _co_firsttraceable, is where
+// 3.14's PyCodeObject puts it (one pointer-sized field grew before it, as
+// co_code_adaptive moved from 200 to 208). Against 3.13 the frame's
+// f_executable is a tagged _PyStackRef, and owners 3 and 4 are the
+// interpreter's own frames (FRAME_OWNED_BY_INTERPRETER, then CSTACK in
+// 3.14 and the thread's base frame in 3.15). tests/inject/
+// python_layout_test.cpp lays each version's _Py_DebugOffsets out from its
+// field order and checks that the positions find the offsets.
+constexpr python_layout python_3_14() {
+  python_layout l = python_3_13();
+  l.minor = 14;
+  l.executable_tagged = true;
+  l.frame_owner = 74;
+  l.code_firsttraceable = 192;
+  l.code_adaptive = 208;
+  l.debug = {208, 256, 264, 272, 288, 320, 336, 384, 640};
+  return l;
+}
+
+constexpr python_layout python_3_15() {
+  python_layout l = python_3_14();
+  l.minor = 15;
+  l.debug = {208, 320, 328, 336, 352, 384, 400, 448, 736};
   return l;
 }
 
 }  // namespace
+
+// Note [Layouts checked against the interpreter's own offsets]
+// From 3.13 on, CPython publishes the offsets of its structures for
+// debuggers at the start of _PyRuntime (_Py_DebugOffsets, cookie
+// "xdebugpy"). Where the table has a layout for such a version, its
+// offsets must be the interpreter's, and the interpreter must not be
+// free-threaded (whose objects have another header): anything else is a
+// build the table does not describe. Where each offset sits in
+// _Py_DebugOffsets changes between versions too (python_layout.h's
+// `debug`).
+std::string python_layout_mismatch(const void* debug_offsets, const python_layout& l) {
+  if (l.debug.current_frame == 0) return "";
+  const char* r = static_cast<const char*>(debug_offsets);
+  if (std::memcmp(r, "xdebugpy", 8) != 0) return "its debug offsets are missing";
+  const auto at = [&](std::size_t offset) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, r + offset, sizeof v);
+    return v;
+  };
+  if (at(16) != 0) return "it is a free-threaded build";
+  const auto& d = l.debug;
+  const std::pair<std::size_t, std::uint32_t> expected[] = {
+      {d.current_frame, l.current_frame}, {d.frame_previous, l.frame_previous},
+      {d.frame_code, l.frame_code},       {d.frame_instr, l.frame_instr},
+      {d.frame_owner, l.frame_owner},     {d.code_filename, l.code_filename},
+      {d.code_qualname, l.code_qualname}, {d.code_adaptive, l.code_adaptive},
+      {d.ascii_header, l.ascii_header}};
+  for (const auto& [offset, value] : expected) {
+    if (at(offset) != value) return "its structures are not those of CPython's release";
+  }
+  return "";
+}
 
 std::optional<python_layout> python_layout_for(unsigned major, unsigned minor) noexcept {
   if (major != 3) return std::nullopt;
@@ -112,6 +182,8 @@ std::optional<python_layout> python_layout_for(unsigned major, unsigned minor) n
     case 11: return python_3_11();
     case 12: return python_3_12();
     case 13: return python_3_13();
+    case 14: return python_3_14();
+    case 15: return python_3_15();
   }
   return std::nullopt;
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace streamsan::injection {
 
@@ -26,21 +27,25 @@ struct python_layout {
   python_instr_kind instr_kind = python_instr_kind::pointer;
   // The thread state's innermost _PyInterpreterFrame: at
   // tstate->cframe->current_frame (3.11, 3.12; `via_cframe`), or at
-  // tstate->current_frame (3.13).
+  // tstate->current_frame (3.13 on).
   bool via_cframe = false;
   std::uint32_t tstate_cframe = 0;
   std::uint32_t current_frame = 0;
   // _PyInterpreterFrame: its code object (f_code, f_executable), its
-  // caller, its instruction (prev_instr until 3.12, instr_ptr from 3.13:
+  // caller, its instruction (prev_instr until 3.12, instr_ptr from 3.13 on:
   // the line is the same function of either) and who owns it.
   std::uint32_t frame_code = 0;
   std::uint32_t frame_previous = 0;
   std::uint32_t frame_instr = 0;
   std::uint32_t frame_owner = 0;
-  // FRAME_OWNED_BY_GENERATOR, and FRAME_OWNED_BY_CSTACK (the interpreter's
-  // entry shim, 3.12 on; 0xff: none).
+  // FRAME_OWNED_BY_GENERATOR, and the first owner of the interpreter's
+  // own frames, which hold no code of the program's: the entry shim
+  // (FRAME_OWNED_BY_CSTACK, 3.12 on) and from 3.14 also
+  // FRAME_OWNED_BY_INTERPRETER and the thread's base frame (0xff: none).
   std::uint8_t owner_generator = 1;
-  std::uint8_t owner_cstack = 0xff;
+  std::uint8_t first_shim_owner = 0xff;
+  // From 3.14 f_executable is a _PyStackRef, whose low bits are tags.
+  bool executable_tagged = false;
   // PyCodeObject.
   std::uint32_t code_filename = 0;
   std::uint32_t code_qualname = 0;
@@ -52,12 +57,27 @@ struct python_layout {
   std::uint32_t unicode_state = 32;
   std::uint32_t ascii_header = 0;
   std::uint32_t compact_header = 0;
+  // From 3.13 on, where in _PyRuntime's _Py_DebugOffsets the interpreter
+  // publishes the offsets above (Note [Layouts checked against the
+  // interpreter's own offsets] in python_layout.cpp); 0: not published.
+  struct debug_positions {
+    std::uint16_t current_frame = 0;
+    std::uint16_t frame_previous = 0, frame_code = 0, frame_instr = 0, frame_owner = 0;
+    std::uint16_t code_filename = 0, code_qualname = 0, code_adaptive = 0;
+    std::uint16_t ascii_header = 0;
+  } debug;
 };
 
 // The layout of CPython `major`.`minor` (the release's own, the same for
 // every patch release of it), or none for a version this streamsan does
-// not know: 3.8 to 3.13 are known.
+// not know: 3.8 to 3.15 are known.
 std::optional<python_layout> python_layout_for(unsigned major, unsigned minor) noexcept;
+
+// Why the interpreter whose _Py_DebugOffsets (the start of its _PyRuntime)
+// is at `debug_offsets` is not described by `l` (a free-threaded build, an
+// offset that differs), or "" when it is or `l` publishes none (before
+// 3.13).
+std::string python_layout_mismatch(const void* debug_offsets, const python_layout& l);
 
 // The same from Py_Version's value (0xMMmmppRS).
 std::optional<python_layout> python_layout_for_hex(unsigned long py_version) noexcept;

@@ -603,7 +603,7 @@ def _hook_triton(triton, hooks):
 # Note [Triton launches without hooks]
 # Where the injection library reads the interpreter's frames itself at every
 # CUDA call outside operators (Note [Python frames read in place] in
-# inject/stack/python_frames.h: CPython 3.8 to 3.13, python_frames=1),
+# inject/stack/python_frames.h: CPython 3.8 to 3.15, python_frames=1),
 # Triton's launches outside operators get the user's Python lines from it,
 # and the hooks would only cost: on an H200 (triton_hooks_bench.py, 6 pairs
 # of 2,000 launches) the support's hooks made a Triton launch loop 1.03 to

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Runs tests/inject/python_frames_test.py under every CPython this machine
 # has (python3 on PATH, python3.N on PATH, pyenv's versions): each must
-# either match its own tracebacks (3.8 to 3.13) or say that its frames are
+# either match its own tracebacks (3.8 to 3.15) or say that its frames are
 # not read. Usage: python_frames_check.sh PROBE_LIBRARY TEST_SCRIPT
 set -u
 probe=$1 script=$2
 declare -A seen=()
 checked=0 failed=0
-candidates=(python3 python3.10 python3.11 python3.12 python3.13 python3.14)
+candidates=(python3 python3.10 python3.11 python3.12 python3.13 python3.14 python3.15)
 for p in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/*/bin/python3; do candidates+=("$p"); done
 for candidate in "${candidates[@]}"; do
   python=$(command -v "$candidate" 2>/dev/null) || continue
@@ -15,7 +15,7 @@ for candidate in "${candidates[@]}"; do
   [[ -n ${seen[$version]:-} ]] && continue
   seen[$version]=1
   expect_not_read=1
-  case $version in 3.8 | 3.9 | 3.10 | 3.11 | 3.12 | 3.13) expect_not_read=0 ;; esac
+  case $version in 3.8 | 3.9 | 3.10 | 3.11 | 3.12 | 3.13 | 3.14 | 3.15) expect_not_read=0 ;; esac
   [[ $version == 2.* ]] && continue  # ctypes.PyDLL and the script are Python 3's
   echo "== $python ($version)"
   if EXPECT_NOT_READ=$expect_not_read "$python" "$script" "$probe"; then
@@ -34,7 +34,7 @@ if [[ -n $python ]] && command -v strace >/dev/null 2>&1 &&
   real=$("$python" -c 'import sys; print(sys.executable)')
   version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
   expect_not_read=1
-  case $version in 3.8 | 3.9 | 3.10 | 3.11 | 3.12 | 3.13) expect_not_read=0 ;; esac
+  case $version in 3.8 | 3.9 | 3.10 | 3.11 | 3.12 | 3.13 | 3.14 | 3.15) expect_not_read=0 ;; esac
   if EXPECT_NOT_READ=$expect_not_read strace -f -qq -e trace=none \
        -e inject=process_vm_readv:error=EPERM "$real" "$script" "$probe"; then
     checked=$((checked + 1))

@@ -272,11 +272,11 @@ class Support(unittest.TestCase):
 
     def test_triton_hooks_are_left_out_where_the_library_reads_frames(self):
         # Note [Triton launches without hooks]: this interpreter's frames are
-        # readable (3.8 to 3.13) unless STREAMSAN_OPTIONS says otherwise.
+        # readable (3.8 to 3.15) unless STREAMSAN_OPTIONS says otherwise.
         os.environ["CUDA_INJECTION64_PATH"] = LIB
         from streamsan_torch import _native
         lib, _ = _native.load()
-        readable = (3, 8) <= sys.version_info[:2] <= (3, 13)
+        readable = (3, 8) <= sys.version_info[:2] <= (3, 15)
         saved = os.environ.pop("STREAMSAN_OPTIONS", None)
         try:
             self.assertEqual(self.support._library_reads_python_frames(lib), readable)
