@@ -35,6 +35,36 @@ def _run_shadowed_sitecustomize():
 
 _run_shadowed_sitecustomize()
 
+
+def _tell_streamsan_we_exit():
+    """Note [No walk once the interpreter finalizes] (inject/stack/
+    python_frames.cpp): atexit callbacks run before the interpreter frees
+    its threads' states, so the injection library stops reading them here.
+    Only a library the driver already loaded is told (RTLD_NOLOAD: a
+    program that never used CUDA loads nothing now)."""
+    try:
+        import ctypes
+
+        path = os.environ.get("CUDA_INJECTION64_PATH")
+        if not path:
+            return
+        lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_GLOBAL)
+        exiting = getattr(lib, "streamsan_inject_python_exiting", None)
+        if exiting is not None:
+            exiting.restype = None
+            exiting.argtypes = []
+            exiting()
+    except Exception:  # not loaded (OSError), or an older library: nothing to tell
+        pass
+
+
+try:
+    import atexit
+
+    atexit.register(_tell_streamsan_we_exit)
+except Exception:
+    pass
+
 try:
     import streamsan_torch
 

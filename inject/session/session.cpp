@@ -365,6 +365,10 @@ void session::attach_python_frames() noexcept {
   }
 }
 
+void session::python_exiting() noexcept {
+  if (python_frames_) python_frames_->close();
+}
+
 void session::say_python_frames_unread(std::ostream& out) const {
   // The PyTorch support's operators carry their own frames; what is said
   // here is about every other call.

@@ -158,6 +158,9 @@ class session {
   void python_support_attached() noexcept {
     python_support_.store(true, std::memory_order_relaxed);
   }
+  // The interpreter is finalizing: its frames are no longer read (Note [No
+  // walk once the interpreter finalizes] in inject/stack/python_frames.cpp).
+  void python_exiting() noexcept;
   // The stack of a caching allocator block handed out on the calling thread;
   // counts those that took an unwind (Note [A block's stack is its
   // operator's] in torch_entry.cpp).

@@ -136,6 +136,14 @@ STREAMSAN_EXPORT int streamsan_inject_reads_python_frames(void) {
   }
 }
 
+// The interpreter runs its atexit callbacks: it is about to finalize, and its
+// frames must no longer be read (Note [No walk once the interpreter
+// finalizes] in inject/stack/python_frames.cpp). Called by streamsan run's
+// sitecustomize, for every Python program, torch or not.
+STREAMSAN_EXPORT void streamsan_inject_python_exiting(void) {
+  if (auto* s = process_session::current()) s->python_exiting();
+}
+
 // An operator begins on the calling thread with these tensor spans; its
 // launches take them (Note [Operators narrow kernel footprints]). Flag 1:
 // the operator returns new tensors (op_end names them). Flag 2 (over 1):

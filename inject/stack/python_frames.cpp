@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <utility>
 
 #include "sanitizer/log/interpreter_frame.h"
@@ -394,8 +395,38 @@ std::size_t python_frames::current(std::span<std::uint64_t> out) noexcept {
   return n;
 }
 
+// Note [No walk once the interpreter finalizes]
+// Py_FinalizeEx clears the initialized flag (which a walk checks first) a
+// few instructions before it frees every other thread's state, while
+// daemon threads may still be inside a CUDA call. A walk that checked the
+// flag just before could then read a freed thread state and, through it,
+// unmapped memory. So the reader can be closed earlier in the
+// finalization: `streamsan run` has the interpreter's atexit callbacks
+// (which run before any of that) call streamsan_inject_python_exiting
+// (python/sitecustomize.py), and close() turns the reader off and waits
+// for the walks under way. A walk counts itself in before it looks at
+// `running_`, and close() clears `running_` before it looks at the count
+// (both sequentially consistent), so every walk either sees the reader
+// closed or is waited for. A thread's CUDA calls after that keep native
+// frames. Without `streamsan run`'s sitecustomize (--no-python) the narrow
+// window remains.
+void python_frames::close() noexcept {
+  running_.store(false, std::memory_order_seq_cst);
+  // A walk takes microseconds; a thread stopped in one (by a debugger) is
+  // not waited for past a second.
+  for (int spins = 0; walking_.load(std::memory_order_seq_cst) != 0 && spins < 100'000; ++spins) {
+    std::this_thread::sleep_for(std::chrono::microseconds(10));
+  }
+}
+
 std::size_t python_frames::walk(std::span<std::uint64_t> out) noexcept {
-  if (out.empty() || !running_.load(std::memory_order_relaxed)) return 0;
+  if (out.empty()) return 0;
+  walking_.fetch_add(1, std::memory_order_seq_cst);
+  struct counted_out {
+    std::atomic<unsigned>& walking;
+    ~counted_out() { walking.fetch_sub(1, std::memory_order_release); }
+  } counted{walking_};
+  if (!running_.load(std::memory_order_seq_cst)) return 0;
   // Not initialized (or finalizing: Py_FinalizeEx clears it before it
   // frees the thread states): nothing may be read.
   if (api_.is_initialized() == 0) return 0;

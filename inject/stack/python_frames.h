@@ -22,7 +22,7 @@
 // that does not match the interpreter turns the reader off rather than
 // reading further (said once, in the report). An interpreter that is not
 // initialized, or is finalizing, is not read: its thread states may be
-// freed. Code objects are not referenced (that would need the GIL), so
+// freed (Note [No walk once the interpreter finalizes]). Code objects are not referenced (that would need the GIL), so
 // cached names are checked against the code object's current file and
 // name pointers at every hit: a new code object at a freed one's address
 // is looked up again.
@@ -97,6 +97,10 @@ class python_frames {
   // returns how many. 0 when the thread runs no Python code.
   std::size_t current(std::span<std::uint64_t> out) noexcept;
 
+  // Note [No walk once the interpreter finalizes]: no walk starts after
+  // this, and those under way have ended when it returns.
+  void close() noexcept;
+
   // "" while reading; else why it stopped (a layout that did not match).
   std::string stopped() const;
   python_frames_stats stats() const noexcept;
@@ -168,6 +172,7 @@ class python_frames {
   std::string stopped_;
   std::string inductor_cache_;  // TORCHINDUCTOR_CACHE_DIR, with a '/'
   std::atomic<bool> running_{true};
+  std::atomic<unsigned> walking_{0};  // walks under way (close() waits for them)
   // Note [The first walks read safely]
   std::atomic<unsigned> safe_walks_left_{8};
 };

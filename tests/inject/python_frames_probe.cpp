@@ -62,3 +62,10 @@ extern "C" __attribute__((visibility("default"))) int probe_python_frames(char* 
   }
   return copy_out(text, out, size);
 }
+
+// Closes the reader (Note [No walk once the interpreter finalizes]): later
+// probes find no frames.
+extern "C" __attribute__((visibility("default"))) void probe_python_frames_close() {
+  attach_once();
+  if (reader != nullptr) reader->close();
+}

@@ -119,6 +119,31 @@ def comprehension(checker):
     return [checker.check("comprehension") for _ in range(1)]
 
 
+def closed_while_walking(libs):
+    """Note [No walk once the interpreter finalizes]: the reader closed while
+    another thread walks in a loop; close() returns, and no walk after it
+    finds frames."""
+    lib = libs[0][1]
+    lib.probe_python_frames_close.restype = None
+    done = threading.Event()
+
+    def walk():
+        while not done.is_set():
+            probe(lib)
+
+    t = threading.Thread(target=walk)
+    t.start()
+    lib.probe_python_frames_close()
+    done.set()
+    t.join()
+    got = [probe(l)[0] for _, l in libs]
+    ok = got == ["", ""]
+    print("%s closed" % ("PASS" if ok else "FAIL"))
+    if not ok:
+        print("  got: %r" % (got,))
+    return 0 if ok else 1
+
+
 def main():
     path = sys.argv[1]
     libs = [("nogil", load(path, ctypes.CDLL)), ("gil", load(path, ctypes.PyDLL))]
@@ -139,6 +164,7 @@ def main():
     from_string(checker)
     deep(checker, 400)
     comprehension(checker)
+    checker.failures += closed_while_walking(libs)
     print("%d failed" % checker.failures)
     return 1 if checker.failures else 0
 

@@ -150,6 +150,75 @@ def run_under_streamsan(script, pythonpath, extra_env=None):
         os.unlink(f.name)
 
 
+class TheInterpreterExits(unittest.TestCase):
+    """Note [No walk once the interpreter finalizes]: sitecustomize's atexit
+    callback tells a library the driver loaded, and loads none."""
+
+    def load_sitecustomize(self):
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(
+            "streamsan_sitecustomize_under_test", os.path.join(PYDIR, "sitecustomize.py"))
+        module = importlib.util.module_from_spec(spec)
+        saved = sys.modules.get("sitecustomize")
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            if saved is not None:
+                sys.modules["sitecustomize"] = saved
+        return module
+
+    def test_a_loaded_library_is_told(self):
+        site = self.load_sitecustomize()
+        calls = []
+
+        class Function:  # as ctypes's: restype and argtypes can be set
+            def __call__(self):
+                calls.append(("exiting",))
+
+        class Library:
+            def __init__(self, path, mode):
+                calls.append(("open", path, mode))
+                self.streamsan_inject_python_exiting = Function()
+
+        import ctypes
+        real = ctypes.CDLL
+        saved = os.environ.get("CUDA_INJECTION64_PATH")
+        os.environ["CUDA_INJECTION64_PATH"] = "/the/library.so"
+        ctypes.CDLL = Library
+        try:
+            site._tell_streamsan_we_exit()
+        finally:
+            ctypes.CDLL = real
+            if saved is None:
+                os.environ.pop("CUDA_INJECTION64_PATH")
+            else:
+                os.environ["CUDA_INJECTION64_PATH"] = saved
+        self.assertEqual(calls, [("open", "/the/library.so", os.RTLD_NOLOAD | os.RTLD_GLOBAL),
+                                 ("exiting",)])
+
+    def test_a_library_not_loaded_stays_unloaded(self):
+        site = self.load_sitecustomize()
+        saved = os.environ.get("CUDA_INJECTION64_PATH")
+        os.environ["CUDA_INJECTION64_PATH"] = LIB
+        try:
+            site._tell_streamsan_we_exit()  # no error, nothing loaded
+        finally:
+            if saved is None:
+                os.environ.pop("CUDA_INJECTION64_PATH")
+            else:
+                os.environ["CUDA_INJECTION64_PATH"] = saved
+        with open("/proc/self/maps") as maps:
+            mapped = maps.read()
+        if os.path.realpath(LIB) not in mapped:  # an earlier test of this process may load it
+            self.assertNotIn(os.path.basename(LIB), mapped)
+
+    def test_the_real_library_takes_the_call_without_a_session(self):
+        import ctypes
+        lib = ctypes.CDLL(LIB)
+        lib.streamsan_inject_python_exiting.restype = None
+        lib.streamsan_inject_python_exiting()  # no CUDA, no session: a no-op
+
+
 class ZeroSetUp(unittest.TestCase):
     def test_torch_import_activates_and_user_sitecustomize_still_runs(self):
         with tempfile.TemporaryDirectory() as root:
