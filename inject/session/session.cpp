@@ -372,12 +372,8 @@ void session::python_exiting() noexcept {
 void session::say_python_frames_unread(std::ostream& out) const {
   // The PyTorch support's operators carry their own frames; what is said
   // here is about every other call.
-  std::string why = python_frames_not_read_;
-  if (why.empty() && python_frames_) {
-    const auto stopped = python_frames_->stopped();
-    if (!stopped.empty()) why = "Python frames stopped being read: " + stopped;
-  }
-  if (!why.empty()) out << "streamsan: " << why << "; the stacks above show native frames\n";
+  out << python_frames_unread_line(python_frames_not_read_,
+                                   python_frames_ ? python_frames_->stopped() : "");
 }
 
 std::string_view session::host_accesses() const noexcept {

@@ -171,6 +171,13 @@ python_frames_attachment attach_python_frames(python_frame_definer define) {
 
 bool python_frames_readable() { return find_interpreter().layout.has_value(); }
 
+std::string python_frames_unread_line(std::string_view not_read, std::string_view stopped) {
+  std::string why(not_read);
+  if (why.empty() && !stopped.empty()) why = "Python frames stopped being read: " + std::string(stopped);
+  if (why.empty()) return "";
+  return "streamsan: " + why + "; the stacks above show native frames\n";
+}
+
 python_frames::python_frames(const python_entry_points& api, const python_layout& layout,
                              python_frame_definer define)
     : api_(api), layout_(layout), define_(std::move(define)) {

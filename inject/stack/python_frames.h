@@ -82,6 +82,11 @@ struct python_frames_attachment {
   std::string not_read;
 };
 
+// The line a text report ends with when its Python stacks are native frames:
+// why the interpreter's frames were not read (attach's `not_read`) or
+// stopped being read (python_frames::stopped()); "" when neither.
+std::string python_frames_unread_line(std::string_view not_read, std::string_view stopped);
+
 // The reader for this process's interpreter, found through dlsym.
 python_frames_attachment attach_python_frames(python_frame_definer define);
 // Whether attach_python_frames would return a reader (no session needed).
