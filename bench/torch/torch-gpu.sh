@@ -71,7 +71,8 @@ launched=("side_stream_no_wait.py racy stream-race torchrun"
           "frameworks/cupy_streams.py fixed none python"
           "frameworks/jax_training.py fixed none python"
           "frameworks/cuda_python_streams.py racy stream-race python"
-          "frameworks/cuda_python_streams.py fixed none python")
+          "frameworks/cuda_python_streams.py fixed none python"
+          "frameworks/cupy_daemon_exit.py fixed none python")
 verdicts() {
   xargs -P 12 -L 1 bash -c '
   framework=; [[ $0 == frameworks/* ]] && framework=${0#frameworks/}
