@@ -117,9 +117,8 @@ void CUPTIAPI on_counted_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId,
 int probe_cupti_launches_only() {
   auto& h = the_handoff();
   if (!open_cupti(h.cupti)) return -1;
-  if (const auto r = h.cupti.subscribe(&h.subscriber, on_counted_callback, nullptr); r != CUPTI_SUCCESS) {
-    return static_cast<int>(r);
-  }
+  const auto subscribed = h.cupti.subscribe(&h.subscriber, on_counted_callback, nullptr);
+  if (subscribed != CUPTI_SUCCESS) return static_cast<int>(subscribed);
   for (const auto cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
                           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
                           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,

@@ -173,7 +173,9 @@ bool python_frames_readable() { return find_interpreter().layout.has_value(); }
 
 std::string python_frames_unread_line(std::string_view not_read, std::string_view stopped) {
   std::string why(not_read);
-  if (why.empty() && !stopped.empty()) why = "Python frames stopped being read: " + std::string(stopped);
+  if (why.empty() && !stopped.empty()) {
+    why = "Python frames stopped being read: " + std::string(stopped);
+  }
   if (why.empty()) return "";
   return "streamsan: " + why + "; the stacks above show native frames\n";
 }
