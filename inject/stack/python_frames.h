@@ -22,10 +22,10 @@
 // that does not match the interpreter turns the reader off rather than
 // reading further (said once, in the report). An interpreter that is not
 // initialized, or is finalizing, is not read: its thread states may be
-// freed (Note [No walk once the interpreter finalizes]). Code objects are not referenced (that would need the GIL), so
-// cached names are checked against the code object's current file and
-// name pointers at every hit: a new code object at a freed one's address
-// is looked up again.
+// freed (Note [No walk once the interpreter finalizes]). Code objects are
+// not referenced (that would need the GIL), so a cached code object is
+// checked at every hit against what tells it from a new one at its address
+// (Note [A new code object at a freed one's address]).
 //
 // The user's frames (python_paths.h) become interpreter frames of the
 // report (Note [Interpreter frames] in inject/capture/call_sites.h), with
@@ -130,11 +130,14 @@ class python_frames {
       return std::hash<const void*>{}(k.code) ^ (static_cast<std::size_t>(k.offset) * 0x9E3779B97F4A7C15ull);
     }
   };
-  // A code object's file and name objects: what tells a cached code object
-  // from a new one at its address.
+  // A code object's file and name objects, its first line and its line
+  // table: what tells a cached code object from a new one at its address
+  // (Note [A new code object at a freed one's address]).
   struct code_names {
     const void* filename = nullptr;
     const void* qualname = nullptr;
+    const void* linetable = nullptr;
+    std::int32_t first_line = 0;
     bool operator==(const code_names&) const = default;
   };
   struct entry {

@@ -32,6 +32,8 @@ constexpr python_layout python_3_9() {
   l.frame_instr = 104;    // f_lasti
   l.code_filename = 104;
   l.code_qualname = 112;  // co_name: no co_qualname before 3.11
+  l.code_firstlineno = 40;
+  l.code_linetable = 120;  // co_lnotab
   l.ascii_header = 48;
   l.compact_header = 72;
   return l;
@@ -64,6 +66,8 @@ constexpr python_layout python_3_11() {
   l.frame_owner = 69;
   l.code_filename = 112;
   l.code_qualname = 128;
+  l.code_firstlineno = 72;
+  l.code_linetable = 136;
   l.code_firsttraceable = 168;
   l.code_adaptive = 184;
   l.ascii_header = 48;  // with the wstr pointer
@@ -84,6 +88,8 @@ constexpr python_layout python_3_12() {
   l.first_shim_owner = 3;
   l.code_filename = 112;
   l.code_qualname = 128;
+  l.code_firstlineno = 68;
+  l.code_linetable = 136;
   l.code_firsttraceable = 176;
   l.code_adaptive = 192;
   l.ascii_header = 40;
@@ -101,7 +107,7 @@ constexpr python_layout python_3_13() {
   l.current_frame = 72;
   l.code_firsttraceable = 184;
   l.code_adaptive = 200;
-  l.debug = {184, 232, 240, 248, 264, 280, 296, 344, 560};
+  l.debug = {184, 232, 240, 248, 264, 280, 296, 344, 560, 304, 312};
   return l;
 }
 
@@ -128,14 +134,14 @@ constexpr python_layout python_3_14() {
   l.frame_owner = 74;
   l.code_firsttraceable = 192;
   l.code_adaptive = 208;
-  l.debug = {208, 256, 264, 272, 288, 320, 336, 384, 640};
+  l.debug = {208, 256, 264, 272, 288, 320, 336, 384, 640, 344, 352};
   return l;
 }
 
 constexpr python_layout python_3_15() {
   python_layout l = python_3_14();
   l.minor = 15;
-  l.debug = {208, 320, 328, 336, 352, 384, 400, 448, 736};
+  l.debug = {208, 320, 328, 336, 352, 384, 400, 448, 736, 408, 416};
   return l;
 }
 
@@ -166,7 +172,8 @@ std::string python_layout_mismatch(const void* debug_offsets, const python_layou
       {d.frame_code, l.frame_code},       {d.frame_instr, l.frame_instr},
       {d.frame_owner, l.frame_owner},     {d.code_filename, l.code_filename},
       {d.code_qualname, l.code_qualname}, {d.code_adaptive, l.code_adaptive},
-      {d.ascii_header, l.ascii_header}};
+      {d.ascii_header, l.ascii_header},   {d.code_linetable, l.code_linetable},
+      {d.code_firstlineno, l.code_firstlineno}};
   for (const auto& [offset, value] : expected) {
     if (at(offset) != value) return "its structures are not those of CPython's release";
   }

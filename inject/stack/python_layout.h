@@ -49,6 +49,11 @@ struct python_layout {
   // PyCodeObject.
   std::uint32_t code_filename = 0;
   std::uint32_t code_qualname = 0;
+  // co_firstlineno (an int) and co_linetable (co_lnotab in 3.8, 3.9): with
+  // the names, what tells a code object from a new one at its address
+  // (Note [A new code object at a freed one's address]).
+  std::uint32_t code_firstlineno = 0;
+  std::uint32_t code_linetable = 0;
   std::uint32_t code_firsttraceable = 0;  // an int
   std::uint32_t code_adaptive = 0;        // co_code_adaptive: the bytecode
   // PyASCIIObject and PyCompactUnicodeObject: the compact strings'
@@ -65,6 +70,7 @@ struct python_layout {
     std::uint16_t frame_previous = 0, frame_code = 0, frame_instr = 0, frame_owner = 0;
     std::uint16_t code_filename = 0, code_qualname = 0, code_adaptive = 0;
     std::uint16_t ascii_header = 0;
+    std::uint16_t code_linetable = 0, code_firstlineno = 0;
   } debug;
 };
 

@@ -17,6 +17,7 @@ does not read must say so (`not read: Python X.Y ...`), and then exits 0
 with EXPECT_NOT_READ=1 set, 1 otherwise.
 """
 import ctypes
+import gc
 import os
 import sys
 import threading
@@ -106,6 +107,19 @@ def from_string(checker):
     exec(code, {"checker": checker})
 
 
+def redefined(checker):
+    """A function compiled again and again, each time with its body on another
+    line, under this file's name and with the same name objects: a new code
+    object often takes a freed one's address, and must not keep its lines."""
+    for shift in range(24):
+        source = "\n" * (shift % 6) + "def again(c):\n    c.check('redefined')\n"
+        scope = {}
+        exec(compile(source, HERE, "exec"), scope)
+        scope["again"](checker)
+        del scope
+        gc.collect()  # the function and its globals form a cycle
+
+
 def deep(checker, depth):
     """Deeper than the reader walks (256 frames): the innermost are shown,
     and the reader goes on reading for the calls after."""
@@ -162,6 +176,7 @@ def main():
     list(generator(checker))
     in_thread(checker)
     from_string(checker)
+    redefined(checker)
     deep(checker, 400)
     comprehension(checker)
     checker.failures += closed_while_walking(libs)
