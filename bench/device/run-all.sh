@@ -58,7 +58,9 @@
 # INPROC_LAUNCHES launches (default 420000): Note [Launches paused for a
 # benchmark]; INPROC_WHAT=runtime_callbacks toggles the plain runtime launch
 # callbacks instead: Note [Runtime launch callbacks toggled for a
-# benchmark]; about 30 seconds), mlppause (the same price on the MLP loop:
+# benchmark]; INPROC_WHAT=launch_callbacks puts modelled launches against
+# launches with no callback at all, streamsan's whole price for them: Note
+# [Launches unseen for a benchmark]; about 30 seconds), mlppause (the same price on the MLP loop:
 # bench/torch/hook-alternate.sh with ALT_WHAT=pause, ALT_PROCESSES processes of
 # ALT_ROUNDS pairs, the operator hook on and then the generic capture; about
 # 2 minutes).

@@ -60,16 +60,20 @@ control_fn find_control(const char* name) {
 // turns each pair (on-off, off-on, ...), each block's time on the host.
 class alternation {
  public:
-  // `what` (checked by main): "pause" (on: launches modelled, off: paused)
-  // or "runtime_callbacks" (on: the plain runtime launch callbacks on).
+  // `what` (checked by main): "pause" (on: launches modelled, off: paused),
+  // "runtime_callbacks" (on: the plain runtime launch callbacks on) or
+  // "launch_callbacks" (on: launches modelled, off: no launch callback at
+  // all, the launches unseen: Note [Launches unseen for a benchmark]).
   alternation(int pairs, int total, int batch, const std::string& what)
       : pairs_(pairs), what_(what) {
     if (pairs_ <= 0) return;
     // One block more, first: a warm-up, in the "on" state and not timed.
     block_ = total / (2 * pairs_ + 1) / batch * batch;
     const bool pause = what_ == "pause";
-    control_ = find_control(pause ? "streamsan_inject_bench_pause_launches"
-                                  : "streamsan_inject_bench_runtime_launch_callbacks");
+    const char* name = "streamsan_inject_bench_launch_callbacks";
+    if (pause) name = "streamsan_inject_bench_pause_launches";
+    if (what_ == "runtime_callbacks") name = "streamsan_inject_bench_runtime_launch_callbacks";
+    control_ = find_control(name);
     on_argument_ = pause ? 0 : 1;
     if (block_ == 0 || control_ == nullptr || control_(on_argument_) != 1) {
       std::printf("alternate refused: %s\n",
@@ -152,9 +156,10 @@ int main(int argc, char** argv) {
   }
   const char* what_text = std::getenv("LAUNCH_LOOP_ALTERNATE_WHAT");
   const std::string what = what_text != nullptr ? what_text : "pause";
-  if (what != "pause" && what != "runtime_callbacks") {
+  if (what != "pause" && what != "runtime_callbacks" && what != "launch_callbacks") {
     std::fprintf(stderr,
-                 "launch_loop: LAUNCH_LOOP_ALTERNATE_WHAT=%s: expected pause or runtime_callbacks\n",
+                 "launch_loop: LAUNCH_LOOP_ALTERNATE_WHAT=%s: expected pause, runtime_callbacks "
+                 "or launch_callbacks\n",
                  what.c_str());
     return 2;
   }

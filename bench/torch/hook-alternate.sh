@@ -10,7 +10,9 @@
 # STREAMSAN's folder holds python/ (stage-torch.sh puts it there).
 # With ALT_WHAT=pause the blocks alternate kernel launches modelled and
 # paused instead (mlp_bench.py's MLP_ALTERNATE_WHAT=pause), the hook as the
-# environment says (STREAMSAN_TORCH=0: the generic capture alone).
+# environment says (STREAMSAN_TORCH=0: the generic capture alone). With
+# ALT_WHAT=all they alternate the hook and the driver's launch callbacks
+# both on and both off (mlp_bench.py's MLP_ALTERNATE_WHAT=all).
 set -u
 streamsan=$1 processes=${2:-3} rounds=${3:-8}
 here=$(cd "$(dirname "$0")" && pwd)

@@ -25,6 +25,13 @@ and `mlp_alt_ratio <median of the rounds' on/off ratios> min <r> max <r>`
 modelled and paused instead (Note [Launches paused for a benchmark] in
 inject/sanitizer_api/sanitizer_source.cpp): the price of our launch path
 on this loop, the operator hook as the run has it in both kinds of block.
+With MLP_ALTERNATE_WHAT=all (and STREAMSAN_BENCH_PAUSE=1) the blocks
+alternate between everything on (the operator hook, the driver's launch
+callbacks) and both off, the launches then unseen (Note [Launches unseen for
+a benchmark] in inject/sanitizer_api/sanitizer_source.cpp): streamsan's
+price against the loop without it, in one process, less what stays on in
+both (the caching allocator's block tracking, the callbacks of calls other
+than launches, the synchronize that ends each block).
 With MLP_PAUSED=1 (and STREAMSAN_BENCH_PAUSE=1) every timed launch is
 paused: a profile of that run is the floor a profile of the modelled loop
 is read against (bench/torch/profile-mlp.sh, PROF_RUNS).
@@ -97,19 +104,50 @@ class _LaunchPause:
         return None if self._control(1) == 1 else "the pause was refused"
 
 
-def _launch_pause():
-    """The pause of the streamsan library this process runs under, or None."""
+def _library_control(name):
+    """The benchmark control `name` of the streamsan library this process
+    runs under, or None."""
     path = os.environ.get("CUDA_INJECTION64_PATH", "")
     if not path:
         return None
     try:
         lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
-        control = lib.streamsan_inject_bench_pause_launches
+        control = getattr(lib, name)
     except (OSError, AttributeError):
         return None
     control.argtypes = [ctypes.c_int]
     control.restype = ctypes.c_int
-    return _LaunchPause(control)
+    return control
+
+
+def _launch_pause():
+    """The pause of the streamsan library this process runs under, or None."""
+    control = _library_control("streamsan_inject_bench_pause_launches")
+    return None if control is None else _LaunchPause(control)
+
+
+class _Everything:
+    """The operator hook and the driver's launch callbacks as one switch."""
+
+    def __init__(self, hook, launch_callbacks):
+        self._hook = hook
+        self._launch_callbacks = launch_callbacks
+
+    def enable(self):
+        if self._launch_callbacks(1) != 1:
+            return "the launch callbacks could not be switched on"
+        return self._hook.enable()
+
+    def disable(self):
+        if self._launch_callbacks(0) != 1:
+            return "the launch callbacks could not be switched off"
+        return self._hook.disable()
+
+
+def _everything():
+    hook = _operator_hook()
+    control = _library_control("streamsan_inject_bench_launch_callbacks")
+    return None if hook is None or control is None else _Everything(hook, control)
 
 
 def alternate_blocks(hook, run_block, rounds):
@@ -134,13 +172,16 @@ def alternate_blocks(hook, run_block, rounds):
 
 def _alternate(step, iterations, rounds):
     what = os.environ.get("MLP_ALTERNATE_WHAT", "hook")
-    if what not in ("hook", "pause"):
-        print("mlp_bench: MLP_ALTERNATE_WHAT=%s: expected hook or pause" % what, file=sys.stderr)
+    switches = {"hook": _operator_hook, "pause": _launch_pause, "all": _everything}
+    if what not in switches:
+        print("mlp_bench: MLP_ALTERNATE_WHAT=%s: expected hook, pause or all" % what,
+              file=sys.stderr)
         sys.exit(2)
-    hook = _operator_hook() if what == "hook" else _launch_pause()
+    hook = switches[what]()
     if hook is None:
-        needs = ("the native operator hook (STREAMSAN_TORCH_HOOK=native)" if what == "hook"
-                 else "the launch pause (STREAMSAN_BENCH_PAUSE=1)")
+        needs = {"hook": "the native operator hook (STREAMSAN_TORCH_HOOK=native)",
+                 "pause": "the launch pause (STREAMSAN_BENCH_PAUSE=1)",
+                 "all": "the native operator hook and STREAMSAN_BENCH_PAUSE=1"}[what]
         print("mlp_bench: MLP_ALTERNATE needs `streamsan run` with %s; none is there" % needs,
               file=sys.stderr)
         sys.exit(2)

@@ -562,6 +562,32 @@ void sanitizer_source::set_runtime_launch_callbacks(bool on) {
   }
 }
 
+// Note [Launches unseen for a benchmark]
+// A paused launch (Note [Launches paused for a benchmark]) still takes its
+// callbacks, so paused blocks price our work above the subscriber, not
+// streamsan against the program alone; and between processes the GPU
+// machine's runs spread more than the targets (docs/injection.md,
+// "Overhead"). So a benchmark may also switch the driver's kernel launch
+// callbacks off between blocks of launches: its launches then reach the
+// driver as they do without streamsan, unseen (a false negative by design,
+// as paused), while every other call keeps its callbacks and is modelled,
+// so the log stays in order. A block with them on against one with them off,
+// in one process, is streamsan's price for the launches against none. The
+// switch is made between two calls of the benchmark's one launching thread,
+// so no launch is in flight across it.
+void sanitizer_source::set_launch_callbacks(bool on) {
+  auto& i = *impl_;
+  for (const std::uint32_t cbid : {SANITIZER_CBID_DRIVER_API_cuLaunchKernel,
+                                   SANITIZER_CBID_DRIVER_API_cuLaunchKernel_ptsz,
+                                   SANITIZER_CBID_DRIVER_API_cuLaunchKernelEx,
+                                   SANITIZER_CBID_DRIVER_API_cuLaunchKernelEx_ptsz,
+                                   SANITIZER_CBID_DRIVER_API_cuLaunchCooperativeKernel,
+                                   SANITIZER_CBID_DRIVER_API_cuLaunchCooperativeKernel_ptsz}) {
+    if (i.dispatcher.switched_off(api_domain::driver, cbid)) continue;
+    i.lib.enable_callback(on ? 1 : 0, i.subscriber, SANITIZER_CB_DOMAIN_DRIVER_API, cbid);
+  }
+}
+
 void sanitizer_source::impl::on_api_exit(thread_state& me, const api_call& call) {
   const api_domain domain = call.domain;
   const std::uint32_t cbid = call.cbid;

@@ -153,6 +153,9 @@ class sanitizer_source {
   // Benchmarks only (Note [Runtime launch callbacks toggled for a
   // benchmark]): the plain runtime launch callbacks on or off from now on.
   void set_runtime_launch_callbacks(bool on);
+  // Benchmarks only (Note [Launches unseen for a benchmark]): the driver's
+  // kernel launch callbacks on or off from now on.
+  void set_launch_callbacks(bool on);
   // Reads back every measured launch still in flight and waits until the
   // model has every footprint (at exit, before the report). Callbacks keep
   // coming until the dispatcher is stopped.

@@ -80,26 +80,36 @@ streamsan::injection::sanitizer_source* benchmark_source() noexcept {
   auto* s = process_session::current();
   return s == nullptr ? nullptr : s->measuring_source();
 }
+
+// Applies `change` to the benchmark source: 1 when applied, else 0.
+template <class Change>
+int change_benchmark_source(Change change) noexcept {
+  auto* source = benchmark_source();
+  if (source == nullptr) return 0;
+  try {
+    change(*source);
+    return 1;
+  } catch (...) {
+    return 0;  // nothing escapes into the program
+  }
+}
 }  // namespace
 
 // Benchmarks only (Note [Launches paused for a benchmark] in
 // sanitizer_source.cpp): 1 when applied, else 0.
 STREAMSAN_EXPORT int streamsan_inject_bench_pause_launches(int paused) {
-  auto* source = benchmark_source();
-  if (source == nullptr) return 0;
-  source->pause_launches(paused != 0);
-  return 1;
+  return change_benchmark_source([&](auto& source) { source.pause_launches(paused != 0); });
+}
+
+// Benchmarks only (Note [Launches unseen for a benchmark] in
+// sanitizer_source.cpp): 1 when applied, else 0.
+STREAMSAN_EXPORT int streamsan_inject_bench_launch_callbacks(int on) {
+  return change_benchmark_source([&](auto& source) { source.set_launch_callbacks(on != 0); });
 }
 
 // Benchmarks only (Note [Runtime launch callbacks toggled for a benchmark]
 // in sanitizer_source.cpp): 1 when applied, else 0.
 STREAMSAN_EXPORT int streamsan_inject_bench_runtime_launch_callbacks(int on) {
-  auto* source = benchmark_source();
-  if (source == nullptr) return 0;
-  try {
-    source->set_runtime_launch_callbacks(on != 0);
-    return 1;
-  } catch (...) {
-    return 0;  // nothing escapes into the program
-  }
+  return change_benchmark_source(
+      [&](auto& source) { source.set_runtime_launch_callbacks(on != 0); });
 }

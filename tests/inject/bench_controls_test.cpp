@@ -21,6 +21,16 @@ bool runtime_launch_callback_off() {
                                               SANITIZER_CBID_RUNTIME_API_cudaLaunchKernel);
 }
 
+bool driver_launch_callback_off() {
+  return fake_sanitizer_callback_switched_off(SANITIZER_CB_DOMAIN_DRIVER_API,
+                                              SANITIZER_CBID_DRIVER_API_cuLaunchKernel);
+}
+
+bool driver_event_record_callback_off() {
+  return fake_sanitizer_callback_switched_off(SANITIZER_CB_DOMAIN_DRIVER_API,
+                                              SANITIZER_CBID_DRIVER_API_cuEventRecord);
+}
+
 TEST(BenchControls, ActOnlyWhenTheRunAskedForThem) {
 #if defined(__SANITIZE_THREAD__)
   // A process under ThreadSanitizer gets the bridge, which takes its calls
@@ -37,8 +47,11 @@ TEST(BenchControls, ActOnlyWhenTheRunAskedForThem) {
       ::dlsym(library, "streamsan_inject_bench_pause_launches"));
   const auto runtime_callbacks = reinterpret_cast<control_fn>(
       ::dlsym(library, "streamsan_inject_bench_runtime_launch_callbacks"));
+  const auto launch_callbacks = reinterpret_cast<control_fn>(
+      ::dlsym(library, "streamsan_inject_bench_launch_callbacks"));
   ASSERT_NE(pause, nullptr);
   ASSERT_NE(runtime_callbacks, nullptr);
+  ASSERT_NE(launch_callbacks, nullptr);
 
   ::setenv("STREAMSAN_BENCH_PAUSE", "1", 1);
   EXPECT_EQ(pause(1), 0) << "no session before CUDA starts it";
@@ -49,6 +62,8 @@ TEST(BenchControls, ActOnlyWhenTheRunAskedForThem) {
   ::unsetenv("STREAMSAN_BENCH_PAUSE");
   EXPECT_EQ(pause(1), 0);
   EXPECT_EQ(runtime_callbacks(1), 0);
+  EXPECT_EQ(launch_callbacks(0), 0);
+  EXPECT_FALSE(driver_launch_callback_off());  // untouched
   EXPECT_TRUE(runtime_launch_callback_off());  // the default, untouched
   ::setenv("STREAMSAN_BENCH_PAUSE", "yes", 1);
   EXPECT_EQ(runtime_callbacks(1), 0);
@@ -60,6 +75,13 @@ TEST(BenchControls, ActOnlyWhenTheRunAskedForThem) {
   EXPECT_TRUE(runtime_launch_callback_off());
   EXPECT_EQ(pause(1), 1);
   EXPECT_EQ(pause(0), 1);
+  // Note [Launches unseen for a benchmark]: the driver's launch callbacks
+  // only; an event record keeps its callback.
+  EXPECT_EQ(launch_callbacks(0), 1);
+  EXPECT_TRUE(driver_launch_callback_off());
+  EXPECT_FALSE(driver_event_record_callback_off());
+  EXPECT_EQ(launch_callbacks(1), 1);
+  EXPECT_FALSE(driver_launch_callback_off());
 }
 
 }  // namespace
