@@ -95,24 +95,6 @@ T symbol(const char* name) {
 // What a version whose frames are not read is told (python_layout.cpp).
 constexpr std::string_view versions_read = "(3.8 to 3.15 are)";
 
-// Py_Version's value (0xMMmmppRS, major and minor only) of Py_GetVersion's
-// "3.10.13 (main, ...)", for interpreters before 3.11, which have no
-// Py_Version; 0 when it does not start with a version.
-unsigned long version_of_text(std::string_view text) {
-  unsigned long major = 0, minor = 0;
-  std::size_t i = 0;
-  const auto number = [&](unsigned long& out) {
-    const std::size_t start = i;
-    while (i < text.size() && i - start < 3 && text[i] >= '0' && text[i] <= '9') {
-      out = out * 10 + static_cast<unsigned long>(text[i++] - '0');
-    }
-    return i > start;
-  };
-  if (!number(major) || i >= text.size() || text[i++] != '.' || !number(minor)) return 0;
-  if (major > 255 || minor > 255) return 0;
-  return (major << 24) | (minor << 16);
-}
-
 // This process's interpreter, checked: the entry points and layout the
 // reader needs, or why there are none ("" and no layout: not CPython).
 struct found_interpreter {
@@ -137,7 +119,7 @@ found_interpreter find_interpreter() {
   // Before 3.11 there is no Py_Version; its text says the same (a
   // function of constants: no lock needed).
   api.version = version != nullptr ? *version
-                : version_text != nullptr ? version_of_text(version_text())
+                : version_text != nullptr ? python_version_of_text(version_text())
                                           : 0;
   if (api.version == 0) {
     found.not_read = "this Python's frames are not read: its version is unknown";

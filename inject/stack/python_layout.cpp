@@ -1,6 +1,7 @@
 #include "inject/stack/python_layout.h"
 
 #include <cstring>
+#include <string_view>
 #include <utility>
 
 namespace streamsan::injection {
@@ -193,6 +194,22 @@ std::optional<python_layout> python_layout_for(unsigned major, unsigned minor) n
     case 15: return python_3_15();
   }
   return std::nullopt;
+}
+
+unsigned long python_version_of_text(std::string_view text) noexcept {
+  unsigned long major = 0, minor = 0;
+  std::size_t i = 0;
+  const auto number = [&](unsigned long& out) {
+    const std::size_t start = i;
+    while (i < text.size() && i - start < 3 && text[i] >= '0' && text[i] <= '9') {
+      out = out * 10 + static_cast<unsigned long>(text[i++] - '0');
+    }
+    return i > start;
+  };
+  if (!number(major) || i >= text.size() || text[i++] != '.' || !number(minor)) return 0;
+  if (i < text.size() && text[i] >= '0' && text[i] <= '9') return 0;  // a fourth digit
+  if (major > 255 || minor > 255) return 0;
+  return (major << 24) | (minor << 16);
 }
 
 std::optional<python_layout> python_layout_for_hex(unsigned long py_version) noexcept {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace streamsan::injection {
 
@@ -84,6 +85,11 @@ std::optional<python_layout> python_layout_for(unsigned major, unsigned minor) n
 // offset that differs), or "" when it is or `l` publishes none (before
 // 3.13).
 std::string python_layout_mismatch(const void* debug_offsets, const python_layout& l);
+
+// Py_Version's value, major and minor only (0xMMmm0000), of Py_GetVersion's
+// text ("3.10.13 (main, ...)"), for interpreters before 3.11, which have no
+// Py_Version; 0 when the text does not start with a version.
+unsigned long python_version_of_text(std::string_view text) noexcept;
 
 // The same from Py_Version's value (0xMMmmppRS).
 std::optional<python_layout> python_layout_for_hex(unsigned long py_version) noexcept;

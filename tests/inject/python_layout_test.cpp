@@ -35,6 +35,20 @@ TEST(PythonLayout, ReadsPyVersion) {
   EXPECT_FALSE(python_layout_for_hex(0x031000F0ul).has_value());  // 3.16
 }
 
+TEST(PythonLayout, ReadsTheVersionOfOlderInterpretersFromItsText) {
+  EXPECT_EQ(python_version_of_text("3.10.13 (main, Nov 20 2026, 10:00:00) [GCC 12.2.0]"),
+            0x030A0000ul);
+  EXPECT_EQ(python_version_of_text("3.8.18"), 0x03080000ul);
+  EXPECT_EQ(python_version_of_text("2.7.18 (default)"), 0x02070000ul);
+  EXPECT_EQ(python_layout_for_hex(python_version_of_text("3.9.18"))->minor, 9u);
+}
+
+TEST(PythonLayout, TextThatIsNoVersionGivesNone) {
+  for (const char* text : {"", "3", "3.", ".10", "x3.10", "3.x", "1000.1", "3.1000"}) {
+    EXPECT_EQ(python_version_of_text(text), 0ul) << text;
+  }
+}
+
 TEST(PythonLayout, ThirteenDropsTheCFrame) {
   EXPECT_TRUE(python_layout_for(3, 11)->via_cframe);
   EXPECT_FALSE(python_layout_for(3, 13)->via_cframe);
