@@ -192,6 +192,13 @@ void python_frames::stop_locked(std::string why) noexcept {
   if (stopped_.empty()) stopped_ = std::move(why);
 }
 
+bool python_frames::is_code_object(const char* code, byte_reader read) noexcept {
+  const void* type = nullptr;
+  if (load(code + ob_type_offset, type, read) && type == api_.code_type) return true;
+  stop("a frame's code is not a code object");
+  return false;
+}
+
 std::size_t python_frames::read_raw(std::span<raw_frame> out, byte_reader read) noexcept {
   const python_layout& l = layout_;
   const char* tstate = as_bytes(api_.this_thread_state());
@@ -220,7 +227,6 @@ std::size_t python_frames::read_raw(std::span<raw_frame> out, byte_reader read) 
       stop("a frame could not be read");
       return 0;
     }
-    const void* type = nullptr;
     // A shim frame (3.12 on) holds no code of the program's; 3.13's may
     // hold another executable.
     const bool shim = owner >= l.first_shim_owner;
@@ -229,10 +235,7 @@ std::size_t python_frames::read_raw(std::span<raw_frame> out, byte_reader read) 
       code = reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(code) &
                                            ~std::uintptr_t{7});
     }
-    if (!shim && (!load(code + ob_type_offset, type, read) || type != api_.code_type)) {
-      stop("a frame's code is not a code object");
-      return 0;
-    }
+    if (!shim && !is_code_object(code, read)) return 0;
     int first_traceable = 0;
     if (!shim && !load(code + l.code_firsttraceable, first_traceable, read)) return 0;
     const char* bytecode = code + l.code_adaptive;
@@ -258,11 +261,11 @@ std::size_t python_frames::read_frame_objects(const char* frame, std::span<raw_f
       stop("a frame is not a frame object");
       return 0;
     }
-    if (!load(frame + l.frame_code, code, read) || !load(frame + l.frame_instr, lasti, read) ||
-        !load(code + ob_type_offset, type, read) || type != api_.code_type) {
-      stop("a frame's code is not a code object");
+    if (!load(frame + l.frame_code, code, read) || !load(frame + l.frame_instr, lasti, read)) {
+      stop("a frame could not be read");
       return 0;
     }
+    if (!is_code_object(code, read)) return 0;
     // f_lasti is -1 before the frame's first instruction.
     const std::int64_t unit = l.instr_kind == python_instr_kind::code_unit_index ? 2 : 1;
     if (n < out.size()) out[n++] = raw_frame{code, lasti < 0 ? 0 : lasti * unit};
@@ -307,8 +310,8 @@ bool python_frames::read_str(const char* s, std::string& out, byte_reader read) 
 // filename string), its first line and its line table object. A successor
 // that keeps all four keeps the old entry's lines; the test that found
 // this (python_frames_test.py, `redefined`: a function compiled 24 times
-// on other lines) showed stale lines in 20 of 24 calls with the names
-// alone.
+// on other lines) showed stale lines in 17 to 20 of 24 calls with the
+// names alone (3.10 to 3.13).
 bool python_frames::read_names(const raw_frame& f, code_names& out,
                                byte_reader read) const noexcept {
   return load(f.code + layout_.code_filename, out.filename, read) &&
@@ -367,8 +370,9 @@ namespace {
 // A thread's CUDA calls repeat from the same few places, and the outer
 // frames of its stack (the training loop, main) are the same from call to
 // call. Each thread keeps its last walk: the frames shared with it, counted
-// from the outermost, reuse its entries without a lookup (the two name
-// pointers are still compared: Note [Python frames read in place]), and a
+// from the outermost, reuse its entries without a lookup (what tells a code
+// object from a new one at its address is still compared: Note [A new code
+// object at a freed one's address]), and a
 // walk equal to the last one in full reuses its result. The entries are
 // the reader's (node-based: their addresses hold until an erase or a
 // clear, which moves the reader's generation on and empties every memo).
@@ -438,7 +442,8 @@ std::size_t python_frames::walk(std::span<std::uint64_t> out) noexcept {
   if (api_.is_initialized() == 0) return 0;
   std::array<raw_frame, max_walk> raw;
   const bool checked = safe_walks_left_.load(std::memory_order_relaxed) > 0;
-  const std::size_t n = read_raw(raw, checked ? read_checked : read_direct);
+  const byte_reader read = checked ? read_checked : read_direct;
+  const std::size_t n = read_raw(raw, read);
   walks_.fetch_add(1, std::memory_order_relaxed);
   if (n == 0) return 0;
   try {
@@ -453,7 +458,6 @@ std::size_t python_frames::walk(std::span<std::uint64_t> out) noexcept {
       ++shared;
     }
     std::array<entry*, max_walk> found{};
-    const byte_reader read = checked ? read_checked : read_direct;
     for (std::size_t k = 0; k < shared; ++k) {
       auto* e = static_cast<entry*>(last.found[last.count - 1 - k]);
       code_names now;

@@ -153,6 +153,8 @@ class python_frames {
   // Copies `n` bytes at `from`; false when they cannot be read.
   using byte_reader = bool (*)(const void* from, void* to, std::size_t n) noexcept;
   std::size_t read_raw(std::span<raw_frame> out, byte_reader read) noexcept;
+  // Whether `code` is a code object; stops the reader when it is not.
+  bool is_code_object(const char* code, byte_reader read) noexcept;
   // read_raw's walk up to 3.10, over frame objects from `frame`.
   std::size_t read_frame_objects(const char* frame, std::span<raw_frame> out,
                                  byte_reader read) noexcept;

@@ -5,6 +5,10 @@
 # not read. Usage: python_frames_check.sh PROBE_LIBRARY TEST_SCRIPT
 set -u
 probe=$1 script=$2
+# 0 for a version the library reads (inject/stack/python_layout.cpp), else 1.
+not_read_expected() {
+  case $1 in 3.8 | 3.9 | 3.10 | 3.11 | 3.12 | 3.13 | 3.14 | 3.15) echo 0 ;; *) echo 1 ;; esac
+}
 declare -A seen=()
 checked=0 failed=0
 candidates=(python3 python3.10 python3.11 python3.12 python3.13 python3.14 python3.15)
@@ -14,8 +18,7 @@ for candidate in "${candidates[@]}"; do
   version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || continue
   [[ -n ${seen[$version]:-} ]] && continue
   seen[$version]=1
-  expect_not_read=1
-  case $version in 3.8 | 3.9 | 3.10 | 3.11 | 3.12 | 3.13 | 3.14 | 3.15) expect_not_read=0 ;; esac
+  expect_not_read=$(not_read_expected "$version")
   [[ $version == 2.* ]] && continue  # ctypes.PyDLL and the script are Python 3's
   echo "== $python ($version)"
   if EXPECT_NOT_READ=$expect_not_read "$python" "$script" "$probe"; then
@@ -33,8 +36,7 @@ if [[ -n $python ]] && command -v strace >/dev/null 2>&1 &&
   echo "== $python, process_vm_readv refused"
   real=$("$python" -c 'import sys; print(sys.executable)')
   version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-  expect_not_read=1
-  case $version in 3.8 | 3.9 | 3.10 | 3.11 | 3.12 | 3.13 | 3.14 | 3.15) expect_not_read=0 ;; esac
+  expect_not_read=$(not_read_expected "$version")
   if EXPECT_NOT_READ=$expect_not_read strace -f -qq -e trace=none \
        -e inject=process_vm_readv:error=EPERM "$real" "$script" "$probe"; then
     checked=$((checked + 1))
