@@ -553,10 +553,21 @@ namespace {
 // PROBE_RELEASE: unsubscribing is not done inside a callback of the
 // subscriber; a thread of the probe does it once the launch count is met.
 void start_releaser(probe& p, const char* after) {
-  p.release_after = std::strtoull(after, nullptr, 10);
-  if (p.release_after == 0) return;
+  char* end = nullptr;
+  const unsigned long long launches = std::strtoull(after, &end, 10);
+  if (launches == 0 || end == after || *end != '\0') {
+    std::fprintf(stderr,
+                 "probe: PROBE_RELEASE=%s: expected a number of launches > 0; not released\n",
+                 after);
+    return;
+  }
   const char* to = std::getenv("PROBE_RELEASE_TO");
-  const bool to_cupti = to != nullptr && std::string_view(to) == "cupti";
+  if (to != nullptr && std::string_view(to) != "cupti") {
+    std::fprintf(stderr, "probe: PROBE_RELEASE_TO=%s: expected cupti; not released\n", to);
+    return;
+  }
+  p.release_after = launches;
+  const bool to_cupti = to != nullptr;
   std::thread([&p, to_cupti] {
     std::unique_lock lock(p.release_mutex);
     p.release_now.wait(lock, [&] { return p.release_due; });
