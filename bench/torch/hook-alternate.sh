@@ -12,7 +12,11 @@
 # paused instead (mlp_bench.py's MLP_ALTERNATE_WHAT=pause), the hook as the
 # environment says (STREAMSAN_TORCH=0: the generic capture alone). With
 # ALT_WHAT=all they alternate the hook and the driver's launch callbacks
-# both on and both off (mlp_bench.py's MLP_ALTERNATE_WHAT=all).
+# both on and both off (mlp_bench.py's MLP_ALTERNATE_WHAT=all); with
+# ALT_WHAT=unsubscribed, everything on against the hook off and the
+# Sanitizer API subscription dropped (MLP_ALTERNATE_WHAT=unsubscribed;
+# with STREAMSAN_TORCH=0 in the environment, the generic capture's whole
+# price).
 set -u
 streamsan=$1 processes=${2:-3} rounds=${3:-8}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,8 +45,10 @@ print()
 print("| measure | median | min-max | processes |")
 print("| --- | ---: | ---: | ---: |")
 import os
-label = ("launches modelled / paused" if os.environ.get("ALT_WHAT") == "pause"
-         else "hook on / hook off")
+label = {"pause": "launches modelled / paused",
+         "all": "hook and launch callbacks on / off",
+         "unsubscribed": "everything on / hook off and unsubscribed"}.get(
+             os.environ.get("ALT_WHAT", "hook"), "hook on / hook off")
 print("| %s, inside one process | %.3f | %.3f-%.3f | %d |"
       % (label, statistics.median(ratios), min(ratios), max(ratios), len(ratios)))
 print("| processes' median 'on' block (ms, 300 it.) | %.1f | %.1f-%.1f | %d |"

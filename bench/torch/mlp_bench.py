@@ -32,6 +32,14 @@ a benchmark] in inject/sanitizer_api/sanitizer_source.cpp): streamsan's
 price against the loop without it, in one process, less what stays on in
 both (the caching allocator's block tracking, the callbacks of calls other
 than launches, the synchronize that ends each block).
+With MLP_ALTERNATE_WHAT=unsubscribed (and STREAMSAN_BENCH_PAUSE=1) the
+blocks alternate between everything on and the operator hook (if the run
+has one: STREAMSAN_TORCH=0 has none) off with the Compute Sanitizer API
+subscription dropped (Note [The subscription dropped
+for a benchmark] in inject/sanitizer_api/sanitizer_source.cpp): every CUDA
+call of an "off" block goes unseen, as without streamsan, so the ratio is
+streamsan's whole price on this loop in one process but for what stays
+(the caching allocator's block tracking, the loaded library's idle threads).
 With MLP_PAUSED=1 (and STREAMSAN_BENCH_PAUSE=1) every timed launch is
 paused: a profile of that run is the floor a profile of the modelled loop
 is read against (bench/torch/profile-mlp.sh, PROF_RUNS).
@@ -150,6 +158,32 @@ def _everything():
     return None if hook is None or control is None else _Everything(hook, control)
 
 
+class _Unsubscribed:
+    """The operator hook (where the run has one) and the Sanitizer API
+    subscription as one switch (Note [The subscription dropped for a
+    benchmark])."""
+
+    def __init__(self, hook, subscribed):
+        self._hook = hook
+        self._subscribed = subscribed
+
+    def enable(self):
+        if self._subscribed(1) != 1:
+            return "the subscription could not be taken again"
+        return None if self._hook is None else self._hook.enable()
+
+    def disable(self):
+        problem = None if self._hook is None else self._hook.disable()
+        if problem:
+            return problem
+        return None if self._subscribed(0) == 1 else "the subscription could not be dropped"
+
+
+def _unsubscribed():
+    control = _library_control("streamsan_inject_bench_subscribed")
+    return None if control is None else _Unsubscribed(_operator_hook(), control)
+
+
 def alternate_blocks(hook, run_block, rounds):
     """Times `rounds` pairs of blocks, hook on and off, the order turning
     each round. `run_block()` runs one block and returns its milliseconds.
@@ -172,16 +206,18 @@ def alternate_blocks(hook, run_block, rounds):
 
 def _alternate(step, iterations, rounds):
     what = os.environ.get("MLP_ALTERNATE_WHAT", "hook")
-    switches = {"hook": _operator_hook, "pause": _launch_pause, "all": _everything}
+    switches = {"hook": _operator_hook, "pause": _launch_pause, "all": _everything,
+                "unsubscribed": _unsubscribed}
     if what not in switches:
-        print("mlp_bench: MLP_ALTERNATE_WHAT=%s: expected hook, pause or all" % what,
+        print("mlp_bench: MLP_ALTERNATE_WHAT=%s: expected hook, pause, all or unsubscribed" % what,
               file=sys.stderr)
         sys.exit(2)
     hook = switches[what]()
     if hook is None:
         needs = {"hook": "the native operator hook (STREAMSAN_TORCH_HOOK=native)",
                  "pause": "the launch pause (STREAMSAN_BENCH_PAUSE=1)",
-                 "all": "the native operator hook and STREAMSAN_BENCH_PAUSE=1"}[what]
+                 "all": "the native operator hook and STREAMSAN_BENCH_PAUSE=1",
+                 "unsubscribed": "STREAMSAN_BENCH_PAUSE=1"}[what]
         print("mlp_bench: MLP_ALTERNATE needs `streamsan run` with %s; none is there" % needs,
               file=sys.stderr)
         sys.exit(2)

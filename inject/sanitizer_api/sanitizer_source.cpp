@@ -335,6 +335,8 @@ struct sanitizer_source::impl {
   void unpatch(CUmodule module);
   // Note [Launch callbacks only while patched]
   void update_launch_callbacks();
+  // Subscribes and enables the callbacks the source wants at start-up.
+  void subscribe();
   std::mutex callbacks_mutex;
   bool launch_callbacks_on = false;  // under callbacks_mutex
   void poll(bool wait_all);
@@ -377,7 +379,12 @@ sanitizer_source::sanitizer_source(std::unique_ptr<impl> i) : impl_(std::move(i)
 sanitizer_source::~sanitizer_source() = default;
 
 void sanitizer_source::enable() {
-  auto& i = *impl_;
+  impl_->subscribe();
+  impl_->dispatcher.start();
+}
+
+void sanitizer_source::impl::subscribe() {
+  auto& i = *this;
   const auto check = [&](SanitizerResult r, const char* what) {
     if (r != SANITIZER_SUCCESS) throw std::runtime_error(std::string(what) + ": " + i.lib.describe(r));
   };
@@ -408,7 +415,6 @@ void sanitizer_source::enable() {
       i.lib.enable_callback(0, i.subscriber, SANITIZER_CB_DOMAIN_DRIVER_API, cbid);
     }
   }
-  i.dispatcher.start();
 }
 
 // ---- callbacks ----
@@ -554,6 +560,7 @@ void sanitizer_source::pause_launches(bool paused) noexcept {
 // way whole.
 void sanitizer_source::set_runtime_launch_callbacks(bool on) {
   auto& i = *impl_;
+  if (i.subscriber == nullptr) throw std::runtime_error("the subscription is dropped");
   i.dispatcher.set_runtime_launch_callbacks(on);
   for (std::uint32_t cbid = 1; cbid < SANITIZER_CBID_RUNTIME_API_SIZE; ++cbid) {
     if (!i.dispatcher.launches_kernel(api_domain::runtime, cbid)) continue;
@@ -577,6 +584,7 @@ void sanitizer_source::set_runtime_launch_callbacks(bool on) {
 // so no launch is in flight across it.
 void sanitizer_source::set_launch_callbacks(bool on) {
   auto& i = *impl_;
+  if (i.subscriber == nullptr) throw std::runtime_error("the subscription is dropped");
   for (const std::uint32_t cbid : {SANITIZER_CBID_DRIVER_API_cuLaunchKernel,
                                    SANITIZER_CBID_DRIVER_API_cuLaunchKernel_ptsz,
                                    SANITIZER_CBID_DRIVER_API_cuLaunchKernelEx,
@@ -586,6 +594,46 @@ void sanitizer_source::set_launch_callbacks(bool on) {
     if (i.dispatcher.switched_off(api_domain::driver, cbid)) continue;
     i.lib.enable_callback(on ? 1 : 0, i.subscriber, SANITIZER_CB_DOMAIN_DRIVER_API, cbid);
   }
+}
+
+// Note [The subscription dropped for a benchmark]
+// With the launch callbacks off (Note [Launches unseen for a benchmark]) a
+// block still pays for the subscription: the callbacks of every other call
+// it keeps (torch's module calls, cuKernelGetFunction and the occupancy
+// queries, come with every few launches), and whatever the Sanitizer API
+// does for a subscribed process at calls it does not report. On the MLP
+// loop such blocks took about 390 ms where native processes took 250 to
+// 320 (docs/pytorch.md, Overhead): more than between-process noise
+// explains, less than it hides. So a benchmark may also drop the
+// subscription between blocks and take it again. A block without it runs
+// as the program does without streamsan, but for the loaded library and
+// its idle threads; every call in it goes unseen (a false negative by
+// design, and a model that misses what the block allocated, freed or
+// loaded: a benchmark's steady state has none of that). Taken again, the
+// subscription is the one enable() made: launch callbacks on, the launch
+// domain as the patched modules want. Refused (an exception, nothing
+// changed) while a module is patched: its patched code reads launch data
+// that only the launch callbacks keep current.
+void sanitizer_source::set_subscribed(bool on) {
+  auto& i = *impl_;
+  {
+    std::lock_guard lock(i.callbacks_mutex);
+    if (on == (i.subscriber != nullptr)) return;
+    if (!on) {
+      if (!i.tracker.patched_modules().empty()) {
+        throw std::runtime_error("the subscription is kept while a module is patched");
+      }
+      const SanitizerResult r = i.lib.unsubscribe(i.subscriber);
+      if (r != SANITIZER_SUCCESS) {
+        throw std::runtime_error("sanitizerUnsubscribe: " + i.lib.describe(r));
+      }
+      i.subscriber = nullptr;
+      i.launch_callbacks_on = false;
+      return;
+    }
+    i.subscribe();
+  }
+  i.update_launch_callbacks();
 }
 
 void sanitizer_source::impl::on_api_exit(thread_state& me, const api_call& call) {

@@ -156,6 +156,10 @@ class sanitizer_source {
   // Benchmarks only (Note [Launches unseen for a benchmark]): the driver's
   // kernel launch callbacks on or off from now on.
   void set_launch_callbacks(bool on);
+  // Benchmarks only (Note [The subscription dropped for a benchmark]): the
+  // Sanitizer API subscription dropped or taken again; throws, changing
+  // nothing, while a module is patched.
+  void set_subscribed(bool on);
   // Reads back every measured launch still in flight and waits until the
   // model has every footprint (at exit, before the report). Callbacks keep
   // coming until the dispatcher is stopped.

@@ -107,6 +107,13 @@ STREAMSAN_EXPORT int streamsan_inject_bench_launch_callbacks(int on) {
   return change_benchmark_source([&](auto& source) { source.set_launch_callbacks(on != 0); });
 }
 
+// Benchmarks only (Note [The subscription dropped for a benchmark] in
+// sanitizer_source.cpp): 1 when applied, else 0 (refused while a module is
+// patched).
+STREAMSAN_EXPORT int streamsan_inject_bench_subscribed(int on) {
+  return change_benchmark_source([&](auto& source) { source.set_subscribed(on != 0); });
+}
+
 // Benchmarks only (Note [Runtime launch callbacks toggled for a benchmark]
 // in sanitizer_source.cpp): 1 when applied, else 0.
 STREAMSAN_EXPORT int streamsan_inject_bench_runtime_launch_callbacks(int on) {

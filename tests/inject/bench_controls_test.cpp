@@ -52,6 +52,9 @@ TEST(BenchControls, ActOnlyWhenTheRunAskedForThem) {
   ASSERT_NE(pause, nullptr);
   ASSERT_NE(runtime_callbacks, nullptr);
   ASSERT_NE(launch_callbacks, nullptr);
+  const auto subscribed = reinterpret_cast<control_fn>(
+      ::dlsym(library, "streamsan_inject_bench_subscribed"));
+  ASSERT_NE(subscribed, nullptr);
 
   ::setenv("STREAMSAN_BENCH_PAUSE", "1", 1);
   EXPECT_EQ(pause(1), 0) << "no session before CUDA starts it";
@@ -63,6 +66,8 @@ TEST(BenchControls, ActOnlyWhenTheRunAskedForThem) {
   EXPECT_EQ(pause(1), 0);
   EXPECT_EQ(runtime_callbacks(1), 0);
   EXPECT_EQ(launch_callbacks(0), 0);
+  EXPECT_EQ(subscribed(0), 0);
+  EXPECT_TRUE(fake_sanitizer_subscribed());
   EXPECT_FALSE(driver_launch_callback_off());  // untouched
   EXPECT_TRUE(runtime_launch_callback_off());  // the default, untouched
   ::setenv("STREAMSAN_BENCH_PAUSE", "yes", 1);
@@ -81,6 +86,15 @@ TEST(BenchControls, ActOnlyWhenTheRunAskedForThem) {
   EXPECT_TRUE(driver_launch_callback_off());
   EXPECT_FALSE(driver_event_record_callback_off());
   EXPECT_EQ(launch_callbacks(1), 1);
+  EXPECT_FALSE(driver_launch_callback_off());
+  // Note [The subscription dropped for a benchmark]: taken again as
+  // enable() made it; the launch switch is refused meanwhile.
+  EXPECT_EQ(subscribed(0), 1);
+  EXPECT_FALSE(fake_sanitizer_subscribed());
+  EXPECT_EQ(launch_callbacks(0), 0);
+  EXPECT_EQ(subscribed(1), 1);
+  EXPECT_TRUE(fake_sanitizer_subscribed());
+  EXPECT_TRUE(runtime_launch_callback_off());
   EXPECT_FALSE(driver_launch_callback_off());
 }
 

@@ -83,7 +83,20 @@ FAKE SanitizerResult sanitizerSubscribe(Sanitizer_SubscriberHandle* h, Sanitizer
   *h = reinterpret_cast<Sanitizer_SubscriberHandle>(&s());
   return SANITIZER_SUCCESS;
 }
-FAKE SanitizerResult sanitizerUnsubscribe(Sanitizer_SubscriberHandle) { return SANITIZER_SUCCESS; }
+// As the real one: the subscriber's callback and what it enabled are
+// forgotten (a later subscriber starts with nothing enabled).
+FAKE SanitizerResult sanitizerUnsubscribe(Sanitizer_SubscriberHandle) {
+  std::lock_guard lock(s().mutex);
+  s().callback = nullptr;
+  s().userdata = nullptr;
+  s().domains.clear();
+  s().switched_off.clear();
+  return SANITIZER_SUCCESS;
+}
+FAKE bool fake_sanitizer_subscribed() {
+  std::lock_guard lock(s().mutex);
+  return s().callback != nullptr;
+}
 FAKE SanitizerResult sanitizerEnableDomain(uint32_t enable, Sanitizer_SubscriberHandle,
                                            Sanitizer_CallbackDomain domain) {
   std::lock_guard lock(s().mutex);
@@ -199,6 +212,7 @@ FAKE SanitizerResult sanitizerGetStreamHandle(CUcontext, CUstream stream,
 
 FAKE void fake_sanitizer_deliver(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
                                  const void* data) {
+  if (s().callback == nullptr) return;  // unsubscribed: nobody to call
   s().callback(s().userdata, domain, cbid, data);
 }
 FAKE void* fake_sanitizer_userdata(Sanitizer_LaunchHandle launch) {

@@ -26,6 +26,9 @@ bool fake_sanitizer_is_patched(CUmodule module);
 // Patching `module` fails from now on.
 void fake_sanitizer_refuse_module(CUmodule module);
 bool fake_sanitizer_domain_enabled(Sanitizer_CallbackDomain domain);
+// Whether a subscriber is there (sanitizerSubscribe called, and
+// sanitizerUnsubscribe not since).
+bool fake_sanitizer_subscribed();
 // Whether the source switched this callback off (sanitizerEnableCallback 0).
 bool fake_sanitizer_callback_switched_off(Sanitizer_CallbackDomain domain,
                                           Sanitizer_CallbackId cbid);

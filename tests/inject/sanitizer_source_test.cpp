@@ -544,6 +544,45 @@ TEST_F(SanitizerSource, ABenchmarkTogglesThePlainRuntimeLaunchCallbacks) {
   EXPECT_TRUE(launch(stream_1, 0, 64));  // the driver launch alone is measured
 }
 
+// Note [The subscription dropped for a benchmark]
+TEST_F(SanitizerSource, ABenchmarkDropsTheSubscriptionAndTakesItAgain) {
+  measure_first_then_unpatch();
+  const std::size_t seen = launches().size();
+  source->set_subscribed(false);
+  EXPECT_FALSE(fake_sanitizer_subscribed());
+  launch(stream_1, 0, 64);  // unseen
+  EXPECT_EQ(launches().size(), seen);
+  EXPECT_THROW(source->set_launch_callbacks(false), std::runtime_error);
+  source->set_subscribed(false);  // already dropped: nothing to do
+
+  source->set_subscribed(true);
+  EXPECT_TRUE(fake_sanitizer_subscribed());
+  // What enable() made: both API domains, the plain runtime launch callback
+  // off, the launch domain off while nothing is patched.
+  EXPECT_TRUE(fake_sanitizer_domain_enabled(SANITIZER_CB_DOMAIN_DRIVER_API));
+  EXPECT_TRUE(fake_sanitizer_domain_enabled(SANITIZER_CB_DOMAIN_RUNTIME_API));
+  EXPECT_TRUE(fake_sanitizer_callback_switched_off(SANITIZER_CB_DOMAIN_RUNTIME_API,
+                                                   SANITIZER_CBID_RUNTIME_API_cudaLaunchKernel));
+  EXPECT_FALSE(fake_sanitizer_domain_enabled(SANITIZER_CB_DOMAIN_LAUNCH));
+  launch(stream_1, 0, 64);
+  EXPECT_EQ(launches().size(), seen + 1);
+}
+
+TEST_F(SanitizerSource, TheSubscriptionIsKeptWhileAModuleIsPatched) {
+  start(measurement_policy::on_demand);
+  EXPECT_TRUE(launch(stream_1, 0, 64));  // measured: its module is patched
+  ASSERT_TRUE(fake_sanitizer_is_patched(module_a));
+  try {
+    source->set_subscribed(false);
+    ADD_FAILURE() << "dropped while a module is patched";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "the subscription is kept while a module is patched");
+  }
+  EXPECT_TRUE(fake_sanitizer_subscribed());
+  EXPECT_TRUE(fake_sanitizer_domain_enabled(SANITIZER_CB_DOMAIN_LAUNCH));
+  source->drain();
+}
+
 TEST_F(SanitizerSource, UnwantedModulesAreUnpatchedAndLaunchCallbacksFollow) {
   start(measurement_policy::on_demand);
   EXPECT_TRUE(fake_sanitizer_domain_enabled(SANITIZER_CB_DOMAIN_LAUNCH));
