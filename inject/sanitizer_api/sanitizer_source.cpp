@@ -601,11 +601,11 @@ void sanitizer_source::set_launch_callbacks(bool on) {
 // block still pays for the subscription: the callbacks of every other call
 // it keeps (torch's module calls, cuKernelGetFunction and the occupancy
 // queries, come with every few launches), and whatever the Sanitizer API
-// does for a subscribed process at calls it does not report. On the MLP
-// loop such blocks took about 390 ms where native processes took 250 to
-// 320 (docs/pytorch.md, Overhead): more than between-process noise
-// explains, less than it hides. So a benchmark may also drop the
-// subscription between blocks and take it again. A block without it runs
+// does for a subscribed process at calls it does not report. So a
+// benchmark may also drop the subscription between blocks and take it
+// again (on an H200's MLP loop, such blocks took 328 to 392 ms against 401
+// to 444 with the subscription kept, and native processes of the same
+// rounds 329 to 370 ms: docs/pytorch.md, Overhead). A block without it runs
 // as the program does without streamsan, but for the loaded library and
 // its idle threads; every call in it goes unseen (a false negative by
 // design, and a model that misses what the block allocated, freed or
