@@ -72,6 +72,48 @@ class AlternateBlocks(unittest.TestCase):
         self.assertIsNone(self.bench._operator_hook())
 
 
+class Unsubscribed(unittest.TestCase):
+    """MLP_ALTERNATE_WHAT=unsubscribed: the hook and the subscription as one
+    switch (Note [The subscription dropped for a benchmark])."""
+
+    def setUp(self):
+        self.bench = load_bench()
+        self.calls = []
+
+    def control(self, answer=1):
+        def subscribed(on):
+            self.calls.append("subscribe" if on else "unsubscribe")
+            return answer
+        return subscribed
+
+    def test_the_hook_goes_off_before_the_subscription_and_on_after_it(self):
+        hook = FakeHook()
+        switch = self.bench._Unsubscribed(hook, self.control())
+        self.assertIsNone(switch.disable())
+        self.assertIsNone(switch.enable())
+        self.assertEqual(self.calls, ["unsubscribe", "subscribe"])
+        self.assertEqual(hook.states, ["off", "on"])
+
+    def test_without_a_hook_only_the_subscription_switches(self):
+        switch = self.bench._Unsubscribed(None, self.control())
+        self.assertIsNone(switch.disable())
+        self.assertIsNone(switch.enable())
+        self.assertEqual(self.calls, ["unsubscribe", "subscribe"])
+
+    def test_a_refused_switch_says_which(self):
+        switch = self.bench._Unsubscribed(FakeHook(), self.control(answer=0))
+        self.assertEqual(switch.disable(), "the subscription could not be dropped")
+        self.assertEqual(switch.enable(), "the subscription could not be taken again")
+
+    def test_without_streamsan_there_is_no_switch(self):
+        saved = os.environ.pop("CUDA_INJECTION64_PATH", None)
+        try:
+            self.assertIsNone(self.bench._unsubscribed())
+        finally:
+            if saved is not None:
+                os.environ["CUDA_INJECTION64_PATH"] = saved
+
+
 class EnvCount(unittest.TestCase):
     def setUp(self):
         self.bench = load_bench()
