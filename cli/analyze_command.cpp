@@ -13,12 +13,12 @@
 #include <boost/program_options.hpp>
 
 #include "cli/commands.h"
-#include "cli/exit_codes.h"
 #include "cli/option_tokens.h"
 #include "sanitizer/engine/engine.h"
 #include "sanitizer/log/trace_error.h"
 #include "sanitizer/log/trace_reader.h"
 #include "sanitizer/report/color.h"
+#include "sanitizer/report/exit_codes.h"
 #include "sanitizer/report/fix_hint.h"
 #include "sanitizer/report/report_format.h"
 #include "sanitizer/report/suppressions.h"

@@ -1,6 +1,6 @@
-// The streamsan subcommands. Each takes the arguments after its own name and
-// returns a process exit code (cli/exit_codes.h). Each lives with the
-// component it drives.
+// The streamsan subcommands. Each takes the arguments after its own name
+// and returns a process exit code (sanitizer/report/exit_codes.h). Each
+// lives with the component it drives.
 #pragma once
 
 #include <span>

@@ -4,10 +4,10 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "cli/exit_codes.h"
 #include "sanitizer/log/jsonl_dump.h"
 #include "sanitizer/log/trace_error.h"
 #include "sanitizer/log/trace_reader.h"
+#include "sanitizer/report/exit_codes.h"
 
 namespace streamsan::cli {
 namespace {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/exit_codes.h"
+#include "sanitizer/report/exit_codes.h"
 
 namespace {
 

@@ -24,11 +24,11 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/exit_codes.h"
 #include "cli/run_request.h"
-#include "inject/session/process_name.h"
 #include "inject/session/options.h"
+#include "inject/session/process_name.h"
 #include "inject/session/run_result.h"
+#include "sanitizer/report/exit_codes.h"
 
 namespace streamsan::cli {
 namespace {

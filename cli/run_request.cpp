@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <ostream>
 
-#include "cli/exit_codes.h"
 #include "cli/option_tokens.h"
+#include "sanitizer/report/exit_codes.h"
 
 namespace streamsan::cli {
 namespace {

@@ -12,18 +12,18 @@
 #include <boost/program_options.hpp>
 
 #include "cli/commands.h"
-#include "cli/exit_codes.h"
 #include "cli/option_tokens.h"
 #include "harness/corpus.h"
 #include "harness/junit_writer.h"
 #include "harness/progress_display.h"
 #include "harness/result_json.h"
+#include "harness/scenario_error.h"
 #include "harness/scenario_schema.h"
 #include "harness/scenario_template.h"
-#include "harness/scenario_error.h"
 #include "harness/summary_table.h"
 #include "harness/test_run.h"
 #include "runtime/backend/backend.h"
+#include "sanitizer/report/exit_codes.h"
 
 namespace streamsan::cli {
 namespace {

@@ -10,11 +10,11 @@
 #include <string>
 #include <string_view>
 
-#include "cli/exit_codes.h"
 #include "inject/driver/cuda_driver_queries.h"
 #include "inject/session/fatal_signals.h"
 #include "inject/session/run_result.h"
 #include "inject/stack/fast_unwinder.h"
+#include "sanitizer/report/exit_codes.h"
 
 namespace streamsan::injection::process_session {
 namespace {

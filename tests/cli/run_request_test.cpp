@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "cli/exit_codes.h"
+#include "sanitizer/report/exit_codes.h"
 
 namespace streamsan::cli {
 namespace {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/exit_codes.h"
 #include "cli/run_request.h"
 #include "inject/session/options.h"
+#include "sanitizer/report/exit_codes.h"
 #include "tests/fuzz/fuzz_target.h"
 
 namespace {

@@ -1,5 +1,8 @@
-// Exit codes shared by every streamsan subcommand, so that scripts can tell
-// "found problems" from "could not run".
+// Exit codes shared by every streamsan subcommand and by the injection
+// library (which ends a sanitized program with bad_input or cannot_run, and
+// with diagnostics_found's default at a report), so that scripts can tell
+// "found problems" from "could not run". Here, below both, so that the
+// library does not include the command line's headers.
 #pragma once
 
 namespace streamsan::exit_code {
