@@ -165,6 +165,8 @@ std::string python_frames_unread_line(std::string_view not_read, std::string_vie
 python_frames::python_frames(const python_entry_points& api, const python_layout& layout,
                              python_frame_definer define)
     : api_(api), layout_(layout), define_(std::move(define)) {
+  static std::atomic<std::uint64_t> readers{0};
+  serial_ = readers.fetch_add(1, std::memory_order_relaxed) + 1;
   // Inductor's generated modules where the user put its cache (its
   // default folder is python_paths.cpp's): torch's code, folded.
   if (const char* dir = std::getenv("TORCHINDUCTOR_CACHE_DIR"); dir != nullptr && *dir == '/') {
@@ -307,17 +309,31 @@ bool python_frames::read_str(const char* s, std::string& out, byte_reader read) 
 // collector and its successor allocated in the same block. The entry is
 // then checked at every use against the code object's filename and
 // qualified name objects (often the very same: interned names, one
-// filename string), its first line and its line table object. A successor
-// that keeps all four keeps the old entry's lines; the test that found
-// this (python_frames_test.py, `redefined`: a function compiled 24 times
-// on other lines) showed stale lines in 17 to 20 of 24 calls with the
-// names alone (3.10 to 3.13).
+// filename string), its first line and its line table object. The test
+// that found this (python_frames_test.py, `redefined`: a function compiled
+// 24 times on other lines) showed stale lines in 17 to 20 of 24 calls with
+// the names alone (3.10 to 3.13). A successor that keeps all four still
+// kept the old entry's lines: a body moved by a blank line (an edited
+// notebook cell run again) has the same names, first line, bytecode and
+// line table size, and its table can take the freed table's block (a
+// variant of `redefined` that moved only the body showed the old line in
+// 24 of 48 calls on 3.13; whether the blocks are reused depends on what
+// else the loop allocates, so the test that keeps this is
+// PythonFrames.ASameShapedCodeObjectAtAFreedOnesAddressIsReadAgain, over
+// a fake interpreter's memory). From 3.12 on the code
+// object's co_version tells them apart: each new code object takes the
+// next number of the interpreter's counter, and reading it costs one more
+// load from the code object's first lines. Before 3.12 nothing short of
+// comparing the line table's bytes would, at every walk: that corner
+// stays there. A counter run out (all 0, after 2^32 code objects) falls
+// back to the four.
 bool python_frames::read_names(const raw_frame& f, code_names& out,
                                byte_reader read) const noexcept {
   return load(f.code + layout_.code_filename, out.filename, read) &&
          load(f.code + layout_.code_qualname, out.qualname, read) &&
          load(f.code + layout_.code_linetable, out.linetable, read) &&
-         load(f.code + layout_.code_firstlineno, out.first_line, read);
+         load(f.code + layout_.code_firstlineno, out.first_line, read) &&
+         (layout_.code_version == 0 || load(f.code + layout_.code_version, out.version, read));
 }
 
 python_frames::entry* python_frames::lookup(const raw_frame& f, byte_reader read) {
@@ -377,7 +393,9 @@ namespace {
 // the reader's (node-based: their addresses hold until an erase or a
 // clear, which moves the reader's generation on and empties every memo).
 struct last_walk {
-  const void* reader = nullptr;
+  // The reader's serial, not its address: a reader made later at a
+  // destroyed one's address must not take that one's entries.
+  std::uint64_t reader = 0;
   std::uint64_t generation = 0;
   std::size_t count = 0;
   std::array<python_frames::raw_frame, python_frames::max_walk> raw;
@@ -450,7 +468,7 @@ std::size_t python_frames::walk(std::span<std::uint64_t> out) noexcept {
     std::lock_guard lock(mutex_);
     if (!running_.load(std::memory_order_relaxed)) return 0;
     last_walk& last = this_thread_walk;
-    if (last.reader != this || last.generation != generation_) last.count = 0;
+    if (last.reader != serial_ || last.generation != generation_) last.count = 0;
     // Note [The last walk again]: the shared outer frames.
     std::size_t shared = 0;
     while (shared < n && shared < last.count &&
@@ -478,7 +496,7 @@ std::size_t python_frames::walk(std::span<std::uint64_t> out) noexcept {
       if (found[i] == nullptr) return 0;
     }
     const std::size_t written = shown_frames(std::span<entry* const>(found.data(), n), out);
-    last.reader = this;
+    last.reader = serial_;
     last.generation = generation_;
     last.count = n;
     std::copy_n(raw.begin(), n, last.raw.begin());

@@ -130,14 +130,15 @@ class python_frames {
       return std::hash<const void*>{}(k.code) ^ (static_cast<std::size_t>(k.offset) * 0x9E3779B97F4A7C15ull);
     }
   };
-  // A code object's file and name objects, its first line and its line
-  // table: what tells a cached code object from a new one at its address
-  // (Note [A new code object at a freed one's address]).
+  // A code object's file and name objects, its first line, its line table
+  // and its version: what tells a cached code object from a new one at its
+  // address (Note [A new code object at a freed one's address]).
   struct code_names {
     const void* filename = nullptr;
     const void* qualname = nullptr;
     const void* linetable = nullptr;
     std::int32_t first_line = 0;
+    std::uint32_t version = 0;  // co_version, from 3.12 on (else 0)
     bool operator==(const code_names&) const = default;
   };
   struct entry {
@@ -175,6 +176,7 @@ class python_frames {
   std::unordered_map<std::string, std::uint32_t> ids_;  // file \0 function \0 line
   std::uint32_t next_id_ = 0;
   std::uint64_t generation_ = 0;  // Note [The last walk again]
+  std::uint64_t serial_ = 0;      // this reader's, from 1: what a thread's last walk names
   std::atomic<std::uint64_t> walks_{0};
   std::atomic<std::uint64_t> frames_looked_up_{0};
   std::atomic<std::uint64_t> walk_ns_{0};

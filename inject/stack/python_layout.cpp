@@ -91,6 +91,8 @@ constexpr python_layout python_3_12() {
   l.code_qualname = 128;
   l.code_firstlineno = 68;
   l.code_linetable = 136;
+  l.code_version = 92;
+  l.code_localsplusnames = 96;
   l.code_firsttraceable = 176;
   l.code_adaptive = 192;
   l.ascii_header = 40;
@@ -108,7 +110,7 @@ constexpr python_layout python_3_13() {
   l.current_frame = 72;
   l.code_firsttraceable = 184;
   l.code_adaptive = 200;
-  l.debug = {184, 232, 240, 248, 264, 280, 296, 344, 560, 304, 312};
+  l.debug = {184, 232, 240, 248, 264, 280, 296, 344, 560, 304, 312, 328};
   return l;
 }
 
@@ -119,10 +121,11 @@ constexpr python_layout python_3_13() {
 // 3.15.0rc1 (x86-64, GIL builds), and the positions of those fields in
 // each version's _Py_DebugOffsets (3.14 inserted fields in its interpreter
 // state and frame groups, 3.15 in its thread state). Every offset below
-// but one is checked at attach against the running interpreter's own;
-// the one the interpreter does not publish, _co_firsttraceable, is where
+// but two is checked at attach against the running interpreter's own.
+// The interpreter does not publish those two. _co_firsttraceable is where
 // 3.14's PyCodeObject puts it (one pointer-sized field grew before it, as
-// co_code_adaptive moved from 200 to 208). Against 3.13 the frame's
+// co_code_adaptive moved from 200 to 208). co_version is the 32-bit field
+// just before the published co_localsplusnames (96 in 3.13 to 3.15). Against 3.13 the frame's
 // f_executable is a tagged _PyStackRef, and owners 3 and 4 are the
 // interpreter's own frames (FRAME_OWNED_BY_INTERPRETER, then CSTACK in
 // 3.14 and the thread's base frame in 3.15). tests/inject/
@@ -135,14 +138,14 @@ constexpr python_layout python_3_14() {
   l.frame_owner = 74;
   l.code_firsttraceable = 192;
   l.code_adaptive = 208;
-  l.debug = {208, 256, 264, 272, 288, 320, 336, 384, 640, 344, 352};
+  l.debug = {208, 256, 264, 272, 288, 320, 336, 384, 640, 344, 352, 368};
   return l;
 }
 
 constexpr python_layout python_3_15() {
   python_layout l = python_3_14();
   l.minor = 15;
-  l.debug = {208, 320, 328, 336, 352, 384, 400, 448, 736, 408, 416};
+  l.debug = {208, 320, 328, 336, 352, 384, 400, 448, 736, 408, 416, 432};
   return l;
 }
 
@@ -174,8 +177,10 @@ std::string python_layout_mismatch(const void* debug_offsets, const python_layou
       {d.frame_owner, l.frame_owner},     {d.code_filename, l.code_filename},
       {d.code_qualname, l.code_qualname}, {d.code_adaptive, l.code_adaptive},
       {d.ascii_header, l.ascii_header},   {d.code_linetable, l.code_linetable},
-      {d.code_firstlineno, l.code_firstlineno}};
+      {d.code_firstlineno, l.code_firstlineno},
+      {d.code_localsplusnames, l.code_localsplusnames}};
   for (const auto& [offset, value] : expected) {
+    if (offset == 0) continue;  // not published by this version
     if (at(offset) != value) return "its structures are not those of CPython's release";
   }
   return "";

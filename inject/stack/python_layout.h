@@ -55,6 +55,14 @@ struct python_layout {
   // (Note [A new code object at a freed one's address]).
   std::uint32_t code_firstlineno = 0;
   std::uint32_t code_linetable = 0;
+  // co_version (3.12 on; 0: none): each new code object takes the next
+  // number of the interpreter's counter (0 for all once it runs out), so a
+  // new code object at a freed one's address differs in it even where its
+  // names, first line and line table's address are the same. It is the
+  // 32-bit field just before co_localsplusnames, which 3.13 on publish
+  // (`code_localsplusnames`: for that check only).
+  std::uint32_t code_version = 0;
+  std::uint32_t code_localsplusnames = 0;
   std::uint32_t code_firsttraceable = 0;  // an int
   std::uint32_t code_adaptive = 0;        // co_code_adaptive: the bytecode
   // PyASCIIObject and PyCompactUnicodeObject: the compact strings'
@@ -72,6 +80,7 @@ struct python_layout {
     std::uint16_t code_filename = 0, code_qualname = 0, code_adaptive = 0;
     std::uint16_t ascii_header = 0;
     std::uint16_t code_linetable = 0, code_firstlineno = 0;
+    std::uint16_t code_localsplusnames = 0;
   } debug;
 };
 

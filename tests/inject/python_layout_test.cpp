@@ -112,7 +112,7 @@ const std::map<std::string_view, std::uint64_t> published_314_315 = {
     {"interpreter_frame.owner", 74},      {"code_object.filename", 112},
     {"code_object.qualname", 128},        {"code_object.co_code_adaptive", 208},
     {"unicode_object.asciiobject_size", 40}, {"code_object.linetable", 136},
-    {"code_object.firstlineno", 68}};
+    {"code_object.firstlineno", 68},      {"code_object.localsplusnames", 96}};
 
 const std::vector<std::string_view> runtime_state = {"runtime_state", "size", "finalizing",
                                                      "interpreters_head"};
