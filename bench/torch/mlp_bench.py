@@ -134,54 +134,51 @@ def _launch_pause():
     return None if control is None else _LaunchPause(control)
 
 
-class _Everything:
-    """The operator hook and the driver's launch callbacks as one switch."""
+class _HookAndControl:
+    """The operator hook (where the run has one) and a control of the
+    library as one switch: on, the control first and then the hook; off,
+    the hook first. `refused_on` and `refused_off` say a refused control."""
 
-    def __init__(self, hook, launch_callbacks):
+    def __init__(self, hook, control, refused_on, refused_off):
         self._hook = hook
-        self._launch_callbacks = launch_callbacks
+        self._control = control
+        self._refused = {1: refused_on, 0: refused_off}
+
+    def _set(self, on):
+        return None if self._control(on) == 1 else self._refused[on]
 
     def enable(self):
-        if self._launch_callbacks(1) != 1:
-            return "the launch callbacks could not be switched on"
+        problem = self._set(1)
+        if problem or self._hook is None:
+            return problem
         return self._hook.enable()
 
     def disable(self):
-        if self._launch_callbacks(0) != 1:
-            return "the launch callbacks could not be switched off"
-        return self._hook.disable()
+        problem = None if self._hook is None else self._hook.disable()
+        return problem or self._set(0)
 
 
 def _everything():
+    """The operator hook and the driver's launch callbacks (Note [Launches
+    unseen for a benchmark]), or None."""
     hook = _operator_hook()
     control = _library_control("streamsan_inject_bench_launch_callbacks")
-    return None if hook is None or control is None else _Everything(hook, control)
+    if hook is None or control is None:
+        return None
+    return _HookAndControl(hook, control, "the launch callbacks could not be switched on",
+                           "the launch callbacks could not be switched off")
 
 
-class _Unsubscribed:
-    """The operator hook (where the run has one) and the Sanitizer API
-    subscription as one switch (Note [The subscription dropped for a
-    benchmark])."""
-
-    def __init__(self, hook, subscribed):
-        self._hook = hook
-        self._subscribed = subscribed
-
-    def enable(self):
-        if self._subscribed(1) != 1:
-            return "the subscription could not be taken again"
-        return None if self._hook is None else self._hook.enable()
-
-    def disable(self):
-        problem = None if self._hook is None else self._hook.disable()
-        if problem:
-            return problem
-        return None if self._subscribed(0) == 1 else "the subscription could not be dropped"
+def _unsubscribed_switch(hook, subscribed):
+    """`hook` (None: the run has none) and the Sanitizer API subscription
+    (Note [The subscription dropped for a benchmark]) as one switch."""
+    return _HookAndControl(hook, subscribed, "the subscription could not be taken again",
+                           "the subscription could not be dropped")
 
 
 def _unsubscribed():
     control = _library_control("streamsan_inject_bench_subscribed")
-    return None if control is None else _Unsubscribed(_operator_hook(), control)
+    return None if control is None else _unsubscribed_switch(_operator_hook(), control)
 
 
 def alternate_blocks(hook, run_block, rounds):

@@ -88,20 +88,20 @@ class Unsubscribed(unittest.TestCase):
 
     def test_the_hook_goes_off_before_the_subscription_and_on_after_it(self):
         hook = FakeHook()
-        switch = self.bench._Unsubscribed(hook, self.control())
+        switch = self.bench._unsubscribed_switch(hook, self.control())
         self.assertIsNone(switch.disable())
         self.assertIsNone(switch.enable())
         self.assertEqual(self.calls, ["unsubscribe", "subscribe"])
         self.assertEqual(hook.states, ["off", "on"])
 
     def test_without_a_hook_only_the_subscription_switches(self):
-        switch = self.bench._Unsubscribed(None, self.control())
+        switch = self.bench._unsubscribed_switch(None, self.control())
         self.assertIsNone(switch.disable())
         self.assertIsNone(switch.enable())
         self.assertEqual(self.calls, ["unsubscribe", "subscribe"])
 
     def test_a_refused_switch_says_which(self):
-        switch = self.bench._Unsubscribed(FakeHook(), self.control(answer=0))
+        switch = self.bench._unsubscribed_switch(FakeHook(), self.control(answer=0))
         self.assertEqual(switch.disable(), "the subscription could not be dropped")
         self.assertEqual(switch.enable(), "the subscription could not be taken again")
 

@@ -273,6 +273,7 @@ FAKE void fake_sanitizer_deliver_under_driver_lock(Sanitizer_CallbackDomain doma
   // thread's change can come.
   std::this_thread::sleep_for(std::chrono::microseconds(50));
   if (s().changes_in_progress.load() > 0) s().module_events_during_changes.fetch_add(1);
+  if (s().callback == nullptr) return;  // unsubscribed, as in fake_sanitizer_deliver
   s().callback(s().userdata, domain, cbid, data);
 }
 FAKE int fake_sanitizer_module_events_during_changes() {
