@@ -171,6 +171,12 @@ class cuda_model {
                        std::int32_t device, stream_arg s);
   void block_freed(const call_site& at, std::uint64_t address);
   block_counters block_statistics() const;
+  // Note [Blocks unseen while the subscription is dropped]
+  // (cuda_model_blocks.cpp): a benchmark's "off" block.
+  void set_blocks_unseen(bool unseen) noexcept {
+    blocks_unseen_.store(unseen, std::memory_order_relaxed);
+  }
+  bool blocks_unseen() const noexcept { return blocks_unseen_.load(std::memory_order_relaxed); }
   void copied(const call_site& at, stream_arg s, const memory_region& dst,
               const memory_region& src, bool async);
   void memset(const call_site& at, stream_arg s, const memory_region& dst, bool async);
@@ -745,6 +751,7 @@ class cuda_model {
   std::unordered_map<std::uint32_t, std::vector<access>> annotations_;  // raw(stream_id)
   allocation_map allocations_;
   block_counters blocks_;
+  std::atomic<bool> blocks_unseen_{false};  // no lock: a benchmark's switch
   // Note [Graphs name segments, not blocks]: each block's segment and
   // offset there, while the block lives (Note [Flat tables by id]).
   struct block_place {

@@ -30,6 +30,27 @@
 // made before the session), and a free of a block we did not see allocated
 // (allocated before the tracker was attached) are left out (STREAMSAN_DEBUG
 // prints the counts).
+// Note [Blocks unseen while the subscription is dropped]
+// A benchmark that drops the Sanitizer API subscription between blocks of
+// iterations (Note [The subscription dropped for a benchmark] in
+// sanitizer_source.cpp) times streamsan's whole price inside one process:
+// its "off" blocks should run as the program runs without streamsan. The
+// caching allocator's tracker is torch's and stays attached (torch cannot
+// detach it), so its calls kept coming in those blocks: about 19 blocks
+// allocated and 19 freed an MLP step. With the operator hook off, each of
+// those blocks was handed out outside any operator, so each took a full
+// unwind (Note [A block's stack is its operator's] in torch_entry.cpp).
+// On an H200 the off blocks of processes with the hook ran 1.19 times as
+// long as native processes (median of 5 rounds). Those of the generic
+// capture ran 0.98 times as long. The in-process ratio was therefore too
+// low (docs/pytorch.md, "The off blocks checked"). Now, while the
+// subscription is dropped, the blocks go unseen as every CUDA call does:
+// the library's entry returns before it unwinds, and the model ignores
+// them. What the tracker costs torch itself (the trace entry and the call
+// into the hook) stays in both kinds of block. As with the calls of an
+// off block, the model then misses its blocks: a block allocated there
+// and freed later is an unknown free, and its accesses land on the
+// segment. A benchmark's single stream cannot raise a report from that.
 #include <algorithm>
 
 #include "inject/model/cuda_model.h"
@@ -38,6 +59,7 @@ namespace streamsan::injection {
 
 void cuda_model::block_allocated(const call_site& at, std::uint64_t address, std::uint64_t size,
                                  std::int32_t device, stream_arg s) {
+  if (blocks_unseen()) return;
   const stream_ref on = prepare(s);
   model_lock lock(mutex_);
   // First: it may let go of the lock (Note [No driver calls under the
@@ -70,6 +92,7 @@ void cuda_model::block_allocated(const call_site& at, std::uint64_t address, std
 }
 
 void cuda_model::block_freed(const call_site& at, std::uint64_t address) {
+  if (blocks_unseen()) return;
   std::lock_guard lock(mutex_);
   const auto block = allocations_.erase_block(address);
   if (!block) {

@@ -109,9 +109,16 @@ STREAMSAN_EXPORT int streamsan_inject_bench_launch_callbacks(int on) {
 
 // Benchmarks only (Note [The subscription dropped for a benchmark] in
 // sanitizer_source.cpp): 1 when applied, else 0 (refused while a module is
-// patched).
+// patched). The caching allocator's blocks go unseen with the calls (Note
+// [Blocks unseen while the subscription is dropped] in
+// inject/model/cuda_model_blocks.cpp).
 STREAMSAN_EXPORT int streamsan_inject_bench_subscribed(int on) {
-  return change_benchmark_source([&](auto& source) { source.set_subscribed(on != 0); });
+  const int applied =
+      change_benchmark_source([&](auto& source) { source.set_subscribed(on != 0); });
+  if (auto* s = process_session::current(); applied == 1 && s != nullptr) {
+    s->model().set_blocks_unseen(on == 0);
+  }
+  return applied;
 }
 
 // Benchmarks only (Note [Runtime launch callbacks toggled for a benchmark]

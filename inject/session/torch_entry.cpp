@@ -226,7 +226,9 @@ STREAMSAN_EXPORT void streamsan_inject_torch_block_alloc(std::uint64_t address, 
                                                          std::int32_t device,
                                                          std::uint64_t stream) {
   auto* s = process_session::current();
-  if (s == nullptr) return;
+  // Before the unwind (Note [Blocks unseen while the subscription is
+  // dropped] in cuda_model_blocks.cpp).
+  if (s == nullptr || s->model().blocks_unseen()) return;
   try {
     s->model().block_allocated(s->capture_block_call_site(), address, size, device,
                                {static_cast<std::uintptr_t>(stream)});

@@ -208,5 +208,22 @@ TEST_F(CachingAllocatorBlocks, WhatWasNotSeenIsCountedAndLeftOut) {
   EXPECT_EQ(sink.all<alloc_record>().size(), 1u);  // the segment only
 }
 
+TEST_F(CachingAllocatorBlocks, BlocksGoUnseenWhileABenchmarkDroppedTheSubscription) {
+  // Note [Blocks unseen while the subscription is dropped]
+  model.block_allocated(here, segment, block_bytes, 0, {stream_a});
+  model.set_blocks_unseen(true);
+  model.block_freed(here, segment);                                    // unseen
+  model.block_allocated(here, segment + 4096, block_bytes, 0, {stream_a});  // unseen
+  model.set_blocks_unseen(false);
+  model.block_freed(here, segment + 4096);  // allocated unseen: unknown
+  model.block_freed(here, segment);         // still live in the model
+  const auto counts = model.block_statistics();
+  EXPECT_EQ(counts.allocated, 1u);
+  EXPECT_EQ(counts.freed, 1u);
+  EXPECT_EQ(counts.unknown_frees, 1u);
+  EXPECT_EQ(sink.all<alloc_record>().size(), 2u);  // the segment and the first block
+  EXPECT_EQ(sink.all<free_record>().size(), 1u);
+}
+
 }  // namespace
 }  // namespace streamsan::injection
