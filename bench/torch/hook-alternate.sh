@@ -16,15 +16,19 @@
 # ALT_WHAT=unsubscribed, everything on against the hook off and the
 # Sanitizer API subscription dropped (MLP_ALTERNATE_WHAT=unsubscribed;
 # with STREAMSAN_TORCH=0 in the environment, the generic capture's whole
-# price).
+# price). With ALT_WHAT=csan the processes run without streamsan and
+# alternate PyTorch's CUDA sanitizer on and off (MLP_ALTERNATE_WHAT=csan:
+# Note [CSAN priced inside one process] in mlp_bench.py).
 set -u
 streamsan=$1 processes=${2:-3} rounds=${3:-8}
 here=$(cd "$(dirname "$0")" && pwd)
 python=${STREAMSAN_PYTHON:-python3}
 ratios= ons=
+under=("$streamsan" run --)
+[[ ${ALT_WHAT:-hook} == csan ]] && under=()
 for ((p = 1; p <= processes; p++)); do
   out=$(MLP_ALTERNATE=$rounds MLP_ALTERNATE_WHAT=${ALT_WHAT:-hook} STREAMSAN_BENCH_PAUSE=1 \
-        STREAMSAN_TORCH_HOOK=native timeout 300 "$streamsan" run -- \
+        STREAMSAN_TORCH_HOOK=native timeout 300 "${under[@]}" \
         "$python" "$here/mlp_bench.py" 2>&1)
   line=$(grep -Eo 'mlp_alt_ratio [0-9.]+ min [0-9.]+ max [0-9.]+' <<<"$out" | tail -1)
   if [[ -z $line ]]; then
@@ -47,7 +51,8 @@ print("| --- | ---: | ---: | ---: |")
 import os
 label = {"pause": "launches modelled / paused",
          "all": "hook and launch callbacks on / off",
-         "unsubscribed": "everything on / hook off and unsubscribed"}.get(
+         "unsubscribed": "everything on / hook off and unsubscribed",
+         "csan": "CSAN on / off (no streamsan)"}.get(
              os.environ.get("ALT_WHAT", "hook"), "hook on / hook off")
 print("| %s, inside one process | %.3f | %.3f-%.3f | %d |"
       % (label, statistics.median(ratios), min(ratios), max(ratios), len(ratios)))

@@ -114,6 +114,67 @@ class Unsubscribed(unittest.TestCase):
                 os.environ["CUDA_INJECTION64_PATH"] = saved
 
 
+class FakeSanitizer:
+    """torch.cuda._sanitizer.cuda_sanitizer: enable() enters CSAN's mode
+    once more each time it is called, so the switch must not call it twice."""
+
+    def __init__(self):
+        self.enabled = False
+        self.calls = []
+
+    def enable(self):
+        self.calls.append("enable")
+        self.enabled = True
+
+    def disable(self):
+        self.calls.append("disable")
+        self.enabled = False
+
+
+class Csan(unittest.TestCase):
+    """MLP_ALTERNATE_WHAT=csan: PyTorch's CUDA sanitizer on and off inside one
+    process (Note [CSAN priced inside one process])."""
+
+    def setUp(self):
+        self.bench = load_bench()
+        self.saved = {name: sys.modules.get(name) for name in ("torch.cuda", "torch.cuda._sanitizer")}
+
+    def tearDown(self):
+        for name, module in self.saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+
+    def install(self, sanitizer):
+        cuda = types.ModuleType("torch.cuda")
+        if sanitizer is not None:
+            cuda._sanitizer = types.ModuleType("torch.cuda._sanitizer")
+            cuda._sanitizer.cuda_sanitizer = sanitizer
+            sys.modules["torch.cuda._sanitizer"] = cuda._sanitizer
+        sys.modules["torch.cuda"] = cuda
+
+    def test_the_switch_enters_and_leaves_the_mode_once_each(self):
+        sanitizer = FakeSanitizer()
+        self.install(sanitizer)
+        switch = self.bench._csan()
+        self.assertIsNotNone(switch)
+        self.bench.alternate_blocks(switch, lambda: 1.0, 2)
+        # on off | off on, then left on: no second enable while enabled.
+        self.assertEqual(sanitizer.calls, ["enable", "disable", "enable"])
+        self.assertTrue(sanitizer.enabled)
+
+    def test_a_torch_whose_sanitizer_cannot_be_disabled_has_no_switch(self):
+        sanitizer = FakeSanitizer()
+        sanitizer.disable = None
+        self.install(sanitizer)
+        self.assertIsNone(self.bench._csan())
+
+    def test_a_torch_without_the_sanitizer_has_no_switch(self):
+        self.install(None)
+        self.assertIsNone(self.bench._csan())
+
+
 class EnvCount(unittest.TestCase):
     def setUp(self):
         self.bench = load_bench()
