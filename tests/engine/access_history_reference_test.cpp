@@ -27,6 +27,7 @@
 #include "tests/engine/engine_driver.h"
 
 namespace streamsan {
+namespace access_history_reference_test {  // Note [Unity test programs in the sanitizer passes]
 namespace {
 
 using testing::all_access_modes;
@@ -210,4 +211,5 @@ TEST(AccessHistoryReference, EveryStepMatchesAByteByByteModel) {
 }
 
 }  // namespace
+}  // namespace access_history_reference_test
 }  // namespace streamsan

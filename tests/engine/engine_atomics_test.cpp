@@ -7,6 +7,7 @@
 #include "tests/engine/engine_driver.h"
 
 namespace streamsan {
+namespace engine_atomics_test {  // Note [Unity test programs in the sanitizer passes]
 namespace {
 
 using testing::engine_driver;
@@ -151,4 +152,5 @@ TEST(EngineAtomics, HistoryCountsAtomics) {
 }
 
 }  // namespace
+}  // namespace engine_atomics_test
 }  // namespace streamsan

@@ -5,6 +5,7 @@
 #include "tests/engine/engine_driver.h"
 
 namespace streamsan {
+namespace engine_events_test {  // Note [Unity test programs in the sanitizer passes]
 namespace {
 
 using testing::engine_driver;
@@ -213,4 +214,5 @@ TEST(EngineEvents, RecordOnDestroyedStreamCapturesNothing) {
 }
 
 }  // namespace
+}  // namespace engine_events_test
 }  // namespace streamsan

@@ -6,6 +6,7 @@
 #include "tests/engine/engine_driver.h"
 
 namespace streamsan {
+namespace engine_host_order_test {  // Note [Unity test programs in the sanitizer passes]
 namespace {
 
 using testing::engine_driver;
@@ -88,4 +89,5 @@ TEST(EngineHostOrder, OneThreadIsUnchanged) {
 }
 
 }  // namespace
+}  // namespace engine_host_order_test
 }  // namespace streamsan

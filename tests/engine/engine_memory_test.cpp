@@ -4,6 +4,7 @@
 #include "tests/engine/engine_driver.h"
 
 namespace streamsan {
+namespace engine_memory_test {  // Note [Unity test programs in the sanitizer passes]
 namespace {
 
 using testing::engine_driver;
@@ -564,4 +565,5 @@ TEST(EngineMemsets, SyncMemsetOfPinnedMemoryIsSynchronous) {
 }
 
 }  // namespace
+}  // namespace engine_memory_test
 }  // namespace streamsan

@@ -13,6 +13,7 @@
 #include "tests/inject/model_fixture.h"
 
 namespace streamsan::injection {
+namespace caching_allocator_blocks_test {  // Note [Unity test programs in the sanitizer passes]
 namespace {
 
 constexpr std::uintptr_t stream_a = 0x51, stream_b = 0x52;  // torch's streams
@@ -226,4 +227,5 @@ TEST_F(CachingAllocatorBlocks, BlocksGoUnseenWhileABenchmarkDroppedTheSubscripti
 }
 
 }  // namespace
+}  // namespace caching_allocator_blocks_test
 }  // namespace streamsan::injection

@@ -10,6 +10,7 @@
 #include "tests/inject/model_fixture.h"
 
 namespace streamsan::injection {
+namespace graph_memory_test {  // Note [Unity test programs in the sanitizer passes]
 namespace {
 
 constexpr std::uintptr_t writer = 0xabc;  // k(float*)
@@ -256,9 +257,11 @@ TEST_F(GraphMemory, ADestroyedExecForgetsItsMemory) {
 }
 
 }  // namespace
+}  // namespace graph_memory_test
 }  // namespace streamsan::injection
 
 namespace streamsan::injection {
+namespace graph_memory_test {  // Note [Unity test programs in the sanitizer passes]
 namespace {
 
 // cuda-samples' graphMemoryNodes, replayed as the model sees it: the same
@@ -450,4 +453,5 @@ TEST_F(GraphMemoryNodesSample, ReportsNothingAndListsNothingUnmodelled) {
 }
 
 }  // namespace
+}  // namespace graph_memory_test
 }  // namespace streamsan::injection

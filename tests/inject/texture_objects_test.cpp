@@ -9,6 +9,7 @@
 #include "tests/inject/model_fixture.h"
 
 namespace streamsan::injection {
+namespace texture_objects_test {  // Note [Unity test programs in the sanitizer passes]
 namespace {
 
 constexpr std::uintptr_t stream_a = 0x5000;
@@ -236,4 +237,5 @@ TEST_F(MipmappedArrays, AnUnsizedOneIsListed) {
 }
 
 }  // namespace
+}  // namespace texture_objects_test
 }  // namespace streamsan::injection

@@ -3,6 +3,7 @@
 #include "tests/runtime/runtime_test_support.h"
 
 namespace streamsan::rt {
+namespace graph_test {  // Note [Unity test programs in the sanitizer passes]
 namespace {
 
 using testing::expect_error;
@@ -222,4 +223,5 @@ TEST_F(Graph, ResetAllowsAnotherCapture) {
 }
 
 }  // namespace
+}  // namespace graph_test
 }  // namespace streamsan::rt
