@@ -400,18 +400,22 @@ class access_history {
   // After chunk c changed: cut if too large, absorb its successor if small.
   void rebalance(std::size_t c);
 
-  std::vector<segment> first_;              // chunk 0: sorted by begin, non-overlapping
+  // The members a write to the only segment reads come first, in this
+  // order: an allocation puts first_ in its first cache line and the rest
+  // in its second (Note [What every access reads of its allocation],
+  // allocation_table.h). chunk 0: sorted by begin, non-overlapping.
+  std::vector<segment> first_;
   std::vector<std::vector<segment>> rest_;  // chunks 1..: non-empty, each after the one before
+  // Note [The last write kept apart]: the segments' last writes, and the
+  // size at which compact_writes() runs next.
+  std::vector<access_entry> writes_;
+  std::size_t compact_at_ = min_compact_at;
   // Note [Chunk ends apart]: ends_[c] is chunk c's last end, for every
   // chunk but the last (as many as rest_).
   std::vector<std::uint64_t> ends_;
   std::vector<segment> scratch_;            // reused by apply_general and merge_batch
   std::vector<std::size_t> exact_at_;       // reused by apply_batch_exact
   std::vector<splice_part> parts_;          // reused by apply_general and merge_batch
-  // Note [The last write kept apart]: the segments' last writes, and the
-  // size at which compact_writes() runs next.
-  std::vector<access_entry> writes_;
-  std::size_t compact_at_ = min_compact_at;
   std::size_t chunk_target_ = default_chunk_target;
 
   static constexpr std::size_t min_compact_at = 16;

@@ -25,8 +25,8 @@ allocation* allocation_table::create(const alloc_record& r, std::uint64_t seq, s
 }
 
 void allocation_table::mark_freed(allocation& a, bool keep_history) {
-  if (a.ref.freed) return;
-  a.ref.freed = true;
+  if (a.freed) return;
+  a.set_freed(true);
   a.ref.free_site = a.free_op.stack;
   --live_;
   if (!keep_history && a.root == &a) a.history.clear();
@@ -34,7 +34,7 @@ void allocation_table::mark_freed(allocation& a, bool keep_history) {
     // Note [Graph allocations]: revived by the next launch. Until then its
     // creation names no epoch, which would keep a retired stream's clock
     // slot from being reused (Note [Retiring context slots]).
-    a.created.when = epoch{};
+    a.set_created_when(epoch{});
     return;
   }
   dead_.push_back(a.ref.id);
@@ -48,15 +48,15 @@ void allocation_table::mark_freed(allocation& a, bool keep_history) {
 void allocation_table::mark_unborn(allocation& a) {
   a.graph = true;
   a.unborn = true;
-  if (a.ref.freed) return;
-  a.ref.freed = true;
+  if (a.freed) return;
+  a.set_freed(true);
   --live_;
 }
 
 void allocation_table::revive(allocation& a) {
   a.unborn = false;
-  if (!a.ref.freed) return;
-  a.ref.freed = false;
+  if (!a.freed) return;
+  a.set_freed(false);
   a.ref.free_site = stack_id{};
   a.free_op = access_entry{};
   a.free_context = context_kind::host_thread;

@@ -93,7 +93,7 @@ void engine_impl::sweep_dead_contexts() {
   if (!contexts_.sweep_due()) return;
   const std::size_t used = contexts_.sweep([&](slot_sweep& sweep) {
     allocations_.for_each([&](const allocation& a) {
-      sweep.pin(a.created.when);
+      sweep.pin(a.created_when);
       if (a.root == &a) a.history.for_each_entry([&](const access_entry& e) { sweep.pin(e.when); });
     });
   });

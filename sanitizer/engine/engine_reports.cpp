@@ -287,7 +287,7 @@ void engine_impl::report_pending() {
 }
 
 void engine_impl::report_use_after_free(const allocation& a, const access_entry& current) {
-  const allocation& dead = a.ref.freed ? a : *a.root;
+  const allocation& dead = a.freed ? a : *a.root;
   if (dead.unborn) {
     // Note [Graph allocations]: no launch has allocated it yet.
     report_use_before_alloc(a, current);

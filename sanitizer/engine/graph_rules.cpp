@@ -342,7 +342,7 @@ void engine_impl::check_graph_lifetimes(const record_header& h, const graph_inst
   for (const auto& [memory, node] : allocs) {
     allocation* a = allocations_.find(alloc_id{memory});
     if (a == nullptr || !a->unborn) continue;
-    a->created = entry_for(h, t, epoch{}, operation_kind::graph_node, r.nodes[node].name);
+    a->set_created(entry_for(h, t, epoch{}, operation_kind::graph_node, r.nodes[node].name));
     a->created.graph = r.graph;
     a->created.graph_node = node;
     if (!is_none(r.nodes[node].stack)) {
@@ -421,14 +421,14 @@ void engine_impl::run_graph_memory(const record_header& h, thread_state& t, stre
     }
     const access_entry op = graph_node_entry(h, t, when, graph, i, node);
     if (kind == graph_node_kind::mem_alloc) {
-      if (!a->ref.freed) {
+      if (!a->freed) {
         // Still live from an earlier launch: freed on launch.
         check_free(*a, op, *s.context);
         allocations_.mark_freed(*a, false);
       }
       allocations_.revive(*a);
-      a->created = op;
-    } else if (a->ref.freed || a->root->ref.freed) {
+      a->set_created(op);
+    } else if (a->freed || a->root->freed) {
       report_use_after_free(*a, op);  // freed twice, or never allocated
     } else {
       check_free(*a, op, *s.context);

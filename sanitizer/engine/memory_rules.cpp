@@ -90,12 +90,12 @@ root_bytes in_root(const allocation& al, const access& a) noexcept {
   }
   take_access(entry, a);
   allocation& root = *al->root;
-  if (al->ref.freed || root.ref.freed) [[unlikely]] {
+  if (al->freed || root.freed) [[unlikely]] {
     report_use_after_free(*al, entry);
     return;
   }
   // Note [Stream-ordered allocations]
-  if (!root.created.when.is_none() && !context.clock.covers(root.created.when)) [[unlikely]] {
+  if (!root.created_when.is_none() && !context.clock.covers(root.created_when)) [[unlikely]] {
     report_use_before_alloc(*al, entry);
   }
   ++stats_.accesses_checked;
@@ -152,7 +152,7 @@ std::size_t engine_impl::gather_batch(std::span<const access> accesses, const ac
   root = nullptr;
   for (const access& a : accesses) {
     allocation* al = allocations_.find(a.range.alloc);
-    if (al == nullptr || al->ref.freed || al->root->ref.freed) break;
+    if (al == nullptr || al->freed || al->root->freed) break;
     if (root != nullptr && al->root != root) break;
     const auto [begin, end] = in_root(*al, a);
     if (!batch_.empty() && begin < batch_.back().end) break;
@@ -186,7 +186,7 @@ void engine_impl::apply_accesses_batched(std::span<const access> accesses, acces
     root->history.apply_batch(batch_, context.clock, batch_conflicts_, batch_slices_);
     // Note [Stream-ordered allocations]: the same answer for every access.
     const bool before_alloc =
-        !root->created.when.is_none() && !context.clock.covers(root->created.when);
+        !root->created_when.is_none() && !context.clock.covers(root->created_when);
     std::size_t next_slice = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const allocation& al = *batch_allocations_[i];
@@ -251,11 +251,12 @@ void engine_impl::on(const record_header& h, const alloc_record& r) {
   stream_state& s = stream_for(h, t, r.stream, operation_kind::alloc);
   if (s.destroyed) return;  // Note [Work on a destroyed stream]
   if (s.capturing) return;  // a graph allocation node; its launches order it
-  a->created = entry_for(h, t, enqueue(t, s), operation_kind::alloc, r.label);
+  access_entry created = entry_for(h, t, enqueue(t, s), operation_kind::alloc, r.label);
   if (window_) [[unlikely]] window_stream_op(h, t, s, operation_kind::alloc, r.label);
-  a->created.alloc = r.alloc;
-  a->created.size = r.size;
-  a->created.mode = access_mode::write;
+  created.alloc = r.alloc;
+  created.size = r.size;
+  created.mode = access_mode::write;
+  a->set_created(created);
 }
 
 void engine_impl::on(const record_header& h, const free_record& r) {
@@ -269,7 +270,7 @@ void engine_impl::on(const record_header& h, const free_record& r) {
   op.alloc = r.alloc;
   op.size = a->ref.size;
   op.mode = access_mode::write;
-  if (a->ref.freed || a->root->ref.freed) {
+  if (a->freed || a->root->freed) {
     op.when = host_action(t);
     if (window_) [[unlikely]] window_host_op(h, t, operation_kind::free, a->ref.label);
     report_use_after_free(*a, op);  // a double free
