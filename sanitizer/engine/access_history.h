@@ -99,6 +99,13 @@ class access_history {
   [[gnu::always_inline]] void apply(std::uint64_t begin, std::uint64_t end,
                                     const access_entry& entry, const vector_clock& clock,
                                     std::vector<history_conflict>& conflicts) {
+    apply(begin, end, entry, clock, clock.view(), conflicts);
+  }
+  // The same, with `view` = clock.view(): a launch takes it once for all
+  // its accesses (Note [One clock view per launch] in memory_rules.cpp).
+  [[gnu::always_inline]] void apply(std::uint64_t begin, std::uint64_t end,
+                                    const access_entry& entry, const vector_clock& clock,
+                                    clock_view view, std::vector<history_conflict>& conflicts) {
     // The common case, inline: the access covers exactly the only segment
     // (the same whole tensor as last time). No search, split or merge. An
     // access that covers exactly the first chunk's only segment is such a
@@ -106,7 +113,7 @@ class access_history {
     if (first_.size() == 1) [[likely]] {
       segment& s = first_.front();
       if (s.begin == begin && s.end == end) [[likely]] {
-        apply_exact(s, entry, clock.view(), conflicts);
+        apply_exact(s, entry, view, conflicts);
         return;
       }
     }

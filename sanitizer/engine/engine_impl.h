@@ -249,8 +249,9 @@ class engine_impl {
   void apply_access(const access& a, access_entry& entry, const execution_context& context);
   [[gnu::noinline, gnu::cold]] void announce_access(const allocation& a, const access_entry& entry,
                                                      const execution_context& context);
+  // `view`: context.clock.view() (Note [One clock view per launch]).
   void apply_access(const access& a, allocation* al, access_entry& entry,
-                    const execution_context& context);
+                    const execution_context& context, clock_view view);
   // A free checks like a write at `context` (Note [Frees check like writes]).
   void check_free(allocation& a, const access_entry& free_op, const execution_context& context);
   void copy(const record_header& h, const memcpy_record& r);

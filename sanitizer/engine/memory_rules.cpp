@@ -83,7 +83,8 @@ root_bytes in_root(const allocation& al, const access& a) noexcept {
 // Inlined into the launch path: it runs for every access of every launch.
 [[gnu::always_inline]] inline void engine_impl::apply_access(const access& a, allocation* al,
                                                              access_entry& entry,
-                                                             const execution_context& context) {
+                                                             const execution_context& context,
+                                                             clock_view view) {
   if (al == nullptr) [[unlikely]] {
     ++(is_none(a.range.alloc) ? stats_.accesses_untracked : stats_.accesses_unknown_alloc);
     return;
@@ -101,7 +102,7 @@ root_bytes in_root(const allocation& al, const access& a) noexcept {
   ++stats_.accesses_checked;
   const auto [begin, end] = in_root(*al, a);
   conflicts_.clear();
-  root.history.apply(begin, end, entry, context.clock, conflicts_);
+  root.history.apply(begin, end, entry, context.clock, view, conflicts_);
   if (!conflicts_.empty()) [[unlikely]] {
     report_conflicts(*al, entry, diagnostic_kind::stream_race);
   }
@@ -127,19 +128,33 @@ void engine_impl::announce_access(const allocation& a, const access_entry& entry
 
 void engine_impl::apply_access(const access& a, access_entry& entry,
                                const execution_context& context) {
-  apply_access(a, allocations_.find(a.range.alloc), entry, context);  // none is never found
+  // none is never found
+  apply_access(a, allocations_.find(a.range.alloc), entry, context, context.clock.view());
 }
 
 // Inlined into the launch path (stream_work), like apply_access. A launch
 // with many accesses (a measured footprint) goes through the batches of
 // Note [Many accesses merged in one pass] where it can.
+//
+// Note [One clock view per launch]
+// Checking an access reads the context's clock through a clock_view (its
+// data and size, vector_clock.h). Taken in access_history::apply, the view
+// was built again for every access: the compiler cannot know that storing
+// the access into a history leaves the clock's vector alone, so it loaded
+// both again. Nothing changes a clock while one operation's accesses are
+// applied (the context ticked before them), so the view is taken once,
+// here: engine_replay under callgrind, 609.2 -> 597.2 instructions per
+// launch (three accesses), the same L1 misses.
 [[gnu::always_inline]] inline void engine_impl::apply_accesses_inline(
     std::span<const access> accesses, access_entry& entry, const execution_context& context) {
   if (accesses.size() >= batch_threshold) [[unlikely]] {
     apply_accesses_batched(accesses, entry, context);
     return;
   }
-  for (const access& a : accesses) apply_access(a, allocations_.find(a.range.alloc), entry, context);
+  const clock_view view = context.clock.view();
+  for (const access& a : accesses) {
+    apply_access(a, allocations_.find(a.range.alloc), entry, context, view);
+  }
 }
 
 // How many accesses from the first on can go to one history's apply_batch:
@@ -175,7 +190,7 @@ void engine_impl::apply_accesses_batched(std::span<const access> accesses, acces
     if (n < batch_threshold) {
       const std::size_t one_by_one = std::max<std::size_t>(n, 1);
       for (const access& a : accesses.first(one_by_one)) {
-        apply_access(a, allocations_.find(a.range.alloc), entry, context);
+        apply_access(a, allocations_.find(a.range.alloc), entry, context, context.clock.view());
       }
       accesses = accesses.subspan(one_by_one);
       continue;
