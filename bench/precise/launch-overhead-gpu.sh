@@ -59,6 +59,7 @@
 #                     [Waiting for a module's streams to drain]; 5 ms by
 #                     default)
 #   streamsan_nodrain STREAMSAN_UNPATCH_WAIT_MS=0 streamsan run (no wait)
+#   streamsan_waitN   STREAMSAN_UNPATCH_WAIT_MS=N streamsan run (N ms)
 #   streamsan_driver_launches  STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off (the default since 2026-11-30)
 #   streamsan_runtime_launches STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=on
 #                     streamsan run (Note [Runtime launch callbacks on
@@ -122,6 +123,7 @@ command_of() {
     streamsan_inline) echo "env STREAMSAN_ENGINE_THREAD=0 ./streamsan run -- ./$program" ;;
     streamsan_drain) echo "env STREAMSAN_UNPATCH_WAIT_MS=50 ./streamsan run -- ./$program" ;;
     streamsan_nodrain) echo "env STREAMSAN_UNPATCH_WAIT_MS=0 ./streamsan run -- ./$program" ;;
+    streamsan_wait[0-9]*) echo "env STREAMSAN_UNPATCH_WAIT_MS=${1#streamsan_wait} ./streamsan run -- ./$program" ;;
     streamsan_driver_launches)
       echo "env STREAMSAN_RUNTIME_LAUNCH_CALLBACKS=off ./streamsan run -- ./$program" ;;
     streamsan_runtime_launches)

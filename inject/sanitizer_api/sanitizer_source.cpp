@@ -25,6 +25,24 @@ namespace sa = streamsan::sanitizer_api;
 
 namespace {
 
+// Adds the time from its making to its end to `total` (ns).
+class time_added_to {
+ public:
+  explicit time_added_to(std::atomic<std::uint64_t>& total) noexcept
+      : total_(total), begin_(std::chrono::steady_clock::now()) {}
+  ~time_added_to() {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::steady_clock::now() - begin_);
+    total_.fetch_add(static_cast<std::uint64_t>(ns.count()), std::memory_order_relaxed);
+  }
+  time_added_to(const time_added_to&) = delete;
+  time_added_to& operator=(const time_added_to&) = delete;
+
+ private:
+  std::atomic<std::uint64_t>& total_;
+  std::chrono::steady_clock::time_point begin_;
+};
+
 // A call of the program's in progress on this thread, which the exit of
 // the same API (domain and callback id) ends: a call nested in it (the
 // driver's launch inside the runtime's) exits first and ends nothing.
@@ -269,6 +287,10 @@ struct sanitizer_source::impl {
   std::atomic<std::uint64_t> next_thread_id{0};
   std::atomic<std::uint64_t> transitions_deferred{0};
   std::atomic<std::uint64_t> unpatched_at_synchronize{0};
+  // In patch() and unpatch(): the Sanitizer API's (un)patching and the
+  // launch callbacks switched after it; a launch call that patches waits
+  // for it.
+  std::atomic<std::uint64_t> change_ns{0};
   // Note [Module changes back off]: no patch or unpatch of a launch's
   // module is tried before launch_seq reaches change_after; change_deferrals
   // counts the failed tries since the last success or synchronize.
@@ -1298,6 +1320,7 @@ void sanitizer_source::impl::on_graph_node(const Sanitizer_GraphNodeLaunchData& 
 }
 
 void sanitizer_source::impl::patch(CUcontext ctx, CUmodule module) {
+  const time_added_to timed(change_ns);
   std::string why;
   switch (tracker.patch_module(ctx, module, why)) {
     case sa::launch_tracker::patch_outcome::patched:
@@ -1337,6 +1360,7 @@ void sanitizer_source::impl::patch_at_load(CUcontext ctx, CUmodule module) {
 }
 
 void sanitizer_source::impl::unpatch(CUmodule module) {
+  const time_added_to timed(change_ns);
   std::string why;
   if (tracker.unpatch_module(module, why)) update_launch_callbacks();
 }
@@ -1545,6 +1569,7 @@ sanitizer_source_stats sanitizer_source::stats() const {
   s.decode_ns = t.decode_ns;
   s.modules_patched = t.modules_patched;
   s.modules_unpatched = t.modules_unpatched;
+  s.change_ns = impl_->change_ns.load();
   s.changes_deferred = impl_->transitions_deferred.load();
   s.patches_put_off_at_load = impl_->patches_put_off_at_load.load();
   s.unpatched_at_synchronize = impl_->unpatched_at_synchronize.load();

@@ -93,6 +93,8 @@ struct sanitizer_source_stats {
   std::uint64_t decode_ns = 0;     // tracker_stats::decode_ns
   std::uint64_t modules_patched = 0;
   std::uint64_t modules_unpatched = 0;
+  // Time in patching and unpatching modules (the callbacks switched too).
+  std::uint64_t change_ns = 0;
   // Patches and unpatches put off because a kernel of the module may run.
   std::uint64_t changes_deferred = 0;
   // Modules left unpatched when they loaded, another thread's (un)patch

@@ -491,7 +491,7 @@ void session::print_debug_counters() const {
                "incomplete=%llu (too fragmented %llu) failed=%llu (decodes %llu, jobs_thrown %llu) "
                "waits=%llu slots=%llu read_back=%llu spilled=%llu "
                "setup_ms=%.1f read_back_ms=%.1f (copies %.1f) decode_ms=%.1f "
-               "modules_patched=%llu unpatched=%llu (at a synchronize %llu) patched_at_exit=%llu "
+               "modules_patched=%llu unpatched=%llu (at a synchronize %llu) change_ms=%.1f patched_at_exit=%llu "
                "changes_deferred=%llu put_off_at_load=%llu\n",
                static_cast<unsigned long long>(m.api_callbacks),
                static_cast<unsigned long long>(m.nested_api_callbacks),
@@ -512,6 +512,7 @@ void session::print_debug_counters() const {
                static_cast<unsigned long long>(m.modules_patched),
                static_cast<unsigned long long>(m.modules_unpatched),
                static_cast<unsigned long long>(m.unpatched_at_synchronize),
+               static_cast<double>(m.change_ns) / 1e6,
                static_cast<unsigned long long>(m.modules_patched_now),
                static_cast<unsigned long long>(m.changes_deferred),
                static_cast<unsigned long long>(m.patches_put_off_at_load));
