@@ -304,6 +304,13 @@ struct sanitizer_source::impl {
   // that a program stalls for it only now and then.
   static constexpr std::chrono::milliseconds patch_at_load_wait{50};
   bool drained_within(CUmodule module, std::chrono::milliseconds limit);
+  // drained_within(module, unpatch_wait), counted for STREAMSAN_DEBUG.
+  bool waited_for_drain(CUmodule module);
+  std::atomic<std::uint64_t> drain_waits{0};
+  std::atomic<std::uint64_t> drained{0};
+  std::atomic<std::uint64_t> drain_wait_ns{0};
+  // Changes put off because another thread held `launching`.
+  std::atomic<std::uint64_t> changes_locked_out{0};
   bool change_due() const noexcept {
     return launch_seq.load(std::memory_order_acquire) >= change_after.load(std::memory_order_acquire);
   }
@@ -1067,17 +1074,39 @@ bool sanitizer_source::impl::module_idle(CUmodule module) {
 void sanitizer_source::impl::change_module(CUcontext ctx, CUmodule module, bool patched,
                                            bool drain) {
   std::unique_lock change(launching, std::try_to_lock);
-  if (!change.owns_lock() ||
-      (!module_idle(module) && !(drain && drained_within(module, unpatch_wait)))) {
+  if (!change.owns_lock()) {
+    changes_locked_out.fetch_add(1, std::memory_order_relaxed);
+    transitions_deferred.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (!module_idle(module) && !(drain && waited_for_drain(module))) {
     transitions_deferred.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   if (patched) {
     patch(ctx, module);
-  } else {
-    unpatch(module);
+    return;
   }
+  // Note [Launches read back before an unpatch]
+  if (tracker.in_flight() > 0 && !model.any_capture_active()) poll(false);
+  unpatch(module);
 }
+
+// Note [Launches read back before an unpatch]
+// The tracker unpatches no module while one of its measured launches waits
+// to be read back (launch_tracker::unpatch_module), and a launch is read
+// back by a poll, at the entry of an API call, once its event has completed
+// (Note [A launch is read back when its event has completed]). A module's
+// first unpatch try comes at the entry of a launch just after its measured
+// ones, whose kernels were still running at that entry's poll; when the
+// try then waits for the module's streams to drain (Note [Waiting for a
+// module's streams to drain]), those kernels end during the wait, and
+// nothing read them back before the unpatch. So every unpatch was refused
+// after a wait that drained: bench/injection's pipeline, a tenth of its
+// compute, drained in 1.2 ms of its 5 ms wait and still ran its 123 later
+// launches patched, `drain_waits=1 (drained 1)` and `unpatched=0` until the
+// final synchronize (H200, 2026-12-02, docs/injection.md). Idle streams
+// mean completed events: a poll first reads them back.
 
 // Note [Waiting for a module's streams to drain]
 // A busy program keeps a module patched after its kernels' first launches
@@ -1101,6 +1130,14 @@ void sanitizer_source::impl::change_module(CUcontext ctx, CUmodule module, bool 
 bool sanitizer_source::impl::first_drain(CUmodule module) {
   std::lock_guard lock(mutex);
   return drained_since_patch.insert(module).second;
+}
+
+bool sanitizer_source::impl::waited_for_drain(CUmodule module) {
+  const time_added_to timed(drain_wait_ns);
+  drain_waits.fetch_add(1, std::memory_order_relaxed);
+  if (!drained_within(module, unpatch_wait)) return false;
+  drained.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 bool sanitizer_source::impl::drained_within(CUmodule module, std::chrono::milliseconds limit) {
@@ -1570,6 +1607,10 @@ sanitizer_source_stats sanitizer_source::stats() const {
   s.modules_patched = t.modules_patched;
   s.modules_unpatched = t.modules_unpatched;
   s.change_ns = impl_->change_ns.load();
+  s.drain_waits = impl_->drain_waits.load();
+  s.drained = impl_->drained.load();
+  s.drain_wait_ns = impl_->drain_wait_ns.load();
+  s.changes_locked_out = impl_->changes_locked_out.load();
   s.changes_deferred = impl_->transitions_deferred.load();
   s.patches_put_off_at_load = impl_->patches_put_off_at_load.load();
   s.unpatched_at_synchronize = impl_->unpatched_at_synchronize.load();

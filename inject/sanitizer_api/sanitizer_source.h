@@ -95,6 +95,14 @@ struct sanitizer_source_stats {
   std::uint64_t modules_unpatched = 0;
   // Time in patching and unpatching modules (the callbacks switched too).
   std::uint64_t change_ns = 0;
+  // Note [Waiting for a module's streams to drain]: the waits, those that
+  // drained, and their time.
+  std::uint64_t drain_waits = 0;
+  std::uint64_t drained = 0;
+  std::uint64_t drain_wait_ns = 0;
+  // Of changes_deferred, those put off because another thread was in a
+  // launch or module call.
+  std::uint64_t changes_locked_out = 0;
   // Patches and unpatches put off because a kernel of the module may run.
   std::uint64_t changes_deferred = 0;
   // Modules left unpatched when they loaded, another thread's (un)patch

@@ -492,7 +492,8 @@ void session::print_debug_counters() const {
                "waits=%llu slots=%llu read_back=%llu spilled=%llu "
                "setup_ms=%.1f read_back_ms=%.1f (copies %.1f) decode_ms=%.1f "
                "modules_patched=%llu unpatched=%llu (at a synchronize %llu) change_ms=%.1f patched_at_exit=%llu "
-               "changes_deferred=%llu put_off_at_load=%llu\n",
+               "changes_deferred=%llu (locked out %llu) drain_waits=%llu (drained %llu, %.1f ms) "
+               "put_off_at_load=%llu\n",
                static_cast<unsigned long long>(m.api_callbacks),
                static_cast<unsigned long long>(m.nested_api_callbacks),
                static_cast<unsigned long long>(m.launches),
@@ -515,6 +516,10 @@ void session::print_debug_counters() const {
                static_cast<double>(m.change_ns) / 1e6,
                static_cast<unsigned long long>(m.modules_patched_now),
                static_cast<unsigned long long>(m.changes_deferred),
+               static_cast<unsigned long long>(m.changes_locked_out),
+               static_cast<unsigned long long>(m.drain_waits),
+               static_cast<unsigned long long>(m.drained),
+               static_cast<double>(m.drain_wait_ns) / 1e6,
                static_cast<unsigned long long>(m.patches_put_off_at_load));
   for (const auto& p : m.patched_now) {
     std::fprintf(stderr,

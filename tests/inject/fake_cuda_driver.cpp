@@ -41,6 +41,8 @@ struct state {
   std::set<CUstream> busy;
   int stream_queries = 0;
   std::map<CUstream, int> draining;  // queries still answered NOT_READY
+  // fake_cuda_complete_events_when_a_stream_drains
+  bool complete_on_drain = false;
   std::map<void*, std::pair<std::size_t, CUcontext>> registered;  // cuMemHostRegister
   bool refuse_register = false;
   int unregistered = 0;
@@ -231,7 +233,16 @@ FAKE CUresult cuStreamQuery(CUstream stream) {
     --it->second;
     return CUDA_ERROR_NOT_READY;
   }
-  return s().busy.count(stream) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+  if (s().busy.count(stream)) return CUDA_ERROR_NOT_READY;
+  if (s().complete_on_drain) {
+    for (auto& [e, st] : s().events) st.complete = true;
+  }
+  return CUDA_SUCCESS;
+}
+
+FAKE void fake_cuda_complete_events_when_a_stream_drains(bool complete) {
+  std::lock_guard lock(s().mutex);
+  s().complete_on_drain = complete;
 }
 
 FAKE void fake_cuda_set_stream_busy_for(CUstream stream, int queries) {

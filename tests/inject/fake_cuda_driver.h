@@ -21,6 +21,9 @@ int fake_cuda_stream_queries();
 // The stream answers CUDA_ERROR_NOT_READY to its next `queries` queries,
 // then is idle (work that drains).
 void fake_cuda_set_stream_busy_for(CUstream stream, int queries);
+// Every event recorded so far completes when a query finds a stream idle
+// (held events of kernels that end while a wait polls their stream).
+void fake_cuda_complete_events_when_a_stream_drains(bool complete);
 // cuMemHostRegister: whether [p, p + bytes) lies in one registered range;
 // how many ranges are registered; how many cuMemHostUnregister calls
 // succeeded; refusing from now on; the driver's own forgetting of a

@@ -836,6 +836,25 @@ TEST_F(SanitizerSource, AnUnpatchWaitsForTheStreamsToDrainWhenAsked) {
   EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
 }
 
+// Note [Launches read back before an unpatch]: the measured kernel was
+// still running at the next launch's entry, and ends during the wait; its
+// launch, not yet read back, held the unpatch off.
+TEST_F(SanitizerSource, AnUnpatchReadsBackTheLaunchesThatEndedDuringItsWait) {
+  start(measurement_policy::on_demand);
+  source->set_unpatch_wait(std::chrono::milliseconds(1000));
+  fake_cuda_hold_events(true);
+  EXPECT_TRUE(launch(stream_1, 0, 64));  // measured; its kernel runs on
+  fake_cuda_set_stream_busy_for(stream_1, 3);
+  fake_cuda_complete_events_when_a_stream_drains(true);
+  launch(stream_1, 0, 64);  // the wait: drained, read back, unpatched
+  EXPECT_FALSE(fake_sanitizer_is_patched(module_a));
+  fake_cuda_complete_events_when_a_stream_drains(false);
+  fake_cuda_hold_events(false);
+  source->drain();
+  ASSERT_EQ(launches().size(), 2u);
+  EXPECT_EQ(launches()[0].at(0).origin, access_origin::measured);
+}
+
 TEST_F(SanitizerSource, AnUnpatchWaitsOnlyOnTheFirstTryAfterAPatch) {
   start(measurement_policy::on_demand);
   source->set_unpatch_wait(std::chrono::milliseconds(2));
