@@ -1114,19 +1114,27 @@ void sanitizer_source::impl::change_module(CUcontext ctx, CUmodule module, bool 
 // then takes the launch callbacks and runs patched code. Right after the
 // measured launch, only it and a few launches behind it are queued, so the
 // first unpatch try after each patch waits up to STREAMSAN_UNPATCH_WAIT_MS
-// (5 ms unless set) for the module's streams to drain, polling them, with
+// (20 ms unless set) for the module's streams to drain, polling them, with
 // `launching` held (other threads' launch calls wait meanwhile). On an
 // H200 (2026-11-30) bench/precise/busy_streams, two non-blocking streams
 // of bandwidth-bound kernels that hand over by events and never go idle
 // until the end, took 1,077 ms for its 2,000 launches under the default
 // mode without the wait (native 29.6 ms): 36 times native, the module
 // patched throughout (205 failed tries on launch_loop, the same shape).
-// With the 5 ms wait it took 33-34 ms; the first try drained. The wait is
+// With a 5 ms wait it took 33-34 ms; the first try drained. The wait is
 // bounded because the queued work may wait on the host (a host function,
 // a stream memory wait) that this thread has yet to release; it comes once
 // per patch, not once per round of tries, so a program whose streams
 // never drain within it (a kernel longer than the wait) pays it once per
 // measurement, not at every synchronize that starts a new round.
+//
+// 20 ms rather than 5 since 2026-12-02: bench/injection's pipeline (four
+// streams of long compute kernels the host runs ahead of) needed 11 ms to
+// drain after its first launches were measured. With 20 ms it ran 1.006x
+// and 1.009x native (two calls of 7 and 11 rounds), with 5 ms 1.011x and
+// 1.010x, its module patched to the end (H200, docs/injection.md, "The
+// pipeline's 1% taken apart"): within the noise, but on the right side of
+// #11's 1.01x. A program whose waits never drain pays 20 ms per patch.
 bool sanitizer_source::impl::first_drain(CUmodule module) {
   std::lock_guard lock(mutex);
   return drained_since_patch.insert(module).second;

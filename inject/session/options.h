@@ -234,7 +234,7 @@ inline bool parse_decode_thread(std::string_view value) {
 // at all; nothing: the default. Anything but an integer from 0 to 1000 is
 // an error naming the variable.
 inline constexpr std::string_view unpatch_wait_variable = "STREAMSAN_UNPATCH_WAIT_MS";
-inline constexpr std::uint32_t default_unpatch_wait_ms = 5;
+inline constexpr std::uint32_t default_unpatch_wait_ms = 20;
 inline std::uint32_t parse_unpatch_wait(std::string_view value) {
   if (value.empty()) return default_unpatch_wait_ms;
   try {

@@ -184,7 +184,7 @@ TEST(SanitizerOptions, UnpatchWaitVariableTakesMillisecondsAndNamesABadValue) {
   EXPECT_EQ(parse_unpatch_wait("50"), 50u);
   EXPECT_EQ(parse_unpatch_wait("0"), 0u);
   EXPECT_EQ(parse_unpatch_wait(""), default_unpatch_wait_ms);
-  EXPECT_EQ(default_unpatch_wait_ms, 5u);
+  EXPECT_EQ(default_unpatch_wait_ms, 20u);
   EXPECT_EQ(library_settings{}.unpatch_wait_ms, default_unpatch_wait_ms);
   for (const char* bad : {"5ms", "1001", "-1"}) {
     EXPECT_EQ(error_of(parse_unpatch_wait, bad),
