@@ -242,6 +242,9 @@ class engine_impl {
   // Note [Many accesses merged in one pass] (access_history.h): from this
   // many accesses on, a launch's runs of one root go to its history at once.
   static constexpr std::size_t batch_threshold = 64;
+  // Note [Allocations found before they are checked] (memory_rules.cpp):
+  // a launch's accesses are looked up this many at a time.
+  static constexpr std::size_t prefetched_accesses = 8;
   void apply_accesses_batched(std::span<const access> accesses, access_entry& entry,
                               const execution_context& context);
   std::size_t gather_batch(std::span<const access> accesses, const access_entry& entry,

@@ -45,6 +45,7 @@
 //   cache configuration      "may insert a device-side synchronization
 //                            point": nothing.
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include "sanitizer/engine/engine_impl.h"
@@ -145,6 +146,22 @@ void engine_impl::apply_access(const access& a, access_entry& entry,
 // applied (the context ticked before them), so the view is taken once,
 // here: engine_replay under callgrind, 609.2 -> 597.2 instructions per
 // launch (three accesses), the same L1 misses.
+//
+// Note [Allocations found before they are checked]
+// Each access waits on a chain of loads: the id table's page, the
+// allocation, its history's segment, a read set's entries. The lines miss
+// in L1 (engine_replay under callgrind, 2026-12-02: 13.7 misses per launch
+// of three accesses) and mostly hit L2 or L3, so what costs is their
+// latency, one chain after another: checking an access ends in branches on
+// what it loaded, and the next access's loads start only once those
+// resolve. So a launch first looks its accesses' allocations up, a few at a
+// time (prefetched_accesses), and prefetches each allocation's first line,
+// and then checks them: the page loads and the allocations' lines are in
+// flight together. BM_EngineLaunches, release, `taskset -c 1`, 12
+// interleaved runs: 0.856 ms per period (median) against 1.055, run by run
+// 0.86 of the time. The same L1 misses; about 55 more instructions per
+// launch (the two loops and the array). Prefetching the segment as well (a
+// load of the history's first chunk, then a prefetch) gained nothing more.
 [[gnu::always_inline]] inline void engine_impl::apply_accesses_inline(
     std::span<const access> accesses, access_entry& entry, const execution_context& context) {
   if (accesses.size() >= batch_threshold) [[unlikely]] {
@@ -152,8 +169,18 @@ void engine_impl::apply_access(const access& a, access_entry& entry,
     return;
   }
   const clock_view view = context.clock.view();
-  for (const access& a : accesses) {
-    apply_access(a, allocations_.find(a.range.alloc), entry, context, view);
+  std::array<allocation*, prefetched_accesses> found;
+  while (!accesses.empty()) {
+    const std::size_t n = std::min(accesses.size(), prefetched_accesses);
+    for (std::size_t i = 0; i < n; ++i) {
+      allocation* al = allocations_.find(accesses[i].range.alloc);
+      if (al != nullptr) __builtin_prefetch(al);
+      found[i] = al;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      apply_access(accesses[i], found[i], entry, context, view);
+    }
+    accesses = accesses.subspan(n);
   }
 }
 
