@@ -51,19 +51,34 @@ void access_history::apply_search(std::uint64_t begin, std::uint64_t end,
                                   const access_entry& entry, const vector_clock& clock,
                                   std::vector<history_conflict>& conflicts) {
   if (begin >= end) return;
+  spill_only();
   const std::size_t c = chunk_for(begin);
-  std::vector<segment>& segments = chunk(c);
+  std::vector<segment>& segments = chunk_vector(c);
   const auto it = std::partition_point(segments.begin(), segments.end(),
                                        [&](const segment& s) { return s.end <= begin; });
   if (it != segments.end() && it->begin == begin && it->end == end) {
     apply_exact(*it, entry, clock.view(), conflicts);  // one of several segments
+    settle_only();
     return;
   }
   const auto first = static_cast<std::size_t>(it - segments.begin());
   absorb_while_past(c, end);
-  apply_general(chunk(c), begin, end, entry, clock, conflicts, first);
+  apply_general(chunk_vector(c), begin, end, entry, clock, conflicts, first);
   rebalance(c);
+  settle_only();
   maybe_compact_writes();
+}
+
+void access_history::spill_only() {
+  if (!has_only()) return;
+  first_.push_back(std::move(only_));
+  reset_only();
+}
+
+void access_history::settle_only() noexcept {
+  if (first_.size() != 1 || !rest_.empty()) return;
+  only_ = std::move(first_.front());
+  std::vector<segment>().swap(first_);  // its storage was the segment's: the same bytes as before
 }
 
 void access_history::apply_general(std::vector<segment>& segments, std::uint64_t begin,
@@ -156,6 +171,7 @@ void access_history::apply_batch(std::span<const batch_access> accesses,
                                  const vector_clock& clock,
                                  std::vector<history_conflict>& conflicts,
                                  std::vector<conflict_slice>& slices) {
+  spill_only();
   std::size_t i = 0;
   while (i < accesses.size()) {
     const std::size_t c = chunk_for(accesses[i].begin);
@@ -166,12 +182,14 @@ void access_history::apply_batch(std::span<const batch_access> accesses,
       const bool last_chunk = c + 1 >= chunk_count();
       if (j == accesses.size() || (!last_chunk && accesses[j].begin >= chunk(c).back().end)) break;
     }
-    if (!apply_batch_exact(chunk(c), accesses.subspan(i, j - i), i, clock, conflicts, slices)) {
-      merge_batch(chunk(c), accesses.subspan(i, j - i), i, clock, conflicts, slices);
+    if (!apply_batch_exact(chunk_vector(c), accesses.subspan(i, j - i), i, clock, conflicts,
+                           slices)) {
+      merge_batch(chunk_vector(c), accesses.subspan(i, j - i), i, clock, conflicts, slices);
     }
     rebalance(c);
     i = j;
   }
+  settle_only();
   maybe_compact_writes();
 }
 
@@ -532,7 +550,7 @@ std::size_t access_history::chunk_for(std::uint64_t at) const noexcept {
 }
 
 void access_history::absorb_next(std::size_t c) {
-  std::vector<segment>& into = chunk(c);
+  std::vector<segment>& into = chunk_vector(c);
   std::vector<segment>& next = rest_[c];  // chunk c + 1
   into.insert(into.end(), std::make_move_iterator(next.begin()),
               std::make_move_iterator(next.end()));
@@ -545,7 +563,7 @@ void access_history::absorb_while_past(std::size_t c, std::uint64_t end) {
 }
 
 void access_history::rebalance(std::size_t c) {
-  std::vector<segment>& grown = chunk(c);
+  std::vector<segment>& grown = chunk_vector(c);
   if (grown.size() < chunk_target_ / 4 && c + 1 < chunk_count()) absorb_next(c);
   if (chunk(c).size() <= 2 * chunk_target_) {
     if (c < ends_.size()) ends_[c] = chunk(c).back().end;
@@ -553,7 +571,7 @@ void access_history::rebalance(std::size_t c) {
   }
   // Cut into chunks of chunk_target_ (the last one takes the remainder).
   std::vector<std::vector<segment>> cut;
-  std::vector<segment>& whole = chunk(c);
+  std::vector<segment>& whole = chunk_vector(c);
   for (std::size_t at = chunk_target_; at < whole.size(); at += chunk_target_) {
     const std::size_t to = whole.size() - at < 2 * chunk_target_ ? whole.size() : at + chunk_target_;
     cut.emplace_back(std::make_move_iterator(whole.begin() + static_cast<std::ptrdiff_t>(at)),
@@ -592,10 +610,13 @@ void access_history::compact_writes() {
     if (live != r) writes_[live] = writes_[r];  // live <= r: none overwritten before it moves
     moved[r] = live++;
   }
-  for (std::size_t c = 0; c < chunk_count(); ++c) {
-    for (segment& s : chunk(c)) {
-      if (s.write != no_write) s.write = moved[s.write];
-    }
+  const auto renumber = [&](segment& s) {
+    if (s.write != no_write) s.write = moved[s.write];
+  };
+  if (has_only()) renumber(only_);
+  for (segment& s : first_) renumber(s);
+  for (auto& c : rest_) {
+    for (segment& s : c) renumber(s);
   }
   writes_.resize(live);
   compact_at_ = live + std::max({min_compact_at, std::size_t{live}, segments / 8});
@@ -608,7 +629,7 @@ void access_history::find_unordered(std::uint64_t begin, std::uint64_t end,
   if (begin >= end) return;
   const std::size_t first_conflict = conflicts.size();
   for (std::size_t c = chunk_for(begin); c < chunk_count(); ++c) {
-    const std::vector<segment>& segments = chunk(c);
+    const std::span<const segment> segments = chunk(c);
     auto it = std::partition_point(segments.begin(), segments.end(),
                                    [&](const segment& s) { return s.end <= begin; });
     for (; it != segments.end() && it->begin < end; ++it) {
@@ -620,6 +641,7 @@ void access_history::find_unordered(std::uint64_t begin, std::uint64_t end,
 }
 
 void access_history::clear() noexcept {
+  reset_only();
   std::vector<segment>().swap(first_);
   std::vector<std::vector<segment>>().swap(rest_);
   std::vector<std::uint64_t>().swap(ends_);
@@ -629,7 +651,7 @@ void access_history::clear() noexcept {
 }
 
 std::size_t access_history::segment_count() const noexcept {
-  std::size_t n = first_.size();
+  std::size_t n = (has_only() ? 1 : 0) + first_.size();
   for (const auto& c : rest_) n += c.size();
   return n;
 }
@@ -660,7 +682,8 @@ std::size_t access_history::bytes_held() const noexcept {
   bytes += writes_.capacity() * sizeof(access_entry);
   bytes += rest_.capacity() * sizeof(std::vector<segment>);
   bytes += ends_.capacity() * sizeof(std::uint64_t);
-  for (std::size_t c = 0; c < chunk_count(); ++c) bytes += chunk(c).capacity() * sizeof(segment);
+  bytes += first_.capacity() * sizeof(segment);  // only_ is in the history itself
+  for (const auto& c : rest_) bytes += c.capacity() * sizeof(segment);
   for_each_segment([&](const segment& s) {
     bytes += (s.reads.capacity() + s.atomics.capacity()) * sizeof(access_entry);
   });

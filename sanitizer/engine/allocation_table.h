@@ -12,6 +12,7 @@
 // block's last uses then conflicts on exactly the reused bytes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 
@@ -40,7 +41,10 @@ namespace streamsan {
 // set_created() and set_created_when() keep them equal, and nothing else
 // writes either. engine_replay: 18.48 -> 15.90 L1 read misses per launch
 // with the first line, 13.72 with the history's order; the same
-// instructions.
+// instructions. Since Note [The only segment kept inside]
+// (access_history.h) the history starts on the second line with its only
+// segment, and the members a write reads next are the third: a read reads
+// the first two lines of a root of one segment, a write three.
 struct alignas(64) allocation {
   allocation* root = this;  // itself for a root (Note [Histories live on root allocations])
   std::uint64_t root_offset = 0;
@@ -48,7 +52,26 @@ struct alignas(64) allocation {
   // otherwise); accesses must be ordered after it (S-MEM-5). created.when.
   epoch created_when;
   bool freed = false;  // ref.freed
-  access_history history;  // used on roots only; its first chunk still in the first line
+
+  // Rarely read; here, they fill the first line's rest instead of growing
+  // the allocation by a line at its end (Note [The only segment kept
+  // inside] puts the history on a line of its own).
+  // Where the freeing operation ran. A report names it from here, not from
+  // free_op's epoch, whose slot may have changed owner since (Note
+  // [Retiring context slots]).
+  context_kind free_context = context_kind::host_thread;
+  stream_id free_stream{};
+  // Note [Graph allocations]: made by a graph's alloc node, each launch
+  // allocates it again; `unborn` until the first launch (it counts as freed
+  // then, and a use is reported as before its allocation).
+  bool graph = false;
+  bool unborn = false;
+  // Blocks whose root this is that are still in the table: a root is
+  // forgotten only after them (they point to it).
+  std::uint32_t dependents = 0;
+  bool forget_when_unreferenced = false;
+
+  access_history history;  // used on roots only; its only segment in the second line
 
   // What a report says about it; ref.freed / ref.free_site once freed.
   allocation_ref ref;
@@ -56,22 +79,7 @@ struct alignas(64) allocation {
   // The allocating operation, whole, for reports (its epoch: created_when).
   access_entry created;
 
-  access_entry free_op;  // the freeing operation, once freed
-  // Where it ran. A report names it from here, not from free_op's epoch,
-  // whose slot may have changed owner since (Note [Retiring context slots]).
-  context_kind free_context = context_kind::host_thread;
-  stream_id free_stream{};
-
-  // Note [Graph allocations]: made by a graph's alloc node, each launch
-  // allocates it again; `unborn` until the first launch (it counts as freed
-  // then, and a use is reported as before its allocation).
-  bool graph = false;
-  bool unborn = false;
-
-  // Blocks whose root this is that are still in the table: a root is
-  // forgotten only after them (they point to it).
-  std::uint32_t dependents = 0;
-  bool forget_when_unreferenced = false;
+  access_entry free_op;  // the freeing operation, once freed (where: free_context)
 
   // Note [What every access reads of its allocation]: the copies follow.
   void set_freed(bool now) noexcept {
@@ -87,6 +95,9 @@ struct alignas(64) allocation {
     created_when = when;
   }
 };
+
+static_assert(offsetof(allocation, history) == 64,
+              "Note [What every access reads of its allocation]: the first line, then the history");
 
 class allocation_table {
  public:

@@ -174,7 +174,10 @@ void engine_impl::apply_access(const access& a, access_entry& entry,
     const std::size_t n = std::min(accesses.size(), prefetched_accesses);
     for (std::size_t i = 0; i < n; ++i) {
       allocation* al = allocations_.find(accesses[i].range.alloc);
-      if (al != nullptr) __builtin_prefetch(al);
+      if (al != nullptr) {
+        __builtin_prefetch(al);
+        __builtin_prefetch(&al->history);  // a root's only segment, the next line
+      }
       found[i] = al;
     }
     for (std::size_t i = 0; i < n; ++i) {
