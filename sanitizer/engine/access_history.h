@@ -427,14 +427,15 @@ class access_history {
   // history of one is kept here instead, the history's first line, which
   // an allocation puts right after its own (Note [What every access reads
   // of its allocation], allocation_table.h): its address is the
-  // allocation's, so its line is fetched with the allocation's, and with
-  // Note [Allocations found before they are checked] (memory_rules.cpp)
-  // prefetched with it. In use, it is the whole history: first_ and rest_
-  // are empty. Unused, its bounds are [UINT64_MAX, 0), which no access
-  // has (an access's end is at least its begin). A change of the chunks
-  // (apply_search, apply_batch) moves it into first_ first (spill_only())
-  // and back after, when one segment is left (settle_only()), and first_
-  // gives its storage back: a history of one segment holds no chunk.
+  // allocation's, so its line is fetched as soon as the allocation is
+  // found (Note [Allocations found before they are checked],
+  // memory_rules.cpp), not after a load. In use, it is the whole history:
+  // first_ and rest_ are empty. Unused, its bounds are [UINT64_MAX, 0),
+  // which no access has (an access's end is at least its begin). A change
+  // of the chunks (apply_search, apply_batch) moves it into first_ first
+  // (spill_only()) and back after, when one segment is left
+  // (settle_only()), and first_ gives its storage back: a history of one
+  // segment holds no chunk.
   // BM_EngineLaunches, release, `taskset -c 1`, interleaved runs, run by
   // run against the build before either change: 0.84 of its CPU time with
   // the allocations prefetched alone, 0.80 with this too (16 runs; 0.83
