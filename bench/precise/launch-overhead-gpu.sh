@@ -56,7 +56,7 @@
 #   streamsan_cupti   streamsan run --capture cupti
 #   streamsan_inline  STREAMSAN_ENGINE_THREAD=0 streamsan run (engine inline)
 #   streamsan_drain   STREAMSAN_UNPATCH_WAIT_MS=50 streamsan run (Note
-#                     [Waiting for a module's streams to drain]; 5 ms by
+#                     [Waiting for a module's streams to drain]; 20 ms by
 #                     default)
 #   streamsan_nodrain STREAMSAN_UNPATCH_WAIT_MS=0 streamsan run (no wait)
 #   streamsan_waitN   STREAMSAN_UNPATCH_WAIT_MS=N streamsan run (N ms)

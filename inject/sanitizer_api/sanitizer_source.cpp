@@ -17,6 +17,7 @@
 #include "inject/sanitizer_api/launch_gate.h"
 #include "inject/sanitizer_api/launch_tracker.h"
 #include "inject/sanitizer_api/sanitizer_library.h"
+#include "sanitizer/log/elapsed.h"
 #include "sanitizer/log/printable_text.h"
 #include "sanitizer/log/thread_state_ref.h"
 
@@ -30,11 +31,7 @@ class time_added_to {
  public:
   explicit time_added_to(std::atomic<std::uint64_t>& total) noexcept
       : total_(total), begin_(std::chrono::steady_clock::now()) {}
-  ~time_added_to() {
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::steady_clock::now() - begin_);
-    total_.fetch_add(static_cast<std::uint64_t>(ns.count()), std::memory_order_relaxed);
-  }
+  ~time_added_to() { total_.fetch_add(nanoseconds_since(begin_), std::memory_order_relaxed); }
   time_added_to(const time_added_to&) = delete;
   time_added_to& operator=(const time_added_to&) = delete;
 
@@ -1101,8 +1098,10 @@ void sanitizer_source::impl::change_module(CUcontext ctx, CUmodule module, bool 
 // ones, whose kernels were still running at that entry's poll; when the
 // try then waits for the module's streams to drain (Note [Waiting for a
 // module's streams to drain]), those kernels end during the wait, and
-// nothing read them back before the unpatch. So every unpatch was refused
-// after a wait that drained: bench/injection's pipeline, a tenth of its
+// nothing read them back before the unpatch, which was refused. So the
+// wait unpatched a module only when its measured kernels had ended before
+// the try began, never when they ended during it: bench/injection's
+// pipeline, a tenth of its
 // compute, drained in 1.2 ms of its 5 ms wait and still ran its 123 later
 // launches patched, `drain_waits=1 (drained 1)` and `unpatched=0` until the
 // final synchronize (H200, 2026-12-02, docs/injection.md). Idle streams

@@ -491,7 +491,8 @@ void session::print_debug_counters() const {
                "incomplete=%llu (too fragmented %llu) failed=%llu (decodes %llu, jobs_thrown %llu) "
                "waits=%llu slots=%llu read_back=%llu spilled=%llu "
                "setup_ms=%.1f read_back_ms=%.1f (copies %.1f) decode_ms=%.1f "
-               "modules_patched=%llu unpatched=%llu (at a synchronize %llu) change_ms=%.1f patched_at_exit=%llu "
+               "modules_patched=%llu unpatched=%llu (at a synchronize %llu) change_ms=%.1f "
+               "patched_at_exit=%llu "
                "changes_deferred=%llu (locked out %llu) drain_waits=%llu (drained %llu, %.1f ms) "
                "put_off_at_load=%llu\n",
                static_cast<unsigned long long>(m.api_callbacks),
