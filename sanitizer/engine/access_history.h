@@ -111,7 +111,7 @@ class access_history {
     // segment lies in the history itself (Note [The only segment kept
     // inside]); unused, its bounds match no access.
     if (only_.begin == begin && only_.end == end) [[likely]] {
-      apply_exact(only_, entry, view, conflicts);
+      apply_exact<true>(only_, entry, view, conflicts);
       return;
     }
     apply_search(begin, end, entry, clock, conflicts);
@@ -233,32 +233,50 @@ class access_history {
   // One segment exactly covered by the access: check, then record. Plain
   // reads and writes, nearly every access, get their own copy with the mode
   // folded in. Always inlined: it is the launch path's innermost step.
+  // `only`: s is only_ (Note [The only segment kept inside]).
+  template <bool only = false>
   [[gnu::always_inline]] void apply_exact(segment& s, const access_entry& entry,
                                           clock_view clock,
                                           std::vector<history_conflict>& conflicts) {
     switch (entry.mode) {
       case access_mode::read:
-        apply_exact_as(access_mode::read, s, entry, clock, conflicts);
+        apply_exact_as<only>(access_mode::read, s, entry, clock, conflicts);
         return;
       case access_mode::write:
-        apply_exact_as(access_mode::write, s, entry, clock, conflicts);
+        apply_exact_as<only>(access_mode::write, s, entry, clock, conflicts);
         return;
       case access_mode::read_write:
       case access_mode::atomic:
       case access_mode::read_atomic:
       case access_mode::write_atomic:
       case access_mode::read_write_atomic:
-        apply_exact_as(entry.mode, s, entry, clock, conflicts);
+        apply_exact_as<only>(entry.mode, s, entry, clock, conflicts);
         return;
     }
   }
 
   // The segment lies in its chunk, the rest of the history at rest: the
   // table of writes may be compacted (Note [The last write kept apart]).
+  //
+  // Note [The only segment writes in place]
+  // A write to only_ that already holds a write overwrites that entry in
+  // the table (store_write), so the table does not grow: neither the test
+  // of which segment it is nor the one for compaction is needed there.
+  // With check() testing the atomics for emptiness before their loop,
+  // engine_replay under callgrind (release, 2026-12-02): 626.2 -> 604.2
+  // instructions per launch, the same L1 misses.
+  template <bool only>
   [[gnu::always_inline]] void apply_exact_as(access_mode mode, segment& s,
                                              const access_entry& entry, clock_view clock,
                                              std::vector<history_conflict>& conflicts) {
     check(s, s.begin, s.end, mode, clock, conflicts, conflicts.size());
+    if (only && writes(mode) && s.write != no_write) [[likely]] {
+      s.write_when = entry.when;
+      writes_[s.write] = entry;
+      s.reads.clear();
+      s.atomics.clear();
+      return;
+    }
     record(s, entry, mode, clock);
     if (writes(mode)) maybe_compact_writes();
   }
@@ -277,7 +295,7 @@ class access_history {
         if (!clock.covers(r.when)) [[unlikely]] check_entry(r, begin, end, mode, out, first);
       }
     }
-    if (writes(mode) || reads(mode)) {
+    if ((writes(mode) || reads(mode)) && !s.atomics.empty()) [[unlikely]] {
       for (const auto& a : s.atomics) {
         if (!clock.covers(a.when)) [[unlikely]] check_entry(a, begin, end, mode, out, first);
       }
@@ -311,8 +329,23 @@ class access_history {
   // takes the place of the first one it is ordered after; further such
   // accesses are swapped out with the last one (the order of a set carries
   // no meaning).
+  //
+  // Note [Sets of one]
+  // A launch's read nearly always meets an empty set (the bytes were just
+  // written) or one entry that it is ordered after (its own stream's last
+  // read, or one the events ordered): those two take no loop. In
+  // engine_replay every read meets one of them (half each), every write a
+  // set of one: 604.2 -> 586.2 instructions per launch under callgrind.
   static void record_bounded(entry_set& set, const access_entry& entry,
                              clock_view clock) {
+    if (set.size() <= 1) [[likely]] {
+      if (set.size() == 1 && clock.covers(set[0].when)) {
+        set[0] = entry;
+      } else {
+        set.push_back(entry);
+      }
+      return;
+    }
     bool placed = false;
     for (std::size_t i = 0; i < set.size();) {
       if (!clock.covers(set[i].when)) {
