@@ -55,10 +55,19 @@ engine_impl::engine_impl(engine_options options)
   }
 }
 
+// Note [Launches dispatched first]
+// Most records are kernel launches. std::visit reaches a handler through a
+// table of thunks (an indirect call, then a jump); a launch is tested for
+// first and its handler called directly: engine_replay under callgrind,
+// 586.2 -> 578.2 instructions per launch (release, 2026-12-02).
 void engine_impl::on_record(const record& r) {
   ++stats_.records;
   if (observer_ == nullptr) [[likely]] {
-    std::visit([&](const auto& body) { on(r.header, body); }, r.body);
+    if (const auto* launch = std::get_if<kernel_launch>(&r.body)) [[likely]] {
+      on(r.header, *launch);
+    } else {
+      std::visit([&](const auto& body) { on(r.header, body); }, r.body);
+    }
   } else {
     observer_->record_begins(r.header);
     struct ends {  // also when a rule throws (a corrupt log)
