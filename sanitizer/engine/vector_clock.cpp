@@ -7,7 +7,7 @@ void vector_clock::set(context_slot slot, std::uint64_t value) {
     if (value == 0) return;
     clocks_.resize(std::size_t{slot} + 1, 0);
   }
-  clocks_[slot] = value;
+  clocks_[slot] = component_of(slot, value);
 }
 
 bool vector_clock::join(const vector_clock& other) {
@@ -29,7 +29,8 @@ bool vector_clock::join(const vector_clock& other) {
 
 bool vector_clock::less_equal(const vector_clock& other) const noexcept {
   for (std::size_t i = 0; i < clocks_.size(); ++i) {
-    if (clocks_[i] > other.get(static_cast<context_slot>(i))) return false;
+    // Note [Components stored as epochs]: of one slot, they compare as values.
+    if (clocks_[i] > (i < other.clocks_.size() ? other.clocks_[i] : 0)) return false;
   }
   return true;
 }
