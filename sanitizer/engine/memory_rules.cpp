@@ -102,9 +102,8 @@ root_bytes in_root(const allocation& al, const access& a) noexcept {
   }
   ++stats_.accesses_checked;
   const auto [begin, end] = in_root(*al, a);
-  conflicts_.clear();
-  root.history.apply(begin, end, entry, context.clock, view, conflicts_);
-  if (!conflicts_.empty()) [[unlikely]] {
+  // Note [Conflicts cleared only when found] (access_history.h)
+  if (root.history.apply_fresh(begin, end, entry, context.clock, view, conflicts_)) [[unlikely]] {
     report_conflicts(*al, entry, diagnostic_kind::stream_race);
   }
   if (observer_ != nullptr) [[unlikely]] announce_access(*al, entry, context);
