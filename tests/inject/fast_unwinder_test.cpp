@@ -406,12 +406,17 @@ __attribute__((noinline)) frames near_or_far(bool far, std::uint64_t key) {
 }
 
 TEST_F(PathCache, TwoChainsTakingTurnsAreEachReadBack) {
-  const frames whole[2] = {near_or_far(false, 0), near_or_far(true, 0)};
+  // The arguments come from volatiles: with constants, a release build
+  // clones near_or_far for them (IPA-CP), and the clone's return addresses
+  // are not those of the copy the loop calls.
+  volatile bool near = false, far = true;
+  volatile std::uint64_t whole_key = 0, key = 97;
+  const frames whole[2] = {near_or_far(near, whole_key), near_or_far(far, whole_key)};
   std::array<frames, 16> got;
   unwinder_stats before;
   for (std::size_t i = 0; i < got.size(); ++i) {
     if (i == 4) before = current_thread_unwinder_stats();  // both chains recorded
-    got[i] = near_or_far(i % 2 == 1, 97);
+    got[i] = near_or_far(i % 2 == 1, key);
   }
   const auto after = current_thread_unwinder_stats();
   EXPECT_EQ(after.walks_read_back, before.walks_read_back + got.size() - 4);
