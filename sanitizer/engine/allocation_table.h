@@ -39,9 +39,9 @@ namespace streamsan {
 // access_history's first members). `freed` and `created_when` are copies
 // of `ref.freed` and `created.when`, which reports read; set_freed(),
 // set_created() and set_created_when() keep them equal, and nothing else
-// writes either. engine_replay: 18.48 -> 15.90 L1 read misses per launch
-// with the first line, 13.72 with the history's order; the same
-// instructions. Since Note [The only segment kept inside]
+// writes either (nor `unusual`, which they keep as well). engine_replay:
+// 18.48 -> 15.90 L1 read misses per launch with the first line, 13.72
+// with the history's order; the same instructions. Since Note [The only segment kept inside]
 // (access_history.h) the history starts on the second line with its only
 // segment, and the members a write reads next are the third: a read reads
 // the first two lines of a root of one segment, a write three.
@@ -52,6 +52,10 @@ struct alignas(64) allocation {
   // otherwise); accesses must be ordered after it (S-MEM-5). created.when.
   epoch created_when;
   bool freed = false;  // ref.freed
+  // freed || !created_when.is_none(): an access to it, or to a block of it
+  // if it is the root, takes the slow checks (Note [One test for the
+  // unusual allocation]).
+  bool unusual = false;
 
   // Rarely read; here, they fill the first line's rest instead of growing
   // the allocation by a line at its end (Note [The only segment kept
@@ -85,14 +89,16 @@ struct alignas(64) allocation {
   void set_freed(bool now) noexcept {
     freed = now;
     ref.freed = now;
+    unusual = freed || !created_when.is_none();
   }
   void set_created(const access_entry& op) noexcept {
     created = op;
-    created_when = op.when;
+    set_created_when(op.when);
   }
   void set_created_when(epoch when) noexcept {
     created.when = when;
     created_when = when;
+    unusual = freed || !created_when.is_none();
   }
 };
 

@@ -253,6 +253,8 @@ class engine_impl {
   [[gnu::noinline, gnu::cold]] void announce_access(const allocation& a, const access_entry& entry,
                                                      const execution_context& context);
   // `view`: context.clock.view() (Note [One clock view per launch]).
+  // `in_launch`: Note [Per launch, not per access] (memory_rules.cpp).
+  template <bool in_launch = false>
   void apply_access(const access& a, allocation* al, access_entry& entry,
                     const execution_context& context, clock_view view);
   // A free checks like a write at `context` (Note [Frees check like writes]).
