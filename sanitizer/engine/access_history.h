@@ -291,26 +291,40 @@ class access_history {
   [[gnu::always_inline]] bool apply_exact_as(access_mode mode, segment& s,
                                              const access_entry& entry, clock_view clock,
                                              std::vector<history_conflict>& conflicts) {
-    bool found = false;
     if constexpr (fresh) {
+      // Note [No flag for the conflict found]
       if (!ordered_after_all(s, mode, clock)) [[unlikely]] {
         conflicts.clear();
         check(s, s.begin, s.end, mode, clock, conflicts, 0);
-        found = !conflicts.empty();
+        record_exact<only>(mode, s, entry, clock);
+        return !conflicts.empty();
       }
     } else {
       check(s, s.begin, s.end, mode, clock, conflicts, conflicts.size());
     }
+    record_exact<only>(mode, s, entry, clock);
+    return false;
+  }
+  // Note [No flag for the conflict found]
+  // apply_exact_as recorded the access on one path for both outcomes of
+  // its check and returned a flag set on the way, which the compiler kept
+  // on the stack: a store, a load and a branch on it for every access. The
+  // unlikely path (some stored access unordered) now records on its own,
+  // so that the common one returns a constant false and the caller's test
+  // of it folds away. engine_replay under callgrind (release, 2026-12-02):
+  // 541.2 -> 526.2 instructions per launch, the same L1 misses.
+  template <bool only>
+  [[gnu::always_inline]] void record_exact(access_mode mode, segment& s,
+                                           const access_entry& entry, clock_view clock) {
     if (only && writes(mode) && s.write != no_write) [[likely]] {
       s.write_when = entry.when;
       writes_[s.write] = entry;
       s.reads.clear();
       s.atomics.clear();
-      return found;
+      return;
     }
     record(s, entry, mode, clock);
     if (writes(mode)) maybe_compact_writes();
-    return found;
   }
 
   // Whether check() would look at no entry: every stored access it checks
