@@ -64,10 +64,17 @@ void engine_impl::on_record(const record& r) {
   ++stats_.records;
   if (observer_ == nullptr) [[likely]] {
     if (const auto* launch = std::get_if<kernel_launch>(&r.body)) [[likely]] {
+      // Note [A launch reports its own pending diagnostics]
       on(r.header, *launch);
-    } else {
-      std::visit([&](const auto& body) { on(r.header, body); }, r.body);
+      return;
     }
+  }
+  on_other_record(r);
+}
+
+void engine_impl::on_other_record(const record& r) {
+  if (observer_ == nullptr) [[likely]] {
+    std::visit([&](const auto& body) { on(r.header, body); }, r.body);
   } else {
     observer_->record_begins(r.header);
     struct ends {  // also when a rule throws (a corrupt log)

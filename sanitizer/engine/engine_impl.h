@@ -104,6 +104,9 @@ class engine_impl {
   explicit engine_impl(engine_options options);
 
   void on_record(const record& r);
+  // Every record but a launch without an observer (Note [A launch reports
+  // its own pending diagnostics], memory_rules.cpp).
+  [[gnu::noinline]] void on_other_record(const record& r);
   engine_statistics statistics() const;
   void set_observer(order_observer* observer) noexcept;
 

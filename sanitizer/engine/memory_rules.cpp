@@ -423,8 +423,23 @@ void engine_impl::on(const record_header& h, const free_record& r) {
   apply_accesses_inline(accesses, entry, *s.context);
 }
 
+// Note [A launch reports its own pending diagnostics]
+// on_record sends what a record found to the log once the record is
+// applied (report_pending, Note [One diagnostic per pair of operations]).
+// A launch, dispatched first (Note [Launches dispatched first]), does it
+// itself, at its end: on_record then returns as soon as the launch
+// returns, and the compiler makes the call a jump, with no frame of its
+// own around it (the other records go through on_other_record). With an
+// observer, a launch comes through on_other_record too, which reports
+// after the observer hears record_ends(), as before: the launch leaves
+// its diagnostics pending then. engine_replay under callgrind (release,
+// 2026-12-02): 520.2 -> 509.8 instructions per launch (the event records
+// take one jump more).
 void engine_impl::on(const record_header& h, const kernel_launch& r) {
   stream_work(h, r.stream, operation_kind::kernel, r.kernel, r.accesses, r.cooperative);
+  if (!pending_.empty()) [[unlikely]] {
+    if (observer_ == nullptr) report_pending();
+  }
 }
 
 // S-HOSTFN-1: a host function is a stream operation like a kernel; its
