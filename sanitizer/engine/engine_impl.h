@@ -253,6 +253,11 @@ class engine_impl {
   std::size_t gather_batch(std::span<const access> accesses, const access_entry& entry,
                            allocation*& root);
   void apply_access(const access& a, access_entry& entry, const execution_context& context);
+  // Note [One test for the unusual allocation]: reports a use after free
+  // (false: not to be checked further) or before a stream-ordered
+  // allocation.
+  [[gnu::noinline, gnu::cold]] bool usable(const allocation& al, const access_entry& entry,
+                                           const execution_context& context);
   [[gnu::noinline, gnu::cold]] void announce_access(const allocation& a, const access_entry& entry,
                                                      const execution_context& context);
   // `view`: context.clock.view() (Note [One clock view per launch]).
