@@ -269,8 +269,10 @@ class engine_impl {
   void check_free(allocation& a, const access_entry& free_op, const execution_context& context);
   void copy(const record_header& h, const memcpy_record& r);
   // A kernel or host function: a stream operation with accesses.
-  void stream_work(const record_header& h, stream_id stream, operation_kind op, string_id name,
-                   std::span<const access> accesses, bool cooperative = false);
+  // `r`: a kernel_launch or a host_func (Note [The record's fields read
+  // where they are used]).
+  template <class Work>
+  void stream_work(const record_header& h, const Work& r, operation_kind op);
   // Stream synchronize, or a stream query that returned `complete`.
   void host_waits_for_stream(const record_header& h, stream_id stream, operation_kind op,
                              bool complete);

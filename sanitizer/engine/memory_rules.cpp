@@ -412,27 +412,43 @@ void engine_impl::on(const record_header& h, const free_record& r) {
 
 // ---- work ----
 
+namespace {
+
+string_id name_of(const kernel_launch& r) noexcept { return r.kernel; }
+string_id name_of(const host_func& r) noexcept { return r.name; }
+bool cooperative_of(const kernel_launch& r) noexcept { return r.cooperative; }
+bool cooperative_of(const host_func&) noexcept { return false; }
+
+}  // namespace
+
 // Inlined into its two handlers: with the accesses, the whole launch path
 // is one function (no calls on the common path).
+//
+// Note [The record's fields read where they are used]
+// stream_work took the record's name, accesses and cooperative flag as
+// arguments, so they were loaded on entry and, to live across the calls
+// of the rare paths (a new thread, an unknown stream), kept on the stack:
+// four loads, four stores and their reloads per launch. It takes the
+// record and reads each field where it is used. engine_replay under
+// callgrind (release, 2026-12-02): 502.8 -> 499.8 instructions per launch.
+template <class Work>
 [[gnu::always_inline]] inline void engine_impl::stream_work(const record_header& h,
-                                                            stream_id stream, operation_kind op,
-                                                            string_id name,
-                                                            std::span<const access> accesses,
-                                                            bool cooperative) {
+                                                            const Work& r, operation_kind op) {
   thread_state& t = thread_of(h);
-  stream_state& s = stream_for(h, t, stream, op);
+  stream_state& s = stream_for(h, t, r.stream, op);
   if (s.destroyed) return;  // Note [Work on a destroyed stream]
   if (s.capturing) {
-    stats_.accesses_captured += accesses.size();
+    stats_.accesses_captured += r.accesses.size();
     return;
   }
+  const string_id name = name_of(r);
   access_entry entry = entry_for(h, t, enqueue(t, s), op, name);
-  entry.cooperative = cooperative;
+  entry.cooperative = cooperative_of(r);
   if (op == operation_kind::host_func && observer_ != nullptr) {
     observer_->host_function_enqueued(s.context->ref(), name, h.stack, h.seq);
   }
   if (window_) [[unlikely]] window_stream_op(h, t, s, op, name);
-  apply_accesses_inline(accesses, entry, *s.context);
+  apply_accesses_inline(r.accesses, entry, *s.context);
 }
 
 // Note [A launch reports its own pending diagnostics]
@@ -448,7 +464,7 @@ void engine_impl::on(const record_header& h, const free_record& r) {
 // 2026-12-02): 520.2 -> 509.8 instructions per launch (the event records
 // take one jump more).
 void engine_impl::on(const record_header& h, const kernel_launch& r) {
-  stream_work(h, r.stream, operation_kind::kernel, r.kernel, r.accesses, r.cooperative);
+  stream_work(h, r, operation_kind::kernel);
   if (!pending_.empty()) [[unlikely]] {
     if (observer_ == nullptr) report_pending();
   }
@@ -457,7 +473,7 @@ void engine_impl::on(const record_header& h, const kernel_launch& r) {
 // S-HOSTFN-1: a host function is a stream operation like a kernel; its
 // accesses are ordered by the stream, not by the host thread that enqueued it.
 void engine_impl::on(const record_header& h, const host_func& r) {
-  stream_work(h, r.stream, operation_kind::host_func, r.name, r.accesses);
+  stream_work(h, r, operation_kind::host_func);
 }
 
 void engine_impl::on(const record_header& h, const host_access& r) {
