@@ -253,6 +253,9 @@ class engine_impl {
   std::size_t gather_batch(std::span<const access> accesses, const access_entry& entry,
                            allocation*& root);
   void apply_access(const access& a, access_entry& entry, const execution_context& context);
+  // An access to no known allocation; `counted`: as checked already (Note
+  // [Per launch, not per access]).
+  [[gnu::noinline, gnu::cold]] void count_untracked(const access& a, bool counted) noexcept;
   // Note [One test for the unusual allocation]: reports a use after free
   // (false: not to be checked further) or before a stream-ordered
   // allocation.

@@ -95,15 +95,15 @@ root_bytes in_root(const allocation& al, const access& a) noexcept {
 // the same L1 misses. Which it is, and the reports, are out of line
 // (usable()): inline, the compiler kept the allocation's `freed` on the
 // stack for them, and more values besides. 509.8 -> 502.8 (after the
-// Notes that follow).
+// Notes that follow). So is the count of an access to no known
+// allocation (count_untracked()): 499.8 -> 496.8.
 template <bool in_launch>
 [[gnu::always_inline]] inline void engine_impl::apply_access(const access& a, allocation* al,
                                                              access_entry& entry,
                                                              const execution_context& context,
                                                              clock_view view) {
   if (al == nullptr) [[unlikely]] {
-    ++(is_none(a.range.alloc) ? stats_.accesses_untracked : stats_.accesses_unknown_alloc);
-    if (in_launch) --stats_.accesses_checked;
+    count_untracked(a, in_launch);
     return;
   }
   take_access(entry, a);
@@ -122,6 +122,11 @@ template <bool in_launch>
     report_conflicts(*al, entry, diagnostic_kind::stream_race);
   }
   if (!in_launch && observer_ != nullptr) [[unlikely]] announce_access(*al, entry, context);
+}
+
+void engine_impl::count_untracked(const access& a, bool counted) noexcept {
+  ++(is_none(a.range.alloc) ? stats_.accesses_untracked : stats_.accesses_unknown_alloc);
+  if (counted) --stats_.accesses_checked;
 }
 
 bool engine_impl::usable(const allocation& al, const access_entry& entry,
