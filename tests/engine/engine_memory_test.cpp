@@ -56,6 +56,22 @@ TEST(EngineMemory, AccessesWithoutAllocationAreIgnoredAndUnknownOnesCounted) {
   EXPECT_EQ(d.eng().statistics().accesses_unknown_alloc, 2u);
 }
 
+// Note [Per launch, not per access]: a launch counts its accesses as
+// checked at once, and an access to no allocation, to an unknown one or to
+// a freed one takes itself back off.
+TEST(EngineMemory, OnlyAccessesToLiveAllocationsCountAsChecked) {
+  engine_driver d;
+  const auto s1 = d.stream();
+  const auto live = d.alloc(256), gone = d.alloc(256);
+  d.free(gone);
+  const auto before = d.eng().statistics().accesses_checked;
+  const access untracked{{alloc_id{}, 0, 64}, access_mode::write};
+  const access unknown{{alloc_id{999}, 0, 64}, access_mode::write};
+  d.launch(s1, {d.write(live), untracked, unknown, d.read(gone), d.read(live)});
+  EXPECT_EQ(d.kinds(), (kind_list{diagnostic_kind::use_after_free}));
+  EXPECT_EQ(d.eng().statistics().accesses_checked, before + 2);
+}
+
 // ---- frees (S-MEM-5) ----
 
 TEST(EngineMemory, SynchronizingFreeWaitsForTheDevice) {
