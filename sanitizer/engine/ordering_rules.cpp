@@ -95,7 +95,19 @@ stream_state& engine_impl::unusual_stream_for(const record_header& h, thread_sta
       *t.context);
 }
 
-event_state& engine_impl::event_for(event_id id) { return events_.get_or_insert(id); }
+// Note [Known events found first]
+// Every record and wait of an event went through id_table::get_or_insert,
+// which tests the table of far ids and the page directory for growth
+// before it reaches the slot: 37 instructions where a lookup takes about
+// ten, twice per record-and-wait pair. The event nearly always exists
+// (event_create, or an earlier use), so it is looked up first and made
+// only when absent; get_or_insert never puts an id both in the pages and
+// among the far ids, so both find the same object. engine_replay under
+// callgrind (release, 2026-12-03): 500.8 -> 497.7 instructions per launch.
+event_state& engine_impl::event_for(event_id id) {
+  if (event_state* e = events_.find(id)) [[likely]] return *e;
+  return events_.get_or_insert(id);
+}
 
 // ---- streams ----
 
