@@ -213,19 +213,47 @@ void engine_impl::apply_access(const access& a, access_entry& entry,
     apply_accesses_batched(accesses, entry, context);
     return;
   }
-  const clock_view view = context.clock.view();
+  if (accesses.size() > prefetched_accesses) [[unlikely]] {
+    apply_accesses_in_groups(accesses, entry, context);
+    return;
+  }
+  apply_access_group(accesses, entry, context, context.clock.view());
+}
+
+// Note [One group of accesses inline]
+// A launch with at most prefetched_accesses accesses (nearly all) is one
+// group: looked up, then checked, with no loop around the two. The loop
+// over groups kept the span's rest, the group's size and the view on the
+// stack for its next round; longer launches below the batch threshold
+// take that loop, out of line. The lookups are unrolled by hand (the
+// pragma): without the outer loop the compiler made them a loop again,
+// whose pointer into `found` it kept on the stack. engine_replay under
+// callgrind (release, 2026-12-03): 492.7 -> 484.7 instructions per launch
+// with the group alone, 463.7 with the lookups unrolled (the view's size
+// then stays in a register through the checks), the same L1 misses.
+[[gnu::always_inline]] inline void engine_impl::apply_access_group(
+    std::span<const access> accesses, access_entry& entry, const execution_context& context,
+    clock_view view) {
   stats_.accesses_checked += accesses.size();
   std::array<allocation*, prefetched_accesses> found;
+  const std::size_t n = accesses.size();
+#pragma GCC unroll 8
+  for (std::size_t i = 0; i < n; ++i) {
+    allocation* al = allocations_.find(accesses[i].range.alloc);
+    if (al != nullptr) __builtin_prefetch(al);
+    found[i] = al;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    apply_access<true>(accesses[i], found[i], entry, context, view);
+  }
+}
+
+void engine_impl::apply_accesses_in_groups(std::span<const access> accesses, access_entry& entry,
+                                           const execution_context& context) {
+  const clock_view view = context.clock.view();
   while (!accesses.empty()) {
     const std::size_t n = std::min(accesses.size(), prefetched_accesses);
-    for (std::size_t i = 0; i < n; ++i) {
-      allocation* al = allocations_.find(accesses[i].range.alloc);
-      if (al != nullptr) __builtin_prefetch(al);
-      found[i] = al;
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      apply_access<true>(accesses[i], found[i], entry, context, view);
-    }
+    apply_access_group(accesses.first(n), entry, context, view);
     accesses = accesses.subspan(n);
   }
 }
