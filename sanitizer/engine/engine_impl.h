@@ -249,12 +249,13 @@ class engine_impl {
   // a launch's accesses are looked up this many at a time.
   static constexpr std::size_t prefetched_accesses = 8;
   // Note [One group of accesses inline] (memory_rules.cpp): at most
-  // prefetched_accesses accesses, and the loop over such groups.
+  // prefetched_accesses accesses; and a launch with more, or with an
+  // observer: apply_accesses_batched, or group after group.
   void apply_access_group(std::span<const access> accesses, access_entry& entry,
                           const execution_context& context, clock_view view);
-  [[gnu::noinline]] void apply_accesses_in_groups(std::span<const access> accesses,
-                                                  access_entry& entry,
-                                                  const execution_context& context);
+  [[gnu::noinline]] void apply_long_or_observed(std::span<const access> accesses,
+                                                access_entry& entry,
+                                                const execution_context& context);
   void apply_accesses_batched(std::span<const access> accesses, access_entry& entry,
                               const execution_context& context);
   std::size_t gather_batch(std::span<const access> accesses, const access_entry& entry,
