@@ -103,6 +103,7 @@ execution_context& context_table::new_context(context_kind kind, std::uint32_t i
   // Rule 2: the new owner's operations come after every epoch the slot
   // ever had.
   if (r.high > 0) c.clock.set(slot, r.high);
+  c.clock.make_present(slot);  // Note [A context's own component is always there]
   c.version = ++last_version_;
   r.owner_since = c.version;
   r.owners.push_back(slot_owner{r.high + 1, slot_owner::alive, kind, id, 0});

@@ -109,10 +109,19 @@ class vector_clock {
   // Advances the context's own component; returns the epoch of the new
   // operation.
   epoch tick(context_slot self) {
-    if (self >= clocks_.size()) clocks_.resize(std::size_t{self} + 1, 0);
+    make_present(self);
+    return tick_present(self);
+  }
+  // tick() of a component the clock has (self < size()): a context's own
+  // (Note [A context's own component is always there], context_table.h).
+  epoch tick_present(context_slot self) noexcept {
     std::uint64_t& own = clocks_[self];
     own = (own | epoch(self, 0).bits()) + 1;  // Note [Components stored as epochs]
     return epoch::from_bits(own);
+  }
+  // Gives the clock a component for `slot`, 0 if it had none.
+  void make_present(context_slot slot) {
+    if (slot >= clocks_.size()) clocks_.resize(std::size_t{slot} + 1, 0);
   }
 
   // Pointwise maximum. Returns whether anything changed, so callers can keep

@@ -32,6 +32,19 @@ TEST(VectorClock, TickAdvancesOnlyTheOwnComponent) {
   EXPECT_EQ(c.get(1), 0u);
 }
 
+TEST(VectorClock, MakePresentAddsAZeroComponentThatTicksInPlace) {
+  vector_clock c;
+  c.make_present(3);
+  EXPECT_EQ(c.size(), 4u);
+  EXPECT_EQ(c.get(3), 0u);
+  EXPECT_EQ(c, vector_clock{});  // a zero component is no component
+  EXPECT_EQ(c.tick_present(3), epoch(3, 1));
+  EXPECT_EQ(c.tick_present(3), epoch(3, 2));
+  c.make_present(1);  // never shrinks
+  EXPECT_EQ(c.size(), 4u);
+  EXPECT_EQ(c.get(3), 2u);
+}
+
 TEST(VectorClock, JoinIsPointwiseMax) {
   vector_clock a;
   a.set(0, 5);
