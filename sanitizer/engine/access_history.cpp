@@ -57,7 +57,7 @@ void access_history::apply_search(std::uint64_t begin, std::uint64_t end,
   const auto it = std::partition_point(segments.begin(), segments.end(),
                                        [&](const segment& s) { return s.end <= begin; });
   if (it != segments.end() && it->begin == begin && it->end == end) {
-    apply_exact(*it, entry, clock.view(), conflicts);  // one of several segments
+    apply_exact(*it, entry, clock.view(), &conflicts);  // one of several segments
     settle_only();
     return;
   }
@@ -220,7 +220,7 @@ bool access_history::apply_batch_exact(std::vector<segment>& segments,
   }
   for (std::size_t i = 0; i < accesses.size(); ++i) {
     const std::size_t first = conflicts.size();
-    apply_exact(segments[at[i]], accesses[i].entry, clock.view(), conflicts);
+    apply_exact(segments[at[i]], accesses[i].entry, clock.view(), &conflicts);
     if (conflicts.size() > first) slices.push_back({offset + i, first, conflicts.size()});
   }
   return true;

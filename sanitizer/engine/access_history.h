@@ -111,35 +111,34 @@ class access_history {
     // segment lies in the history itself (Note [The only segment kept
     // inside]); unused, its bounds match no access.
     if (only_.begin == begin && only_.end == end) [[likely]] {
-      apply_exact<true>(only_, entry, view, conflicts);
+      apply_exact<true>(only_, entry, view, &conflicts);
       return;
     }
     apply_search(begin, end, entry, clock, conflicts);
   }
   // Note [Conflicts cleared only when found]
-  // The launch path's form: whatever `conflicts` holds is dropped, not
-  // appended to, and only when the access conflicts; returns whether it
-  // did (then `conflicts` holds its conflicts, else it is left as it was).
-  // Clearing the scratch vector before every access and testing it after
-  // cost about nine instructions an access, loads of the vector's bounds
-  // the compiler could not keep: the single-segment check now first asks
-  // whether every stored access it would check is ordered before this one
-  // (the same loads as the check, no calls), and only if not clears the
-  // vector and checks. engine_replay under callgrind (release, 2026-12-02):
+  // The launch path's form: when the access covers the only segment
+  // exactly and every stored access it would be checked against is
+  // ordered before it, records it and returns true; else changes nothing
+  // and returns false, and the caller applies it in full (apply(), into a
+  // scratch it clears then: engine_impl::apply_unordered). Clearing the
+  // scratch vector before every access and testing it after cost about
+  // nine instructions an access, loads of the vector's bounds the
+  // compiler could not keep: the single-segment check first asks whether
+  // every stored access it would check is ordered before this one (the
+  // same loads as the check, no calls), and only if not clears the vector
+  // and checks. engine_replay under callgrind (release, 2026-12-02):
   // 568.2 -> 555.2 instructions per launch. The question and the check go
   // through one visitor (any_unordered), so they cannot disagree on which
   // entries count: 496.8 -> 500.8 at the end of engine-speed-6, kept for
-  // that.
-  [[gnu::always_inline]] bool apply_fresh(std::uint64_t begin, std::uint64_t end,
-                                          const access_entry& entry, const vector_clock& clock,
-                                          clock_view view,
-                                          std::vector<history_conflict>& conflicts) {
+  // that. Note [The conflicting access out of line] (memory_rules.cpp)
+  // moved the rest out of the history.
+  [[gnu::always_inline]] bool apply_if_ordered(std::uint64_t begin, std::uint64_t end,
+                                               const access_entry& entry, clock_view view) {
     if (only_.begin == begin && only_.end == end) [[likely]] {
-      return apply_exact<true, true>(only_, entry, view, conflicts);
+      return apply_exact<true, true>(only_, entry, view, nullptr);
     }
-    conflicts.clear();
-    apply_search(begin, end, entry, clock, conflicts);
-    return !conflicts.empty();
+    return false;
   }
 
   // Note [Many accesses merged in one pass]
@@ -259,8 +258,10 @@ class access_history {
   // reads and writes, nearly every access, get their own copy with the mode
   // folded in. Always inlined: it is the launch path's innermost step.
   // `only`: s is only_ (Note [The only segment kept inside]).
-  // `fresh`: Note [Conflicts cleared only when found]; returns whether the
-  // access conflicts (always false unless `fresh`).
+  // `if_ordered`: Note [Conflicts cleared only when found]; records the
+  // access only if nothing it would be checked against is unordered, and
+  // returns whether it did (`conflicts` may then be null). Otherwise
+  // checks into *conflicts, records, and returns true.
   //
   // Note [Reads tested first]
   // The switch on the mode became a compare against write, then above,
@@ -269,25 +270,25 @@ class access_history {
   // and a write per launch), so a read is tested for first, and the
   // switch takes the rest. engine_replay under callgrind (release,
   // 2026-12-02): 526.2 -> 520.2 instructions per launch.
-  template <bool only = false, bool fresh = false>
+  template <bool only = false, bool if_ordered = false>
   [[gnu::always_inline]] bool apply_exact(segment& s, const access_entry& entry,
                                           clock_view clock,
-                                          std::vector<history_conflict>& conflicts) {
+                                          std::vector<history_conflict>* conflicts) {
     // Note [Reads tested first]
     if (entry.mode == access_mode::read) [[likely]] {
-      return apply_exact_as<only, fresh>(access_mode::read, s, entry, clock, conflicts);
+      return apply_exact_as<only, if_ordered>(access_mode::read, s, entry, clock, conflicts);
     }
     switch (entry.mode) {
       case access_mode::read:
-        return apply_exact_as<only, fresh>(access_mode::read, s, entry, clock, conflicts);
+        return apply_exact_as<only, if_ordered>(access_mode::read, s, entry, clock, conflicts);
       case access_mode::write:
-        return apply_exact_as<only, fresh>(access_mode::write, s, entry, clock, conflicts);
+        return apply_exact_as<only, if_ordered>(access_mode::write, s, entry, clock, conflicts);
       case access_mode::read_write:
       case access_mode::atomic:
       case access_mode::read_atomic:
       case access_mode::write_atomic:
       case access_mode::read_write_atomic:
-        return apply_exact_as<only, fresh>(entry.mode, s, entry, clock, conflicts);
+        return apply_exact_as<only, if_ordered>(entry.mode, s, entry, clock, conflicts);
     }
     return false;
   }
@@ -302,39 +303,18 @@ class access_history {
   // With check() testing the atomics for emptiness before their loop,
   // engine_replay under callgrind (release, 2026-12-02): 626.2 -> 604.2
   // instructions per launch, the same L1 misses.
-  template <bool only, bool fresh>
+  template <bool only, bool if_ordered>
   [[gnu::always_inline]] bool apply_exact_as(access_mode mode, segment& s,
                                              const access_entry& entry, clock_view clock,
-                                             std::vector<history_conflict>& conflicts) {
-    if constexpr (fresh) {
+                                             std::vector<history_conflict>* conflicts) {
+    if constexpr (if_ordered) {
       // Note [No flag for the conflict found]
-      if (!ordered_after_all(s, mode, clock)) [[unlikely]] {
-        return apply_exact_unordered<only>(mode, s, entry, clock, conflicts);
-      }
+      if (!ordered_after_all(s, mode, clock)) [[unlikely]] return false;
     } else {
-      check(s, s.begin, s.end, mode, clock, conflicts, conflicts.size());
+      check(s, s.begin, s.end, mode, clock, *conflicts, conflicts->size());
     }
     record_exact<only>(mode, s, entry, clock);
-    return false;
-  }
-  // Note [The conflicting access out of line]
-  // The path of an access that some stored access is unordered with
-  // (clear the scratch, check, record) was inlined into the launch loop,
-  // and check()'s visitor, which holds the addresses of the bounds, the
-  // mode and the scratch, was built there before the loop: stores and
-  // spills every launch paid for a path a race-free launch never takes.
-  // Out of line, it costs a racing access one call. engine_replay under
-  // callgrind (release, 2026-12-03): 497.7 -> 492.7 instructions per
-  // launch, the same L1 misses.
-  template <bool only>
-  [[gnu::noinline, gnu::cold]] bool apply_exact_unordered(access_mode mode, segment& s,
-                                                          const access_entry& entry,
-                                                          clock_view clock,
-                                                          std::vector<history_conflict>& conflicts) {
-    conflicts.clear();
-    check(s, s.begin, s.end, mode, clock, conflicts, 0);
-    record_exact<only>(mode, s, entry, clock);
-    return !conflicts.empty();
+    return true;
   }
   // Note [No flag for the conflict found]
   // apply_exact_as recorded the access on one path for both outcomes of
@@ -343,7 +323,9 @@ class access_history {
   // unlikely path (some stored access unordered) now records on its own,
   // so that the common one returns a constant false and the caller's test
   // of it folds away. engine_replay under callgrind (release, 2026-12-02):
-  // 541.2 -> 526.2 instructions per launch, the same L1 misses.
+  // 541.2 -> 526.2 instructions per launch, the same L1 misses. (Since
+  // Note [The conflicting access out of line], memory_rules.cpp, the
+  // unlikely path is the caller's: the common one returns a constant true.)
   template <bool only>
   [[gnu::always_inline]] void record_exact(access_mode mode, segment& s,
                                            const access_entry& entry, clock_view clock) {

@@ -261,6 +261,12 @@ class engine_impl {
   std::size_t gather_batch(std::span<const access> accesses, const access_entry& entry,
                            allocation*& root);
   void apply_access(const access& a, access_entry& entry, const execution_context& context);
+  // Applies an access that the history's apply_if_ordered did not: its
+  // conflicts, if any, reported (Note [The conflicting access out of
+  // line], memory_rules.cpp).
+  [[gnu::noinline, gnu::cold]] void apply_unordered(const allocation& al, std::uint64_t begin,
+                                                    std::uint64_t end, const access_entry& entry,
+                                                    const execution_context& context);
   // An access to no known allocation; `counted`: as checked already (Note
   // [Per launch, not per access]).
   [[gnu::noinline, gnu::cold]] void count_untracked(const access& a, bool counted) noexcept;
