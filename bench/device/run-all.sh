@@ -9,7 +9,9 @@
 #
 #   bash bench/device/run-all.sh DEST PART...
 #
-# PART: int (every example in both modes, about 2 minutes), acc (the 42
+# PART: steps (the operator hook priced step by step inside one process:
+# bench/torch/hook-steps.sh, STEPS_PROCESSES x 7 configurations, about 8
+# minutes with 3), int (every example in both modes, about 2 minutes), acc (the 42
 # cuda-samples cases in both modes, about 3 minutes), extra (the extra
 # cuda-samples corpus, bench/precise/extra-samples/extra-samples.tsv, in both
 # modes: each case's verdict and its warnings' and possible races' lines; a
@@ -97,6 +99,7 @@ summarize() {  # summarize PART LOG
     wall) grep -E '^\||round|missing' "$2" | short ;;
     handoff) grep -E '^== |^probe|elapsed|^exit' "$2" | short ;;
     inproc) grep -E '^alternate|^exit|^median' "$2" | sed 's/ on_ms=.* ratios=/ ratios=/' | short ;;
+    steps) grep -E '^\||no ratio' "$2" | short ;;
     alt) grep -E '^\||^process .*(ratio|no ratio)|^round .*(nan|no timing)|^== ' "$2" | short ;;
     mlppause) grep -E '^\||^process .*(ratio|no ratio)|^== ' "$2" | short ;;
   esac
@@ -124,6 +127,8 @@ for part in "$@"; do
     churn) OUT=$logs/churn timeout 560 bash "$root/int/churn-gpu.sh" "$root" "${CHURN_RUNS:-30}" >"$log" 2>&1 ;;
     rf) timeout 500 bash "$root/probe/cusolverrf-gpu.sh" "$root" "$logs/rf" "${RF_ROUNDS:-2}" >"$log" 2>&1 ;;
     wall) ROUNDS=${WALL_ROUNDS:-2} timeout 540 bash "$root/probe/wall-share.sh" "$root" "$logs/wall" >"$log" 2>&1 ;;
+    steps) timeout 560 bash "$root/torch/bench/hook-steps.sh" "$root/torch/streamsan" \
+             "${STEPS_PROCESSES:-3}" "${STEPS_ROUNDS:-6}" >"$log" 2>&1 ;;
     alt) { echo "== the hook on and off inside each process"
            timeout 300 bash "$root/torch/bench/hook-alternate.sh" "$root/torch/streamsan" \
              "${ALT_PROCESSES:-3}" "${ALT_ROUNDS:-8}"

@@ -23,7 +23,7 @@ install -m 755 "$src/tests/torch/check_torch.sh" "$dest/tests/"
 install -m 644 "$src/tests/torch/op_hook_test.py" "$dest/tests/"
 install -m 644 "$src/tests/torch/programs.txt" "$dest/tests/"
 install -m 644 "$src/bench/torch/mlp_bench.py" "$src/bench/torch/triton_hooks_bench.py" "$dest/bench/"
-install -m 755 "$src/bench/torch/overhead.sh" "$src/bench/torch/hook-alternate.sh" \
+install -m 755 "$src/bench/torch/overhead.sh" "$src/bench/torch/hook-alternate.sh" "$src/bench/torch/hook-steps.sh" \
   "$src/bench/ratio_ci.py" "$dest/bench/"
 install -m 755 "$src/bench/torch/torch-gpu.sh" "$src/bench/torch/profile-mlp.sh" "$dest/"
 du -sh "$dest"
