@@ -13,7 +13,8 @@
 # moves them all alike: `generic` (STREAMSAN_TORCH=0: the generic capture
 # alone), then the native hook stopped after each step (callback: registered
 # without arguments, torch's RecordFunction alone; boxing; spans; frames;
-# calls) and `all` (the hook, the default). Prints every process's ratio and
+# calls) and `all` (the hook, the default); STEPS_CONFIGS may also name
+# `fastframes` (`all` with STREAMSAN_TORCH_FAST_FRAMES=1). Prints every process's ratio and
 # a table of each configuration's median, spread and its step over the one
 # before (a ratio of medians).
 set -u
@@ -27,6 +28,7 @@ for ((p = 1; p <= processes; p++)); do
     case $c in
       generic) env=(STREAMSAN_TORCH=0) ;;
       all) env=() ;;
+      fastframes) env=(STREAMSAN_TORCH_FAST_FRAMES=1) ;;  # `all`, CPython's frames read directly
       *) env=(STREAMSAN_TORCH_HOOK_STEPS=$c) ;;
     esac
     line=$(env "${env[@]}" ALT_WHAT=unsubscribed bash "$here/hook-alternate.sh" "$streamsan" 1 "$rounds" |
