@@ -53,10 +53,7 @@ for c in sys.argv[2].split():
         print("| %s | no ratio | | 0 | |" % c)
         continue
     m = statistics.median(r)
-    step = "%.3f" % (m / before) if before and c != "callback" else ""
-    if c == "callback":  # the first step is priced against the generic capture
-        g = ratios.get("generic")
-        step = "%.3f" % (m / statistics.median(g)) if g else ""
+    step = "%.3f" % (m / before) if before else ""
     print("| %s | %.3f | %.3f-%.3f | %d | %s |" % (c, m, min(r), max(r), len(r), step))
     before = m
 PY
