@@ -21,6 +21,13 @@ set -u
 streamsan=$1 processes=${2:-3} rounds=${3:-8}
 here=$(cd "$(dirname "$0")" && pwd)
 configs=${STEPS_CONFIGS:-"generic callback boxing spans frames calls all"}
+for c in $configs; do
+  case $c in
+    generic|callback|boxing|spans|frames|calls|all|fastframes) ;;
+    *) echo "hook-steps.sh: STEPS_CONFIGS: '$c' is not a configuration (generic, callback," \
+            "boxing, spans, frames, calls, all, fastframes)" >&2; exit 2 ;;
+  esac
+done
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 for ((p = 1; p <= processes; p++)); do
