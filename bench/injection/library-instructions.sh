@@ -20,11 +20,9 @@ set -eu
 build=$(cd "$1" && pwd)
 library=${2:-$build/inject/libstreamsan_inject.so}
 [[ -f $library ]] || { echo "library-instructions.sh: no library at $library" >&2; exit 2; }
-command -v valgrind >/dev/null || { echo "library-instructions.sh: valgrind is not installed" >&2; exit 2; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export STREAMSAN_SANITIZER_LIB=$build/tests/inject/libfake_sanitizer_api.so
-export LD_LIBRARY_PATH=$build/tests/inject${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+script=library-instructions.sh
+# shellcheck source=callgrind-setup.sh
+source "$(dirname "$0")/callgrind-setup.sh"
 export STREAMSAN_ENGINE_THREAD=0 STREAMSAN_INJECTION_LIB=$library
 # inclusive LAUNCHES: the callbacks' and the engine's inclusive counts.
 inclusive() {
