@@ -6,6 +6,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <variant>
@@ -625,6 +626,8 @@ TEST_F(CudaModel, StreamChurnKeepsBoundedHandleTables) {
 class lock_probing_driver final : public fake_driver {
  public:
   const cuda_model* model = nullptr;
+  // Counted under a lock of the double's own: the model asks unlocked on
+  // purpose, so two threads' first sight of one stream ask at once.
   std::map<std::string, int> queries;
   std::vector<std::string> asked_under_lock;
 
@@ -658,7 +661,10 @@ class lock_probing_driver final : public fake_driver {
 
  private:
   void probe(const std::string& query) {
-    ++queries[query];
+    {
+      const std::lock_guard<std::mutex> hold(queries_mutex_);
+      ++queries[query];
+    }
     if (model == nullptr) return;
     auto done = std::make_shared<std::promise<void>>();
     auto finished = done->get_future();
@@ -674,6 +680,7 @@ class lock_probing_driver final : public fake_driver {
     stuck_probes_.push_back(std::move(t));  // gets the lock once the call returns
   }
   std::vector<std::thread> stuck_probes_;
+  std::mutex queries_mutex_;
 };
 
 class CudaModelDriverQueries : public model_test<lock_probing_driver> {
