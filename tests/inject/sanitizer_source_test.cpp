@@ -82,7 +82,10 @@ class SanitizerSource : public ::testing::Test {
     if (work_overlaps) model.stream_created({}, side_stream, non_blocking, 0);
     std::string why;
     source = sanitizer_source::create(dispatcher, model, policy, why, graph_nodes);
-    ASSERT_NE(source, nullptr) << why;
+    // Thrown, not asserted: an ASSERT here returns from this helper only, and
+    // the test went on to dereference the missing source (run outside meson
+    // test, without STREAMSAN_SANITIZER_LIB: a SEGV in place of the cause).
+    if (source == nullptr) throw std::runtime_error("sanitizer_source::create failed: " + why);
     source->set_decode_thread(decode_thread);
     if (count_callbacks) source->count_api_callbacks();
     source->enable();
