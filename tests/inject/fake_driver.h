@@ -1,9 +1,15 @@
 // A driver_queries that answers from tables, for tests and benchmarks of
-// the model on machines without a GPU.
+// the model on machines without a GPU. The model asks some questions
+// without its lock (Note [No driver calls under the model's lock]), so
+// several threads may ask at once, as they may ask the real driver: what a
+// fake (or a fake derived from this one) writes while answering must be
+// atomic or under a lock of its own. The tables are filled before the
+// threads start and only read afterwards.
 #pragma once
 
 #include <atomic>
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,13 +81,22 @@ class fake_driver : public driver_queries {
   bool accept_host_functions = true;
   bool enqueue_host_function(std::uintptr_t stream, void (*fn)(void*), void* data) override {
     if (!accept_host_functions) return false;
+    const std::lock_guard<std::mutex> hold(host_functions_mutex_);
     host_functions.push_back({stream, fn, data});
     return true;
   }
   void run_host_functions() {
-    for (const auto& h : std::exchange(host_functions, {})) h.fn(h.data);
+    std::vector<enqueued> due;
+    {
+      const std::lock_guard<std::mutex> hold(host_functions_mutex_);
+      due = std::exchange(host_functions, {});
+    }
+    for (const auto& h : due) h.fn(h.data);  // unlocked: a function may enqueue again
   }
   ~fake_driver() override { run_host_functions(); }
+
+ private:
+  std::mutex host_functions_mutex_;  // the model enqueues without its lock
 };
 
 }  // namespace streamsan::injection
