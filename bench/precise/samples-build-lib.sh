@@ -1,8 +1,10 @@
-# Sourced by extra-samples/build-extra-samples.sh and
-# wide-samples/build-wide-samples.sh: building cuda-samples two nvcc at a
-# time, each sample's log and status in LOGDIR, and the closing list. The
-# caller runs samples_build_setup, then sets BASE (nvcc's common arguments)
-# and JOBS.
+# Sourced by extra-samples/build-extra-samples.sh,
+# wide-samples/build-wide-samples.sh and
+# library-samples/build-library-samples.sh (which compiles its own way but
+# shares the set-up, the logs and the closing list): building samples two
+# nvcc at a time, each sample's log and status in LOGDIR, and the closing
+# list. The caller runs samples_build_setup, then sets BASE (nvcc's common
+# arguments) and JOBS.
 
 samples_build_setup() { # samples_build_setup SCRIPT SRC BIN: SRC, BIN, LOGDIR (BIN/../buildlogs), NVCC
     local usage="usage: $1 SRC BIN"
