@@ -56,6 +56,24 @@ std::string called_function(std::span<const classified> folded) {
   return {};
 }
 
+// What the user called, when no folded frame has a name (a stripped program
+// with the CUDA runtime linked in): the library as they know it. The
+// capture's callback layer (CUPTI or the Compute Sanitizer API) is
+// streamsan's detail, inside the CUDA call the program made.
+std::string_view called_library(frame_kind kind) noexcept {
+  switch (kind) {
+    case frame_kind::cuda:
+    case frame_kind::launch_stub:
+    case frame_kind::cupti: return "CUDA";
+    case frame_kind::streamsan: return "streamsan";
+    case frame_kind::system: return "the C and C++ runtime";
+    case frame_kind::user:
+    case frame_kind::process_entry:
+    case frame_kind::thread_entry: return to_string(kind);  // never folded
+  }
+  return to_string(kind);
+}
+
 std::string folded_call(const operation_ref* op, std::span<const classified> folded,
                         const log_tables& tables) {
   const std::string_view name = op != nullptr ? tables.string(op->name) : std::string_view{};
@@ -66,7 +84,7 @@ std::string folded_call(const operation_ref* op, std::span<const classified> fol
         std::any_of(folded.begin(), folded.end(), is_launch_frame)));
   if (launch) return "launch of " + std::string(name) + "<<<…>>>";
   if (auto function = called_function(folded); !function.empty()) return function;
-  return "call into " + std::string(to_string(folded.back().kind));
+  return "call into " + std::string(called_library(folded.back().kind));
 }
 
 stack_line line_of(const classified& f) { return stack_line{f.address, f.symbol, f.kind, {}, 0}; }

@@ -177,6 +177,28 @@ TEST(UserStack, ThreadEntryAndLibraryPlumbingBelowTheUsersFunctionAreDropped) {
   EXPECT_EQ(view.dropped, 3u);
 }
 
+// A copy in a stripped program with the CUDA runtime linked in, captured
+// through the Compute Sanitizer API: no frame has a name, so the call is
+// named by the library the program called, not by the capture's layer
+// (whose frames are the outermost folded ones).
+TEST(UserStack, AnUnnamedCallIsIntoCudaNotIntoTheCapturesLayer) {
+  log_tables tables;
+  tables.define_symbol(0x10, {"", "", 0, "/opt/streamsan/libstreamsan_inject.so", 0x10});
+  tables.define_symbol(0x20, {"", "", 0, "/usr/lib/libcuda.so.1", 0x20});
+  tables.define_symbol(0x30, {"", "", 0, "/opt/cuda/compute-sanitizer/libsanitizer-public.so",
+                              0x30});
+  tables.define_symbol(0x40, {"", "", 0, "/app/sample", 0x7514f});
+  const std::array<std::uint64_t, 4> frames{0x10, 0x20, 0x30, 0x40};
+  tables.define_stack(stack_id{1}, frames);
+  symbolizer symbols(tables, symbol_source::log_only);
+  operation_ref copy;
+  copy.op = operation_kind::memcpy;
+  const auto view = view_stack(stack_id{1}, &copy, symbols, {});
+  ASSERT_EQ(view.lines.size(), 1u);
+  EXPECT_EQ(describe_stack_line(0, view.lines[0], {}),
+            "#0 call into CUDA from 0x40 (sample+0x7514f)");
+}
+
 TEST(UserStack, FramesWithoutSymbolsAreTheUsers) {
   log_tables tables;
   const std::array<std::uint64_t, 2> frames{0x1000, 0x2000};
