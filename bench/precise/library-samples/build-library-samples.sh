@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the CUDA library samples corpus (library-samples.tsv): programs of
 # NVIDIA/CUDALibrarySamples, written by the libraries' own authors, that
-# drive cuBLAS, cuFFT, cuSOLVER and cuRAND on a non-blocking stream of their
+# drive cuBLAS, cuBLASLt, cuFFT, cuSOLVER and cuRAND on a stream of their
 # own (pageable host vectors copied asynchronously), and cuSPARSE on the
 # legacy default stream. What streamsan meets there is the libraries'
 # insides: their workspaces, their internal kernels and copies, values the
@@ -11,8 +11,13 @@
 #   build-library-samples.sh SRC BIN
 #
 # SRC: a checkout of https://github.com/NVIDIA/CUDALibrarySamples (only its
-# cuBLAS, cuFFT, cuSOLVER, cuSPARSE and cuRAND folders are read); BIN: where
-# the binaries go. Logs in BIN/../buildlogs.
+# cuBLAS, cuBLASLt, cuFFT, cuSOLVER, cuSPARSE and cuRAND folders are read);
+# BIN: where the binaries go. Logs in BIN/../buildlogs. Built against CUDA
+# 13.0 (the GPU machine's driver is 13.0's) from commit 3437729, but for
+# cuBLASLt/ from 0d3f70c: its later helpers need a newer cuBLASLt's enums
+# (and LtSgemmGreenContext, left out, the runtime's green contexts of 13.1).
+#   git -C REPO archive 3437729 cuBLAS cuFFT cuSOLVER cuSPARSE cuRAND | tar -x -C SRC
+#   git -C REPO archive 0d3f70c cuBLASLt | tar -x -C SRC
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../samples-build-lib.sh
@@ -24,11 +29,24 @@ BASE=(-O2 -std=c++17 -arch=sm_90 -w)
 # build of our own on the shared helpers.
 lib_build() { # lib_build NAME SOURCE(relative to SRC) UTILS(relative to SRC) LIBS...
     local name=$1 source=$SRC/$2 utils=$SRC/$3; shift 3
+    sources_build "$name" "$(dirname "$source")" -x cu -I "$utils" "$source" "$@"
+}
+# cuBLASLt's samples are a main.cpp, the sample's .cu (if any) and
+# Common/helpers.cpp.
+lt() { # lt FOLDER (under cuBLASLt)
+    local dir=$SRC/cuBLASLt/$1 f sources=()
+    for f in "$dir"/*.cu "$dir"/main.cpp "$SRC/cuBLASLt/Common/helpers.cpp"; do
+      [[ -f $f ]] && sources+=("$f")
+    done
+    sources_build "cublaslt_$1" "$dir" -I "$SRC/cuBLASLt/Common" "${sources[@]}" -lcublasLt
+}
+sources_build() { # sources_build NAME DIR NVCC-ARGS...: one binary, in the background
+    local name=$1 dir=$2; shift 2
     while (( $(jobs -rp | wc -l) >= JOBS )); do wait -n; done
     echo "== $name"
     (
-      if (cd "$(dirname "$source")" && nice -n 10 $NVCC "${BASE[@]}" -x cu -I "$utils" "$source" "$@" \
-            -o "$BIN/$name") >"$LOGDIR/$name.log" 2>&1 && strip "$BIN/$name"; then
+      if (cd "$dir" && nice -n 10 $NVCC "${BASE[@]}" "$@" -o "$BIN/$name") >"$LOGDIR/$name.log" 2>&1 \
+            && strip "$BIN/$name"; then
         echo ok >"$LOGDIR/$name.status"
       else
         echo FAILED >"$LOGDIR/$name.status"
@@ -49,6 +67,14 @@ blas syrk Level-3/syrk/cublas_syrk_example.cu
 blas gemv Level-2/gemv/cublas_gemv_example.cu
 blas dot Level-1/dot/cublas_dot_example.cu
 blas nrm2 Level-1/nrm2/cublas_nrm2_example.cu
+lt LtSgemm
+lt LtSgemmSimpleAutoTuning
+lt LtSgemmCustomFind
+lt LtHSHgemmStridedBatchSimple
+lt LtIgemmTensor
+lt LtFp8Matmul
+lt LtDgemmPresetAlgo
+lt LtPlanarComplex
 fft 1d_c2c
 fft 1d_r2c_c2r
 fft 2d_c2r_r2c
