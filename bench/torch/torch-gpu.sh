@@ -117,6 +117,11 @@ print("| program | variant | streamsan | CSAN |")
 print("| --- | --- | --- | --- |")
 for name in sorted(rows):
     program, variant = name.rsplit("_", 1)
+    # A program started by a launcher is NAME_VARIANT_LAUNCHER
+    # (side_stream_no_wait_racy_torchrun, ..._fixed_torchrun2, ..._racy_pytest).
+    if variant.startswith(("torchrun", "pytest")) and "_" in program:
+        program, plain = program.rsplit("_", 1)
+        variant = "%s (%s)" % (plain, variant)
     r = rows[name]
     print("| %s | %s | %s | %s |" % (program, variant, r.get("streamsan", "?"), r.get("csan", "?")))
 PY
