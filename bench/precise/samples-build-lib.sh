@@ -1,7 +1,7 @@
 # Sourced by extra-samples/build-extra-samples.sh,
 # wide-samples/build-wide-samples.sh and
-# library-samples/build-library-samples.sh (which compiles its own way but
-# shares the set-up, the logs and the closing list): building samples two
+# library-samples/build-library-samples.sh (whose sources are not laid out
+# as Samples/DIR: it calls build_in itself): building samples two
 # nvcc at a time, each sample's log and status in LOGDIR, and the closing
 # list. The caller runs samples_build_setup, then sets BASE (nvcc's common
 # arguments) and JOBS.
@@ -18,15 +18,22 @@ samples_build_setup() { # samples_build_setup SCRIPT SRC BIN: SRC, BIN, LOGDIR (
 
 build() { # build NAME DIR [nvcc args...]  (sources relative to Samples/DIR); runs in the background
     local name=$1 dir=$SRC/Samples/$2; shift 2
-    if (cd "$dir" && nice -n 10 $NVCC "${BASE[@]}" -I . "$@" -o "$BIN/$name") >"$LOGDIR/$name.log" 2>&1 \
+    build_in "$name" "$dir" -I . "$@"
+}
+build_in() { # build_in NAME ABSOLUTE_DIR [nvcc args...]: nvcc run in DIR, BIN/NAME stripped, its status
+    local name=$1 dir=$2; shift 2
+    if (cd "$dir" && nice -n 10 $NVCC "${BASE[@]}" "$@" -o "$BIN/$name") >"$LOGDIR/$name.log" 2>&1 \
         && strip "$BIN/$name"; then
         echo ok >"$LOGDIR/$name.status"
     else
         echo FAILED >"$LOGDIR/$name.status"
     fi
 }
-b() { # b NAME DIR [nvcc args...]: build, at most JOBS at a time
+wait_for_slot() { # until fewer than JOBS builds run
     while (( $(jobs -rp | wc -l) >= JOBS )); do wait -n; done
+}
+b() { # b NAME DIR [nvcc args...]: build, at most JOBS at a time
+    wait_for_slot
     echo "== $1"
     build "$@" &
 }

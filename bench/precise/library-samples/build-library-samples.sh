@@ -5,8 +5,9 @@
 # own (pageable host vectors copied asynchronously), and cuSPARSE on the
 # legacy default stream. What streamsan meets there is the libraries'
 # insides: their workspaces, their internal kernels and copies, values the
-# host reads back between phases, a cuSPARSE graph capture. On the GPU machine the libraries come with its
-# PyTorch (acceptance-gpu.sh puts them on LD_LIBRARY_PATH).
+# host reads back between phases, a cuSPARSE graph capture. On the GPU
+# machine the libraries come with its PyTorch (acceptance-gpu.sh puts them
+# on LD_LIBRARY_PATH).
 #
 #   build-library-samples.sh SRC BIN
 #
@@ -25,8 +26,8 @@ source "$here/../samples-build-lib.sh"
 samples_build_setup build-library-samples.sh "${1:-}" "${2:-}"
 JOBS=2
 BASE=(-O2 -std=c++17 -arch=sm_90 -w)
-# These samples are laid out LIBRARY/.../NAME/SOURCE, not Samples/DIR: a
-# build of our own on the shared helpers.
+# These samples are laid out LIBRARY/.../NAME/SOURCE, not Samples/DIR, so
+# they go to the shared build_in with their own folders and sources.
 lib_build() { # lib_build NAME SOURCE(relative to SRC) UTILS(relative to SRC) LIBS...
     local name=$1 source=$SRC/$2 utils=$SRC/$3; shift 3
     sources_build "$name" "$(dirname "$source")" -x cu -I "$utils" "$source" "$@"
@@ -40,18 +41,10 @@ lt() { # lt FOLDER (under cuBLASLt)
     done
     sources_build "cublaslt_$1" "$dir" -I "$SRC/cuBLASLt/Common" "${sources[@]}" -lcublasLt
 }
-sources_build() { # sources_build NAME DIR NVCC-ARGS...: one binary, in the background
-    local name=$1 dir=$2; shift 2
-    while (( $(jobs -rp | wc -l) >= JOBS )); do wait -n; done
-    echo "== $name"
-    (
-      if (cd "$dir" && nice -n 10 $NVCC "${BASE[@]}" "$@" -o "$BIN/$name") >"$LOGDIR/$name.log" 2>&1 \
-            && strip "$BIN/$name"; then
-        echo ok >"$LOGDIR/$name.status"
-      else
-        echo FAILED >"$LOGDIR/$name.status"
-      fi
-    ) &
+sources_build() { # sources_build NAME DIR NVCC-ARGS...: build_in, at most JOBS at a time
+    wait_for_slot
+    echo "== $1"
+    build_in "$@" &
 }
 blas() { lib_build "cublas_$1" "cuBLAS/$2" cuBLAS/utils -lcublas; }
 fft() { lib_build "cufft_$1" "cuFFT/$1/$1_example.cpp" cuFFT/utils -lcufft; }
