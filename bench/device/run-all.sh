@@ -19,7 +19,9 @@
 # corpus, bench/precise/wide-samples/wide-samples.tsv, the same way: logs
 # prefixed wide-, a limit of 540 s, alone in its device call), library (the
 # CUDA library samples, bench/precise/library-samples/library-samples.tsv,
-# the same way: logs prefixed library-, about 2 minutes), torch (the torch
+# the same way: logs prefixed library-, about 2 minutes), cccl (Thrust's and
+# CUB's examples, bench/precise/cccl-samples/cccl-samples.tsv, the same way:
+# logs prefixed cccl-), torch (the torch
 # suite, CSAN beside it and the MLP overhead, about 5 minutes), probe (the
 # launch-bound overhead table of issue #11, about 4 minutes), prof (the MLP
 # loop's price list and sample profile, generic capture and operator hook,
@@ -85,7 +87,7 @@ summarize() {  # summarize PART LOG
   case $1 in
     int) grep -E '^== |^FAIL|passed|failed' "$2" | short ;;
     acc) grep -E '^=====|SUMMARY|possible race|^  [A-Za-z_]+:' "$2" | short ;;
-    extra|wide|library) grep -E '^=====|^WARNING|SUMMARY|possible race|not staged|^  [A-Za-z_0-9]+:|^   - |  (clean|REPORTED|error|skipped)$|^skipped ' "$2" | short ;;
+    extra|wide|library|cccl) grep -E '^=====|^WARNING|SUMMARY|possible race|not staged|^  [A-Za-z_0-9]+:|^   - |  (clean|REPORTED|error|skipped)$|^skipped ' "$2" | short ;;
     torch) grep -E '^torch |native operator hook:|caching allocator blocks:' "$2" | short
            echo "streamsan verdicts: $(grep -cE '^PASS ' "$root/torch/results/streamsan.txt" 2>/dev/null) PASS" \
                 "of $(wc -l < "$root/torch/results/streamsan.txt" 2>/dev/null)"
@@ -114,7 +116,7 @@ for part in "$@"; do
     int) timeout 400 bash "$root/int/integration-gpu.sh" "$root/int" >"$log" 2>&1 ;;
     acc) if [[ -d $root/acc/samples ]]; then timeout 500 bash "$root/acc/acceptance-gpu.sh" "$root/acc" >"$log" 2>&1
          else echo "acc: not staged (stage-all.sh without SAMPLES_BIN)" >"$log"; fi ;;
-    extra|wide|library) if [[ -d $root/acc/$part ]]; then
+    extra|wide|library|cccl) if [[ -d $root/acc/$part ]]; then
              timeout 540 bash "$root/acc/acceptance-gpu.sh" "$root/acc" "default precise" "$part" >"$log" 2>&1
            else echo "$part: not staged (stage-all.sh without ${part^^}_BIN)" >"$log"; fi ;;
     torch) timeout 540 bash "$root/torch/torch-gpu.sh" "${TORCH_ROUNDS:-3}" >"$log" 2>&1 ;;
@@ -164,7 +166,7 @@ for part in "$@"; do
               } >"$log" 2>&1 ;;
     nodes) (cd "$root/probe" && CUDA_INJECTION64_PATH=$root/probe/libprobe_inject.so PROBE_MODE=graphs \
               PROBE_PRINT=1 PROBE_GRAPH_FUNCDATA=1 timeout 60 ./graph_repeat) >"$log" 2>&1 ;;
-    *) echo "run-all.sh: unknown part '$part' (int, acc, extra, wide, library, torch, probe, pipe, prof, profloop, nodes, mlp, churn, rf, wall, alt, handoff, inproc, mlppause)"; exit 2 ;;
+    *) echo "run-all.sh: unknown part '$part' (int, acc, extra, wide, library, cccl, torch, probe, pipe, prof, profloop, nodes, mlp, churn, rf, wall, alt, handoff, inproc, mlppause)"; exit 2 ;;
   esac
   echo "exit $? after $(( $(date +%s) - start )) s" >>"$log"
   { echo "################ $part: $(tail -1 "$log")"; summarize "$part" "$log"; } >"$logs/$part.summary"

@@ -6,7 +6,8 @@
 # cases of cuda-samples.tsv, from DIR/samples/bin; logs in $OUT/MODE), extra
 # (extra-samples.tsv, from DIR/extra/bin; logs in $OUT/extra-MODE) or wide
 # (wide-samples.tsv, from DIR/wide/bin; logs in $OUT/wide-MODE) or library
-# (library-samples.tsv, from DIR/library/bin; logs in $OUT/library-MODE). Logs go to
+# (library-samples.tsv, from DIR/library/bin; logs in $OUT/library-MODE) or cccl
+# (cccl-samples.tsv, from DIR/cccl/bin; logs in $OUT/cccl-MODE). Logs go to
 # $OUT (default DIR/out).
 set -u
 dir=$(cd "$1" && pwd)
@@ -14,8 +15,8 @@ modes=${2:-"default precise"}
 suite=${3:-samples}
 case $suite in
   samples) cases=$dir/cuda-samples.tsv prefix="" ;;
-  extra|wide|library) cases=$dir/$suite-samples.tsv prefix="$suite-" ;;
-  *) echo "acceptance-gpu.sh: unknown suite '$suite' (samples, extra, wide, library)"; exit 2 ;;
+  extra|wide|library|cccl) cases=$dir/$suite-samples.tsv prefix="$suite-" ;;
+  *) echo "acceptance-gpu.sh: unknown suite '$suite' (samples, extra, wide, library, cccl)"; exit 2 ;;
 esac
 [[ -d $dir/$suite/bin ]] || { echo "acceptance-gpu.sh: $dir/$suite/bin not staged"; exit 2; }
 out=${OUT:-$dir/out}

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# stage-acceptance.sh BUILD SAMPLES_BIN DEST [EXTRA_BIN [WIDE_BIN [LIBRARY_BIN]]]: what acceptance-gpu.sh needs.
+# stage-acceptance.sh BUILD SAMPLES_BIN DEST [EXTRA_BIN [WIDE_BIN [LIBRARY_BIN [CCCL_BIN]]]]: what acceptance-gpu.sh needs.
 # SAMPLES_BIN: the 42 cases' binaries (../shared/acceptance/build-cuda-samples.sh),
 # EXTRA_BIN (or env EXTRA_BIN): the extra corpus's (extra-samples/build-extra-samples.sh),
 # staged as DEST/extra/bin with extra-samples.tsv; WIDE_BIN (or env WIDE_BIN): the wide
 # corpus's (wide-samples/build-wide-samples.sh), staged as DEST/wide/bin with
 # wide-samples.tsv; LIBRARY_BIN (or env LIBRARY_BIN): the CUDA library samples'
 # (library-samples/build-library-samples.sh), staged as DEST/library/bin with
-# library-samples.tsv; any of them may be empty to leave it out.
+# library-samples.tsv; CCCL_BIN (or env CCCL_BIN): Thrust's and CUB's examples
+# (cccl-samples/build-cccl-samples.sh), staged as DEST/cccl/bin with
+# cccl-samples.tsv; any of them may be empty to leave it out.
 set -eu
 build=$1 samples=$2 dest=$3 extra=${4:-${EXTRA_BIN:-}} wide=${5:-${WIDE_BIN:-}}
-library=${6:-${LIBRARY_BIN:-}}
+library=${6:-${LIBRARY_BIN:-}} cccl=${7:-${CCCL_BIN:-}}
 src=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$dest"; mkdir -p "$dest"
 install -m 755 "$build/cli/streamsan" "$build/inject/libstreamsan_inject.so" "$dest/"
@@ -31,4 +33,5 @@ corpus() {  # corpus BIN NAME: BIN as DEST/NAME/bin, NAME-samples/NAME-samples.t
 corpus "$extra" extra
 corpus "$wide" wide
 corpus "$library" library
+corpus "$cccl" cccl
 du -sh "$dest"
