@@ -1,5 +1,6 @@
 #include "sanitizer/report/describe.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 
@@ -87,9 +88,60 @@ std::string elide_parameters_if_long(std::string name) {
   return name;
 }
 
-std::string short_kernel_name(std::string_view name) {
-  if (name.size() <= short_name_limit) return std::string(name);
+namespace {
+
+bool is_identifier_char(char c) noexcept {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+// Note [CCCL's ABI namespaces]
+// Thrust, CUB and libcu++ put everything in inline namespaces that encode
+// the library version and the architectures compiled for
+// (cub::CUB_300001_SM_750_900::, thrust::THRUST_300001_SM_750_900_NS::,
+// cuda::std::__4::). They are in every demangled name of those libraries'
+// kernels, and tell the user nothing the name without them does not:
+// cub::DeviceReduceKernel is what they would write. Reports drop them
+// where they shorten a name; JSON keeps the full one.
+bool is_abi_namespace(std::string_view id) noexcept {
+  const auto versioned = [&](std::string_view prefix) {
+    return id.size() > prefix.size() && id.starts_with(prefix) &&
+           std::isdigit(static_cast<unsigned char>(id[prefix.size()])) != 0;
+  };
+  if (versioned("CUB_") || versioned("THRUST_")) return true;
+  return id.size() > 2 && id.starts_with("__") &&
+         std::all_of(id.begin() + 2, id.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+}  // namespace
+
+std::string without_abi_namespaces(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  for (std::size_t i = 0; i < name.size();) {
+    if (!is_identifier_char(name[i]) || (i > 0 && is_identifier_char(name[i - 1]))) {
+      out += name[i++];
+      continue;
+    }
+    std::size_t end = i;
+    while (end < name.size() && is_identifier_char(name[end])) ++end;
+    const std::string_view id = name.substr(i, end - i);
+    if (name.substr(end, 2) == "::" && is_abi_namespace(id)) {
+      i = end + 2;
+    } else {
+      out += id;
+      i = end;
+    }
+  }
+  return out;
+}
+
+std::string short_kernel_name(std::string_view full_name) {
+  const std::string stripped = without_abi_namespaces(full_name);
+  std::string_view name = stripped;
+  // Every kernel returns void; a template instance's name says so.
   if (name.substr(0, 5) == "void ") name.remove_prefix(5);
+  if (name.size() <= short_name_limit) return std::string(name);
   std::string out;
   out.reserve(name.size());
   int depth = 0;

@@ -23,11 +23,16 @@ std::string describe_allocation(const allocation_ref& a, const log_tables& table
 // "kernel 'sum' on stream#2 (thread#1)", "host access 'h' on thread#1",
 // "graph node 'n' (node 3 of graph#2) on stream#1 (thread#1)".
 std::string describe_operation(const operation_ref& op, const log_tables& tables);
-// A kernel name as text reports show it: a name longer than
-// `short_name_limit` has its template arguments elided ("k<…>(int, …)") and
-// a leading "void " dropped; JSON and SARIF keep the full name.
+// A kernel name as text reports show it: without CCCL's ABI namespaces
+// (without_abi_namespaces) and a template instance's leading "void ", and
+// when longer than `short_name_limit` with its template arguments elided
+// ("k<…>(int, …)"); JSON and SARIF keep the full name.
 inline constexpr std::size_t short_name_limit = 80;
 std::string short_kernel_name(std::string_view name);
+// `name` without Thrust's, CUB's and libcu++'s versioned inline namespaces
+// ("cub::CUB_300001_SM_900::DeviceReduceKernel" ->
+// "cub::DeviceReduceKernel"; Note [CCCL's ABI namespaces]).
+std::string without_abi_namespaces(std::string_view name);
 // `name` of `op` as reports show it: a kernel's or a graph node's shortened
 // (short_kernel_name), any other name as it is.
 std::string shown_name(const operation_ref& op, std::string_view name);

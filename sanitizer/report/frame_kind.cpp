@@ -58,12 +58,25 @@ constexpr std::array rules{
     frame_rule{field::file, "cuda_runtime_api.h", frame_kind::cuda},
     frame_rule{field::file, "/crt/", frame_kind::cuda},
     frame_rule{field::file, "/usr/include/c++/", frame_kind::system},
+    // CUDA's C++ libraries (CCCL: Thrust, CUB, libcu++), compiled into the
+    // program from the toolkit's headers (include/cccl/ since CUDA 13), and
+    // by name where the program has no debug information. A Thrust call's
+    // frames fold as a CUDA call's do: the user called thrust::reduce at
+    // their line; the kernel it launched is named in the folded line.
+    frame_rule{field::file, "/include/cccl/", frame_kind::cuda},
+    frame_rule{field::file, "/include/thrust/", frame_kind::cuda},
+    frame_rule{field::file, "/include/cub/", frame_kind::cuda},
+    frame_rule{field::file, "/include/cuda/std/", frame_kind::cuda},
+    frame_rule{field::file, "/include/cuda/__", frame_kind::cuda},
     // nvcc's launch stubs and the statically linked CUDA runtime, by name.
     frame_rule{field::function, "__device_stub__", frame_kind::launch_stub},
     frame_rule{field::function, "__cudaPushCallConfiguration", frame_kind::launch_stub},
     frame_rule{field::function, "__cudaPopCallConfiguration", frame_kind::launch_stub},
     frame_rule{field::function, "__cuda", frame_kind::cuda},
     frame_rule{field::function, "cudart::", frame_kind::cuda},
+    frame_rule{field::function, "thrust::", frame_kind::cuda},
+    frame_rule{field::function, "cub::", frame_kind::cuda},
+    frame_rule{field::function, "cuda::std::", frame_kind::cuda},
     frame_rule{field::c_api, "cupti", frame_kind::cupti},
     frame_rule{field::c_api, "cuda", frame_kind::cuda},
     frame_rule{field::c_api, "cu", frame_kind::cuda},

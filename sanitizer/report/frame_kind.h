@@ -29,7 +29,7 @@ namespace streamsan {
 
 enum class frame_kind : std::uint8_t {
   user,           // the program's own code
-  cuda,           // CUDA runtime, driver, libraries, cuda_runtime.h wrappers
+  cuda,           // CUDA runtime, driver, libraries, cuda_runtime.h wrappers, CCCL
   launch_stub,    // nvcc's __device_stub__ functions and launch plumbing
   cupti,          // the CUDA profiling interface (the injection's callbacks)
   streamsan,      // streamsan's runtime, injection library and recorder

@@ -47,10 +47,11 @@ json physical_location(const call_site& site, const std::filesystem::path& root)
   return location;
 }
 
-// A location for the first frame of `stack` with a source file, if any.
-std::optional<json> source_location(stack_id stack, symbolizer& symbols,
+// A location for the first frame of `stack` with a source file, if any;
+// `op` (may be null) is the operation whose stack it is.
+std::optional<json> source_location(stack_id stack, const operation_ref* op, symbolizer& symbols,
                                     const report_options& options, std::string message) {
-  const auto site = find_call_site(stack, symbols);
+  const auto site = find_call_site(stack, symbols, op);
   if (!site || !site->has_source()) return std::nullopt;
   json location = {{"physicalLocation", physical_location(*site, options.source_root)}};
   location["message"] = {{"text", std::move(message)}};
@@ -101,7 +102,7 @@ void add_call_site(fingerprint& f, const operation_ref& op, symbolizer& symbols,
                    const report_options& options) {
   f.add(to_string(op.op));
   f.add(symbols.tables().string(op.name));
-  if (const auto site = find_call_site(op.stack, symbols)) {
+  if (const auto site = find_call_site(op.stack, symbols, &op)) {
     f.add(site->symbol->function);
     f.add(display_path(site->symbol->file, options.source_root));
     f.add(std::to_string(site->symbol->line));
@@ -177,26 +178,27 @@ json sarif_result(const diagnostic& d, symbolizer& symbols, const report_options
   // A candidate is no promise: a note, whatever its rule's level.
   result["level"] = is_candidate(d) ? std::string_view("note") : describe(d.kind).level;
   result["message"] = {{"text", message}};
-  if (auto location = source_location(d.current.stack, symbols, options, current)) {
+  if (auto location = source_location(d.current.stack, &d.current, symbols, options, current)) {
     result["locations"] = json::array({std::move(*location)});
   }
   json related = json::array();
   if (d.previous) {
     const auto text = describe_previous(*d.previous, tables, shown);
-    if (auto location = source_location(d.previous->stack, symbols, options, text)) {
+    if (auto location = source_location(d.previous->stack, &*d.previous, symbols, options, text)) {
       (*location)["id"] = related.size() + 1;
       related.push_back(std::move(*location));
     }
   }
   if (cause && d.cause->kind != cause_kind::host_function_on_other_stream) {
-    if (auto location = source_location(d.cause->call.stack, symbols, options, "Cause: " + *cause)) {
+    if (auto location = source_location(d.cause->call.stack, &d.cause->call, symbols, options,
+                                        "Cause: " + *cause)) {
       (*location)["id"] = related.size() + 1;
       related.push_back(std::move(*location));
     }
   }
   if (d.allocation) {
     const auto text = "Allocation " + describe_allocation(*d.allocation, tables, true);
-    if (auto location = source_location(d.allocation->site, symbols, options, text)) {
+    if (auto location = source_location(d.allocation->site, nullptr, symbols, options, text)) {
       (*location)["id"] = related.size() + 1;
       related.push_back(std::move(*location));
     }

@@ -124,7 +124,7 @@ void text_printer::allocation(const diagnostic& d) {
 
 void text_printer::summary(const diagnostic& d) {
   out_ << "SUMMARY: streamsan: " << kind_and_hazard(d);
-  if (const auto site = find_call_site(d.current.stack, symbols_)) {
+  if (const auto site = find_call_site(d.current.stack, symbols_, &d.current)) {
     out_ << ' ' << describe_call_site(*site, options_.source_root);
   } else {
     out_ << " in " << describe_operation(d.current, tables_);
@@ -169,8 +169,9 @@ std::string plural(std::uint64_t n, std::string_view one, std::string_view many)
 }
 
 // "demo.cpp:42", else what describe_call_site says; "" without a stack.
-std::string short_site(stack_id stack, symbolizer& symbols, const report_options& options) {
-  const auto site = find_call_site(stack, symbols);
+std::string short_site(const operation_ref& op, symbolizer& symbols,
+                       const report_options& options) {
+  const auto site = find_call_site(op.stack, symbols, &op);
   if (!site) return {};
   if (!site->has_source()) return describe_call_site(*site, options.source_root);
   std::string text = display_path(site->symbol->file, options.source_root);
@@ -182,7 +183,7 @@ std::string short_site(stack_id stack, symbolizer& symbols, const report_options
 std::string side_of_possible_race(const operation_ref& op, symbolizer& symbols,
                                   const report_options& options) {
   std::string text = describe_operation(op, symbols.tables());
-  if (const auto site = short_site(op.stack, symbols, options); !site.empty()) {
+  if (const auto site = short_site(op, symbols, options); !site.empty()) {
     text += " at " + site;
   }
   if (accesses_memory(op.op)) {

@@ -1,6 +1,7 @@
 #include "sanitizer/report/user_stack.h"
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <span>
 
@@ -16,12 +17,29 @@ struct classified {
   frame_kind kind;
 };
 
-std::vector<classified> classify(std::span<const std::uint64_t> frames, symbolizer& symbols) {
+bool is_kernel(const operation_ref* op) noexcept {
+  return op != nullptr &&
+         (op->op == operation_kind::kernel || op->op == operation_kind::graph_node);
+}
+
+// Note [A kernel's host function is part of its launch]
+// nvcc turns a __global__ function into a host function of the same
+// (mangled, so demangled) name that the launch expression calls and that
+// calls the __device_stub__. A non-template kernel's lies in the
+// .cudafe1.stub.c file; a template kernel's instance has the line of the
+// kernel's definition ("void k<float>(float*) at kernels.cuh:10"), which is
+// neither where the program launched it nor a frame of the user's call
+// chain. A frame named exactly as the launched kernel is that function.
+std::vector<classified> classify(std::span<const std::uint64_t> frames, symbolizer& symbols,
+                                 const operation_ref* op) {
+  const std::string_view kernel = is_kernel(op) ? symbols.tables().string(op->name) : "";
   std::vector<classified> out;
   out.reserve(frames.size());
   for (const auto address : frames) {
     const symbol_info& symbol = symbols.symbolize(address);
-    out.push_back({address, &symbol, classify_frame(symbol)});
+    const bool host_function = !kernel.empty() && symbol.function == kernel;
+    out.push_back(
+        {address, &symbol, host_function ? frame_kind::launch_stub : classify_frame(symbol)});
   }
   return out;
 }
@@ -44,14 +62,34 @@ bool is_launch_frame(const classified& f) {
          base == "streamsan::rt::launch";
 }
 
+// A CUDA API function's bare name ("cudaMalloc", "cuMemAlloc_v2", and
+// cuda_runtime.h's "cudaLaunchKernel<char>" as frame_base_name leaves it).
+bool is_cuda_api_name(std::string_view base) {
+  if (base.find("::") != std::string_view::npos) return false;
+  const auto upper_after = [&](std::string_view prefix) {
+    return base.size() > prefix.size() && base.starts_with(prefix) &&
+           std::isupper(static_cast<unsigned char>(base[prefix.size()])) != 0;
+  };
+  return upper_after("cuda") || upper_after("cu");
+}
+
 // The name a user knows the folded call by: the outermost internal function
-// (the one the program called), without streamsan's namespace.
+// (the one the program called), without streamsan's namespace, shortened
+// as kernel names are. When that is a library's function (Thrust's
+// vector constructor) and a CUDA call lies inside it, both:
+// "cudaMalloc via thrust::detail::vector_base<…>::vector_base".
 std::string called_function(std::span<const classified> folded) {
   for (std::size_t i = folded.size(); i-- > 0;) {
     std::string_view base = frame_base_name(folded[i].symbol->function);
     if (base.empty()) continue;
     if (base.starts_with("streamsan::")) base.remove_prefix(11);
-    return std::string(base);
+    std::string outer = short_kernel_name(base);
+    if (is_cuda_api_name(base)) return outer;
+    for (std::size_t j = i; j-- > 0;) {
+      const std::string_view api = frame_base_name(folded[j].symbol->function);
+      if (is_cuda_api_name(api)) return std::string(api) + " via " + outer;
+    }
+    return outer;
   }
   return {};
 }
@@ -82,7 +120,7 @@ std::string folded_call(const operation_ref* op, std::span<const classified> fol
       (op->op == operation_kind::kernel ||
        (op->op == operation_kind::graph_node &&
         std::any_of(folded.begin(), folded.end(), is_launch_frame)));
-  if (launch) return "launch of " + std::string(name) + "<<<…>>>";
+  if (launch) return "launch of " + short_kernel_name(name) + "<<<…>>>";
   if (auto function = called_function(folded); !function.empty()) return function;
   return "call into " + std::string(called_library(folded.back().kind));
 }
@@ -147,7 +185,7 @@ std::optional<user_stack> python_view(std::span<const classified> all, const ope
 
 user_stack view_stack(stack_id stack, const operation_ref* op, symbolizer& symbols,
                       const stack_view_options& options) {
-  const auto all = classify(symbols.tables().stack(stack), symbols);
+  const auto all = classify(symbols.tables().stack(stack), symbols, op);
   user_stack view;
   if (options.raw) {
     for (const auto& f : all) view.lines.push_back(line_of(f));
@@ -194,8 +232,9 @@ std::string describe_stack_line(std::size_t index, const stack_line& line,
   return text + describe_frame(line.address, *line.symbol, root);
 }
 
-std::optional<call_site> find_call_site(stack_id stack, symbolizer& symbols) {
-  const auto view = view_stack(stack, nullptr, symbols, {});
+std::optional<call_site> find_call_site(stack_id stack, symbolizer& symbols,
+                                        const operation_ref* op) {
+  const auto view = view_stack(stack, op, symbols, {});
   if (view.lines.empty()) return std::nullopt;
   const stack_line* first_user = nullptr;
   for (const auto& line : view.lines) {

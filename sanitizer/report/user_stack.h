@@ -54,12 +54,15 @@ std::string describe_stack_line(std::size_t index, const stack_line& line,
 
 // The frame a report points at (SUMMARY, SARIF location): the first user
 // frame with a source file, else the first user frame, else the first frame.
-// nullopt for an empty stack.
+// nullopt for an empty stack. `op` (may be null), the operation whose stack
+// it is, lets a kernel's own host function be told from the user's frames
+// (Note [A kernel's host function is part of its launch]).
 struct call_site {
   std::uint64_t address = 0;
   const symbol_info* symbol = nullptr;  // owned by the symbolizer or tables
   bool has_source() const noexcept { return symbol != nullptr && !symbol->file.empty(); }
 };
-std::optional<call_site> find_call_site(stack_id stack, symbolizer& symbols);
+std::optional<call_site> find_call_site(stack_id stack, symbolizer& symbols,
+                                        const operation_ref* op = nullptr);
 
 }  // namespace streamsan

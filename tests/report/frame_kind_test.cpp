@@ -90,6 +90,29 @@ TEST(ClassifyFrame, StreamsansOwnFramesByName) {
             frame_kind::user);
 }
 
+// Thrust, CUB and libcu++ are compiled into the program from the
+// toolkit's headers: by file with debug information, by name without.
+TEST(ClassifyFrame, CcclCodeIsCudas) {
+  const symbol_info cccl[] = {
+      fn("float thrust::THRUST_300001_SM_900_NS::reduce<float*>(float*)",
+         "/usr/local/cuda-13.0/include/cccl/thrust/detail/reduce.inl", "/app/app"),
+      fn("f(int)", "/usr/local/cuda-12.4/include/cub/device/device_scan.cuh", "/app/app"),
+      fn("f(int)", "/opt/cuda/include/cuda/std/__algorithm/copy.h", "/app/app"),
+      fn("cudaError cub::CUB_300001_SM_900::DeviceScan::ExclusiveSum<int*>(void*, unsigned long&, "
+         "int*, int*, int, CUstream_st*)",
+         "", "/app/app"),
+      fn("thrust::detail::vector_base<float>::resize(unsigned long)", "", "/app/app"),
+  };
+  for (const auto& frame : cccl) {
+    EXPECT_EQ(classify_frame(frame), frame_kind::cuda) << frame.function;
+  }
+  // The user's own namespace named cuda is not libcu++.
+  EXPECT_EQ(classify_frame(fn("cuda::kernels::launch_all(int)", "/app/launch.cpp", "/app/app")),
+            frame_kind::user);
+  EXPECT_EQ(classify_frame(fn("run(int)", "/home/me/proj/include/cudax/run.h", "/app/app")),
+            frame_kind::user);
+}
+
 TEST(ClassifyFrame, UserCodeIsWhatNoRuleMatches) {
   EXPECT_EQ(classify_frame(fn("main", "/home/user/app/app.cu")), frame_kind::user);
   // A C++ function whose name merely starts like CUDA's is the user's.

@@ -35,6 +35,20 @@ class ViewedStack : public ::testing::Test {
   operation_ref op_;
 };
 
+// The lines of a stack of `frames` (defined in `tables`) as reports show it.
+template <std::size_t N>
+std::vector<std::string> stack_lines(log_tables& tables, const std::array<std::uint64_t, N>& frames,
+                                     const operation_ref* op, const std::filesystem::path& root) {
+  tables.define_stack(stack_id{1}, frames);
+  symbolizer symbols(tables, symbol_source::log_only);
+  const auto view = view_stack(stack_id{1}, op, symbols, {});
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < view.lines.size(); ++i) {
+    out.push_back(describe_stack_line(i, view.lines[i], root));
+  }
+  return out;
+}
+
 class LaunchStack : public ViewedStack {
  protected:
   void SetUp() override {
@@ -145,6 +159,94 @@ TEST_F(PythonStack, TheCallSiteIsTheUsersPythonLine) {
   EXPECT_EQ(site->symbol->line, 12u);
 }
 
+// thrust::reduce on a stream, as the GPU machine's stack shows it: CUB's
+// launch through the static cudart, the kernel's own host function (a
+// template instance, at the kernel's definition in a toolkit header), CUB's
+// and Thrust's functions, then the user's line.
+class ThrustLaunchStack : public ViewedStack {
+ protected:
+  static constexpr const char* kernel =
+      "void cub::CUB_300001_SM_750_900::detail::reduce::DeviceReduceKernel<cub::CUB_300001_SM_"
+      "750_900::detail::reduce::policy_hub<float, unsigned int, cuda::std::__4::plus<float> >::"
+      "Policy1000, float*, unsigned int, cuda::std::__4::plus<float>, float>(float*, float*, "
+      "unsigned int, cuda::std::__4::plus<float>)";
+  void SetUp() override {
+    tables_.define_string(string_id{1}, kernel);
+    add(0x10, {"cudaLaunchKernel", "", 0, "/app/app", 0x10});
+    add(0x20, {"__device_stub__ZN3cub6detail6reduce18DeviceReduceKernel(float*, float*)",
+               "/tmp/tmpxft_1_00000000-6_app.cudafe1.stub.c", 20, "/app/app", 0x20});
+    add(0x30, {kernel, "/usr/local/cuda-13.0/include/cccl/cub/device/dispatch/kernels/reduce.cuh",
+               160, "/app/app", 0x30});
+    add(0x40, {"cudaError cub::CUB_300001_SM_750_900::DeviceReduce::Reduce<float*, float*>(void*, "
+               "unsigned long&, float*, float*, int, CUstream_st*)",
+               "/usr/local/cuda-13.0/include/cccl/cub/device/device_reduce.cuh", 227, "/app/app",
+               0x40});
+    add(0x50, {"float thrust::THRUST_300001_SM_750_900_NS::reduce<float*>(float*, float*)", "", 0,
+               "/app/app", 0x50});
+    add(0x60, {"main", "/app/app.cu", 43, "/app/app", 0x60});
+    const std::array<std::uint64_t, 6> frames{0x10, 0x20, 0x30, 0x40, 0x50, 0x60};
+    tables_.define_stack(stack_id{1}, frames);
+    op_.op = operation_kind::kernel;
+    op_.name = string_id{1};
+  }
+};
+
+TEST_F(ThrustLaunchStack, LibraryFramesFoldIntoTheUsersLineWithTheKernelsShortName) {
+  EXPECT_EQ(lines({}, &op_, "/app"),
+            (std::vector<std::string>{"#0 launch of cub::detail::reduce::DeviceReduceKernel<…>(float*, "
+                                      "float*, unsigned int, cuda::std::plus<…>)<<<…>>> from main "
+                                      "at app.cu:43"}));
+  symbolizer symbols(tables_, symbol_source::log_only);
+  const auto site = find_call_site(stack_id{1}, symbols, &op_);
+  ASSERT_TRUE(site);
+  EXPECT_EQ(site->symbol->function, "main");
+}
+
+// A template kernel of the program's own: its host function has the line
+// of the kernel's definition in the user's header, but it is the launch's,
+// not a frame of the user's call chain.
+TEST(UserStack, ATemplateKernelsHostFunctionIsPartOfItsLaunch) {
+  log_tables tables;
+  const std::string kernel = "void scale<float>(float*, int)";
+  tables.define_string(string_id{1}, kernel);
+  tables.define_symbol(0x10, {"cudaLaunchKernel", "", 0, "/app/app", 0x10});
+  tables.define_symbol(0x20, {kernel, "/app/kernels.cuh", 10, "/app/app", 0x20});
+  tables.define_symbol(0x30, {"main", "/app/app.cu", 30, "/app/app", 0x30});
+  operation_ref op;
+  op.op = operation_kind::kernel;
+  op.name = string_id{1};
+  EXPECT_EQ(stack_lines(tables, std::array<std::uint64_t, 3>{0x10, 0x20, 0x30}, &op, "/app"),
+            (std::vector<std::string>{
+                "#0 launch of scale<float>(float*, int)<<<…>>> from main at app.cu:30"}));
+  symbolizer symbols(tables, symbol_source::log_only);
+  const auto site = find_call_site(stack_id{1}, symbols, &op);
+  ASSERT_TRUE(site);
+  EXPECT_EQ(site->symbol->line, 30u);
+  // Without the operation the host function cannot be told apart.
+  EXPECT_EQ(find_call_site(stack_id{1}, symbols)->symbol->line, 10u);
+}
+
+// A device_vector's cudaMalloc: the API and the library function the
+// program called.
+TEST(UserStack, ACudaCallInsideALibraryFunctionNamesBoth) {
+  log_tables tables;
+  tables.define_symbol(0x10, {"cudaMalloc", "", 0, "/app/app", 0x10});
+  tables.define_symbol(
+      0x20, {"thrust::THRUST_300001_SM_750_900_NS::cuda_cub::malloc(unsigned long)",
+             "/usr/local/cuda/include/cccl/thrust/system/cuda/detail/malloc_and_free.h", 60,
+             "/app/app", 0x20});
+  tables.define_symbol(
+      0x30, {"thrust::THRUST_300001_SM_750_900_NS::detail::vector_base<float, thrust::"
+             "THRUST_300001_SM_750_900_NS::device_allocator<float> >::vector_base(unsigned long, "
+             "float const&)",
+             "", 0, "/app/app", 0x30});
+  tables.define_symbol(0x40, {"main", "/app/app.cu", 29, "/app/app", 0x40});
+  const std::array<std::uint64_t, 4> frames{0x10, 0x20, 0x30, 0x40};
+  EXPECT_EQ(stack_lines(tables, frames, nullptr, "/app"),
+            (std::vector<std::string>{"#0 cudaMalloc via thrust::detail::vector_base<…>::vector_base "
+                                      "from main at app.cu:29"}));
+}
+
 TEST(UserStack, StacksWithoutUserFramesAreShownAsTheyAre) {
   log_tables tables;
   tables.define_symbol(0x10, {"", "", 0, "/usr/lib/libcuda.so.1", 0x10});
@@ -250,6 +352,20 @@ TEST(ShortKernelName, ElidesParametersThatStayLong) {
             "k<\u2026>(int, float*)");
   const std::string params = "(int, float*, " + std::string(120, 'p') + ")";
   EXPECT_EQ(short_kernel_name("void k<" + std::string(100, 'x') + ">" + params), "k<\u2026>" + params);
+}
+
+TEST(ShortKernelName, DropsCcclsAbiNamespaces) {
+  EXPECT_EQ(without_abi_namespaces("cub::CUB_300001_SM_750_900::detail::transform::transform_kernel"
+                                   "<thrust::THRUST_300001_SM_750_900_NS::device_ptr<float>, "
+                                   "cuda::std::__4::plus<float> >"),
+            "cub::detail::transform::transform_kernel<thrust::device_ptr<float>, "
+            "cuda::std::plus<float> >");
+  // Only whole namespace names that look versioned go.
+  EXPECT_EQ(without_abi_namespaces("my::CUB_config::__init::k(int)"),
+            "my::CUB_config::__init::k(int)");
+  EXPECT_EQ(without_abi_namespaces("xCUB_3::k"), "xCUB_3::k");
+  EXPECT_EQ(short_kernel_name("void cub::CUB_300001_SM_900::EmptyKernel<void>()"),
+            "cub::EmptyKernel<void>()");
 }
 
 TEST(ShortKernelName, KeepsOperatorNames) {
