@@ -10,18 +10,28 @@
 # a custom temporary allocator), CUB's caching allocator reusing blocks, and
 # a decoupled look-back whose blocks wait on each other through memory.
 #
-#   build-cccl-samples.sh SRC BIN
+# With CUCO_SRC, also the examples of NVIDIA/cuCollections (hash maps and
+# sets and a Bloom filter built on CCCL), whose containers
+# allocate and initialize their storage on a stream and read their
+# counters back.
+#
+#   build-cccl-samples.sh SRC BIN [CUCO_SRC]
 #
 # SRC: the examples of CCCL v3.0.1 (the version that CUDA 13.0 ships; the
 # headers come from the toolkit, not from SRC) and the test helpers CUB's
 # examples include:
 #   git -C REPO archive v3.0.1 thrust/examples cub/examples cub/test c2h | tar -x -C SRC
+# CUCO_SRC: cuCollections' include/ and examples/ at commit dc0f9fc2 (the
+# newest stored); it names thrust::identity, which left CCCL in 3.0, so
+# each example gets a stand-in (cuco-shim.cuh) included first:
+#   git -C REPO archive dc0f9fc2 include examples | tar -x -C CUCO_SRC
 # BIN: where the binaries go. Logs in BIN/../buildlogs.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../samples-build-lib.sh
 source "$here/../samples-build-lib.sh"
 samples_build_setup build-cccl-samples.sh "${1:-}" "${2:-}"
+CUCO_SRC=${3:+$(cd "$3" && pwd)}
 JOBS=2
 BASE=(-O2 -std=c++17 -arch=sm_90 -w --extended-lambda)
 sources_build() { # sources_build NAME DIR NVCC-ARGS...: build_in, at most JOBS at a time
@@ -53,5 +63,15 @@ done
 for f in "$SRC"/cub/examples/block/example_block_*.cu; do
     n=$(basename "$f" .cu); cub_example block "${n#example_block_}"
 done
+if [[ -n $CUCO_SRC ]]; then
+    # HyperLogLog's finalizer is constexpr around cuda::std::round, which
+    # CCCL 3.0's is not: those two examples are left out.
+    for f in "$CUCO_SRC"/examples/*/*.cu; do
+        n=$(basename "$(dirname "$f")")_$(basename "$f" .cu)
+        [[ $n == hyperloglog_* ]] && continue
+        sources_build "cuco_${n%_example}" "$(dirname "$f")" --expt-relaxed-constexpr \
+            -include "$here/cuco-shim.cuh" -I "$CUCO_SRC/include" "$f"
+    done
+fi
 wait
 built_and_failed
